@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from accounts.exceptions import ApplicationError
+from accounts.selectors import membership_list_for
+from accounts.services import api_token_issue
+
+
+class AuthTokenObtainApi(APIView):
+    """Exchange a username and password for an API token (``Token …`` header)."""
+
+    authentication_classes: list[type] = []
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        password = serializers.CharField(max_length=4096, trim_whitespace=False)
+        name = serializers.CharField(
+            max_length=100, required=False, default="API login"
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        token = serializers.CharField()
+        expires_at = serializers.DateTimeField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer}, auth=[])
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username = data.validated_data["username"]
+        user = authenticate(
+            request, username=username, password=data.validated_data["password"]
+        )
+        if user is None:
+            raise ApplicationError(
+                "Unable to log in with the username and password given.",
+                code="invalid_credentials",
+            )
+        token, raw = api_token_issue(user=user, name=data.validated_data["name"])
+        body = self.OutputSerializer({"token": raw, "expires_at": token.expires_at})
+        return Response(body.data, status=status.HTTP_200_OK)
+
+
+class MeApi(APIView):
+    """Who the caller is and the roles they hold in which organisations."""
+
+    class MembershipSerializer(serializers.Serializer):
+        organisation = serializers.CharField(source="organisation.slug")
+        organisation_kind = serializers.CharField(source="organisation.kind")
+        role = serializers.CharField()
+
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        memberships = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request: Request) -> Response:
+        memberships = self.MembershipSerializer(
+            membership_list_for(request.user), many=True
+        ).data
+        return Response(
+            {"username": request.user.get_username(), "memberships": memberships}
+        )

@@ -1,0 +1,78 @@
+"""One error shape for the whole API (DESIGN §8):
+``{"code", "message", "problems": [{"code", "message", "path"?}]}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from accounts.exceptions import ApplicationError, InvalidTransition
+
+
+def _flatten(detail: Any, path: str = "") -> list[dict[str, str]]:
+    """DRF's nested ``ValidationError.detail`` as a flat list of problems."""
+    if isinstance(detail, dict):
+        problems: list[dict[str, str]] = []
+        for key, value in detail.items():
+            child = path if key == "non_field_errors" else f"{path}.{key}".lstrip(".")
+            problems.extend(_flatten(value, child))
+        return problems
+    if isinstance(detail, list):
+        problems = []
+        for index, value in enumerate(detail):
+            nested = isinstance(value, dict | list)
+            problems.extend(_flatten(value, f"{path}[{index}]" if nested else path))
+        return problems
+    problem = {"code": getattr(detail, "code", "invalid"), "message": str(detail)}
+    if path:
+        problem["path"] = path
+    return [problem]
+
+
+def error_body(code: str, message: str, problems: list[dict[str, str]] | None = None):
+    return {"code": code, "message": message, "problems": problems or []}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        http = (
+            status.HTTP_409_CONFLICT
+            if isinstance(exc, InvalidTransition)
+            else status.HTTP_400_BAD_REQUEST
+        )
+        problems = [p.as_dict() for p in exc.problems]
+        return Response(error_body(exc.code, exc.message, problems), status=http)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        problems = _flatten(exc.detail)
+        message = "The request has problems: " + "; ".join(
+            f"{p.get('path', 'request')}: {p['message']}" for p in problems[:5]
+        )
+        response.data = error_body("invalid", message, problems)
+    elif isinstance(exc, exceptions.APIException):
+        detail = exc.detail
+        code = getattr(detail, "code", None) or exc.default_code
+        response.data = error_body(str(code), str(detail))
+    return response
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None):
+    return JsonResponse(error_body("not_found", "Not found."), status=404)
+
+
+def json_server_error(request: HttpRequest):
+    return JsonResponse(
+        error_body("server_error", "The server failed; the error was logged."),
+        status=500,
+    )

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    verbose_name = "Accounts and audit trail"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from accounts import signals
+
+        user_logged_in.connect(signals.on_user_logged_in, dispatch_uid="rg_logged_in")
+        user_login_failed.connect(
+            signals.on_user_login_failed, dispatch_uid="rg_login_failed"
+        )

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.exceptions import ApplicationError
+from accounts.forms import ApiTokenCreateForm, AuditFilterForm
+from accounts.permissions import can_view_audit_trail
+from accounts.selectors import (
+    api_token_list_for,
+    audit_event_list_visible_to,
+    membership_list_for,
+)
+from accounts.services import api_token_issue, api_token_revoke, user_password_change
+
+AUDIT_PAGE_SIZE = 50
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "accounts/login.html"
+    redirect_authenticated_user = True
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def password_change(request: HttpRequest) -> HttpResponse:
+    form = PasswordChangeForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = user_password_change(
+            user=request.user, new_password=form.cleaned_data["new_password1"]
+        )
+        update_session_auth_hash(request, user)
+        messages.success(request, "Your password was changed.")
+        return redirect("accounts:profile")
+    return render(request, "accounts/password_change.html", {"form": form})
+
+
+@login_required
+def profile(request: HttpRequest) -> HttpResponse:
+    context = {
+        "memberships": membership_list_for(request.user),
+        "tokens": api_token_list_for(request.user),
+        "token_form": ApiTokenCreateForm(),
+        "new_token": request.session.pop("new_api_token", None),
+    }
+    return render(request, "accounts/profile.html", context)
+
+
+@login_required
+@require_POST
+def api_token_create(request: HttpRequest) -> HttpResponse:
+    form = ApiTokenCreateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the token a name of up to 100 characters.")
+        return redirect("accounts:profile")
+    _token, raw = api_token_issue(user=request.user, name=form.cleaned_data["name"])
+    # Shown once, on the next page, then forgotten: only the digest is stored.
+    request.session["new_api_token"] = raw
+    return redirect("accounts:profile")
+
+
+@login_required
+@require_POST
+def api_token_revoke_view(request: HttpRequest, token_id: uuid.UUID) -> HttpResponse:
+    token = get_object_or_404(api_token_list_for(request.user), public_id=token_id)
+    try:
+        api_token_revoke(token=token, actor=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Token “{token.name}” revoked.")
+    return redirect("accounts:profile")
+
+
+@login_required
+def audit_list(request: HttpRequest) -> HttpResponse:
+    if not can_view_audit_trail(request.user):
+        raise PermissionDenied
+    form = AuditFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_bound and form.is_valid() else {}
+    events = audit_event_list_visible_to(
+        request.user, **{k: v for k, v in filters.items() if v}
+    )
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode()}
+    template = (
+        "accounts/_audit_rows.html" if request.htmx else "accounts/audit_list.html"
+    )
+    return render(request, template, context)

@@ -1,0 +1,101 @@
+"""The demo data of DESIGN §7, made through the services (so the trail shows it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Membership, Organisation, Role
+from accounts.services import (
+    membership_grant,
+    organisation_create,
+    organisation_engage,
+    user_create,
+)
+from procurement.models import Rfp
+from procurement.services import rfp_create, rfp_invite_vendor, rfp_transition
+
+DEMO_PASSWORD = "reprogate-demo"  # noqa: S105 - documented demo credential, DEBUG only
+
+ORGANISATIONS = [
+    ("northwind-ai", "Northwind AI", Organisation.Kind.BUYER),
+    ("acme-flash", "Acme Flash", Organisation.Kind.VENDOR),
+    ("bolt-storage", "Bolt Storage", Organisation.Kind.VENDOR),
+    ("northwind-lab", "Northwind Lab", Organisation.Kind.LAB),
+    ("ledger-audit", "Ledger Audit", Organisation.Kind.AUDIT),
+]
+ACCOUNTS = [
+    ("buyer", "northwind-ai", Role.BUYER),
+    ("evaluator", "northwind-ai", Role.EVALUATOR),
+    ("vendor-a", "acme-flash", Role.VENDOR),
+    ("vendor-b", "bolt-storage", Role.VENDOR),
+    ("labops", "northwind-lab", Role.LABOPS),
+    ("auditor", "ledger-audit", Role.AUDITOR),
+]
+DEMO_RFP = "RFP-DEMO-1"
+
+
+@dataclass
+class SeedReport:
+    created: list[str]
+
+    def __str__(self) -> str:
+        if not self.created:
+            return "Demo data already present; nothing changed."
+        return "Created: " + ", ".join(self.created)
+
+
+@transaction.atomic
+def demo_seed() -> SeedReport:
+    """Idempotent: creates only what is missing, never resets passwords or state."""
+    report = SeedReport(created=[])
+    orgs: dict[str, Organisation] = {}
+    for slug, name, kind in ORGANISATIONS:
+        org = Organisation.objects.filter(slug=slug).first()
+        if org is None:
+            org = organisation_create(slug=slug, name=name, kind=kind, actor=None)
+            report.created.append(f"organisation {slug}")
+        orgs[slug] = org
+    buyer = orgs["northwind-ai"]
+    for provider in ("northwind-lab", "ledger-audit"):
+        if not buyer.engages.filter(pk=orgs[provider].pk).exists():
+            organisation_engage(buyer=buyer, provider=orgs[provider], actor=None)
+    users = get_user_model().objects
+    for username, org_slug, role in ACCOUNTS:
+        user = users.filter(username=username).first()
+        if user is None:
+            user = user_create(
+                username=username,
+                password=DEMO_PASSWORD,
+                email=f"{username}@{org_slug}.example",
+                actor=None,
+            )
+            report.created.append(f"user {username}")
+        if not Membership.objects.filter(
+            user=user, organisation=orgs[org_slug], role=role
+        ).exists():
+            membership_grant(
+                user=user, organisation=orgs[org_slug], role=role, actor=None
+            )
+    if not Rfp.objects.filter(reference=DEMO_RFP).exists():
+        _seed_demo_rfp(buyer=buyer, vendors=[orgs["acme-flash"], orgs["bolt-storage"]])
+        report.created.append(f"RFP {DEMO_RFP}")
+    return report
+
+
+def _seed_demo_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
+    actor = get_user_model().objects.get(username="buyer")
+    rfp = rfp_create(
+        reference=DEMO_RFP,
+        title="KV-cache tiering for a 64-GPU inference cluster",
+        buyer_organisation=buyer,
+        submission_deadline=timezone.now() + timedelta(days=30),
+        actor=actor,
+    )
+    for vendor in vendors:
+        rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
+    rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=actor, note="demo seed")

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from portal import views
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+]
