@@ -107,14 +107,14 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 # --- Authentication -----------------------------------------------------------------
 LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "accounts:dashboard"
+LOGIN_REDIRECT_URL = "portal:dashboard"
 LOGOUT_REDIRECT_URL = "accounts:login"
-_PASSWORD_VALIDATION = "django.contrib.auth.password_validation"
+_VALIDATORS_MODULE = "django.contrib.auth.password_validation"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": f"{_PASSWORD_VALIDATION}.UserAttributeSimilarityValidator"},
-    {"NAME": f"{_PASSWORD_VALIDATION}.MinimumLengthValidator"},
-    {"NAME": f"{_PASSWORD_VALIDATION}.CommonPasswordValidator"},
-    {"NAME": f"{_PASSWORD_VALIDATION}.NumericPasswordValidator"},
+    {"NAME": f"{_VALIDATORS_MODULE}.UserAttributeSimilarityValidator"},
+    {"NAME": f"{_VALIDATORS_MODULE}.MinimumLengthValidator"},
+    {"NAME": f"{_VALIDATORS_MODULE}.CommonPasswordValidator"},
+    {"NAME": f"{_VALIDATORS_MODULE}.NumericPasswordValidator"},
 ]
 # API tokens expire; a vendor CLI re-authenticates with its password.
 REPROGATE_API_TOKEN_TTL_DAYS = env_int(

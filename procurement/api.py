@@ -5,6 +5,7 @@ import uuid
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,7 +29,7 @@ class RfpListApi(APIView):
 
     @extend_schema(responses={200: PageSerializer})
     def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
+        paginator = LimitOffsetPagination()
         rfps = rfp_list_visible_to(request.user).prefetch_related("invited_vendors")
         page = paginator.paginate_queryset(rfps, request, view=self)
         context = {"invited_scope": invited_vendor_scope_for(request.user)}

@@ -1,0 +1,3 @@
+"""The ``reprogate`` command for vendors and auditors (DESIGN §8)."""
+
+from __future__ import annotations

@@ -1,0 +1,109 @@
+"""Shared fixtures. Personas follow healthchecks' alice/bob/charlie: ``buyer`` and
+``evaluator`` work for ``buyer_org``; ``vendor_a`` and ``vendor_b`` for two competing
+vendors; ``labops`` and ``auditor`` for the lab and audit firms the buyer engaged;
+``outsider`` buys for another organisation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from accounts.models import Organisation, Role
+from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _test_settings(settings: Any, tmp_path: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+        "staticfiles": {
+            "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        },
+    }
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> Iterator[None]:
+    cache.clear()  # login throttling counts per client address
+    yield
+    cache.clear()
+
+
+def _member(org: Organisation, role: str, username: str) -> Any:
+    user = UserFactory(username=username)
+    MembershipFactory(user=user, organisation=org, role=role)
+    return user
+
+
+@pytest.fixture
+def buyer_org(db: None) -> Organisation:
+    org = OrganisationFactory(slug="northwind-ai", kind=Organisation.Kind.BUYER)
+    org.engages.add(
+        OrganisationFactory(slug="northwind-lab", kind=Organisation.Kind.LAB),
+        OrganisationFactory(slug="ledger-audit", kind=Organisation.Kind.AUDIT),
+    )
+    return org
+
+
+@pytest.fixture
+def vendor_a_org(db: None) -> Organisation:
+    return OrganisationFactory(slug="acme-flash", kind=Organisation.Kind.VENDOR)
+
+
+@pytest.fixture
+def vendor_b_org(db: None) -> Organisation:
+    return OrganisationFactory(slug="bolt-storage", kind=Organisation.Kind.VENDOR)
+
+
+@pytest.fixture
+def buyer(buyer_org: Organisation) -> Any:
+    return _member(buyer_org, Role.BUYER, "buyer")
+
+
+@pytest.fixture
+def evaluator(buyer_org: Organisation) -> Any:
+    return _member(buyer_org, Role.EVALUATOR, "evaluator")
+
+
+@pytest.fixture
+def vendor_a(vendor_a_org: Organisation) -> Any:
+    return _member(vendor_a_org, Role.VENDOR, "vendor-a")
+
+
+@pytest.fixture
+def vendor_b(vendor_b_org: Organisation) -> Any:
+    return _member(vendor_b_org, Role.VENDOR, "vendor-b")
+
+
+@pytest.fixture
+def labops(buyer_org: Organisation) -> Any:
+    return _member(buyer_org.engages.get(kind="lab"), Role.LABOPS, "labops")
+
+
+@pytest.fixture
+def auditor(buyer_org: Organisation) -> Any:
+    return _member(buyer_org.engages.get(kind="audit"), Role.AUDITOR, "auditor")
+
+
+@pytest.fixture
+def outsider(db: None) -> Any:
+    other = OrganisationFactory(slug="globex", kind=Organisation.Kind.BUYER)
+    return _member(other, Role.BUYER, "outsider")
+
+
+@pytest.fixture
+def client_for() -> Any:
+    """``client_for(user)``: a browser session logged in as ``user``."""
+
+    def make(user: Any) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return make

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import factory
+from django.utils import timezone
+from factory.django import DjangoModelFactory
+
+from accounts.models import Organisation
+from procurement.models import Rfp
+from tests.accounts.factories import OrganisationFactory
+
+
+class RfpFactory(DjangoModelFactory[Rfp]):
+    class Meta:
+        model = Rfp
+        skip_postgeneration_save = True
+
+    reference = factory.Sequence(lambda n: f"RFP-T-{n:03d}")
+    title = factory.Faker("sentence", nb_words=5)
+    buyer_organisation = factory.SubFactory(
+        OrganisationFactory, kind=Organisation.Kind.BUYER
+    )
+    submission_deadline = factory.LazyFunction(
+        lambda: timezone.now() + timedelta(days=14)
+    )
+    status = Rfp.Status.DRAFT
+
+    class Params:
+        published = factory.Trait(status=Rfp.Status.PUBLISHED)
+
+    @factory.post_generation
+    def invited(self, create: bool, extracted: list[Organisation] | None) -> None:
+        if create and extracted:
+            self.invited_vendors.add(*extracted)
