@@ -23,6 +23,9 @@ class AuthTokenObtainApi(APIView):
     throttle_scope = "login"
 
     class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AuthTokenInput"
+
         username = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=4096, trim_whitespace=False)
         name = serializers.CharField(
@@ -30,6 +33,9 @@ class AuthTokenObtainApi(APIView):
         )
 
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AuthToken"
+
         token = serializers.CharField()
         expires_at = serializers.DateTimeField()
 
@@ -51,23 +57,29 @@ class AuthTokenObtainApi(APIView):
         return Response(body.data, status=status.HTTP_200_OK)
 
 
+class MembershipOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Membership"
+
+    organisation = serializers.CharField(source="organisation.slug")
+    organisation_kind = serializers.CharField(source="organisation.kind")
+    role = serializers.CharField()
+
+
 class MeApi(APIView):
     """Who the caller is and the roles they hold in which organisations."""
 
-    class MembershipSerializer(serializers.Serializer):
-        organisation = serializers.CharField(source="organisation.slug")
-        organisation_kind = serializers.CharField(source="organisation.kind")
-        role = serializers.CharField()
-
     class OutputSerializer(serializers.Serializer):
-        username = serializers.CharField()
-        memberships = serializers.ListField(child=serializers.DictField())
+        class Meta:
+            ref_name = "Me"
 
-    @extend_schema(responses={200: OutputSerializer})
+        username = serializers.CharField()
+        memberships = MembershipOutputSerializer(many=True)
+
+    @extend_schema(operation_id="me", responses={200: OutputSerializer})
     def get(self, request: Request) -> Response:
-        memberships = self.MembershipSerializer(
-            membership_list_for(request.user), many=True
-        ).data
-        return Response(
-            {"username": request.user.get_username(), "memberships": memberships}
-        )
+        me = {
+            "username": request.user.get_username(),
+            "memberships": membership_list_for(request.user),
+        }
+        return Response(self.OutputSerializer(me).data)

@@ -10,7 +10,7 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
-        from accounts import signals
+        from accounts import schema, signals  # noqa: F401 - schema registers itself
 
         user_logged_in.connect(signals.on_user_logged_in, dispatch_uid="rg_logged_in")
         user_login_failed.connect(

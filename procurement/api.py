@@ -3,7 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -22,12 +22,22 @@ class RfpListApi(APIView):
     """RFPs visible to the caller, soonest deadline first."""
 
     class PageSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RfpPage"
+
         count = serializers.IntegerField()
         next = serializers.URLField(allow_null=True)
         previous = serializers.URLField(allow_null=True)
         results = RfpOutputSerializer(many=True)
 
-    @extend_schema(responses={200: PageSerializer})
+    @extend_schema(
+        operation_id="rfp_list",
+        parameters=[
+            OpenApiParameter("limit", int, description="Page size (default 50)."),
+            OpenApiParameter("offset", int, description="Rows to skip."),
+        ],
+        responses={200: PageSerializer},
+    )
     def get(self, request: Request) -> Response:
         paginator = LimitOffsetPagination()
         rfps = rfp_list_visible_to(request.user).prefetch_related("invited_vendors")
@@ -40,7 +50,7 @@ class RfpListApi(APIView):
 class RfpDetailApi(APIView):
     """One RFP; 404 when the caller may not know it exists."""
 
-    @extend_schema(responses={200: RfpOutputSerializer})
+    @extend_schema(operation_id="rfp_detail", responses={200: RfpOutputSerializer})
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_get_visible(request.user, public_id=rfp_id)
         if rfp is None:

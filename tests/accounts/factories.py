@@ -6,7 +6,7 @@ from factory.django import DjangoModelFactory
 
 from accounts.models import Membership, Organisation, Role
 
-PASSWORD = "correct horse battery"  # noqa: S105 - test fixture
+PASSWORD = "correct horse battery"
 
 
 class OrganisationFactory(DjangoModelFactory[Organisation]):

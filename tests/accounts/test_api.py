@@ -121,7 +121,11 @@ def test_unknown_api_path_is_a_json_404(client: Any) -> None:
     response = client.get("/api/v1/no-such-thing/")
 
     assert response.status_code == 404
-    assert response.json() == {"code": "not_found", "message": "Not found.", "problems": []}
+    assert response.json() == {
+        "code": "not_found",
+        "message": "Not found.",
+        "problems": [],
+    }
 
 
 def test_me_lists_memberships(vendor_a: Any) -> None:

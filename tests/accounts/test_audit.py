@@ -29,7 +29,9 @@ def test_audit_event_cannot_be_updated_through_save(buyer_org: Organisation) -> 
     assert AuditEvent.objects.get(pk=event.pk).action == "thing.happened"
 
 
-def test_audit_event_cannot_be_updated_through_queryset(buyer_org: Organisation) -> None:
+def test_audit_event_cannot_be_updated_through_queryset(
+    buyer_org: Organisation,
+) -> None:
     event = _event(buyer_org)
 
     with pytest.raises(AuditTrailIsAppendOnly):
@@ -60,7 +62,9 @@ def test_audit_admin_grants_no_add_change_or_delete(admin_user: Any) -> None:
     assert model_admin.has_view_permission(request)
 
 
-def test_audit_admin_change_view_refuses_a_post(admin_client: Any, buyer_org: Any) -> None:
+def test_audit_admin_change_view_refuses_a_post(
+    admin_client: Any, buyer_org: Any
+) -> None:
     event = _event(buyer_org)
 
     response = admin_client.post(
@@ -96,7 +100,9 @@ def test_audit_record_keeps_actor_target_and_request_id(buyer: Any) -> None:
     assert event.data == {"n": 1}
 
 
-def test_audit_event_survives_its_actor_being_deleted(buyer: Any, buyer_org: Any) -> None:
+def test_audit_event_survives_its_actor_being_deleted(
+    buyer: Any, buyer_org: Any
+) -> None:
     with transaction.atomic():
         event = audit_record(actor=buyer, action="thing.done", organisation=buyer_org)
 

@@ -26,9 +26,7 @@ def test_organisation_create_writes_exactly_one_event() -> None:
     )
 
     events = AuditEvent.objects.filter(action="organisation.created")
-    assert [(e.target_id, e.organisation_id) for e in events] == [
-        (str(org.pk), org.pk)
-    ]
+    assert [(e.target_id, e.organisation_id) for e in events] == [(str(org.pk), org.pk)]
 
 
 def test_organisation_create_rejects_unknown_kind_and_writes_nothing() -> None:
@@ -43,11 +41,18 @@ def test_failed_transaction_leaves_neither_change_nor_event() -> None:
     class Boom(Exception):
         pass
 
-    with pytest.raises(Boom), transaction.atomic():
-        organisation_create(
-            slug="acme-flash", name="Acme", kind=Organisation.Kind.VENDOR, actor=None
-        )
-        raise Boom
+    def create_then_fail() -> None:
+        with transaction.atomic():
+            organisation_create(
+                slug="acme-flash",
+                name="Acme",
+                kind=Organisation.Kind.VENDOR,
+                actor=None,
+            )
+            raise Boom
+
+    with pytest.raises(Boom):
+        create_then_fail()
 
     assert not Organisation.objects.exists()
     assert not AuditEvent.objects.exists()

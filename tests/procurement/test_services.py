@@ -92,7 +92,8 @@ def test_status_is_assigned_only_in_services() -> None:
     offenders = [
         f"{path.relative_to(root)}:{number}"
         for path in root.glob("*/**/*.py")
-        if ".venv" not in path.parts and "tests" not in path.parts
+        if ".venv" not in path.parts
+        and "tests" not in path.parts
         and path.name != "services.py"
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if re.search(r"\.status\s*=[^=]", line)

@@ -35,7 +35,9 @@ def _references(user: Any) -> list[str]:
 def test_invited_vendor_sees_the_rfp_but_not_others(
     vendor_a: Any, demo_rfp: Rfp, buyer_org: Organisation
 ) -> None:
-    RfpFactory(reference="RFP-NOT-INVITED", buyer_organisation=buyer_org, published=True)
+    RfpFactory(
+        reference="RFP-NOT-INVITED", buyer_organisation=buyer_org, published=True
+    )
 
     assert _references(vendor_a) == ["RFP-DEMO-1"]
 
@@ -65,7 +67,10 @@ def test_buyer_sees_every_invited_vendor_and_own_drafts(
 
     assert {r["reference"] for r in results} == {"RFP-DEMO-1", "RFP-DRAFT-1"}
     demo = next(r for r in results if r["reference"] == "RFP-DEMO-1")
-    assert {v["slug"] for v in demo["invited_vendors"]} == {"acme-flash", "bolt-storage"}
+    assert {v["slug"] for v in demo["invited_vendors"]} == {
+        "acme-flash",
+        "bolt-storage",
+    }
 
 
 @pytest.mark.parametrize("persona", ["labops", "auditor", "evaluator"])
@@ -110,7 +115,10 @@ def test_rfp_list_is_paginated(buyer: Any, buyer_org: Organisation) -> None:
 
 
 def test_rfp_list_query_count_does_not_grow_with_rows(
-    buyer: Any, buyer_org: Organisation, vendor_a_org: Any, django_assert_max_num_queries: Any
+    buyer: Any,
+    buyer_org: Organisation,
+    vendor_a_org: Any,
+    django_assert_max_num_queries: Any,
 ) -> None:
     RfpFactory.create_batch(10, buyer_organisation=buyer_org, invited=[vendor_a_org])
 
