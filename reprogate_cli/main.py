@@ -53,7 +53,8 @@ def _describe_error(exc: urllib.error.HTTPError) -> str:
         return f"HTTP {exc.code}"
     lines = [f"HTTP {exc.code} {body.get('code', '')}: {body.get('message', '')}"]
     lines += [
-        f"  - {p.get('path', '')}: {p.get('message', '')}" for p in body.get("problems", [])
+        f"  - {p.get('path', '')}: {p.get('message', '')}"
+        for p in body.get("problems", [])
     ]
     return "\n".join(lines)
 
