@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -22,13 +22,40 @@ from accounts.selectors import (
     membership_list_for,
 )
 from accounts.services import api_token_issue, api_token_revoke, user_password_change
+from accounts.throttle import login_blocked, login_failed
 
 AUDIT_PAGE_SIZE = 50
 
 
 class LoginView(auth_views.LoginView):
+    """Django's login, with a limit on failed attempts per address and username."""
+
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        if login_blocked(*self._throttle_key()):
+            return self._blocked(form)
+        return super().form_valid(form)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        login_failed(*self._throttle_key())
+        if login_blocked(*self._throttle_key()):
+            return self._blocked(form)
+        return super().form_invalid(form)
+
+    def _throttle_key(self) -> tuple[str, str]:
+        address = self.request.META.get("REMOTE_ADDR", "")
+        return address, self.request.POST.get("username", "")
+
+    def _blocked(self, form: AuthenticationForm) -> HttpResponse:
+        form.errors.clear()
+        form.add_error(
+            None, "Too many failed attempts. Wait a few minutes and try again."
+        )
+        response = self.render_to_response(self.get_context_data(form=form))
+        response.status_code = 429
+        return response
 
 
 @login_required

@@ -4,12 +4,13 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from django.views import defaults
+from django.views.generic import RedirectView
 
 from accounts.api_errors import json_not_found, json_server_error
 from portal import views as portal_views
 
 urlpatterns = [
-    path("", portal_views.dashboard, name="home"),
+    path("", RedirectView.as_view(pattern_name="portal:dashboard"), name="home"),
     path("healthz", portal_views.healthz, name="healthz"),
     path("dashboard/", include(("portal.urls", "portal"))),
     path("accounts/", include("accounts.urls")),

@@ -16,6 +16,12 @@ from accounts.models import Organisation, Role
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests last: their session-wide Chromium keeps an event loop running
+    in the main thread until the session ends (see tests/browser/conftest.py)."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 @pytest.fixture(autouse=True)
 def _test_settings(settings: Any, tmp_path: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -30,10 +30,9 @@ def test_login_page_logs_in_and_records_it(client: Any, buyer: Any) -> None:
 
 
 def test_anonymous_dashboard_redirects_to_login(client: Any) -> None:
-    response = client.get("/")
+    response = client.get("/", follow=True)
 
-    assert response.status_code == 302
-    assert response["Location"].startswith("/accounts/login/")
+    assert response.redirect_chain[-1][0] == "/accounts/login/?next=/dashboard/"
 
 
 def test_logout_needs_a_post(client_for: Any, buyer: Any) -> None:
@@ -180,3 +179,16 @@ def test_password_change_with_wrong_old_password_changes_nothing(
     buyer.refresh_from_db()
     assert buyer.check_password(PASSWORD)
     assert not AuditEvent.objects.filter(action="user.password_changed").exists()
+
+
+def test_login_page_blocks_after_repeated_failures(client: Any, buyer: Any) -> None:
+    for _ in range(10):
+        client.post("/accounts/login/", {"username": "buyer", "password": "wrong"})
+
+    response = client.post(
+        "/accounts/login/", {"username": "buyer", "password": PASSWORD}
+    )
+
+    assert response.status_code == 429
+    assert "Too many failed attempts" in response.content.decode()
+    assert "_auth_user_id" not in client.session

@@ -17,8 +17,6 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -45,13 +43,18 @@ def _require_chromium() -> None:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the session. While it lives, Playwright's event loop runs in
+    this thread, so Django's async-safety check is switched off for exactly that
+    span; tests/conftest.py runs the browser tests last, after every other test."""
     _require_chromium()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            yield browser
+            browser.close()
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ def test_buyer_logs_in_opens_rfp_and_logs_out(page: Page) -> None:
     expect(page).to_have_url(LOGIN_PATH)
     expect(page.locator("#id_username")).to_be_visible()
     page.goto("/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/dashboard/$"))
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Final
+
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import Organisation, TimeStampedModel
+
+
+class Rfp(TimeStampedModel):
+    """A request for proposals that demands reproducible evidence."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PUBLISHED = "published", "Published"  # open for questions and bids
+        CLOSED = "closed", "Closed"  # deadline passed, bids still sealed
+        OPENED = "opened", "Opened"  # bids unsealed, evaluation running
+        AWARDED = "awarded", "Awarded"
+        UNSUCCESSFUL = "unsuccessful", "Unsuccessful"  # closed below minimum bids
+        CANCELLED = "cancelled", "Cancelled"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    reference = models.CharField(
+        max_length=40,
+        unique=True,
+        validators=[
+            RegexValidator(
+                r"^[A-Z0-9][A-Z0-9-]{2,39}$",
+                "Use capital letters, digits and dashes, e.g. RFP-2026-07.",
+            )
+        ],
+    )
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True, help_text="Markdown.")
+    buyer_organisation = models.ForeignKey(
+        Organisation, on_delete=models.PROTECT, related_name="rfps"
+    )
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.DRAFT
+    )
+    questions_deadline = models.DateTimeField(null=True, blank=True)
+    submission_deadline = models.DateTimeField()
+    min_bids = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    # An addendum landing within this many days of the deadline pushes the deadline
+    # out so that this many days remain (Prozorro's rule, 4 days there).
+    addendum_extension_days = models.PositiveSmallIntegerField(
+        default=4, validators=[MaxValueValidator(60)]
+    )
+    standstill_days = models.PositiveSmallIntegerField(
+        default=10, validators=[MaxValueValidator(60)]
+    )
+    invited_vendors = models.ManyToManyField(
+        Organisation, related_name="rfp_invitations", blank=True
+    )
+    workload_requirements = models.TextField(
+        blank=True,
+        help_text="Model families and sizes, concurrency patterns, multi-tenancy.",
+    )
+    # --- contract terms (frozen at award) ---
+    escrow_clause = models.TextField(blank=True)
+    acceptance_clause = models.TextField(
+        blank=True, help_text="Gate-based acceptance with stop-loss."
+    )
+    retest_clause = models.TextField(blank=True)
+    retest_tolerance_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=Decimal("10.00"),
+        validators=[MinValueValidator(Decimal(0)), MaxValueValidator(Decimal(100))],
+    )
+    retest_vendor_funded = models.BooleanField(default=True)
+    audit_rights_clause = models.TextField(blank=True)
+    terms_frozen_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["submission_deadline", "reference"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    status__in=[
+                        "draft",
+                        "published",
+                        "closed",
+                        "opened",
+                        "awarded",
+                        "unsuccessful",
+                        "cancelled",
+                    ]
+                ),
+                name="procurement_rfp_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(questions_deadline__isnull=True)
+                | Q(questions_deadline__lte=models.F("submission_deadline")),
+                name="procurement_rfp_questions_before_submission",
+            ),
+        ]
+        indexes = [
+            # a buyer's RFP list, by status
+            models.Index(
+                fields=["buyer_organisation", "status"],
+                name="procurement_rfp_buyer_idx",
+            ),
+            # the deadline sweep: published RFPs whose deadline passed
+            models.Index(
+                fields=["status", "submission_deadline"],
+                name="procurement_rfp_deadline_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reference} · {self.title}"
+
+    @property
+    def is_sealed(self) -> bool:
+        """Bids stay sealed until the RFP is opened, and for ever if it never is."""
+        return self.status not in {self.Status.OPENED, self.Status.AWARDED}
+
+
+S = Rfp.Status
+RFP_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
+    S.DRAFT: frozenset({S.PUBLISHED, S.CANCELLED}),
+    S.PUBLISHED: frozenset({S.CLOSED, S.CANCELLED}),
+    S.CLOSED: frozenset({S.OPENED, S.UNSUCCESSFUL, S.CANCELLED}),
+    S.OPENED: frozenset({S.AWARDED, S.CANCELLED}),
+    S.AWARDED: frozenset(),
+    S.UNSUCCESSFUL: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+
+
+class ArtifactKind(models.TextChoices):
+    """Bundle file kinds (DESIGN §3), as an RFP demands them."""
+
+    WORKLOAD = "workload", "Workload definitions"
+    ENVIRONMENT = "environment", "Environment manifests"
+    HARNESS = "harness", "Test harness scripts"
+    TRACE = "trace", "Raw and processed traces"
+    COST_MODEL = "cost_model", "Cost-model inputs"
+    REPORT = "report", "Signed benchmark reports"
+    OTHER = "other", "Other"
+
+
+class RequiredArtifact(models.Model):
+    rfp = models.ForeignKey(Rfp, on_delete=models.CASCADE, related_name="artifacts")
+    kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
+    title = models.CharField(max_length=200)
+    guidance = models.TextField(blank=True)
+    mandatory = models.BooleanField(default=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=ArtifactKind.values),
+                name="procurement_artifact_kind_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class RequiredMetric(models.Model):
+    rfp = models.ForeignKey(Rfp, on_delete=models.CASCADE, related_name="metrics")
+    name = models.CharField(
+        max_length=64,
+        validators=[RegexValidator(r"^[a-z][a-z0-9_]*$", "Use lower_snake_case.")],
+        help_text="Canonical metric name with its unit, e.g. ttft_ms.",
+    )
+    stats = models.CharField(
+        max_length=100, blank=True, help_text="Comma-separated, e.g. p50,p95,p99."
+    )
+    description = models.CharField(max_length=200, blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rfp", "name"], name="procurement_metric_unique_per_rfp"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Criterion(models.Model):
+    """An evaluation criterion; an RFP's weights sum to 100 before it is published."""
+
+    rfp = models.ForeignKey(Rfp, on_delete=models.CASCADE, related_name="criteria")
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    weight = models.PositiveSmallIntegerField(validators=[MaxValueValidator(100)])
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rfp", "name"], name="procurement_criterion_unique_per_rfp"
+            ),
+            models.CheckConstraint(
+                condition=Q(weight__lte=100), name="procurement_criterion_weight_max"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.weight}%)"
+
+
+class RfpTemplate(TimeStampedModel):
+    """A reusable RFP configuration of one buyer organisation."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    buyer_organisation = models.ForeignKey(
+        Organisation, on_delete=models.PROTECT, related_name="rfp_templates"
+    )
+    name = models.CharField(max_length=120)
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["buyer_organisation", "name"],
+                name="procurement_template_unique_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
