@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404
+from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
@@ -58,3 +59,9 @@ class RfpDetailApi(APIView):
         self.check_object_permissions(request, rfp)
         context = {"invited_scope": invited_vendor_scope_for(request.user)}
         return Response(RfpOutputSerializer(rfp, context=context).data)
+
+
+urlpatterns = [
+    path("rfps/", RfpListApi.as_view(), name="rfp-list"),
+    path("rfps/<uuid:rfp_id>/", RfpDetailApi.as_view(), name="rfp-detail"),
+]

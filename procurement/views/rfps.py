@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import path
 
 from procurement.selectors import (
     invited_vendor_scope_for,
@@ -32,3 +33,9 @@ def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     return render(
         request, "procurement/rfp_detail.html", {"rfp": rfp, "invited_vendors": invited}
     )
+
+
+urlpatterns = [
+    path("", rfp_list, name="rfp_list"),
+    path("<uuid:rfp_id>/", rfp_detail, name="rfp_detail"),
+]

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from procurement.api import rfps
+
+urlpatterns = [*rfps.urlpatterns]

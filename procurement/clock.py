@@ -1,0 +1,22 @@
+"""The procurement clock. Deadlines read ``clock.now()``; tests move it with
+``clock.travel_to(...)`` (the ``clock`` fixture), the whole process at once."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+_frozen_at: datetime | None = None
+
+
+def now() -> datetime:
+    return _frozen_at if _frozen_at is not None else timezone.now()
+
+
+def travel_to(moment: datetime | None) -> None:
+    """Freeze the clock at ``moment`` (aware), or let it run again with ``None``."""
+    global _frozen_at  # one process-wide clock is the point
+    if moment is not None and timezone.is_naive(moment):
+        raise ValueError("The procurement clock takes aware datetimes only.")
+    _frozen_at = moment
