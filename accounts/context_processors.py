@@ -4,14 +4,14 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from accounts.models import Role
-from accounts.selectors import user_roles
+from accounts.selectors import notification_list_for, user_roles
 
 
 def navigation(request: HttpRequest) -> dict[str, object]:
     """The navigation a user sees follows the roles they hold."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"nav_items": [], "user_roles": frozenset()}
+        return {"nav_items": [], "user_roles": frozenset(), "unread_notifications": 0}
     roles = user_roles(user)
     items = [("Dashboard", reverse("portal:dashboard"))]
     if roles & {
@@ -35,4 +35,5 @@ def navigation(request: HttpRequest) -> dict[str, object]:
         }
         for label, url in items
     ]
-    return {"nav_items": nav, "user_roles": roles}
+    unread = notification_list_for(user).filter(read_at__isnull=True).count()
+    return {"nav_items": nav, "user_roles": roles, "unread_notifications": unread}

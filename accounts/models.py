@@ -193,3 +193,29 @@ class AuditEvent(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AuditTrailIsAppendOnly("Audit events cannot be deleted.")
+
+
+class Notification(models.Model):
+    """A message to one person: shown in the app and sent by e-mail (by a task)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    url = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # the unread badge and list of one user
+            models.Index(
+                fields=["recipient", "read_at"], name="accounts_notification_unread"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.subject

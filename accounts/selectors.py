@@ -5,7 +5,14 @@ from datetime import date
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
-from accounts.models import ApiToken, AuditEvent, Membership, Organisation, Role
+from accounts.models import (
+    ApiToken,
+    AuditEvent,
+    Membership,
+    Notification,
+    Organisation,
+    Role,
+)
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -83,3 +90,9 @@ def api_token_list_for(user: AnyUser) -> QuerySet[ApiToken]:
     if not user.is_authenticated:
         return ApiToken.objects.none()
     return ApiToken.objects.filter(user=user)
+
+
+def notification_list_for(user: AnyUser) -> QuerySet[Notification]:
+    if not user.is_authenticated:
+        return Notification.objects.none()
+    return Notification.objects.filter(recipient=user)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
-from accounts.models import ApiToken, Membership, Organisation
+from accounts.models import ApiToken, Membership, Notification, Organisation
 
 TOKEN_PREFIX = "rgt_"  # noqa: S105 - a marker for secret scanners, not a secret
 
@@ -138,3 +138,10 @@ def api_token_revoke(*, token: ApiToken, actor: AbstractUser) -> ApiToken:
     token.save(update_fields=["revoked_at", "updated_at"])
     audit_record(actor=actor, action="api_token.revoked", target=token)
     return token
+
+
+def notifications_mark_read(*, user: AbstractUser) -> int:
+    """Reading one's notifications is not a state change worth an audit row."""
+    return Notification.objects.filter(recipient=user, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )

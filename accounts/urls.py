@@ -18,4 +18,5 @@ urlpatterns = [
         name="api_token_revoke",
     ),
     path("audit/", views.audit_list, name="audit_list"),
+    path("notifications/", views.notification_list, name="notifications"),
 ]

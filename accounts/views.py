@@ -20,8 +20,14 @@ from accounts.selectors import (
     api_token_list_for,
     audit_event_list_visible_to,
     membership_list_for,
+    notification_list_for,
 )
-from accounts.services import api_token_issue, api_token_revoke, user_password_change
+from accounts.services import (
+    api_token_issue,
+    api_token_revoke,
+    notifications_mark_read,
+    user_password_change,
+)
 from accounts.throttle import login_blocked, login_failed
 
 AUDIT_PAGE_SIZE = 50
@@ -126,3 +132,14 @@ def audit_list(request: HttpRequest) -> HttpResponse:
         "accounts/_audit_rows.html" if request.htmx else "accounts/audit_list.html"
     )
     return render(request, template, context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notification_list(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        notifications_mark_read(user=request.user)
+        return redirect("accounts:notifications")
+    notifications = notification_list_for(request.user)
+    page = Paginator(notifications, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "accounts/notifications.html", {"page": page})

@@ -1,0 +1,62 @@
+"""Notifications: written in the caller's transaction, e-mailed after commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from accounts.models import Notification
+
+
+def notify_users(
+    *,
+    users: Iterable[AbstractBaseUser],
+    template: str,
+    context: dict[str, Any],
+    url: str = "",
+) -> list[Notification]:
+    """Render ``emails/<template>_subject.txt`` and ``_body.txt`` once per recipient.
+
+    Never put what a recipient may not know into ``context``: sealed bids stay
+    sealed in notifications too."""
+    from accounts.tasks import notification_email_task
+
+    created = []
+    for user in {u.pk: u for u in users if u.is_active}.values():
+        ctx = {
+            **context,
+            "recipient": user,
+            "url": url,
+            "site": settings.REPROGATE_SITE_NAME,
+        }
+        subject = render_to_string(f"emails/{template}_subject.txt", ctx).strip()
+        body = render_to_string(f"emails/{template}_body.txt", ctx)
+        created.append(
+            Notification.objects.create(
+                recipient=user, subject=subject[:200], body=body, url=url
+            )
+        )
+    ids = [n.pk for n in created]
+    transaction.on_commit(lambda: [notification_email_task.delay(i) for i in ids])
+    return created
+
+
+def notification_deliver(*, notification: Notification) -> bool:
+    """Send one notification by e-mail, once. Returns whether it was sent now."""
+    if notification.emailed_at is not None or not notification.recipient.email:
+        return False
+    send_mail(
+        subject=f"[{settings.REPROGATE_SITE_NAME}] {notification.subject}",
+        message=notification.body,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[notification.recipient.email],
+    )
+    Notification.objects.filter(pk=notification.pk).update(emailed_at=timezone.now())
+    return True
