@@ -246,7 +246,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int(
 )
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Deadlines are also re-checked whenever an RFP is read; this catches the rest.
+    "procurement-deadlines": {"task": "procurement.apply_deadlines", "schedule": 60.0},
+}
 
 # --- Email --------------------------------------------------------------------------
 EMAIL_BACKEND = env_str(

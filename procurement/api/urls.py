@@ -1,5 +1,10 @@
 from __future__ import annotations
 
-from procurement.api import rfps
+from procurement.api import bids, clarifications, evaluation, rfps
 
-urlpatterns = [*rfps.urlpatterns]
+urlpatterns = [
+    *rfps.urlpatterns,
+    *clarifications.urlpatterns,
+    *bids.urlpatterns,
+    *evaluation.urlpatterns,
+]

@@ -8,6 +8,7 @@ from django.db import transaction
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation
+from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
 
@@ -36,7 +37,7 @@ def rfp_create(
         action="rfp.created",
         target=rfp,
         organisation=buyer_organisation,
-        data={"reference": reference},
+        data={"rfp": reference},
     )
     return rfp
 
@@ -57,7 +58,7 @@ def rfp_invite_vendor(
         action="rfp.vendor_invited",
         target=rfp,
         organisation=rfp.buyer_organisation,
-        data={"vendor": vendor.slug},
+        data={"rfp": rfp.reference, "vendor": vendor.slug},
     )
     return rfp
 
@@ -70,12 +71,15 @@ def rfp_transition(
     if to not in RFP_TRANSITIONS[rfp.status]:
         raise InvalidTransition(entity="RFP", current=rfp.status, requested=to)
     old, rfp.status = rfp.status, to
-    rfp.save(update_fields=["status", "updated_at"])
+    stamp = {Rfp.Status.CLOSED: "closed_at", Rfp.Status.OPENED: "opened_at"}.get(to)
+    if stamp:
+        setattr(rfp, stamp, clock.now())
+    rfp.save(update_fields=["status", "updated_at", *([stamp] if stamp else [])])
     audit_record(
         actor=actor,
         action="rfp.transitioned",
         target=rfp,
         organisation=rfp.buyer_organisation,
-        data={"from": old, "to": to, "note": note},
+        data={"rfp": rfp.reference, "from": old, "to": to, "note": note},
     )
     return rfp

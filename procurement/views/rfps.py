@@ -4,15 +4,12 @@ import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
-from procurement.selectors import (
-    invited_vendor_scope_for,
-    rfp_get_visible,
-    rfp_list_visible_to,
-)
+from procurement.selectors import invited_vendor_scope_for, rfp_list_visible_to
+from procurement.views.common import rfp_for_request, rfp_page_context
 
 RFP_PAGE_SIZE = 25
 
@@ -26,13 +23,10 @@ def rfp_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_get_visible(request.user, public_id=rfp_id)
-    if rfp is None:
-        raise Http404("No such RFP.")
+    rfp = rfp_for_request(request, rfp_id)
     invited = invited_vendor_scope_for(request.user).visible(rfp)
-    return render(
-        request, "procurement/rfp_detail.html", {"rfp": rfp, "invited_vendors": invited}
-    )
+    context = rfp_page_context(request, rfp, "overview", invited_vendors=invited)
+    return render(request, "procurement/rfp_detail.html", context)
 
 
 urlpatterns = [

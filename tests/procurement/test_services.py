@@ -41,7 +41,12 @@ def test_rfp_transition_event_names_both_states(buyer: Any) -> None:
     rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=buyer, note="go")
 
     event = AuditEvent.objects.get(action="rfp.transitioned")
-    assert event.data == {"from": "draft", "to": "published", "note": "go"}
+    assert event.data == {
+        "rfp": rfp.reference,
+        "from": "draft",
+        "to": "published",
+        "note": "go",
+    }
     assert event.actor == buyer
     assert event.organisation_id == rfp.buyer_organisation_id
 

@@ -1,0 +1,83 @@
+"""What every page of one RFP shares: fetching it for the user, and its tabs."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+
+from accounts.permissions import can_view_audit_trail
+from procurement.models import Rfp
+from procurement.permissions import (
+    bidding_organisation,
+    can_evaluate,
+    can_manage_rfp,
+    is_buyer_side,
+)
+from procurement.selectors import rfp_get_visible
+from procurement.services.deadlines import rfp_apply_deadlines
+
+
+def rfp_for_request(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
+    """The RFP if the user may know it exists (else 404), deadlines applied."""
+    rfp = rfp_get_visible(request.user, public_id=rfp_id)
+    if rfp is None:
+        raise Http404("No such RFP.")
+    return rfp_apply_deadlines(rfp=rfp)
+
+
+@dataclass(frozen=True)
+class Tab:
+    key: str
+    label: str
+    url: str
+
+
+def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
+    """The tabs of the RFP page this user may open."""
+    user, rid = request.user, rfp.public_id
+    buyer_side = is_buyer_side(user, rfp)
+    opened = not rfp.is_sealed
+    tabs = [Tab("overview", "Overview", reverse("procurement:rfp_detail", args=[rid]))]
+    if buyer_side or bidding_organisation(user, rfp) is not None:
+        tabs.append(
+            Tab(
+                "clarifications",
+                "Clarifications",
+                reverse("procurement:rfp_clarifications", args=[rid]),
+            )
+        )
+        tabs.append(Tab("bids", "Bids", reverse("procurement:rfp_bids", args=[rid])))
+    if opened and (can_evaluate(user, rfp) or can_manage_rfp(user, rfp)):
+        tabs.append(
+            Tab(
+                "evaluation",
+                "Evaluation",
+                reverse("procurement:rfp_evaluation", args=[rid]),
+            )
+        )
+    if opened and buyer_side:
+        tabs.append(
+            Tab(
+                "comparison",
+                "Comparison",
+                reverse("procurement:rfp_comparison", args=[rid]),
+            )
+        )
+    if can_view_audit_trail(user) and not bidding_organisation(user, rfp):
+        tabs.append(
+            Tab("audit", "Audit trail", reverse("procurement:rfp_audit", args=[rid]))
+        )
+    return tabs
+
+
+def rfp_page_context(request: HttpRequest, rfp: Rfp, active: str, **extra: object):
+    return {
+        "rfp": rfp,
+        "tabs": rfp_tabs(request, rfp),
+        "active_tab": active,
+        "can_manage": can_manage_rfp(request.user, rfp),
+        **extra,
+    }
