@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
+from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
@@ -96,3 +99,13 @@ def notification_list_for(user: AnyUser) -> QuerySet[Notification]:
     if not user.is_authenticated:
         return Notification.objects.none()
     return Notification.objects.filter(recipient=user)
+
+
+def user_list_in(organisation_ids: Iterable[int], *roles: str) -> QuerySet[Any]:
+    """Active members of these organisations (holding one of ``roles``, if given)."""
+    memberships = Membership.objects.filter(organisation_id__in=list(organisation_ids))
+    if roles:
+        memberships = memberships.filter(role__in=roles)
+    return get_user_model().objects.filter(
+        is_active=True, id__in=memberships.values("user_id")
+    )

@@ -6,13 +6,16 @@ vendors; ``labops`` and ``auditor`` for the lab and audit firms the buyer engage
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import Organisation, Role
+from procurement import clock as procurement_clock
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
 
@@ -39,6 +42,31 @@ def _clear_cache() -> Iterator[None]:
     cache.clear()  # login throttling counts per client address
     yield
     cache.clear()
+
+
+class Clock:
+    """Moves ``procurement.clock`` for a test: ``clock.travel_to(dt)``,
+    ``clock.advance(days=3)``."""
+
+    def __init__(self) -> None:
+        self.travel_to(timezone.now().replace(microsecond=0))
+
+    def travel_to(self, moment: datetime) -> None:
+        procurement_clock.travel_to(moment)
+
+    def advance(self, **delta: float) -> datetime:
+        moment = procurement_clock.now() + timedelta(**delta)
+        procurement_clock.travel_to(moment)
+        return moment
+
+    def now(self) -> datetime:
+        return procurement_clock.now()
+
+
+@pytest.fixture
+def clock() -> Iterator[Clock]:
+    yield Clock()
+    procurement_clock.travel_to(None)
 
 
 def _member(org: Organisation, role: str, username: str) -> Any:

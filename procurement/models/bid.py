@@ -33,6 +33,10 @@ class Bid(TimeStampedModel):
         max_length=24, choices=Status.choices, default=Status.SUBMITTED
     )
     cover_note = models.TextField(blank=True)
+    # Key claims typed in by the vendor until bundles (the artifacts app) carry them:
+    # [{"metric": "ttft_ms", "stat": "p99", "value": 180.0, "unit": "ms",
+    #   "scenario": "cold-c32"}]
+    claimed_metrics = models.JSONField(default=list, blank=True)
     # SHA-256 over the canonical JSON of the bid's current content; public before
     # opening so that a vendor can later prove what it had submitted.
     commitment = models.CharField(max_length=64)
