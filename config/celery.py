@@ -38,7 +38,7 @@ _POOL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 def pool_queue(pool_name: str) -> str:
     """The queue a lab pool's runner workers consume (``-Q pool.<name>``)."""
-    if not _POOL_NAME.match(pool_name):
+    if not _POOL_NAME.fullmatch(pool_name):
         raise ValueError(
             f"Lab pool name {pool_name!r} must be lowercase letters, digits and dashes."
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -14,6 +15,8 @@ from django.db import connection
 from config.celery import app as celery_app
 
 Probe = Callable[[], str]
+logger = logging.getLogger(__name__)
+BROKER_TIMEOUT = 2.0
 
 
 def check_database() -> str:
@@ -32,8 +35,16 @@ def check_broker() -> str:
             if not folder.is_dir() or not os.access(folder, os.W_OK):
                 raise RuntimeError(f"broker folder {folder} is missing or not writable")
         return "filesystem"
-    with celery_app.connection_for_write() as conn:
-        conn.ensure_connection(max_retries=1, timeout=2)
+    # Timeouts for this probe's own connection only: a broker that accepts the
+    # connection but never answers must not hang /healthz.
+    with celery_app.connection_for_write(
+        connect_timeout=BROKER_TIMEOUT,
+        transport_options={
+            "socket_connect_timeout": BROKER_TIMEOUT,
+            "socket_timeout": BROKER_TIMEOUT,
+        },
+    ) as conn:
+        conn.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT)
     return url.partition("://")[0]
 
 

@@ -1,0 +1,141 @@
+"""GET /healthz: database, broker and storage probes for load balancers and runners."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from config.celery import app as celery_app
+from portal import health
+
+pytestmark = pytest.mark.django_db
+
+PROBE_TIMEOUT = 2.0  # portal.health.check_broker: ensure_connection(timeout=2)
+_FOLDERS = ("data_folder_in", "data_folder_out", "control_folder", "processed_folder")
+
+
+@pytest.fixture(autouse=True)
+def filesystem_broker(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """The embedded default broker, with its folders (as the app makes them) in tmp."""
+    options = {key: str(tmp_path / "broker" / key) for key in _FOLDERS}
+    for folder in options.values():
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(celery_app.conf, "broker_url", "filesystem://")
+    return options
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A port that accepts TCP connections (kernel backlog) and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_healthz_is_ok_when_every_probe_passes(client: Client) -> None:
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert {name: check["ok"] for name, check in body["checks"].items()} == {
+        "database": True,
+        "broker": True,
+        "storage": True,
+    }
+    assert body["checks"]["broker"]["backend"] == "filesystem"
+
+
+def test_healthz_needs_no_login(client: Client) -> None:
+    response = client.get("/healthz", follow=False)
+
+    assert response.status_code == 200
+    assert "Location" not in response
+
+
+def test_healthz_is_not_redirected_to_https(client: Client, settings: Any) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+
+
+def test_healthz_responses_are_not_cacheable(client: Client) -> None:
+    response = client.get("/healthz")
+
+    assert "no-store" in response["Cache-Control"]
+    assert "max-age=0" in response["Cache-Control"]
+
+
+def test_healthz_refuses_post(client: Client) -> None:
+    response = client.post("/healthz")
+
+    assert response.status_code == 405
+
+
+def test_healthz_fails_when_a_broker_folder_is_missing(
+    client: Client, filesystem_broker: dict[str, str]
+) -> None:
+    Path(filesystem_broker["control_folder"]).rmdir()
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "fail"
+    assert response.json()["checks"]["broker"]["ok"] is False
+
+
+def test_check_broker_names_the_missing_folder(
+    filesystem_broker: dict[str, str],
+) -> None:
+    Path(filesystem_broker["control_folder"]).rmdir()
+
+    with pytest.raises(RuntimeError, match=r"broker folder .*control_folder"):
+        health.check_broker()
+
+
+def test_healthz_fails_fast_when_the_broker_refuses_connections(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(celery_app.conf, "broker_url", "redis://127.0.0.1:1/0")
+
+    started = time.monotonic()
+    response = client.get("/healthz")
+    elapsed = time.monotonic() - started
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "fail"
+    assert body["checks"]["broker"]["ok"] is False
+    assert body["checks"]["database"]["ok"] is True
+    assert elapsed < PROBE_TIMEOUT + 1.0
+
+
+@pytest.mark.timeout(20)
+def test_healthz_fails_fast_when_the_broker_never_answers(
+    client: Client, monkeypatch: pytest.MonkeyPatch, silent_server: int
+) -> None:
+    monkeypatch.setattr(
+        celery_app.conf, "broker_url", f"redis://127.0.0.1:{silent_server}/0"
+    )
+
+    started = time.monotonic()
+    response = client.get("/healthz")
+    elapsed = time.monotonic() - started
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["broker"]["ok"] is False
+    assert elapsed < PROBE_TIMEOUT + 1.0
