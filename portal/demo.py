@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.models import Membership, Organisation, Role
 from accounts.services import (
@@ -16,8 +15,10 @@ from accounts.services import (
     organisation_engage,
     user_create,
 )
+from procurement import clock
+from procurement.defaults import default_configuration
 from procurement.models import Rfp
-from procurement.services import rfp_create, rfp_invite_vendor, rfp_transition
+from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
 
 DEMO_PASSWORD = "reprogate-demo"  # noqa: S105 - documented demo credential, DEBUG only
 
@@ -87,15 +88,45 @@ def demo_seed() -> SeedReport:
     return report
 
 
+DEMO_DESCRIPTION = """\
+Northwind AI runs a **64-GPU inference cluster** (8 hosts with 8 GPUs each) serving
+chat and code models to several internal tenants. Long contexts make the
+KV cache outgrow GPU memory; we want to **tier it to NVMe over Fabrics** so
+that evicted prefixes are reloaded instead of recomputed.
+
+We buy on evidence anyone can re-run. Every claim in a bid must come with:
+
+- the workloads, environment manifests and harness that produced it;
+- raw traces, so that our lab can recompute every percentile;
+- signed, time-stamped reports.
+
+| Today | Target |
+|---|---|
+| TTFT p99 at 32 concurrent streams: 2.4 s | ≤ 0.8 s |
+| Prefix recomputation share: 38 % | ≤ 10 % |
+
+Acceptance is gate-based: our lab re-runs your harness on the delivered
+system before each roll-out stage.
+"""
+
+
 def _seed_demo_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
     actor = get_user_model().objects.get(username="buyer")
+    now = clock.now().replace(second=0, microsecond=0)
+    configuration = {
+        **default_configuration(),
+        "description": DEMO_DESCRIPTION,
+        "min_bids": 2,
+    }
     rfp = rfp_create(
         reference=DEMO_RFP,
-        title="KV-cache tiering for a 64-GPU inference cluster",
+        title="KV-cache tiering over NVMe-oF for a 64-GPU inference cluster",
         buyer_organisation=buyer,
-        submission_deadline=timezone.now() + timedelta(days=30),
+        questions_deadline=now + timedelta(days=20),
+        submission_deadline=now + timedelta(days=30),
+        configuration=configuration,
         actor=actor,
     )
     for vendor in vendors:
         rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
-    rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=actor, note="demo seed")
+    rfp_publish(rfp=rfp, actor=actor)

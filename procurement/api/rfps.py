@@ -1,26 +1,158 @@
+"""RFP API: list, read, author (create a draft, patch it), publish, cancel, invite.
+
+GET and the authoring call on the same collection or item share one APIView (DRF
+routes by URL, not by method); each method has its own operation id."""
+
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from procurement.selectors import (
+from accounts.models import Organisation
+from procurement.models import ArtifactKind, Rfp
+from procurement.permissions import can_manage_rfp
+from procurement.selectors.rfps import (
     invited_vendor_scope_for,
+    managed_buyer_organisations,
     rfp_get_visible,
     rfp_list_visible_to,
+    rfp_template_list_for,
+    rfp_with_configuration,
 )
 from procurement.serializers import RfpOutputSerializer
+from procurement.services.deadlines import rfp_apply_deadlines, rfp_apply_due_deadlines
+from procurement.services.rfps import (
+    rfp_cancel,
+    rfp_configure,
+    rfp_create,
+    rfp_invite_vendor,
+    rfp_publish,
+)
+from procurement.services.templates import rfp_create_from_template
+
+# --- shared output ------------------------------------------------------------------
+
+
+class RfpSummaryOutputSerializer(RfpOutputSerializer):
+    class Meta:
+        ref_name = "RfpSummary"
+
+    questions_deadline = serializers.DateTimeField(allow_null=True)
+    min_bids = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ArtifactSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RfpRequiredArtifact"
+
+    kind = serializers.ChoiceField(choices=ArtifactKind.choices)
+    title = serializers.CharField(max_length=200)
+    guidance = serializers.CharField(allow_blank=True, required=False, default="")
+    mandatory = serializers.BooleanField(required=False, default=True)
+
+
+class MetricSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RfpRequiredMetric"
+
+    name = serializers.CharField(max_length=64)
+    stats = serializers.CharField(
+        max_length=100, allow_blank=True, required=False, default=""
+    )
+    description = serializers.CharField(
+        max_length=200, allow_blank=True, required=False, default=""
+    )
+
+
+class CriterionSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RfpCriterion"
+
+    name = serializers.CharField(max_length=120)
+    description = serializers.CharField(allow_blank=True, required=False, default="")
+    weight = serializers.IntegerField(min_value=0, max_value=100)
+
+
+class TermsSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RfpContractTerms"
+
+    escrow_clause = serializers.CharField()
+    acceptance_clause = serializers.CharField()
+    retest_clause = serializers.CharField()
+    retest_tolerance_pct = serializers.DecimalField(max_digits=5, decimal_places=2)
+    retest_vendor_funded = serializers.BooleanField()
+    audit_rights_clause = serializers.CharField()
+    standstill_days = serializers.IntegerField()
+    frozen_at = serializers.DateTimeField(source="terms_frozen_at", allow_null=True)
+
+
+class RfpDetailOutputSerializer(RfpSummaryOutputSerializer):
+    """Needs the RFP's rows prefetched (``rfp_with_configuration``)."""
+
+    class Meta:
+        ref_name = "RfpDetail"
+
+    description = serializers.CharField()
+    workload_requirements = serializers.CharField()
+    addendum_extension_days = serializers.IntegerField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+    opened_at = serializers.DateTimeField(allow_null=True)
+    terms = TermsSerializer(source="*")
+    artifacts = ArtifactSerializer(many=True)
+    metrics = MetricSerializer(many=True)
+    criteria = CriterionSerializer(many=True)
+
+
+def _detail(request: Request, rfp: Rfp, code: int = status.HTTP_200_OK) -> Response:
+    rfp = rfp_with_configuration(rfp)
+    context = {"invited_scope": invited_vendor_scope_for(request.user)}
+    return Response(RfpDetailOutputSerializer(rfp, context=context).data, status=code)
+
+
+def _rfp_for(request: Request, rfp_id: uuid.UUID, *, manage: bool = False) -> Rfp:
+    """404 if the caller may not know the RFP; 403 if ``manage`` and they may not
+    author it. Deadlines are applied first."""
+    rfp = rfp_get_visible(request.user, public_id=rfp_id)
+    if rfp is None:
+        raise Http404
+    if manage and not can_manage_rfp(request.user, rfp):
+        raise PermissionDenied
+    return rfp_apply_deadlines(rfp=rfp)
+
+
+# --- collection ---------------------------------------------------------------------
+
+
+class RfpCreateInputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RfpCreateInput"
+
+    reference = serializers.CharField(max_length=40)
+    title = serializers.CharField(max_length=200)
+    submission_deadline = serializers.DateTimeField()
+    questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
+    buyer_organisation = serializers.SlugField(
+        required=False, help_text="Slug; needed only if you author for several."
+    )
+    template = serializers.UUIDField(
+        required=False, help_text="Start from this template instead of the defaults."
+    )
 
 
 class RfpListApi(APIView):
-    """RFPs visible to the caller, soonest deadline first."""
+    """RFPs visible to the caller, soonest deadline first (GET); a new draft (POST)."""
 
     class PageSerializer(serializers.Serializer):
         class Meta:
@@ -29,39 +161,194 @@ class RfpListApi(APIView):
         count = serializers.IntegerField()
         next = serializers.URLField(allow_null=True)
         previous = serializers.URLField(allow_null=True)
-        results = RfpOutputSerializer(many=True)
+        results = RfpSummaryOutputSerializer(many=True)
 
     @extend_schema(
         operation_id="rfp_list",
         parameters=[
             OpenApiParameter("limit", int, description="Page size (default 50)."),
             OpenApiParameter("offset", int, description="Rows to skip."),
+            OpenApiParameter("status", str, enum=Rfp.Status.values),
         ],
         responses={200: PageSerializer},
     )
     def get(self, request: Request) -> Response:
+        rfps = rfp_list_visible_to(request.user)
+        rfp_apply_due_deadlines(rfps)
+        wanted = request.query_params.get("status", "")
+        if wanted and wanted not in Rfp.Status.values:
+            raise serializers.ValidationError({"status": f"Unknown status {wanted!r}."})
+        if wanted:
+            rfps = rfps.filter(status=wanted)
         paginator = LimitOffsetPagination()
-        rfps = rfp_list_visible_to(request.user).prefetch_related("invited_vendors")
-        page = paginator.paginate_queryset(rfps, request, view=self)
+        page = paginator.paginate_queryset(
+            rfps.prefetch_related("invited_vendors"), request, view=self
+        )
         context = {"invited_scope": invited_vendor_scope_for(request.user)}
-        data = RfpOutputSerializer(page, many=True, context=context).data
+        data = RfpSummaryOutputSerializer(page, many=True, context=context).data
         return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        operation_id="rfp_create",
+        request=RfpCreateInputSerializer,
+        responses={201: RfpDetailOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = RfpCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rfp = _create(request.user, dict(data.validated_data))
+        return _detail(request, rfp, status.HTTP_201_CREATED)
+
+
+def _buyer_for(user: Any, slug: str | None) -> Organisation:
+    """The buyer organisation to author for: 403 if none, 400 if ambiguous."""
+    organisations = list(managed_buyer_organisations(user))
+    if slug is not None:
+        organisations = [o for o in organisations if o.slug == slug]
+    if not organisations:
+        raise PermissionDenied
+    if len(organisations) > 1:
+        raise serializers.ValidationError(
+            {"buyer_organisation": "You author for several; name one by its slug."}
+        )
+    return organisations[0]
+
+
+def _create(user: Any, data: dict[str, Any]) -> Rfp:
+    buyer = _buyer_for(user, data.pop("buyer_organisation", None))
+    template_id = data.pop("template", None)
+    if template_id is None:
+        return rfp_create(buyer_organisation=buyer, actor=user, **data)
+    template = rfp_template_list_for(user).filter(
+        public_id=template_id, buyer_organisation=buyer
+    )
+    if not template.exists():
+        raise serializers.ValidationError({"template": "No such template."})
+    return rfp_create_from_template(template=template.get(), actor=user, **data)
+
+
+# --- one RFP ------------------------------------------------------------------------
+
+
+class RfpPatchInputSerializer(serializers.Serializer):
+    """Every field optional; a list given replaces the whole list."""
+
+    class Meta:
+        ref_name = "RfpPatchInput"
+
+    reference = serializers.CharField(max_length=40, required=False)
+    title = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(allow_blank=True, required=False)
+    questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
+    submission_deadline = serializers.DateTimeField(required=False)
+    min_bids = serializers.IntegerField(required=False)
+    addendum_extension_days = serializers.IntegerField(required=False)
+    workload_requirements = serializers.CharField(allow_blank=True, required=False)
+    escrow_clause = serializers.CharField(allow_blank=True, required=False)
+    acceptance_clause = serializers.CharField(allow_blank=True, required=False)
+    retest_clause = serializers.CharField(allow_blank=True, required=False)
+    retest_tolerance_pct = serializers.DecimalField(
+        max_digits=5, decimal_places=2, required=False
+    )
+    retest_vendor_funded = serializers.BooleanField(required=False)
+    audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
+    standstill_days = serializers.IntegerField(required=False)
+    artifacts = ArtifactSerializer(many=True, required=False)
+    metrics = MetricSerializer(many=True, required=False)
+    criteria = CriterionSerializer(many=True, required=False)
 
 
 class RfpDetailApi(APIView):
-    """One RFP; 404 when the caller may not know it exists."""
+    """One RFP; 404 when the caller may not know it exists. PATCH edits a draft."""
 
-    @extend_schema(operation_id="rfp_detail", responses={200: RfpOutputSerializer})
+    @extend_schema(
+        operation_id="rfp_detail", responses={200: RfpDetailOutputSerializer}
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = rfp_get_visible(request.user, public_id=rfp_id)
-        if rfp is None:
-            raise Http404
+        rfp = _rfp_for(request, rfp_id)
         self.check_object_permissions(request, rfp)
-        context = {"invited_scope": invited_vendor_scope_for(request.user)}
-        return Response(RfpOutputSerializer(rfp, context=context).data)
+        return _detail(request, rfp)
+
+    @extend_schema(
+        operation_id="rfp_update",
+        request=RfpPatchInputSerializer,
+        responses={200: RfpDetailOutputSerializer},
+    )
+    def patch(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _rfp_for(request, rfp_id, manage=True)
+        data = RfpPatchInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        rfp = rfp_configure(rfp=rfp, changes=changes, actor=request.user)
+        return _detail(request, rfp)
+
+
+class RfpPublishApi(APIView):
+    """Publish a complete draft; every member of each invited vendor is notified."""
+
+    @extend_schema(
+        operation_id="rfp_publish",
+        request=None,
+        responses={200: RfpDetailOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _rfp_for(request, rfp_id, manage=True)
+        return _detail(request, rfp_publish(rfp=rfp, actor=request.user))
+
+
+class RfpCancelApi(APIView):
+    """Cancel an RFP that is not final, with a reason the invited vendors read."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RfpCancelInput"
+
+        reason = serializers.CharField(max_length=2000)
+
+    @extend_schema(
+        operation_id="rfp_cancel",
+        request=InputSerializer,
+        responses={200: RfpDetailOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _rfp_for(request, rfp_id, manage=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rfp = rfp_cancel(rfp=rfp, actor=request.user, **data.validated_data)
+        return _detail(request, rfp)
+
+
+class RfpInviteApi(APIView):
+    """Invite a vendor organisation by slug (in a draft, or published before the
+    deadline, when its members are notified at once)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RfpInviteInput"
+
+        vendor = serializers.SlugRelatedField(
+            slug_field="slug",
+            queryset=Organisation.objects.filter(kind=Organisation.Kind.VENDOR),
+            help_text="The vendor organisation's slug.",
+        )
+
+    @extend_schema(
+        operation_id="rfp_invite",
+        request=InputSerializer,
+        responses={201: RfpDetailOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _rfp_for(request, rfp_id, manage=True)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rfp = rfp_invite_vendor(rfp=rfp, actor=request.user, **data.validated_data)
+        return _detail(request, rfp, status.HTTP_201_CREATED)
 
 
 urlpatterns = [
     path("rfps/", RfpListApi.as_view(), name="rfp-list"),
     path("rfps/<uuid:rfp_id>/", RfpDetailApi.as_view(), name="rfp-detail"),
+    path("rfps/<uuid:rfp_id>/publish/", RfpPublishApi.as_view(), name="rfp-publish"),
+    path("rfps/<uuid:rfp_id>/cancel/", RfpCancelApi.as_view(), name="rfp-cancel"),
+    path("rfps/<uuid:rfp_id>/invitations/", RfpInviteApi.as_view(), name="rfp-invite"),
 ]

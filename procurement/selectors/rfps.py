@@ -4,11 +4,22 @@ import uuid
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import (
+    BooleanField,
+    ExpressionWrapper,
+    Q,
+    QuerySet,
+    prefetch_related_objects,
+)
 
-from accounts.models import Organisation, Role
-from accounts.selectors import buyer_organisation_ids_served_by, membership_list_for
-from procurement.models import Rfp
+from accounts.models import AuditEvent, Organisation, Role
+from accounts.selectors import (
+    buyer_organisation_ids_served_by,
+    membership_list_for,
+)
+from procurement import clock
+from procurement.models import Rfp, RfpTemplate
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -66,3 +77,72 @@ def invited_vendor_scope_for(user: AnyUser) -> InvitedVendorScope:
     )
     own = _organisation_ids_of_kind(user, Organisation.Kind.VENDOR)
     return InvitedVendorScope(frozenset(full), frozenset(own))
+
+
+# --- pages and APIs of the RFP area -------------------------------------------------
+
+RFP_CONFIGURATION = ("artifacts", "metrics", "criteria", "invited_vendors")
+
+
+def rfp_list_for_page(visible: QuerySet[Rfp], *, status: str = "") -> QuerySet[Rfp]:
+    """The RFP list page: the visible RFPs (``rfp_list_visible_to``), optionally of
+    one status, each with ``deadline_passed`` by the procurement clock."""
+    rfps = visible.annotate(
+        deadline_passed=ExpressionWrapper(
+            Q(submission_deadline__lte=clock.now()), output_field=BooleanField()
+        )
+    )
+    return rfps.filter(status=status) if status else rfps
+
+
+def rfp_with_configuration(rfp: Rfp) -> Rfp:
+    """Load the RFP's checklist, metrics, criteria and invitations in four queries,
+    whatever their number."""
+    prefetch_related_objects([rfp], *RFP_CONFIGURATION)
+    return rfp
+
+
+def rfp_cancellation_reason(rfp: Rfp) -> str:
+    """The reason given when the RFP was cancelled (kept in its audit event)."""
+    if rfp.status != Rfp.Status.CANCELLED:
+        return ""
+    event = (
+        AuditEvent.objects.filter(
+            target_type=ContentType.objects.get_for_model(Rfp),
+            target_id=str(rfp.pk),
+            action="rfp.transitioned",
+            data__to=Rfp.Status.CANCELLED,
+        )
+        .order_by("-occurred_at")
+        .first()
+    )
+    return event.data.get("note", "") if event else ""
+
+
+def managed_buyer_organisations(user: AnyUser) -> QuerySet[Organisation]:
+    """Buyer organisations in which the user may author RFPs (buyers, admins)."""
+    memberships = membership_list_for(user).filter(role__in=[Role.BUYER, Role.ADMIN])
+    return Organisation.objects.filter(
+        id__in=memberships.values("organisation_id"), kind=Organisation.Kind.BUYER
+    )
+
+
+def vendor_organisation_list(
+    *, exclude_invited_to: Rfp | None = None
+) -> QuerySet[Organisation]:
+    """Vendor organisations a buyer may invite (all vendors registered here)."""
+    vendors = Organisation.objects.filter(kind=Organisation.Kind.VENDOR)
+    if exclude_invited_to is not None:
+        vendors = vendors.exclude(rfp_invitations=exclude_invited_to)
+    return vendors.order_by("name")
+
+
+def rfp_template_list_for(user: AnyUser) -> QuerySet[RfpTemplate]:
+    """Templates of the buyer organisations the user authors RFPs for."""
+    return RfpTemplate.objects.filter(
+        buyer_organisation__in=managed_buyer_organisations(user)
+    ).select_related("buyer_organisation")
+
+
+def rfp_template_get_for(user: AnyUser, *, public_id: uuid.UUID) -> RfpTemplate | None:
+    return rfp_template_list_for(user).filter(public_id=public_id).first()

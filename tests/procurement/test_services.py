@@ -35,6 +35,14 @@ def test_rfp_transition_follows_the_table(current: str, to: str, buyer: Any) -> 
     assert AuditEvent.objects.filter(action="rfp.transitioned").count() == allowed
 
 
+def test_the_matrix_covers_every_status_including_unsuccessful() -> None:
+    assert set(RFP_TRANSITIONS) == set(Rfp.Status.values)
+    assert ("closed", "unsuccessful") in ALL_MOVES
+    assert ("unsuccessful", "opened") in ALL_MOVES
+    assert RFP_TRANSITIONS[Rfp.Status.UNSUCCESSFUL] == frozenset()
+    assert len(ALL_MOVES) == len(Rfp.Status.values) ** 2 == 49
+
+
 def test_rfp_transition_event_names_both_states(buyer: Any) -> None:
     rfp = RfpFactory()
 

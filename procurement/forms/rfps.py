@@ -1,0 +1,302 @@
+"""Forms of the RFP editor, the RFP list and the RFP overview's buyer actions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+from django.db.models import QuerySet
+
+from accounts.models import Organisation
+from procurement import clock
+from procurement.models import ArtifactKind, Rfp, RfpTemplate
+
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M"
+
+
+def _datetime_field(label: str, *, required: bool) -> forms.DateTimeField:
+    return forms.DateTimeField(
+        label=label,
+        required=required,
+        widget=forms.DateTimeInput(
+            attrs={"type": "datetime-local"}, format=DATETIME_FORMAT
+        ),
+        help_text="UTC.",
+    )
+
+
+def _check_deadlines(form: forms.Form, data: dict[str, Any]) -> None:
+    questions, submission = (
+        data.get("questions_deadline"),
+        data.get("submission_deadline"),
+    )
+    if questions and submission and questions >= submission:
+        form.add_error(
+            "questions_deadline",
+            "The questions deadline must come before the submission deadline.",
+        )
+
+
+class RfpFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *Rfp.Status.choices]
+    )
+
+
+class RfpCreateForm(forms.Form):
+    """A new draft: what identifies it and where its configuration comes from."""
+
+    buyer_organisation = forms.ModelChoiceField(
+        queryset=Organisation.objects.none(), empty_label=None, label="Buyer"
+    )
+    template = forms.ModelChoiceField(
+        queryset=RfpTemplate.objects.none(),
+        required=False,
+        empty_label="Standard checklist (six artifact kinds, metrics, criteria)",
+        label="Start from",
+        to_field_name="public_id",
+    )
+    reference = forms.CharField(
+        max_length=40,
+        validators=[Rfp._meta.get_field("reference").validators[0]],
+        help_text="Capital letters, digits and dashes, e.g. RFP-2026-07.",
+    )
+    title = forms.CharField(max_length=200)
+    questions_deadline = _datetime_field("Questions due", required=False)
+    submission_deadline = _datetime_field("Submission deadline", required=True)
+
+    def __init__(
+        self,
+        *args: Any,
+        organisations: QuerySet[Organisation],
+        templates: QuerySet[RfpTemplate],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["buyer_organisation"].queryset = organisations
+        if len(organisations) == 1:
+            self.fields["buyer_organisation"].initial = organisations[0]
+        self.fields["template"].queryset = templates
+
+    def clean_reference(self) -> str:
+        reference = self.cleaned_data["reference"]
+        if Rfp.objects.filter(reference=reference).exists():
+            raise forms.ValidationError(f"{reference} is taken; choose another.")
+        return reference
+
+    def clean_submission_deadline(self) -> Any:
+        deadline = self.cleaned_data["submission_deadline"]
+        if deadline <= clock.now():
+            raise forms.ValidationError(
+                "The submission deadline must be in the future."
+            )
+        return deadline
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        template = data.get("template")
+        organisation = data.get("buyer_organisation")
+        if template and organisation and template.buyer_organisation != organisation:
+            self.add_error("template", "That template belongs to another organisation.")
+        _check_deadlines(self, data)
+        return data
+
+
+class RfpBasicsForm(forms.ModelForm):
+    questions_deadline = _datetime_field("Questions due", required=False)
+    submission_deadline = _datetime_field("Submission deadline", required=True)
+
+    class Meta:
+        model = Rfp
+        fields = [
+            "reference",
+            "title",
+            "description",
+            "questions_deadline",
+            "submission_deadline",
+            "min_bids",
+            "addendum_extension_days",
+        ]
+        labels = {
+            "min_bids": "Minimum number of bids",
+            "addendum_extension_days": "Addendum extension (days)",
+        }
+        help_texts = {
+            "description": "Markdown: **bold**, lists, tables, links.",
+            "min_bids": "Closing with fewer valid bids makes the RFP unsuccessful.",
+            "addendum_extension_days": (
+                "An addendum within this many days of the deadline pushes it out "
+                "so that this many days remain."
+            ),
+        }
+        widgets = {"description": forms.Textarea(attrs={"rows": 10})}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        _check_deadlines(self, data)
+        return data
+
+
+class RfpWorkloadsForm(forms.ModelForm):
+    class Meta:
+        model = Rfp
+        fields = ["workload_requirements"]
+        widgets = {"workload_requirements": forms.Textarea(attrs={"rows": 6})}
+
+
+class RfpTermsForm(forms.ModelForm):
+    class Meta:
+        model = Rfp
+        fields = [
+            "escrow_clause",
+            "acceptance_clause",
+            "retest_clause",
+            "retest_tolerance_pct",
+            "retest_vendor_funded",
+            "audit_rights_clause",
+            "standstill_days",
+        ]
+        labels = {
+            "escrow_clause": "Artifact escrow",
+            "acceptance_clause": "Gate-based acceptance with stop-loss",
+            "retest_clause": "Re-test",
+            "retest_tolerance_pct": "Tolerance band (%)",
+            "retest_vendor_funded": "Re-tests are vendor-funded",
+            "audit_rights_clause": "Audit rights (third-party re-runs)",
+            "standstill_days": "Standstill period after award (days)",
+        }
+        widgets = {
+            name: forms.Textarea(attrs={"rows": 4})
+            for name in (
+                "escrow_clause",
+                "acceptance_clause",
+                "retest_clause",
+                "audit_rights_clause",
+            )
+        }
+
+
+# --- rows: artifacts, metrics, criteria ---------------------------------------------
+
+
+class RowFormSet(forms.BaseFormSet):
+    """A list of rows; blank extra rows are ignored, ticked rows deleted."""
+
+    unique_field = ""
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in form.cleaned_data.items() if k != "DELETE"}
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+
+    def clean(self) -> None:
+        if any(self.errors) or not self.unique_field:
+            return
+        names = Counter(row[self.unique_field] for row in self.rows())
+        twice = sorted(name for name, n in names.items() if n > 1)
+        if twice:
+            raise forms.ValidationError(
+                f"Each name may appear once: {', '.join(twice)}."
+            )
+
+
+class ArtifactForm(forms.Form):
+    kind = forms.ChoiceField(choices=[("", "Choose a kind…"), *ArtifactKind.choices])
+    title = forms.CharField(max_length=200)
+    guidance = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    mandatory = forms.BooleanField(required=False)
+
+
+class MetricForm(forms.Form):
+    name = forms.CharField(
+        max_length=64,
+        validators=[RegexValidator(r"^[a-z][a-z0-9_]*$", "Use lower_snake_case.")],
+        help_text="With its unit, e.g. ttft_ms.",
+    )
+    stats = forms.CharField(
+        max_length=100,
+        required=False,
+        validators=[
+            RegexValidator(
+                r"^[a-z0-9.]+(,[a-z0-9.]+)*$",
+                "Comma-separated statistics without spaces, e.g. p50,p95,p99.",
+            )
+        ],
+    )
+    description = forms.CharField(max_length=200, required=False)
+
+
+class CriterionForm(forms.Form):
+    name = forms.CharField(max_length=120)
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    weight = forms.IntegerField(min_value=0, max_value=100)
+
+
+class MetricFormSet(RowFormSet):
+    unique_field = "name"
+
+
+class CriterionFormSet(RowFormSet):
+    unique_field = "name"
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors):
+            return
+        total = sum(row["weight"] for row in self.rows())
+        if total != 100:
+            raise forms.ValidationError(
+                f"The weights add up to {total}; they must add up to 100."
+            )
+
+
+ArtifactFormSetFactory = forms.formset_factory(
+    ArtifactForm, formset=RowFormSet, extra=1, can_delete=True
+)
+MetricFormSetFactory = forms.formset_factory(
+    MetricForm, formset=MetricFormSet, extra=1, can_delete=True
+)
+CriterionFormSetFactory = forms.formset_factory(
+    CriterionForm, formset=CriterionFormSet, extra=1, can_delete=True
+)
+
+
+# --- invitations and buyer actions --------------------------------------------------
+
+
+class InviteForm(forms.Form):
+    vendor = forms.ModelChoiceField(
+        queryset=Organisation.objects.none(),
+        label="Vendor organisation",
+        empty_label="Choose a vendor…",
+        to_field_name="slug",
+    )
+
+    def __init__(
+        self, *args: Any, vendors: QuerySet[Organisation], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["vendor"].queryset = vendors
+
+
+class CancelForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Invited vendors receive it.",
+    )
+
+
+class TemplateSaveForm(forms.Form):
+    name = forms.CharField(
+        max_length=120,
+        label="Template name",
+        help_text="Saves the checklist, metrics, criteria and terms; not the "
+        "reference, deadlines or invitations.",
+    )
