@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+
+from procurement.models import Rfp
+from procurement.services.addenda import AMENDABLE_FIELDS, REASON_MAX_LENGTH
+from procurement.services.clarifications import ANSWER_MAX_LENGTH, QUESTION_MAX_LENGTH
+
+_DATETIME_LOCAL = forms.DateTimeInput(
+    attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
+)
+
+
+def _textarea(rows: int = 4) -> forms.Textarea:
+    return forms.Textarea(attrs={"rows": rows})
+
+
+class ClarificationAskForm(forms.Form):
+    question = forms.CharField(
+        max_length=QUESTION_MAX_LENGTH,
+        widget=_textarea(5),
+        help_text="Only the buyer reads it until it is answered; the answer goes "
+        "to every invited vendor without naming you.",
+    )
+
+
+class ClarificationAnswerForm(forms.Form):
+    answer = forms.CharField(max_length=ANSWER_MAX_LENGTH, widget=_textarea(4))
+
+
+def _text(**kwargs: Any) -> forms.CharField:
+    return forms.CharField(required=False, widget=_textarea(), **kwargs)
+
+
+class AddendumForm(forms.Form):
+    """The amendable conditions, pre-filled with the current values: the buyer
+    edits what changes, and ``changes()`` returns only those fields."""
+
+    title = forms.CharField(max_length=200)
+    description = _text(help_text="Markdown.")
+    questions_deadline = forms.DateTimeField(
+        required=False, widget=_DATETIME_LOCAL, help_text="UTC; empty for none."
+    )
+    submission_deadline = forms.DateTimeField(widget=_DATETIME_LOCAL, help_text="UTC.")
+    min_bids = forms.IntegerField(label="Minimum bids", min_value=1, max_value=20)
+    workload_requirements = _text()
+    escrow_clause = _text()
+    acceptance_clause = _text()
+    retest_clause = _text(label="Re-test clause")
+    retest_tolerance_pct = forms.DecimalField(
+        label="Re-test tolerance (%)",
+        max_digits=5,
+        decimal_places=2,
+        min_value=Decimal(0),
+        max_value=Decimal(100),
+    )
+    retest_vendor_funded = forms.BooleanField(
+        label="Re-tests are vendor-funded", required=False
+    )
+    audit_rights_clause = _text()
+    reason = forms.CharField(
+        max_length=REASON_MAX_LENGTH,
+        widget=_textarea(3),
+        help_text="Every invited vendor reads it with the changes.",
+    )
+
+    def __init__(self, *args: Any, rfp: Rfp, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "initial", {name: getattr(rfp, name) for name in AMENDABLE_FIELDS}
+        )
+        super().__init__(*args, **kwargs)
+        self.rfp = rfp
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name, value in data.items():
+            if isinstance(value, str):
+                data[name] = value.replace("\r\n", "\n").strip()
+        return data
+
+    def changes(self) -> dict[str, object]:
+        """The fields whose value differs from the RFP's as the form shows it
+        (deadlines to the minute, text without surrounding white space)."""
+        return {
+            name: self.cleaned_data[name]
+            for name in AMENDABLE_FIELDS
+            if self.cleaned_data[name] != _as_shown(getattr(self.rfp, name))
+        }
+
+
+def _as_shown(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.replace(second=0, microsecond=0)
+    if isinstance(value, str):
+        return value.replace("\r\n", "\n").strip()
+    return value
