@@ -1,5 +1,467 @@
+"""Bids over the API: the caller's own bid (vendors), the sealed or opened list
+(buyer side), receipts, and the two-person opening. Same rules as the pages: 404
+for what the caller may not know exists, 403 for a forbidden action, 409 for a
+refused move."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern
+import uuid
+from decimal import Decimal
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404
+from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import Organisation
+from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
+from procurement.permissions import bidding_organisation, can_manage_rfp, is_buyer_side
+from procurement.selectors.bids import (
+    bid_commitments,
+    bid_count_live,
+    bid_document_get,
+    bid_get_own,
+    bid_get_visible,
+    bid_is_own,
+    bid_list_opened,
+    bid_receipt_list,
+)
+from procurement.serializers import OrganisationRefSerializer
+from procurement.services.bids import (
+    STATS,
+    bid_documents_add,
+    bid_documents_store,
+    bid_reconfirm,
+    bid_submit,
+    bid_withdraw,
+)
+from procurement.services.opening import (
+    bid_opening_cancel,
+    bid_opening_confirm,
+    bid_opening_request,
+)
+from procurement.views.bids import bid_document_response
+from procurement.views.common import rfp_for_request
+
+# --- shared serializers -----------------------------------------------------------
+
+
+class ClaimSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidClaim"
+
+    metric = serializers.CharField(max_length=64, help_text="lower_snake_case")
+    stat = serializers.ChoiceField(choices=STATS)
+    value = serializers.FloatField()
+    unit = serializers.CharField(max_length=32, allow_blank=True, default="")
+    scenario = serializers.CharField(max_length=64, allow_blank=True, default="")
+
+
+def _money(digits: int, places: int, minimum: str = "0") -> serializers.DecimalField:
+    return serializers.DecimalField(
+        max_digits=digits, decimal_places=places, min_value=Decimal(minimum)
+    )
+
+
+class CostInputsSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidCostInputs"
+
+    currency = serializers.RegexField(r"^[A-Z]{3}$", default="EUR")
+    hardware_cost = _money(14, 2)
+    amortisation_years = _money(4, 1, "0.5")
+    power_draw_kw = _money(8, 3)
+    energy_price_per_kwh = _money(8, 4)
+    rack_units = serializers.IntegerField(min_value=0, max_value=32767)
+    rack_unit_cost_per_year = _money(10, 2)
+    support_cost_per_year = _money(12, 2)
+    delivered_tokens_per_s = _money(14, 2, "0.01")
+
+
+class DocumentSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidDocument"
+
+    name = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    content_type = serializers.CharField()
+    uploaded_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, document: BidDocument) -> str:
+        return reverse("bid-document", args=[document.bid.public_id, document.sha256])
+
+
+class BidSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Bid"
+
+    id = serializers.UUIDField(source="public_id")
+    rfp = serializers.CharField(source="rfp.reference")
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    commitment = serializers.CharField()
+    submitted_at = serializers.DateTimeField()
+    cover_note = serializers.CharField()
+    claims = ClaimSerializer(source="claimed_metrics", many=True)
+    cost_inputs = CostInputsSerializer(allow_null=True)
+    documents = DocumentSerializer(source="current_documents", many=True)
+
+
+class OpenedBidSerializer(BidSerializer):
+    class Meta:
+        ref_name = "OpenedBid"
+
+    vendor = OrganisationRefSerializer(source="vendor_organisation")
+
+
+class ReceiptSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidReceipt"
+
+    id = serializers.UUIDField(source="public_id")
+    action = serializers.CharField()
+    commitment = serializers.CharField()
+    issued_at = serializers.DateTimeField()
+    issued_to = serializers.CharField(source="issued_to.username")
+    contents = serializers.JSONField(
+        help_text="The committed payload: commitment == sha256(canonical JSON)."
+    )
+
+
+class ActionResultSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidActionResult"
+
+    bid = BidSerializer()
+    receipt = ReceiptSerializer()
+
+
+def _bidder(request: Request, rfp_id: uuid.UUID) -> tuple[Rfp, Organisation]:
+    rfp = rfp_for_request(request, rfp_id)
+    organisation = bidding_organisation(request.user, rfp)
+    if organisation is None:
+        raise PermissionDenied
+    return rfp, organisation
+
+
+def _result(receipt: BidReceipt, rfp: Rfp, organisation: Organisation, code: int):
+    bid = bid_get_own(rfp=rfp, organisation=organisation)
+    data = {"bid": bid, "receipt": receipt}
+    return Response(ActionResultSerializer(data).data, status=code)
+
+
+# --- the caller's own bid ---------------------------------------------------------
+
+
+class BidOwnApi(APIView):
+    """GET: the caller's organisation's bid (404 if none). POST: submit it, or
+    replace it with a new version; current documents carry over unless named in
+    ``remove_documents``. 201 for a (re)submission, 200 for a replacement."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "BidSubmitInput"
+
+        cover_note = serializers.CharField(
+            allow_blank=True, max_length=20000, default=""
+        )
+        claims = ClaimSerializer(many=True, max_length=200)
+        cost_inputs = CostInputsSerializer()
+        remove_documents = serializers.ListField(
+            child=serializers.CharField(max_length=200), default=list
+        )
+
+    @extend_schema(operation_id="bid_own", responses={200: BidSerializer})
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp, organisation = _bidder(request, rfp_id)
+        bid = bid_get_own(rfp=rfp, organisation=organisation)
+        if bid is None:
+            raise Http404
+        return Response(BidSerializer(bid).data)
+
+    @extend_schema(
+        operation_id="bid_submit",
+        request=InputSerializer,
+        responses={200: ActionResultSerializer, 201: ActionResultSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp, organisation = _bidder(request, rfp_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        receipt = bid_submit(
+            rfp=rfp,
+            organisation=organisation,
+            actor=request.user,
+            **serializer.validated_data,
+        )
+        created = receipt.action == BidReceipt.Action.SUBMITTED
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return _result(receipt, rfp, organisation, code)
+
+
+class BidDocumentUploadApi(APIView):
+    """Add one document (multipart field ``file``) to the caller's bid: a new
+    version. A file named like a current document replaces it."""
+
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "BidDocumentUploadInput"
+
+        file = serializers.FileField()
+
+    @extend_schema(
+        operation_id="bid_document_upload",
+        request={"multipart/form-data": InputSerializer},
+        responses={201: ActionResultSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp, organisation = _bidder(request, rfp_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        stored = bid_documents_store(uploads=[serializer.validated_data["file"]])
+        receipt = bid_documents_add(
+            rfp=rfp, organisation=organisation, actor=request.user, documents=stored
+        )
+        return _result(receipt, rfp, organisation, status.HTTP_201_CREATED)
+
+
+class BidWithdrawApi(APIView):
+    @extend_schema(
+        operation_id="bid_withdraw",
+        request=None,
+        responses={200: ActionResultSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp, organisation = _bidder(request, rfp_id)
+        receipt = bid_withdraw(rfp=rfp, organisation=organisation, actor=request.user)
+        return _result(receipt, rfp, organisation, status.HTTP_200_OK)
+
+
+class BidReconfirmApi(APIView):
+    @extend_schema(
+        operation_id="bid_reconfirm",
+        request=None,
+        responses={200: ActionResultSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp, organisation = _bidder(request, rfp_id)
+        receipt = bid_reconfirm(rfp=rfp, organisation=organisation, actor=request.user)
+        return _result(receipt, rfp, organisation, status.HTTP_200_OK)
+
+
+# --- the buyer side and observers -------------------------------------------------
+
+
+class BidListApi(APIView):
+    """Sealed: only ``count`` and ``commitments`` (sorted by hash); ``bids`` is
+    null. Opened: ``bids`` in full, for the buyer side. Vendors get 403."""
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "BidListResult"
+
+        sealed = serializers.BooleanField()
+        count = serializers.IntegerField()
+        commitments = serializers.ListField(child=serializers.CharField())
+        bids = OpenedBidSerializer(many=True, allow_null=True)
+
+    @extend_schema(operation_id="bid_list", responses={200: OutputSerializer})
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = rfp_for_request(request, rfp_id)
+        if bidding_organisation(request.user, rfp) is not None:
+            raise PermissionDenied
+        opened = not rfp.is_sealed and is_buyer_side(request.user, rfp)
+        data = {
+            "sealed": rfp.is_sealed,
+            "count": bid_count_live(rfp=rfp),
+            "commitments": bid_commitments(rfp=rfp),
+            "bids": list(bid_list_opened(rfp=rfp)) if opened else None,
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+def _visible_bid(request: Request, bid_id: uuid.UUID) -> Bid:
+    bid = bid_get_visible(request.user, public_id=bid_id)
+    if bid is None:
+        raise Http404
+    return bid
+
+
+class BidDetailApi(APIView):
+    """One bid: the bidder's own, or any live bid for the buyer side once opened."""
+
+    @extend_schema(operation_id="bid_detail", responses={200: OpenedBidSerializer})
+    def get(self, request: Request, bid_id: uuid.UUID) -> Response:
+        return Response(OpenedBidSerializer(_visible_bid(request, bid_id)).data)
+
+
+class BidDocumentDownloadApi(APIView):
+    @extend_schema(
+        operation_id="bid_document_download",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)
+        },
+    )
+    def get(self, request: Request, bid_id: uuid.UUID, sha256: str) -> FileResponse:
+        bid = _visible_bid(request, bid_id)
+        own = bid_is_own(request.user, bid)
+        document = bid_document_get(bid=bid, sha256=sha256, own=own)
+        if document is None:
+            raise Http404
+        return bid_document_response(document)
+
+
+class BidReceiptListApi(APIView):
+    """The bid's receipts, newest first: for the bidder only (404 for others)."""
+
+    class PageSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "BidReceiptPage"
+
+        count = serializers.IntegerField()
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
+        results = ReceiptSerializer(many=True)
+
+    @extend_schema(
+        operation_id="bid_receipt_list",
+        parameters=[
+            OpenApiParameter("limit", int, description="Page size (default 50)."),
+            OpenApiParameter("offset", int, description="Rows to skip."),
+        ],
+        responses={200: PageSerializer},
+    )
+    def get(self, request: Request, bid_id: uuid.UUID) -> Response:
+        bid = _visible_bid(request, bid_id)
+        if not bid_is_own(request.user, bid):
+            raise Http404
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(bid_receipt_list(bid=bid), request, self)
+        data = ReceiptSerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+
+# --- opening ----------------------------------------------------------------------
+
+
+class OpeningSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidOpening"
+
+    rfp_status = serializers.CharField(source="rfp.status")
+    requested_by = serializers.CharField(source="requested_by.username")
+    requested_at = serializers.DateTimeField()
+    confirmed_by = serializers.CharField(
+        source="confirmed_by.username", allow_null=True
+    )
+    confirmed_at = serializers.DateTimeField(allow_null=True)
+
+
+def _opening(request: Request, rfp_id: uuid.UUID, allowed: Any) -> Rfp:
+    rfp = rfp_for_request(request, rfp_id)
+    if not allowed(request.user, rfp):
+        raise PermissionDenied
+    return rfp
+
+
+def _opening_result(opening: BidOpening, code: int = status.HTTP_200_OK) -> Response:
+    opening.rfp.refresh_from_db(fields=["status"])
+    return Response(OpeningSerializer(opening).data, status=code)
+
+
+class BidOpeningRequestApi(APIView):
+    """A buyer or admin requests the opening of a closed RFP's bids."""
+
+    @extend_schema(
+        operation_id="bid_opening_request",
+        request=None,
+        responses={201: OpeningSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opening(request, rfp_id, can_manage_rfp)
+        opening = bid_opening_request(rfp=rfp, actor=request.user)
+        return _opening_result(opening, status.HTTP_201_CREATED)
+
+
+class BidOpeningConfirmApi(APIView):
+    """Another buyer-side member (not the requester) confirms: bids unseal."""
+
+    @extend_schema(
+        operation_id="bid_opening_confirm",
+        request=None,
+        responses={200: OpeningSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opening(request, rfp_id, is_buyer_side)
+        return _opening_result(bid_opening_confirm(rfp=rfp, actor=request.user))
+
+
+class BidOpeningCancelApi(APIView):
+    """The requester takes a pending request back."""
+
+    @extend_schema(
+        operation_id="bid_opening_cancel", request=None, responses={204: None}
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opening(request, rfp_id, can_manage_rfp)
+        bid_opening_cancel(rfp=rfp, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+urlpatterns = [
+    path("rfps/<uuid:rfp_id>/bid/", BidOwnApi.as_view(), name="bid-own"),
+    path(
+        "rfps/<uuid:rfp_id>/bid/documents/",
+        BidDocumentUploadApi.as_view(),
+        name="bid-document-upload",
+    ),
+    path(
+        "rfps/<uuid:rfp_id>/bid/withdraw/",
+        BidWithdrawApi.as_view(),
+        name="bid-withdraw",
+    ),
+    path(
+        "rfps/<uuid:rfp_id>/bid/reconfirm/",
+        BidReconfirmApi.as_view(),
+        name="bid-reconfirm",
+    ),
+    path("rfps/<uuid:rfp_id>/bids/", BidListApi.as_view(), name="bid-list"),
+    path("bids/<uuid:bid_id>/", BidDetailApi.as_view(), name="bid-detail"),
+    path(
+        "bids/<uuid:bid_id>/documents/<str:sha256>/",
+        BidDocumentDownloadApi.as_view(),
+        name="bid-document",
+    ),
+    path(
+        "bids/<uuid:bid_id>/receipts/",
+        BidReceiptListApi.as_view(),
+        name="bid-receipt-list",
+    ),
+    path(
+        "rfps/<uuid:rfp_id>/opening/request/",
+        BidOpeningRequestApi.as_view(),
+        name="bid-opening-request",
+    ),
+    path(
+        "rfps/<uuid:rfp_id>/opening/confirm/",
+        BidOpeningConfirmApi.as_view(),
+        name="bid-opening-confirm",
+    ),
+    path(
+        "rfps/<uuid:rfp_id>/opening/cancel/",
+        BidOpeningCancelApi.as_view(),
+        name="bid-opening-cancel",
+    ),
+]

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.forms.models import fields_for_model
+
+from accounts.exceptions import ApplicationError
+from procurement.models import Bid, CostModelInput
+from procurement.services.bids import COST_FIELDS, STATS, max_document_bytes
+
+COST_LABELS = {
+    "currency": "Currency",
+    "hardware_cost": "Hardware cost",
+    "amortisation_years": "Amortisation (years)",
+    "power_draw_kw": "Power draw (kW)",
+    "energy_price_per_kwh": "Energy price (per kWh)",
+    "rack_units": "Rack units (U)",
+    "rack_unit_cost_per_year": "Cost per rack unit and year",
+    "support_cost_per_year": "Support cost per year",
+    "delivered_tokens_per_s": "Delivered throughput (tokens/s)",
+}
+CLAIMS_HELP = (
+    "One claim a line: metric stat value [unit] [scenario], e.g. "
+    "“ttft_ms p99 180 ms cold-c32”. Write - for no unit. Stats: "
+    + ", ".join(STATS)
+    + "."
+)
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one input (Django's documented recipe)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)] if data else []
+
+
+def claims_as_text(claims: list[dict[str, Any]]) -> str:
+    lines = []
+    for claim in claims:
+        unit = claim.get("unit") or ("-" if claim.get("scenario") else "")
+        parts = [claim["metric"], claim["stat"], repr(float(claim["value"])), unit]
+        lines.append(" ".join([*parts, claim.get("scenario") or ""]).strip())
+    return "\n".join(lines)
+
+
+def _claim_from_line(line: str) -> dict[str, str]:
+    words = line.split()
+    if not 3 <= len(words) <= 5:
+        raise ValueError("write metric stat value [unit] [scenario]")
+    words += [""] * (5 - len(words))
+    metric, stat, value, unit, scenario = words
+    return {
+        "metric": metric,
+        "stat": stat,
+        "value": value,
+        "unit": "" if unit == "-" else unit,
+        "scenario": scenario,
+    }
+
+
+class BidForm(forms.Form):
+    """The vendor's bid: cover note, claimed key metrics, cost inputs, documents."""
+
+    cover_note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}), required=False, max_length=20000
+    )
+    claims = forms.CharField(
+        label="Claimed key metrics",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        required=False,
+        help_text=CLAIMS_HELP,
+    )
+    documents = MultipleFileField(required=False, label="Add documents")
+    remove_documents = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Remove documents",
+    )
+
+    def __init__(self, *args: Any, bid: Bid | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        costs = fields_for_model(CostModelInput, fields=COST_FIELDS)
+        for name, field in costs.items():
+            field.label = COST_LABELS[name]
+            self.fields[name] = field
+        limit = max_document_bytes() // (1024 * 1024)
+        self.fields[
+            "documents"
+        ].help_text = (
+            f"Up to {limit} MB each. A file named like a current document replaces it."
+        )
+        self.claim_lines: list[int] = []
+        if bid is not None:
+            self._fill_from(bid)
+
+    def _fill_from(self, bid: Bid) -> None:
+        self.initial.update(
+            cover_note=bid.cover_note, claims=claims_as_text(bid.claimed_metrics)
+        )
+        inputs = getattr(bid, "cost_inputs", None)
+        if inputs is not None:
+            self.initial.update({f: getattr(inputs, f) for f in COST_FIELDS})
+        names = [d.name for d in bid.documents.filter(superseded_at__isnull=True)]
+        self.fields["remove_documents"].choices = [(n, n) for n in sorted(names)]
+
+    def clean_claims(self) -> list[dict[str, str]]:
+        claims, errors = [], []
+        for number, line in enumerate(self.cleaned_data["claims"].splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                claims.append(_claim_from_line(line))
+            except ValueError as exc:
+                errors.append(f"Line {number}: {exc}.")
+            else:
+                self.claim_lines.append(number)
+        if errors:
+            raise forms.ValidationError(errors)
+        return claims
+
+    def cost_inputs(self) -> dict[str, Any]:
+        return {f: self.cleaned_data[f] for f in COST_FIELDS}
+
+    def add_problems(self, exc: ApplicationError) -> None:
+        """Show a service's refusal beside the fields it names."""
+        placed = False
+        for problem in exc.problems:
+            path = problem.path or ""
+            if path.startswith("claims[") and self.claim_lines:
+                index = int(path[len("claims[") : path.index("]")])
+                line = self.claim_lines[index]
+                self.add_error("claims", f"Line {line}: {problem.message}")
+                placed = True
+            elif path.startswith("cost_inputs."):
+                self.add_error(path.removeprefix("cost_inputs."), problem.message)
+                placed = True
+        if not placed:
+            field = "documents" if exc.code.startswith("document_") else None
+            self.add_error(field, exc.message)
+
+    def content_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("cover_note", "claims")]
+
+    def cost_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in COST_FIELDS]

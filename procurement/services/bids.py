@@ -1,0 +1,481 @@
+"""Bids: submit, replace, withdraw and re-confirm; every action issues a receipt.
+
+A bid's content (cover note, claims, cost inputs, documents) is committed to by a
+SHA-256 hash (``procurement.commitment``); each action writes a ``BidReceipt`` whose
+``contents`` are exactly the committed payload, so the vendor always sees what it
+submitted and can recompute the hash.
+
+Uploads are stored *before* the transaction by ``bid_documents_store`` (hashing
+while streaming), so that a large file never holds the RFP's row lock. A submission
+that then fails leaves an unreferenced blob behind; blobs are content-addressed
+(``bids/<sha256>``), so that is harmless and the next upload of it reuses it.
+
+Sealing: audit events of bids belong to the vendor organisation's trail; the buyer
+is told only that "a bid was received" and how many there are now, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+
+from accounts.audit import audit_record
+from accounts.exceptions import InvalidTransition, Problem
+from accounts.models import Organisation, Role
+from accounts.notifications import notify_users
+from accounts.selectors import user_list_in
+from procurement import clock
+from procurement.commitment import bid_payload, commitment_of
+from procurement.exceptions import ProcurementError
+from procurement.models import (
+    BID_TRANSITIONS,
+    Bid,
+    BidDocument,
+    BidReceipt,
+    CostModelInput,
+    Rfp,
+)
+
+STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
+METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+MAX_CLAIMS = 200
+COST_FIELDS = (
+    "currency",
+    "hardware_cost",
+    "amortisation_years",
+    "power_draw_kw",
+    "energy_price_per_kwh",
+    "rack_units",
+    "rack_unit_cost_per_year",
+    "support_cost_per_year",
+    "delivered_tokens_per_s",
+)
+DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)
+A = BidReceipt.Action
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A blob in ``default_storage``, ready to become a ``BidDocument``."""
+
+    name: str
+    sha256: str
+    size: int
+    content_type: str
+    storage_key: str
+
+
+def max_document_bytes() -> int:
+    return int(
+        getattr(
+            settings, "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", DEFAULT_MAX_DOCUMENT_BYTES
+        )
+    )
+
+
+def document_name(raw: str | None) -> str:
+    """The vendor's file name for display only: no folders, no control characters."""
+    name = PurePosixPath((raw or "").replace("\\", "/")).name
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return (name or "document")[:200]
+
+
+def bid_document_store(*, upload: File) -> StoredDocument:
+    """Hash the upload while streaming it, refuse it past the size limit, and store
+    it at ``bids/<sha256>`` (never under the vendor's file name)."""
+    name, limit = document_name(upload.name), max_document_bytes()
+    too_large = ProcurementError(
+        f"“{name}” is larger than {filesizeformat(limit)}, the limit per document.",
+        code="document_too_large",
+    )
+    if (upload.size or 0) > limit:
+        raise too_large
+    digest, size = hashlib.sha256(), 0
+    for chunk in upload.chunks():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        digest.update(chunk)
+    if size == 0:
+        raise ProcurementError(f"“{name}” is empty.", code="document_empty")
+    key = f"bids/{digest.hexdigest()}"
+    if not default_storage.exists(key):
+        key = default_storage.save(key, upload)
+    content_type = str(getattr(upload, "content_type", "") or "")[:100]
+    return StoredDocument(name, digest.hexdigest(), size, content_type, key)
+
+
+def bid_documents_store(*, uploads: Iterable[File]) -> list[StoredDocument]:
+    return [bid_document_store(upload=upload) for upload in uploads]
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _claim_problems(claim: Mapping[str, Any]) -> list[tuple[str, str]]:
+    problems = []
+    metric, stat = claim["metric"], claim["stat"]
+    if not METRIC_NAME.fullmatch(metric):
+        problems.append(("metric", f"“{metric}” is not a lower_snake_case metric."))
+    if stat not in STATS:
+        problems.append(("stat", f"“{stat}” is not one of {', '.join(STATS)}."))
+    if claim["value"] is None:
+        problems.append(("value", "The value must be a finite number."))
+    if len(claim["unit"]) > 32 or len(claim["scenario"]) > 64:
+        problems.append(("unit", "Units take ≤ 32 characters, scenarios ≤ 64."))
+    return problems
+
+
+def clean_claims(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Claimed key metrics as stored: ``{metric, stat, value, unit, scenario}``."""
+    if not isinstance(claims, Sequence) or len(claims) > MAX_CLAIMS:
+        raise ProcurementError(f"Claim at most {MAX_CLAIMS} metrics, as a list.")
+    cleaned, problems, seen = [], [], set()
+    for index, raw in enumerate(claims):
+        raw = raw if isinstance(raw, Mapping) else {}
+        claim = {
+            **{k: str(raw.get(k) or "").strip() for k in ("metric", "stat", "unit")},
+            "scenario": str(raw.get("scenario") or "").strip(),
+            "value": _finite(raw.get("value")),
+        }
+        found = _claim_problems(claim)
+        key = (claim["metric"], claim["stat"], claim["scenario"])
+        if not found and key in seen:
+            found = [("stat", f"{key[0]} {key[1]} is claimed twice for one scenario.")]
+        seen.add(key)
+        problems += [Problem("invalid", m, f"claims[{index}].{f}") for f, m in found]
+        cleaned.append(claim)
+    if problems:
+        raise ProcurementError(
+            "Some claimed metrics are not valid: " + problems[0].message,
+            code="invalid_claims",
+            problems=problems,
+        )
+    return cleaned
+
+
+def clean_cost_inputs(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Cost-model inputs validated by the model's own field rules."""
+    values = {field: data.get(field) for field in COST_FIELDS}
+    values["currency"] = str(values["currency"] or "EUR").strip().upper()
+    inputs = CostModelInput(**values)
+    try:
+        inputs.full_clean(exclude=["bid"])
+        if not re.fullmatch(r"[A-Z]{3}", inputs.currency):
+            raise ValidationError({"currency": "Use a three-letter code, e.g. EUR."})
+    except ValidationError as exc:
+        problems = [
+            Problem("invalid", message, f"cost_inputs.{field}")
+            for field, messages in exc.message_dict.items()
+            for message in messages
+        ]
+        raise ProcurementError(
+            "Some cost-model inputs are not valid: "
+            + "; ".join(f"{p.path}: {p.message}" for p in problems[:3]),
+            code="invalid_cost_inputs",
+            problems=problems,
+        ) from None
+    return {field: getattr(inputs, field) for field in COST_FIELDS}
+
+
+# --- the commitment ---------------------------------------------------------------
+
+
+def _cost_values(bid: Bid) -> dict[str, Any] | None:
+    inputs = CostModelInput.objects.filter(bid=bid).first() if bid.pk else None
+    return {f: getattr(inputs, f) for f in COST_FIELDS} if inputs else None
+
+
+def _payload(
+    bid: Bid, *, documents: Iterable[Any], inputs: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    latest = bid.rfp.addenda.order_by("-number").values_list("number", flat=True)
+    return bid_payload(
+        rfp=bid.rfp.reference,
+        bid=str(bid.public_id),
+        version=bid.version,
+        addendum=latest.first() or 0,
+        cover_note=bid.cover_note,
+        claims=bid.claimed_metrics,
+        cost_inputs=inputs,
+        documents=documents,
+    )
+
+
+# --- moves ------------------------------------------------------------------------
+
+
+def _move(bid: Bid, to: str) -> str:
+    """Change the status along ``BID_TRANSITIONS`` (the caller saves); the old one."""
+    if to not in BID_TRANSITIONS[bid.status]:
+        raise InvalidTransition(entity="bid", current=bid.status, requested=to)
+    old, bid.status = bid.status, to
+    return old
+
+
+def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
+    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    if not rfp.invited_vendors.filter(pk=organisation.pk).exists():
+        raise ProcurementError(f"{organisation} is not invited to {rfp.reference}.")
+    if rfp.status != Rfp.Status.PUBLISHED:
+        raise ProcurementError(
+            f"{rfp.reference} is {rfp.get_status_display().lower()}: bids can be "
+            "changed only while it is published.",
+            code="rfp_not_published",
+        )
+    if clock.now() >= rfp.submission_deadline:
+        raise ProcurementError(
+            f"The submission deadline passed at "
+            f"{rfp.submission_deadline:%Y-%m-%d %H:%M} UTC: bids can no longer be "
+            "submitted, replaced, withdrawn or re-confirmed.",
+            code="deadline_passed",
+        )
+    return rfp
+
+
+def _own_bid(rfp: Rfp, organisation: Organisation) -> Bid:
+    bid = (
+        Bid.objects.select_for_update()
+        .filter(rfp=rfp, vendor_organisation=organisation)
+        .first()
+    )
+    if bid is None:
+        raise ProcurementError(
+            f"{organisation} has no bid on {rfp.reference}.", code="no_bid"
+        )
+    bid.rfp = rfp
+    return bid
+
+
+def _issue_receipt(
+    bid: Bid, *, action: str, actor: AbstractBaseUser, contents: dict[str, Any]
+) -> BidReceipt:
+    """The receipt, the audit event (vendor's trail) and the notifications."""
+    receipt = BidReceipt(
+        bid=bid,
+        action=action,
+        commitment=bid.commitment,
+        issued_at=clock.now(),
+        issued_to=actor,
+        contents=contents,
+    )
+    receipt.full_clean()
+    receipt.save()
+    audit_record(
+        actor=actor,
+        action=f"bid.{action}",
+        target=bid,
+        organisation=bid.vendor_organisation,
+        data={
+            "rfp": bid.rfp.reference,
+            "version": bid.version,
+            "commitment": bid.commitment,
+            "receipt": str(receipt.public_id),
+        },
+    )
+    _notify(bid, receipt)
+    return receipt
+
+
+def _notify(bid: Bid, receipt: BidReceipt) -> None:
+    rfp = bid.rfp
+    notify_users(
+        users=user_list_in([bid.vendor_organisation_id], Role.VENDOR, Role.ADMIN),
+        template="bid_receipt",
+        context={"rfp": rfp, "receipt": receipt, "bid": bid},
+        url=reverse("procurement:bid_receipt", args=[rfp.public_id, receipt.public_id]),
+    )
+    if receipt.action != A.SUBMITTED:
+        return
+    # The buyer learns only that a bid arrived and how many there are: no name.
+    notify_users(
+        users=user_list_in([rfp.buyer_organisation_id], Role.BUYER, Role.ADMIN),
+        template="bid_received",
+        context={
+            "rfp": rfp,
+            "count": rfp.bids.filter(status__in=LIVE_STATUSES).count(),
+        },
+        url=reverse("procurement:rfp_bids", args=[rfp.public_id]),
+    )
+
+
+def _check_documents(
+    bid: Bid, new: Sequence[StoredDocument], remove: Sequence[str]
+) -> list[Any]:
+    """The documents of the next version: the current ones not removed and not
+    re-uploaded under the same name, plus the new ones."""
+    names = [d.name for d in new]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ProcurementError(f"Two uploads are named “{twice[0]}”; rename one.")
+    current = list(bid.documents.filter(superseded_at__isnull=True)) if bid.pk else []
+    unknown = set(remove) - {d.name for d in current}
+    if unknown:
+        raise ProcurementError(f"The bid has no document “{sorted(unknown)[0]}”.")
+    gone = set(remove) | set(names)
+    return [d for d in current if d.name not in gone] + list(new)
+
+
+def _write_documents(bid: Bid, new: Sequence[StoredDocument], keep: list[Any]) -> None:
+    now = clock.now()
+    kept = [d.pk for d in keep if isinstance(d, BidDocument)]
+    current = bid.documents.filter(superseded_at__isnull=True)
+    current.exclude(pk__in=kept).update(superseded_at=now)
+    BidDocument.objects.bulk_create(
+        BidDocument(bid=bid, uploaded_at=now, **asdict(d)) for d in new
+    )
+
+
+@transaction.atomic
+def bid_submit(
+    *,
+    rfp: Rfp,
+    organisation: Organisation,
+    actor: AbstractBaseUser,
+    cover_note: str,
+    claims: Sequence[Mapping[str, Any]],
+    cost_inputs: Mapping[str, Any],
+    documents: Sequence[StoredDocument] = (),
+    remove_documents: Sequence[str] = (),
+) -> BidReceipt:
+    """Submit the organisation's one bid on the RFP, or replace it with a new
+    version (also after a withdrawal). Documents not removed and not re-uploaded
+    under the same name carry over; replaced ones keep their row, superseded."""
+    rfp = _rfp_accepting_bids(rfp, organisation)
+    claims, inputs = clean_claims(claims), clean_cost_inputs(cost_inputs)
+    bid = Bid.objects.select_for_update().filter(
+        rfp=rfp, vendor_organisation=organisation
+    ).first() or Bid(rfp=rfp, vendor_organisation=organisation, version=0)
+    bid.rfp = rfp
+    fresh = not bid.pk or bid.status == Bid.Status.WITHDRAWN
+    action = A.SUBMITTED if fresh else A.REPLACED
+    _move(bid, Bid.Status.SUBMITTED)
+    final = _check_documents(bid, documents, remove_documents)
+    bid.cover_note, bid.claimed_metrics = cover_note.strip(), claims
+    bid.version, bid.submitted_at = bid.version + 1, clock.now()
+    payload = _payload(bid, documents=final, inputs=inputs)
+    bid.commitment = commitment_of(payload)
+    bid.full_clean()
+    bid.save()
+    CostModelInput.objects.update_or_create(bid=bid, defaults=inputs)
+    _write_documents(bid, documents, final)
+    return _issue_receipt(bid, action=action, actor=actor, contents=payload)
+
+
+@transaction.atomic
+def bid_documents_add(
+    *,
+    rfp: Rfp,
+    organisation: Organisation,
+    actor: AbstractBaseUser,
+    documents: Sequence[StoredDocument],
+) -> BidReceipt:
+    """Add documents to the current bid: a new version with the same text."""
+    bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
+    if bid.status == Bid.Status.WITHDRAWN:
+        raise ProcurementError("The bid is withdrawn; submit it again first.")
+    inputs = _cost_values(bid)
+    return bid_submit(
+        rfp=bid.rfp,
+        organisation=organisation,
+        actor=actor,
+        cover_note=bid.cover_note,
+        claims=bid.claimed_metrics,
+        cost_inputs=inputs or {},
+        documents=documents,
+    )
+
+
+@transaction.atomic
+def bid_withdraw(
+    *, rfp: Rfp, organisation: Organisation, actor: AbstractBaseUser
+) -> BidReceipt:
+    """Withdraw the bid; its content stays, to be submitted again before the
+    deadline. The receipt names the commitment that was withdrawn."""
+    bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
+    _move(bid, Bid.Status.WITHDRAWN)
+    bid.save(update_fields=["status", "updated_at"])
+    last = bid.receipts.order_by("-issued_at", "-id").first()
+    contents = last.contents if last is not None else {}
+    return _issue_receipt(bid, action=A.WITHDRAWN, actor=actor, contents=contents)
+
+
+@transaction.atomic
+def bid_reconfirm(
+    *, rfp: Rfp, organisation: Organisation, actor: AbstractBaseUser
+) -> BidReceipt:
+    """Confirm the unchanged bid under the RFP's changed conditions: same version,
+    a new commitment that binds the latest addendum number."""
+    bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
+    if bid.status != Bid.Status.NEEDS_RECONFIRMATION:
+        raise ProcurementError(
+            "The bid does not need re-confirmation: no addendum changed the RFP "
+            "since it was submitted.",
+            code="reconfirmation_not_needed",
+        )
+    _move(bid, Bid.Status.SUBMITTED)
+    documents = bid.documents.filter(superseded_at__isnull=True)
+    payload = _payload(bid, documents=documents, inputs=_cost_values(bid))
+    bid.commitment = commitment_of(payload)
+    bid.save(update_fields=["status", "commitment", "updated_at"])
+    return _issue_receipt(bid, action=A.RECONFIRMED, actor=actor, contents=payload)
+
+
+@transaction.atomic
+def bid_transition(
+    *, bid: Bid, to: str, actor: AbstractBaseUser | None, note: str = ""
+) -> Bid:
+    """A bare status move with its audit event (vendor's trail), e.g. an addendum
+    marking a bid ``needs_reconfirmation``."""
+    bid = Bid.objects.select_for_update().select_related("rfp").get(pk=bid.pk)
+    old = _move(bid, to)
+    bid.save(update_fields=["status", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="bid.transitioned",
+        target=bid,
+        organisation=bid.vendor_organisation,
+        data={"rfp": bid.rfp.reference, "from": old, "to": to, "note": note},
+    )
+    return bid
+
+
+@transaction.atomic
+def bids_require_reconfirmation(
+    *, rfp: Rfp, actor: AbstractBaseUser | None, note: str = ""
+) -> int:
+    """Mark every submitted bid ``needs_reconfirmation`` (after an addendum)."""
+    bids = Bid.objects.filter(rfp=rfp, status=Bid.Status.SUBMITTED).order_by("pk")
+    marked = [
+        bid_transition(
+            bid=b, to=Bid.Status.NEEDS_RECONFIRMATION, actor=actor, note=note
+        )
+        for b in bids.select_for_update()
+    ]
+    return len(marked)
