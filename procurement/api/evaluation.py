@@ -1,5 +1,479 @@
+"""Evaluation API: the caller's score sheet, consensus, comparison (JSON and CSV), the
+TCO formula versions and the award. Buyer side only: vendors get 404 on all of these,
+auditors and lab operators 403; before opening every endpoint answers 409."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern
+import json
+import uuid
+from decimal import Decimal
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django.http import Http404, HttpResponse
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from procurement.models import Award, Bid, Rfp, ScoreSheet
+from procurement.permissions import (
+    bidding_organisation,
+    can_evaluate,
+    can_manage_rfp,
+    is_buyer_side,
+)
+from procurement.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
+from procurement.selectors import rfp_get_visible
+from procurement.selectors.evaluation import (
+    comparison_csv_text,
+    comparison_for,
+    comparison_json,
+    consensus_visibility,
+    evaluation_bids,
+    evaluation_board,
+    evaluation_criteria,
+    score_sheet_get,
+    score_sheet_missing,
+    score_sheet_scores,
+    tco_formula_current,
+    tco_formula_list,
+)
+from procurement.services.award import AWARD_RATIONALE_MIN, award_create
+from procurement.services.deadlines import rfp_apply_deadlines
+from procurement.services.evaluation import (
+    EvaluationStateError,
+    ScoreEntry,
+    rfp_require_evaluation_open,
+    score_sheet_save,
+    score_sheet_submit,
+)
+from procurement.services.tco import HOURS_PER_YEAR_MAX, tco_formula_create
+
+
+def _buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
+    """404 for RFPs the caller may not know and for vendors; 403 for other roles."""
+    rfp = rfp_get_visible(request.user, public_id=rfp_id)
+    if rfp is None or bidding_organisation(request.user, rfp) is not None:
+        raise Http404
+    rfp = rfp_apply_deadlines(rfp=rfp)
+    if not is_buyer_side(request.user, rfp):
+        raise PermissionDenied
+    return rfp
+
+
+def _opened(rfp: Rfp) -> Rfp:
+    if rfp.is_sealed:
+        raise EvaluationStateError(
+            f"The bids of {rfp.reference} are sealed; there is no evaluation before "
+            "they are opened.",
+            code="rfp_sealed",
+        )
+    return rfp
+
+
+class VendorSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "EvaluationVendor"
+
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+
+
+class BidRefSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "EvaluationBid"
+
+    id = serializers.UUIDField(source="public_id")
+    vendor = VendorSerializer(source="vendor_organisation")
+
+
+class CriterionSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "EvaluationCriterion"
+
+    id = serializers.IntegerField(source="pk")
+    name = serializers.CharField()
+    weight = serializers.IntegerField(help_text="Percent; the weights sum to 100.")
+
+
+# --- score sheet ----------------------------------------------------------------
+
+
+class SheetOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "ScoreSheet"
+
+    class ScoreSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ScoreSheetScore"
+
+        bid = serializers.UUIDField()
+        criterion = serializers.IntegerField()
+        value = serializers.IntegerField(min_value=SCORE_MIN, max_value=SCORE_MAX)
+        justification = serializers.CharField()
+
+    class MissingSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ScoreSheetMissing"
+
+        bid = serializers.UUIDField()
+        criterion = serializers.IntegerField()
+
+    status = serializers.ChoiceField(["not_started", "draft", "submitted"])
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    editable = serializers.BooleanField()
+    bids = BidRefSerializer(many=True)
+    criteria = CriterionSerializer(many=True)
+    scores = ScoreSerializer(many=True)
+    missing = MissingSerializer(many=True)
+
+
+def _sheet_data(rfp: Rfp, sheet: ScoreSheet | None) -> dict[str, Any]:
+    bids, criteria = list(evaluation_bids(rfp)), evaluation_criteria(rfp)
+    scores = score_sheet_scores(sheet)
+    by_pk = {b.pk: b.public_id for b in rfp.bids.all()}
+    submitted = sheet is not None and sheet.submitted_at is not None
+    return {
+        "status": "submitted" if submitted else ("draft" if sheet else "not_started"),
+        "submitted_at": sheet.submitted_at if sheet else None,
+        "editable": rfp.status == Rfp.Status.OPENED and not submitted,
+        "bids": bids,
+        "criteria": criteria,
+        "scores": [
+            {
+                "bid": by_pk[s.bid_id],
+                "criterion": s.criterion_id,
+                "value": s.value,
+                "justification": s.justification,
+            }
+            for s in scores.values()
+        ],
+        "missing": [
+            {"bid": b.public_id, "criterion": c.pk}
+            for b, c in score_sheet_missing(bids, criteria, scores)
+        ],
+    }
+
+
+def _evaluator_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
+    rfp = _opened(_buyer_side_rfp(request, rfp_id))
+    if not can_evaluate(request.user, rfp):
+        raise PermissionDenied("Only evaluators of the buying organisation score.")
+    return rfp
+
+
+class ScoreSheetApi(APIView):
+    """The caller's own score sheet: read it, or replace its draft scores."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ScoreSheetInput"
+
+        class EntrySerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "ScoreSheetEntryInput"
+
+            bid = serializers.UUIDField()
+            criterion = serializers.IntegerField()
+            value = serializers.IntegerField(min_value=SCORE_MIN, max_value=SCORE_MAX)
+            justification = serializers.CharField(max_length=4000)
+
+        scores = EntrySerializer(many=True, allow_empty=True)
+
+    @extend_schema(
+        operation_id="rfp_scores_get", responses={200: SheetOutputSerializer}
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _evaluator_rfp(request, rfp_id)
+        sheet = score_sheet_get(rfp, request.user)
+        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+
+    @extend_schema(
+        operation_id="rfp_scores_put",
+        request=InputSerializer,
+        responses={200: SheetOutputSerializer},
+    )
+    def put(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _evaluator_rfp(request, rfp_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entries = [ScoreEntry(**e) for e in data.validated_data["scores"]]
+        sheet = score_sheet_save(rfp=rfp, entries=entries, actor=request.user)
+        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+
+
+class ScoreSheetSubmitApi(APIView):
+    """Submit the caller's sheet: every bid scored on every criterion, then locked."""
+
+    @extend_schema(
+        operation_id="rfp_scores_submit",
+        request=None,
+        responses={200: SheetOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _evaluator_rfp(request, rfp_id)
+        sheet = score_sheet_submit(rfp=rfp, actor=request.user)
+        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+
+
+# --- consensus ------------------------------------------------------------------
+
+
+class ConsensusApi(APIView):
+    """Mean, spread and standard deviation per bid and criterion over the submitted
+    sheets, the weighted totals and the ranking. Evaluators see it after submitting
+    their own sheet; buyers and admins as soon as one sheet is submitted
+    (``provisional`` until every evaluator has)."""
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Consensus"
+
+        class RowSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "ConsensusRow"
+
+            class CellSerializer(serializers.Serializer):
+                class Meta:
+                    ref_name = "ConsensusCell"
+
+                class IndividualSerializer(serializers.Serializer):
+                    class Meta:
+                        ref_name = "ConsensusScore"
+
+                    evaluator = serializers.CharField()
+                    value = serializers.IntegerField()
+                    justification = serializers.CharField()
+
+                criterion = serializers.IntegerField(source="criterion.pk")
+                mean = serializers.DecimalField(
+                    6, 2, source="result.mean", allow_null=True
+                )
+                spread = serializers.IntegerField(
+                    source="result.spread", allow_null=True
+                )
+                stdev = serializers.DecimalField(
+                    6, 2, source="result.stdev", allow_null=True
+                )
+                disagreement = serializers.BooleanField(source="result.disagreement")
+                scores = IndividualSerializer(many=True)
+
+            bid = BidRefSerializer()
+            rank = serializers.IntegerField(source="result.rank")
+            weighted_total = serializers.DecimalField(
+                6, 2, source="result.weighted_total", help_text="Of 100."
+            )
+            complete = serializers.BooleanField(source="result.complete")
+            cells = CellSerializer(many=True)
+
+        provisional = serializers.BooleanField()
+        submitted_sheets = serializers.IntegerField(source="submitted")
+        evaluators = serializers.IntegerField()
+        disagreement_spread = serializers.IntegerField()
+        criteria = CriterionSerializer(many=True)
+        rows = RowSerializer(many=True)
+
+    @extend_schema(operation_id="rfp_consensus", responses={200: OutputSerializer})
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        visibility = consensus_visibility(request.user, rfp)
+        if not visibility.visible:
+            raise PermissionDenied(visibility.reason)
+        board = evaluation_board(rfp)
+        data = {
+            "provisional": board.provisional,
+            "submitted": board.submitted,
+            "evaluators": len(board.progress),
+            "disagreement_spread": DISAGREEMENT_SPREAD,
+            "criteria": board.criteria,
+            "rows": board.rows,
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+# --- comparison -----------------------------------------------------------------
+
+
+class CsvRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: Any = None, context: Any = None):
+        """Errors (dicts) still go out as JSON text."""
+        return data if isinstance(data, str | bytes) else json.dumps(data)
+
+
+class ComparisonApi(APIView):
+    """The comparison matrix as JSON, the same document as the page's JSON export:
+    vendors with rank, weighted total and consensus means (only when the caller may
+    see scores), completeness, claimed metrics and TCO; every number with its unit."""
+
+    @extend_schema(operation_id="rfp_comparison", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        return Response(comparison_json(comparison_for(request.user, rfp)))
+
+
+class ComparisonCsvApi(APIView):
+    """The comparison matrix as CSV with a header row (same data as the JSON)."""
+
+    renderer_classes = [JSONRenderer, CsvRenderer]
+
+    @extend_schema(
+        operation_id="rfp_comparison_csv",
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV")
+        },
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> HttpResponse:
+        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        text = comparison_csv_text(comparison_for(request.user, rfp))
+        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+        name = f"{rfp.reference}-comparison.csv"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+# --- TCO formula ----------------------------------------------------------------
+
+
+class TcoFormulaOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "TcoFormula"
+
+    version = serializers.IntegerField()
+    recorded = serializers.SerializerMethodField()
+    pue = serializers.DecimalField(4, 2)
+    utilisation = serializers.DecimalField(4, 3)
+    hours_per_year = serializers.IntegerField()
+    created_at = serializers.DateTimeField(allow_null=True)
+    created_by = serializers.CharField(source="created_by.username", default=None)
+
+    def get_recorded(self, formula: Any) -> bool:
+        return formula.pk is not None
+
+
+class TcoFormulaListApi(APIView):
+    """The RFP's TCO formula versions, newest first (version 1 with the defaults,
+    unrecorded, before any exists); POST records a new version (buyers, admins)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "TcoFormulaInput"
+
+        pue = serializers.DecimalField(4, 2, min_value=Decimal(1))
+        utilisation = serializers.DecimalField(
+            4, 3, min_value=Decimal("0.001"), max_value=Decimal(1)
+        )
+        hours_per_year = serializers.IntegerField(
+            min_value=1, max_value=HOURS_PER_YEAR_MAX
+        )
+
+    @extend_schema(
+        operation_id="rfp_tco_formula_list",
+        responses={200: TcoFormulaOutputSerializer(many=True)},
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _buyer_side_rfp(request, rfp_id)
+        formulas = list(tco_formula_list(rfp)) or [tco_formula_current(rfp)]
+        return Response(TcoFormulaOutputSerializer(formulas, many=True).data)
+
+    @extend_schema(
+        operation_id="rfp_tco_formula_create",
+        request=InputSerializer,
+        responses={201: TcoFormulaOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _buyer_side_rfp(request, rfp_id)
+        if not can_manage_rfp(request.user, rfp):
+            raise PermissionDenied(
+                "Only the RFP's buyers and admins change the formula."
+            )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        formula = tco_formula_create(rfp=rfp, actor=request.user, **data.validated_data)
+        return Response(
+            TcoFormulaOutputSerializer(formula).data, status=status.HTTP_201_CREATED
+        )
+
+
+# --- award ----------------------------------------------------------------------
+
+
+class AwardOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Award"
+
+    id = serializers.UUIDField(source="public_id")
+    bid = BidRefSerializer()
+    rationale = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username")
+    decided_at = serializers.DateTimeField()
+    standstill_ends_at = serializers.DateTimeField()
+
+
+class AwardApi(APIView):
+    """GET the award (404 before there is one); POST awards the RFP to one of its
+    submitted bids with a written rationale (buyers, admins; 409 unless opened)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AwardInput"
+
+        bid = serializers.UUIDField()
+        rationale = serializers.CharField(min_length=AWARD_RATIONALE_MIN)
+
+    @extend_schema(operation_id="rfp_award_get", responses={200: AwardOutputSerializer})
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        award = (
+            Award.objects.filter(rfp=rfp)
+            .select_related("bid__vendor_organisation", "decided_by")
+            .first()
+        )
+        if award is None:
+            raise Http404
+        return Response(AwardOutputSerializer(award).data)
+
+    @extend_schema(
+        operation_id="rfp_award_create",
+        request=InputSerializer,
+        responses={201: AwardOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _buyer_side_rfp(request, rfp_id)
+        if not can_manage_rfp(request.user, rfp):
+            raise PermissionDenied("Only the RFP's buyers and admins award.")
+        rfp_require_evaluation_open(rfp)  # 409 before looking at any bid
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        bid = Bid.objects.filter(rfp=rfp, public_id=data.validated_data["bid"]).first()
+        if bid is None:
+            raise serializers.ValidationError({"bid": "No such bid on this RFP."})
+        award = award_create(
+            rfp=rfp,
+            bid=bid,
+            rationale=data.validated_data["rationale"],
+            actor=request.user,
+        )
+        return Response(
+            AwardOutputSerializer(award).data, status=status.HTTP_201_CREATED
+        )
+
+
+P = "rfps/<uuid:rfp_id>/"
+urlpatterns = [
+    path(f"{P}scores/", ScoreSheetApi.as_view(), name="rfp-scores"),
+    path(f"{P}scores/submit/", ScoreSheetSubmitApi.as_view(), name="rfp-scores-submit"),
+    path(f"{P}consensus/", ConsensusApi.as_view(), name="rfp-consensus"),
+    path(f"{P}comparison/", ComparisonApi.as_view(), name="rfp-comparison"),
+    path(f"{P}comparison.csv", ComparisonCsvApi.as_view(), name="rfp-comparison-csv"),
+    path(f"{P}tco-formulas/", TcoFormulaListApi.as_view(), name="rfp-tco-formulas"),
+    path(f"{P}award/", AwardApi.as_view(), name="rfp-award"),
+]

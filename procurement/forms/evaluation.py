@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.utils.text import slugify
+
+from procurement.models import Bid, Criterion, Score, TcoFormula
+from procurement.scoring import SCORE_MAX, SCORE_MIN
+from procurement.services.award import AWARD_RATIONALE_MIN
+from procurement.services.evaluation import ScoreEntry
+from procurement.services.tco import HOURS_PER_YEAR_MAX
+
+SCORE_CHOICES = [
+    ("", "not scored"),
+    *((str(v), str(v)) for v in range(SCORE_MIN, SCORE_MAX + 1)),
+]
+
+
+class ScoreSheetForm(forms.Form):
+    """One score (0-10) and one justification per bid and criterion. A cell left
+    empty stays unscored in the draft; a cell half filled in is an error."""
+
+    def __init__(
+        self,
+        *args: Any,
+        bids: list[Bid],
+        criteria: list[Criterion],
+        scores: dict[tuple[int, int], Score],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.cells: list[tuple[Bid, Criterion, str]] = []
+        for bid in bids:
+            for criterion in criteria:
+                key = f"{bid.public_id}-{criterion.pk}"
+                testid = f"{bid.vendor_organisation.slug}-{slugify(criterion.name)}"
+                score = scores.get((bid.pk, criterion.pk))
+                self.fields[f"value-{key}"] = forms.TypedChoiceField(
+                    choices=SCORE_CHOICES,
+                    coerce=int,
+                    empty_value=None,
+                    required=False,
+                    initial=str(score.value) if score else "",
+                    label=f"Score: {bid.vendor_organisation.name}, {criterion.name}",
+                    widget=forms.Select(attrs={"data-testid": f"score-{testid}"}),
+                )
+                self.fields[f"justification-{key}"] = forms.CharField(
+                    required=False,
+                    max_length=4000,
+                    initial=score.justification if score else "",
+                    label="Justification",
+                    widget=forms.Textarea(
+                        attrs={"rows": 2, "data-testid": f"justification-{testid}"}
+                    ),
+                )
+                self.cells.append((bid, criterion, key))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for _, _, key in self.cells:
+            value, why = data.get(f"value-{key}"), data.get(f"justification-{key}", "")
+            if value is not None and not why.strip():
+                self.add_error(f"justification-{key}", "Justify this score.")
+            if value is None and why.strip():
+                self.add_error(f"value-{key}", "Give a score for this justification.")
+        return data
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Per bid, its criteria with their two bound fields (for the template)."""
+        groups: dict[int, dict[str, Any]] = {}
+        for bid, criterion, key in self.cells:
+            group = groups.setdefault(bid.pk, {"bid": bid, "cells": []})
+            group["cells"].append(
+                {
+                    "criterion": criterion,
+                    "value": self[f"value-{key}"],
+                    "justification": self[f"justification-{key}"],
+                }
+            )
+        return list(groups.values())
+
+    def entries(self) -> list[ScoreEntry]:
+        return [
+            ScoreEntry(
+                bid=bid.public_id,
+                criterion=criterion.pk,
+                value=self.cleaned_data[f"value-{key}"],
+                justification=self.cleaned_data[f"justification-{key}"],
+            )
+            for bid, criterion, key in self.cells
+            if self.cleaned_data.get(f"value-{key}") is not None
+        ]
+
+
+class TcoFormulaForm(forms.Form):
+    pue = forms.DecimalField(
+        label="PUE",
+        min_value=Decimal(1),
+        max_value=Decimal("9.99"),
+        decimal_places=2,
+        help_text="Power usage effectiveness of your datacentre, e.g. 1.40.",
+    )
+    utilisation = forms.DecimalField(
+        min_value=Decimal("0.001"),
+        max_value=Decimal(1),
+        decimal_places=3,
+        help_text="Share of the year the system serves at its delivered throughput.",
+    )
+    hours_per_year = forms.IntegerField(
+        min_value=1, max_value=HOURS_PER_YEAR_MAX, help_text="8760 for a full year."
+    )
+
+    @classmethod
+    def initial_from(cls, formula: TcoFormula) -> dict[str, Any]:
+        return {
+            "pue": formula.pue,
+            "utilisation": formula.utilisation,
+            "hours_per_year": formula.hours_per_year,
+        }
+
+
+class AwardForm(forms.Form):
+    bid = forms.ChoiceField(label="Winning bid")
+    rationale = forms.CharField(
+        min_length=AWARD_RATIONALE_MIN,
+        max_length=10000,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=(
+            f"Why this bid wins, at least {AWARD_RATIONALE_MIN} characters. "
+            "Kept with the award for audit."
+        ),
+    )
+
+    def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["bid"].choices = [("", "Choose the winning bid"), *choices]
