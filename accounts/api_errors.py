@@ -11,7 +11,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from accounts.exceptions import ApplicationError, InvalidTransition
+from accounts.exceptions import ApplicationError, StateConflict
 
 
 def _flatten(detail: Any, path: str = "") -> list[dict[str, str]]:
@@ -19,7 +19,12 @@ def _flatten(detail: Any, path: str = "") -> list[dict[str, str]]:
     if isinstance(detail, dict):
         problems: list[dict[str, str]] = []
         for key, value in detail.items():
-            child = path if key == "non_field_errors" else f"{path}.{key}".lstrip(".")
+            if key == "non_field_errors":
+                child = path
+            elif isinstance(key, int) or str(key).isdigit():
+                child = f"{path}[{key}]"  # list items: claims[0].stat
+            else:
+                child = f"{path}.{key}".lstrip(".")
             problems.extend(_flatten(value, child))
         return problems
     if isinstance(detail, list):
@@ -42,7 +47,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ApplicationError):
         http = (
             status.HTTP_409_CONFLICT
-            if isinstance(exc, InvalidTransition)
+            if isinstance(exc, StateConflict)
             else status.HTTP_400_BAD_REQUEST
         )
         problems = [p.as_dict() for p in exc.problems]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,11 @@ class ApplicationError(Exception):
         return self.message
 
 
-class InvalidTransition(ApplicationError):
+class StateConflict(ApplicationError):
+    """The object's current state refuses the action (HTTP 409)."""
+
+
+class InvalidTransition(StateConflict):
     """A status move that the entity's transition table does not allow (HTTP 409)."""
 
     def __init__(self, *, entity: str, current: str, requested: str) -> None:
@@ -41,3 +46,23 @@ class InvalidTransition(ApplicationError):
         )
         self.current = current
         self.requested = requested
+
+
+def full_clean_or_problems(
+    instance: Any, *, error_class: type[ApplicationError] | None = None, **kwargs: Any
+) -> None:
+    """``full_clean`` raising ``ApplicationError`` (400) with one problem per
+    message instead of Django's ``ValidationError``."""
+    from django.core.exceptions import ValidationError
+
+    try:
+        instance.full_clean(**kwargs)
+    except ValidationError as error:
+        problems = [
+            Problem("invalid", message, path=None if name == "__all__" else name)
+            for name, messages in error.message_dict.items()
+            for message in messages
+        ]
+        raise (error_class or ApplicationError)(
+            "; ".join(p.message for p in problems), problems=problems
+        ) from None

@@ -121,6 +121,13 @@ REPROGATE_API_TOKEN_TTL_DAYS = env_int(
     "REPROGATE_API_TOKEN_TTL_DAYS", default=90, minimum=1
 )
 
+# --- Procurement --------------------------------------------------------------------
+PROCUREMENT_BID_DOCUMENT_MAX_BYTES = env_int(
+    "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", default=100 * 1024 * 1024, minimum=1
+)
+# Links in e-mails are made absolute with this (e.g. https://reprogate.example.com).
+REPROGATE_BASE_URL = env_str("REPROGATE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+
 # --- Internationalisation -----------------------------------------------------------
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = env_str("DJANGO_TIME_ZONE", "UTC")

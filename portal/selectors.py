@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.utils import timezone
 
 from accounts.models import Role
 from accounts.selectors import (
@@ -11,8 +10,10 @@ from accounts.selectors import (
     membership_list_for,
     user_roles,
 )
+from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors import rfp_list_visible_to
+from procurement.selectors.attention import attention_for
 
 AnyUser = AbstractBaseUser | AnonymousUser
 RECENT = 8
@@ -25,6 +26,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
     context: dict[str, object] = {
         "roles": roles,
         "memberships": list(membership_list_for(user)),
+        "attention": attention_for(user),
     }
     if roles & {Role.BUYER, Role.ADMIN}:
         context["buyer_rfps"] = list(
@@ -38,7 +40,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
     if Role.VENDOR in roles:
         context["invitations"] = list(
             rfps.filter(
-                status=Rfp.Status.PUBLISHED, submission_deadline__gt=timezone.now()
+                status=Rfp.Status.PUBLISHED, submission_deadline__gt=clock.now()
             )[:RECENT]
         )
     if Role.LABOPS in roles:

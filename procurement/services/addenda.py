@@ -34,8 +34,9 @@ from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.exceptions import ProcurementError
-from procurement.models import Addendum, Bid, Rfp
+from procurement.models import Addendum, Rfp
 from procurement.selectors.clarifications import addendum_diff_rows
+from procurement.services.bids import bids_require_reconfirmation
 
 AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "title",
@@ -217,8 +218,8 @@ def rfp_amend(
     applied = _apply(rfp, _coerce(changes))
     rfp.save(update_fields=[*applied.diff, "submission_deadline", "updated_at"])
     addendum = _addendum_create(rfp, applied, reason=reason, actor=actor)
-    reconfirm = Bid.objects.filter(rfp=rfp, status=Bid.Status.SUBMITTED).update(
-        status=Bid.Status.NEEDS_RECONFIRMATION
+    reconfirm = bids_require_reconfirmation(
+        rfp=rfp, actor=actor, note=f"addendum {addendum.number}"
     )
     audit_record(
         actor=actor,

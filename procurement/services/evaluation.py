@@ -9,17 +9,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.urls import reverse
 
 from accounts.audit import audit_record
-from accounts.exceptions import ApplicationError, InvalidTransition, Problem
+from accounts.exceptions import Problem
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from procurement import clock
-from procurement.exceptions import ProcurementError
+from procurement.exceptions import (
+    EvaluationStateError,
+    ProcurementError,
+    full_clean_or_problems,
+)
 from procurement.models import Bid, Rfp, Score, ScoreSheet
 from procurement.scoring import SCORE_MAX, SCORE_MIN
 from procurement.selectors.evaluation import (
@@ -28,15 +31,6 @@ from procurement.selectors.evaluation import (
     score_sheet_missing,
     score_sheet_scores,
 )
-
-
-class EvaluationStateError(InvalidTransition):
-    """The RFP's (or the sheet's) state refuses the action: HTTP 409."""
-
-    def __init__(self, message: str, *, code: str = "evaluation_closed") -> None:
-        ApplicationError.__init__(self, message=message, code=code)
-        self.current = ""
-        self.requested = ""
 
 
 def rfp_require_evaluation_open(rfp: Rfp) -> None:
@@ -58,22 +52,6 @@ def rfp_require_evaluation_open(rfp: Rfp) -> None:
         f"{rfp.reference} is {rfp.get_status_display().lower()}; "
         "there is nothing to evaluate."
     )
-
-
-def full_clean_or_problems(instance: models.Model, **kwargs: object) -> None:
-    """``full_clean`` that raises our ``ProcurementError`` (400) with one problem
-    per field instead of Django's ``ValidationError``."""
-    try:
-        instance.full_clean(**kwargs)  # type: ignore[arg-type]
-    except ValidationError as error:
-        problems = [
-            Problem("invalid", message, path=name)
-            for name, messages in error.message_dict.items()
-            for message in messages
-        ]
-        raise ProcurementError(
-            "; ".join(p.message for p in problems), problems=problems
-        ) from error
 
 
 @dataclass(frozen=True)

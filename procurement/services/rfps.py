@@ -13,13 +13,13 @@ from django.db import models, transaction
 from django.urls import reverse
 
 from accounts.audit import audit_record
-from accounts.exceptions import ApplicationError, InvalidTransition, Problem
+from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.defaults import default_configuration
-from procurement.exceptions import ProcurementError
+from procurement.exceptions import ProcurementError, RfpNotEditable
 from procurement.models import (
     RFP_TRANSITIONS,
     Criterion,
@@ -64,22 +64,6 @@ ROWS: Final[dict[str, tuple[type[models.Model], tuple[str, ...], str]]] = {
     "metrics": (RequiredMetric, ("name", "stats", "description"), "name"),
     "criteria": (Criterion, ("name", "description", "weight"), "name"),
 }
-
-
-class RfpNotEditable(InvalidTransition):
-    """Editing an RFP that is no longer a draft (HTTP 409, like a refused move)."""
-
-    def __init__(self, *, current: str) -> None:
-        ApplicationError.__init__(
-            self,
-            message=(
-                f"This RFP is {current}: only a draft can be edited. After "
-                "publication, change its conditions with an addendum."
-            ),
-            code="not_draft",
-        )
-        self.current = current
-        self.requested = "edit"
 
 
 # --- helpers ------------------------------------------------------------------------

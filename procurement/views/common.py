@@ -49,7 +49,8 @@ def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
                 reverse("procurement:rfp_clarifications", args=[rid]),
             )
         )
-        tabs.append(Tab("bids", "Bids", reverse("procurement:rfp_bids", args=[rid])))
+    # Everyone who sees the RFP sees the bids tab: sealed, it shows counts only.
+    tabs.append(Tab("bids", "Bids", reverse("procurement:rfp_bids", args=[rid])))
     if opened and (can_evaluate(user, rfp) or can_manage_rfp(user, rfp)):
         tabs.append(
             Tab(
@@ -66,6 +67,8 @@ def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
                 reverse("procurement:rfp_comparison", args=[rid]),
             )
         )
+    if opened and buyer_side:
+        tabs.append(Tab("award", "Award", reverse("procurement:rfp_award", args=[rid])))
     if can_view_audit_trail(user) and not bidding_organisation(user, rfp):
         tabs.append(
             Tab("audit", "Audit trail", reverse("procurement:rfp_audit", args=[rid]))

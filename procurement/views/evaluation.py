@@ -252,7 +252,7 @@ def _award_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, Any]:
     return rfp_page_context(
         request,
         rfp,
-        "comparison",
+        "award",
         award=award,
         comparison=comparison,
         form=form if can_award else None,

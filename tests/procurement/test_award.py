@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accounts.exceptions import InvalidTransition
+from accounts.exceptions import StateConflict
 from accounts.models import AuditEvent, Notification, Organisation, Role
 from procurement.exceptions import ProcurementError
 from procurement.models import Award, Bid, Rfp, TcoFormula
@@ -116,7 +116,7 @@ def test_award_is_refused_unless_opened(
 ) -> None:
     Rfp.objects.filter(pk=rfp.pk).update(status=status)
 
-    with pytest.raises(InvalidTransition):
+    with pytest.raises(StateConflict):
         _award(rfp, vendor_a_org, buyer)
 
     assert not Award.objects.exists()
@@ -128,7 +128,7 @@ def test_award_refuses_a_withdrawn_bid(buyer: Any, rfp: Rfp, vendor_b_org: Any) 
     with pytest.raises(ProcurementError, match="only a valid submitted bid") as error:
         _award(rfp, vendor_b_org, buyer)
 
-    assert not isinstance(error.value, InvalidTransition)  # 400, not 409
+    assert not isinstance(error.value, StateConflict)  # 400, not 409
     assert Rfp.objects.get(pk=rfp.pk).status == Rfp.Status.OPENED
 
 
@@ -140,7 +140,7 @@ def test_award_refuses_a_bid_of_another_rfp(
     with pytest.raises(ProcurementError, match="not a bid on") as error:
         award_create(rfp=rfp, bid=stranger, rationale=RATIONALE, actor=buyer)
 
-    assert not isinstance(error.value, InvalidTransition)
+    assert not isinstance(error.value, StateConflict)
 
 
 def test_award_needs_a_written_rationale(
@@ -157,7 +157,7 @@ def test_award_waits_for_a_submitted_score_sheet(
 ) -> None:
     rfp = opened_rfp(buyer_org, [vendor_a_org])
 
-    with pytest.raises(InvalidTransition, match="No evaluator has submitted"):
+    with pytest.raises(StateConflict, match="No evaluator has submitted"):
         _award(rfp, vendor_a_org, buyer)
 
 
@@ -171,7 +171,7 @@ def test_evaluation_is_read_only_after_the_award(
         bid_of(rfp, vendor_a_org).public_id, rfp.criteria.first().pk, 5, "x"
     )
 
-    with pytest.raises(InvalidTransition, match="read-only"):
+    with pytest.raises(StateConflict, match="read-only"):
         score_sheet_save(rfp=rfp, entries=[entry], actor=late)
 
 

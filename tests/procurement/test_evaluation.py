@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from accounts.exceptions import InvalidTransition
+from accounts.exceptions import StateConflict
 from accounts.models import AuditEvent, Notification, Organisation
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp, Score, ScoreSheet
@@ -133,7 +133,7 @@ def test_save_is_refused_unless_the_rfp_is_opened(
     entries = _entries(rfp)
     Rfp.objects.filter(pk=rfp.pk).update(status=status)
 
-    with pytest.raises(InvalidTransition):
+    with pytest.raises(StateConflict):
         score_sheet_save(rfp=rfp, entries=entries, actor=evaluator)
 
     assert not ScoreSheet.objects.exists()
@@ -180,9 +180,9 @@ def test_submit_locks_the_sheet_at_clock_time(
 
     assert sheet.submitted_at == clock.now()
     assert AuditEvent.objects.filter(action="score_sheet.submitted").count() == 1
-    with pytest.raises(InvalidTransition, match="cannot be changed"):
+    with pytest.raises(StateConflict, match="cannot be changed"):
         score_sheet_save(rfp=rfp, entries=_entries(rfp, 1), actor=evaluator)
-    with pytest.raises(InvalidTransition):
+    with pytest.raises(StateConflict):
         score_sheet_submit(rfp=rfp, actor=evaluator)
 
 

@@ -87,7 +87,7 @@ def test_put_scores_rejects_an_out_of_range_score(evaluator: Any, rfp: Rfp) -> N
     response = _api(evaluator).put(_url(rfp, "scores/"), data, format="json")
 
     assert response.status_code == 400
-    assert response.json()["problems"][0]["path"] == "scores.0.value"
+    assert response.json()["problems"][0]["path"] == "scores[0].value"
     assert not Score.objects.exists()
 
 

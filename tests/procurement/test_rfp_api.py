@@ -154,7 +154,7 @@ def test_patch_rejects_a_bad_row_all_or_nothing(buyer: Any, buyer_org: Any) -> N
 
     assert response.status_code == 400
     path = response.json()["problems"][0]["path"]
-    assert path == "criteria.0.weight"  # DRF names list rows by index
+    assert path == "criteria[0].weight"  # list rows by index, as services do
     rfp.refresh_from_db()
     assert rfp.title == "KV-cache tiering"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accounts.exceptions import InvalidTransition
+from accounts.exceptions import StateConflict
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp, TcoFormula
@@ -210,7 +210,7 @@ def test_formula_is_frozen_after_the_tender_ends(
 ) -> None:
     rfp = RfpFactory(buyer_organisation=buyer_org, status=status)
 
-    with pytest.raises(InvalidTransition, match="frozen"):
+    with pytest.raises(StateConflict, match="frozen"):
         tco_formula_create(
             rfp=rfp,
             pue=Decimal("1.3"),

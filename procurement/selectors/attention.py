@@ -1,0 +1,131 @@
+"""What needs a user now, across their visible RFPs: one query per kind of item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Q, QuerySet
+from django.urls import reverse
+
+from accounts.models import Role
+from accounts.selectors import organisation_ids_for
+from procurement import clock
+from procurement.models import Bid, BidOpening, Rfp, ScoreSheet
+from procurement.selectors.rfps import rfp_list_visible_to
+
+AnyUser = AbstractBaseUser | AnonymousUser
+LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Attention:
+    kind: str  # questions, opening, scores, reconfirm, bid, deadline
+    rfp: Rfp
+    text: str
+    url: str
+
+
+def _url(name: str, rfp: Rfp) -> str:
+    return reverse(f"procurement:{name}", args=[rfp.public_id])
+
+
+def _buyer_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+    managed = rfps.filter(
+        buyer_organisation_id__in=organisation_ids_for(user, Role.BUYER, Role.ADMIN)
+    )
+    items = [
+        Attention(
+            "questions",
+            r,
+            f"{r.open_questions} unanswered question(s)",
+            _url("rfp_clarifications", r),
+        )
+        for r in managed.filter(status=Rfp.Status.PUBLISHED)
+        .annotate(
+            open_questions=Count(
+                "clarifications", filter=Q(clarifications__answered_at__isnull=True)
+            )
+        )
+        .filter(open_questions__gt=0)[:LIMIT]
+    ]
+    items += [
+        Attention(
+            "opening",
+            r,
+            "Deadline passed: request the opening of the bids",
+            _url("rfp_bids", r),
+        )
+        for r in managed.filter(status=Rfp.Status.CLOSED, opening__isnull=True)[:LIMIT]
+    ]
+    return items
+
+
+def _confirm_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+    own = organisation_ids_for(user, Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+    pending = (
+        BidOpening.objects.filter(
+            rfp__in=rfps, rfp__buyer_organisation_id__in=own, confirmed_by__isnull=True
+        )
+        .exclude(requested_by=user)
+        .select_related("rfp", "requested_by")[:LIMIT]
+    )
+    return [
+        Attention(
+            "opening",
+            o.rfp,
+            f"{o.requested_by.get_username()} asks you to confirm the opening",
+            _url("rfp_bids", o.rfp),
+        )
+        for o in pending
+    ]
+
+
+def _evaluator_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+    own = organisation_ids_for(user, Role.EVALUATOR)
+    submitted = ScoreSheet.objects.filter(evaluator=user, submitted_at__isnull=False)
+    todo = rfps.filter(status=Rfp.Status.OPENED, buyer_organisation_id__in=own).exclude(
+        id__in=submitted.values("rfp_id")
+    )[:LIMIT]
+    return [
+        Attention("scores", r, "Score the opened bids", _url("rfp_evaluation", r))
+        for r in todo
+    ]
+
+
+def _vendor_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+    own = organisation_ids_for(user, Role.VENDOR, Role.ADMIN)
+    bids = Bid.objects.filter(vendor_organisation_id__in=own, rfp__in=rfps)
+    items = [
+        Attention(
+            "reconfirm",
+            b.rfp,
+            "An addendum changed the RFP: re-confirm your bid",
+            _url("rfp_bids", b.rfp),
+        )
+        for b in bids.filter(status=Bid.Status.NEEDS_RECONFIRMATION).select_related(
+            "rfp"
+        )[:LIMIT]
+    ]
+    no_bid = rfps.filter(
+        status=Rfp.Status.PUBLISHED,
+        submission_deadline__gt=clock.now(),
+        invited_vendors__in=own,
+    ).exclude(id__in=bids.exclude(status=Bid.Status.WITHDRAWN).values("rfp_id"))
+    items += [
+        Attention("bid", r, "Invited: no bid submitted yet", _url("rfp_bids", r))
+        for r in no_bid.distinct()[:LIMIT]
+    ]
+    return items
+
+
+def attention_for(user: AnyUser) -> list[Attention]:
+    """Every item that waits for this user, soonest deadline first."""
+    rfps = rfp_list_visible_to(user)
+    items = (
+        _buyer_items(user, rfps)
+        + _confirm_items(user, rfps)
+        + _evaluator_items(user, rfps)
+        + _vendor_items(user, rfps)
+    )
+    return sorted(items, key=lambda a: (a.rfp.submission_deadline, a.rfp.reference))
