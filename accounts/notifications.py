@@ -33,14 +33,19 @@ def notify_users(
         ctx = {
             **context,
             "recipient": user,
-            "url": url,
+            # the message is read in a mail client: absolute links; the in-app
+            # list keeps the relative one
+            "url": settings.REPROGATE_BASE_URL + url if url.startswith("/") else url,
             "site": settings.REPROGATE_SITE_NAME,
         }
         subject = render_to_string(f"emails/{template}_subject.txt", ctx).strip()
         body = render_to_string(f"emails/{template}_body.txt", ctx)
         created.append(
             Notification.objects.create(
-                recipient=user, subject=subject[:200], body=body, url=url
+                recipient=user,
+                subject=subject[:200],
+                body=body,
+                url=url,
             )
         )
     ids = [n.pk for n in created]

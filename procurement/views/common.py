@@ -67,7 +67,8 @@ def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
                 reverse("procurement:rfp_comparison", args=[rid]),
             )
         )
-    if opened and buyer_side:
+    awarded = rfp.status == Rfp.Status.AWARDED
+    if opened and (can_manage_rfp(user, rfp) or (awarded and buyer_side)):
         tabs.append(Tab("award", "Award", reverse("procurement:rfp_award", args=[rid])))
     if can_view_audit_trail(user) and not bidding_organisation(user, rfp):
         tabs.append(

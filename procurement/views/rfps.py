@@ -321,7 +321,12 @@ def _step_url(rfp: Rfp, key: str) -> str:
 
 
 def _after_save(request: HttpRequest, rfp: Rfp, step: Step) -> HttpResponse:
-    messages.success(request, f"{step.label}: saved.")
+    if step.key == "invitations":
+        vendor = request.POST.get("vendor")
+        if vendor:
+            messages.success(request, "Vendor invited; its members are notified.")
+    elif step.key != "review":
+        messages.success(request, f"{step.label}: saved.")
     if "stay" in request.POST:
         return redirect(_step_url(rfp, step.key))
     following = STEPS[min(STEPS.index(step) + 1, len(STEPS) - 1)]

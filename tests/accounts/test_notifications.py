@@ -75,3 +75,16 @@ def test_notifications_page_lists_only_own_and_marks_read(
     assert Notification.objects.filter(
         recipient=vendor_a, read_at__isnull=True
     ).exists()
+
+
+def test_email_links_are_absolute_and_in_app_links_relative(
+    email_templates: None, buyer: Any, settings: Any
+) -> None:
+    settings.REPROGATE_BASE_URL = "https://reprogate.example.com"
+
+    (notification,) = notify_users(
+        users=[buyer], template="hello", context={"thing": "x"}, url="/rfps/1/"
+    )
+
+    assert notification.url == "/rfps/1/"
+    assert notification.body == "About x: https://reprogate.example.com/rfps/1/"

@@ -3,13 +3,15 @@ award in Chromium, with two vendors and two evaluators, through the UI only.
 
 Only two things happen outside the browser: a second evaluator is created through
 the services (setup), and the procurement clock is moved past the submission
-deadline (the live server runs in this process, so it sees the same clock).
+deadline with the ``clock`` fixture of tests/conftest.py, which lets the clock run
+again at teardown (the live server runs in this process: it sees the same clock).
 Screenshots of the key steps land in /tmp/shots-tender/.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,13 @@ from playwright.sync_api import Browser, Page, expect
 from accounts.models import Organisation, Role
 from accounts.services import membership_grant, user_create
 from portal.demo import DEMO_PASSWORD
+from procurement.defaults import DEFAULT_ARTIFACTS, DEFAULT_CRITERIA
 
 pytestmark = [pytest.mark.browser]
 
 REFERENCE = "RFP-E2E-1"
 TITLE = "NVMe-oF KV-cache tier, end-to-end journey"
-SHOTS = Path("/tmp/shots-tender")
+SHOTS = Path(tempfile.gettempdir()) / "shots-tender"
 VENDORS = {"acme-flash": "Acme Flash", "bolt-storage": "Bolt Storage"}
 SECOND_EVALUATOR = "evaluator-2"
 QUESTION = "May the benchmark traces be delivered as compressed Parquet files?"
@@ -135,9 +138,13 @@ def walk_editor(page: Page) -> None:
     )
     basics.get_by_label("Minimum number of bids").fill("2")
     save_step(page, "basics", "artifacts")
-    expect(page.get_by_test_id("rows-artifacts").locator("tbody tr")).to_have_count(7)
+    rows = page.get_by_test_id("rows-artifacts").locator("tbody tr")
+    expect(rows).to_have_count(len(DEFAULT_ARTIFACTS) + 1)  # and one blank row
     save_step(page, "artifacts", "workloads")
     save_step(page, "workloads", "criteria")
+    expect(page.get_by_test_id("rows-criteria").locator("tbody tr")).to_have_count(
+        len(DEFAULT_CRITERIA) + 1
+    )
     save_step(page, "criteria", "terms")
     save_step(page, "terms", "invitations")
 
@@ -261,7 +268,7 @@ def fill_scores(page: Page, scores: dict[str, int], evaluator: str) -> None:
         bid = form.get_by_test_id(f"score-bid-{slug}")
         selects = bid.locator("select[data-testid^='score-']")
         notes = bid.locator("textarea[data-testid^='justification-']")
-        expect(selects).to_have_count(6)
+        expect(selects).to_have_count(len(DEFAULT_CRITERIA))
         for index in range(selects.count()):
             selects.nth(index).select_option(str(value))
             notes.nth(index).fill(f"{evaluator}: {value}/10, evidence checked.")
@@ -331,13 +338,13 @@ def test_rfp_from_draft_to_award_through_the_ui(
     log_out(page)
 
     commitments = set()
-    for vendor, offer in [
-        ("vendor-a", costs("480000", "52000")),
-        ("vendor-b", costs("560000", "41000")),
+    for vendor, offer, ttft_p99 in [
+        ("vendor-a", costs("480000", "52000"), "180"),
+        ("vendor-b", costs("560000", "41000"), "240"),
     ]:
         log_in(page, vendor)
-        claims = "ttft_ms p99 180 ms cold-c32\noutput_token_throughput_tps mean 5"
-        commitments.add(submit_bid(page, offer, f"{claims}{len(commitments)}000"))
+        claims = f"ttft_ms p99 {ttft_p99} ms cold-c32\ngpu_util_pct mean 71 %"
+        commitments.add(submit_bid(page, offer, claims))
         shot(page, f"03-bid-{vendor}")
         log_out(page)
 
