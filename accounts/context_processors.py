@@ -25,6 +25,8 @@ def navigation(request: HttpRequest) -> dict[str, object]:
         items.append(("RFPs", reverse("procurement:rfp_list")))
     if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR}:
         items.append(("Audit trail", reverse("accounts:audit_list")))
+    if Role.VENDOR in roles:
+        items.append(("Signing keys", reverse("artifacts:signing_keys")))
     items.append(("API docs", reverse("api-docs")))
     current = request.path
     nav = [

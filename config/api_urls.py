@@ -9,6 +9,7 @@ urlpatterns = [
     path("auth/token/", AuthTokenObtainApi.as_view(), name="auth-token"),
     path("me/", MeApi.as_view(), name="me"),
     path("", include("procurement.api.urls")),
+    path("", include("artifacts.api")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"

@@ -15,6 +15,7 @@ urlpatterns = [
     path("dashboard/", include(("portal.urls", "portal"))),
     path("accounts/", include("accounts.urls")),
     path("rfps/", include("procurement.urls")),
+    path("artifacts/", include("artifacts.urls")),
     path("api/v1/", include("config.api_urls")),
     path("admin/", admin.site.urls),
 ]
