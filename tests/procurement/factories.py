@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import factory
@@ -7,7 +8,8 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from accounts.models import Organisation
-from procurement.models import Rfp
+from procurement import clock
+from procurement.models import Bid, Rfp
 from tests.accounts.factories import OrganisationFactory
 
 
@@ -33,3 +35,24 @@ class RfpFactory(DjangoModelFactory[Rfp]):
     def invited(self, create: bool, extracted: list[Organisation] | None) -> None:
         if create and extracted:
             self.invited_vendors.add(*extracted)
+
+
+class BidFactory(DjangoModelFactory[Bid]):
+    """A submitted bid set directly (no receipt, no audit event): the RFP's first
+    invited vendor unless ``vendor_organisation`` is given."""
+
+    class Meta:
+        model = Bid
+
+    rfp = factory.SubFactory(RfpFactory, published=True)
+    vendor_organisation = factory.LazyAttribute(
+        lambda b: (
+            b.rfp.invited_vendors.first()
+            or OrganisationFactory(kind=Organisation.Kind.VENDOR)
+        )
+    )
+    status = Bid.Status.SUBMITTED
+    commitment = factory.Sequence(
+        lambda n: hashlib.sha256(f"bid-{n}".encode()).hexdigest()
+    )
+    submitted_at = factory.LazyFunction(clock.now)

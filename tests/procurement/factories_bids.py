@@ -9,12 +9,11 @@ from typing import Any
 
 import factory
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
-from factory.django import DjangoModelFactory
 
 from accounts.models import Organisation
-from procurement.models import Bid, BidReceipt, Rfp
+from procurement.models import BidReceipt, Rfp
 from procurement.services.bids import bid_documents_store, bid_submit
+from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory
 
 COVER_NOTE = "Zephyr-9 appliance with 42 NVMe drives, tuned for KV-cache offload."
@@ -75,15 +74,9 @@ def submit(
     )
 
 
-class BidFactory(DjangoModelFactory[Bid]):
-    class Meta:
-        model = Bid
+class BidFactory(base.BidFactory):
+    """A bid with the content the sealing tests look for (``SECRETS``)."""
 
-    rfp = factory.SubFactory(RfpFactory, published=True)
-    vendor_organisation = factory.SubFactory(
-        "tests.accounts.factories.OrganisationFactory", kind=Organisation.Kind.VENDOR
-    )
     cover_note = COVER_NOTE
     claimed_metrics = factory.LazyFunction(lambda: [dict(c) for c in CLAIMS])
     commitment = factory.LazyFunction(lambda: secrets.token_hex(32))
-    submitted_at = factory.LazyFunction(timezone.now)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 from typing import Any
 
@@ -9,8 +8,9 @@ from factory.django import DjangoModelFactory
 
 from accounts.models import Organisation
 from procurement import clock
-from procurement.models import Bid, Clarification, Rfp
+from procurement.models import Clarification, Rfp
 from tests.accounts.factories import UserFactory
+from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory
 
 
@@ -43,11 +43,4 @@ class ClarificationFactory(DjangoModelFactory[Clarification]):
         )
 
 
-class BidFactory(DjangoModelFactory[Bid]):
-    class Meta:
-        model = Bid
-
-    rfp = factory.SubFactory(RfpFactory, published=True)
-    vendor_organisation = factory.LazyAttribute(lambda b: b.rfp.invited_vendors.first())
-    commitment = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
-    submitted_at = factory.LazyFunction(clock.now)
+BidFactory = base.BidFactory

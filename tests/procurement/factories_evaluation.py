@@ -27,6 +27,7 @@ from procurement.models import (
     TcoFormula,
 )
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
+from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory
 
 
@@ -60,19 +61,8 @@ class RequiredArtifactFactory(DjangoModelFactory[RequiredArtifact]):
     mandatory = True
 
 
-class BidFactory(DjangoModelFactory[Bid]):
-    class Meta:
-        model = Bid
-
+class BidFactory(base.BidFactory):
     rfp = factory.SubFactory(RfpFactory, status=Rfp.Status.OPENED)
-    vendor_organisation = factory.SubFactory(
-        OrganisationFactory, kind=Organisation.Kind.VENDOR
-    )
-    status = Bid.Status.SUBMITTED
-    commitment = factory.Sequence(
-        lambda n: hashlib.sha256(f"bid-{n}".encode()).hexdigest()
-    )
-    submitted_at = factory.LazyFunction(timezone.now)
 
 
 class BidDocumentFactory(DjangoModelFactory[BidDocument]):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 from typing import Any
 
@@ -12,9 +11,10 @@ from factory.django import DjangoModelFactory
 from accounts.models import Organisation
 from procurement import clock
 from procurement.defaults import default_configuration
-from procurement.models import Bid, Clarification, Rfp
+from procurement.models import Clarification, Rfp
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
 from tests.accounts.factories import UserFactory
+from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory
 
 
@@ -51,14 +51,7 @@ def published_rfp(
     return rfp_publish(rfp=draft_rfp(buyer_org, *invited, **fields), actor=None)
 
 
-class SubmittedBidFactory(DjangoModelFactory[Bid]):
-    class Meta:
-        model = Bid
-
-    rfp = factory.SubFactory(RfpFactory, published=True)
-    vendor_organisation = factory.LazyAttribute(lambda b: b.rfp.invited_vendors.first())
-    commitment = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
-    submitted_at = factory.LazyFunction(clock.now)
+SubmittedBidFactory = base.BidFactory
 
 
 class QuestionFactory(DjangoModelFactory[Clarification]):
