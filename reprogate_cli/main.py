@@ -1,6 +1,8 @@
-"""``reprogate``: talks to a ReproGate server with nothing but the standard library.
+"""``reprogate``: builds, verifies and submits signed artifact bundles and talks
+to a ReproGate server, with the standard library and ``cryptography`` only.
 
-Later issues add ``bundle build|verify``, ``submit``, ``parse`` and ``evidence verify``.
+Exit codes: 0 success; 1 the bundle has problems (each is printed); 2 usage,
+network or server errors. Later issues add ``parse`` and ``evidence verify``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
+
+from artifacts.problems import BundleProblem
+from reprogate_cli import bundle_build, bundle_verify, submit
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -80,6 +87,118 @@ def cmd_whoami(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_problems(problems: Sequence[BundleProblem]) -> None:
+    for problem in problems:
+        where = f"{problem.path}: " if problem.path else ""
+        print(f"  {problem.code}  {where}{problem.message}", file=sys.stderr)
+
+
+def cmd_bundle_build(args: argparse.Namespace) -> int:
+    key = bundle_build.load_key(args.key)
+    created = bundle_build.parse_created(args.created) if args.created else None
+    result = bundle_build.build_bundle(
+        args.directory,
+        key=key,
+        output=args.output,
+        rfp=args.rfp,
+        vendor=args.vendor,
+        created=created,
+    )
+    print(f"wrote {result.output} ({result.size} bytes, {len(result.files)} files)")
+    print(f"sha256 {result.sha256}")
+    print(f"signed by {result.fingerprint} {key.public.comment}".rstrip())
+    return 0
+
+
+def _parse_at(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return bundle_build.parse_created(text)
+    except bundle_build.BuildError:
+        raise CliError(f"--at {text!r} is not an RFC 3339 time with a zone") from None
+
+
+def cmd_bundle_verify(args: argparse.Namespace) -> int:
+    if not args.file.is_file():
+        raise CliError(f"{args.file} is not a file")
+    signers = bundle_verify.read_allowed_signers(args.allowed_signers)
+    for warning in signers.warnings:
+        print(f"reprogate: {args.allowed_signers} {warning}", file=sys.stderr)
+    report = bundle_verify.verify_bundle(
+        args.file,
+        signers,
+        principal=args.principal,
+        rfp=args.rfp,
+        at=_parse_at(args.at),
+    )
+    print(bundle_verify.render(report))
+    return 0 if report.ok else 1
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("REPROGATE_TOKEN")
+    if not token:
+        raise CliError("give --token or set REPROGATE_TOKEN")
+    outcome, response = submit.submit(
+        args.file, url=args.submit_url or args.url, token=token, rfp=args.rfp
+    )
+    lines, status = submit.render(outcome, response)
+    print("\n".join(lines))
+    return status
+
+
+def _add_bundle_commands(commands: Any) -> None:
+    bundle = commands.add_parser("bundle", help="build or verify a signed bundle")
+    actions = bundle.add_subparsers(dest="bundle_command", required=True)
+    build = actions.add_parser(
+        "build",
+        help="sign a folder into a bundle (tar.gz)",
+        description=(
+            "Lists every file of DIR with its size, SHA-256 and kind in "
+            "manifest.json (bundle.json in DIR is the template), signs it and "
+            "writes a reproducible tar.gz. SOURCE_DATE_EPOCH fixes the times."
+        ),
+    )
+    build.add_argument("directory", type=Path, metavar="DIR")
+    build.add_argument(
+        "--key", required=True, type=Path, metavar="KEY", help="SSH private key"
+    )
+    build.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.tar.gz")
+    build.add_argument("--rfp", help="RFP reference (overrides bundle.json)")
+    build.add_argument("--vendor", help="vendor slug (overrides bundle.json)")
+    build.add_argument(
+        "--created", metavar="TIME", help="manifest time, RFC 3339 (default: now)"
+    )
+    build.set_defaults(handler=cmd_bundle_build)
+    verify = actions.add_parser("verify", help="check a bundle offline")
+    verify.add_argument("file", type=Path, metavar="FILE")
+    verify.add_argument(
+        "--allowed-signers",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="ssh-keygen allowed_signers file (e.g. exported by the server)",
+    )
+    verify.add_argument("--principal", help="signer identity (default: the vendor)")
+    verify.add_argument("--rfp", help="also require this RFP reference")
+    verify.add_argument(
+        "--at", metavar="TIME", help="check key validity at this time (default: now)"
+    )
+    verify.set_defaults(handler=cmd_bundle_verify)
+
+
+def _add_submit_command(commands: Any) -> None:
+    upload = commands.add_parser("submit", help="upload a bundle to an RFP")
+    upload.add_argument("file", type=Path, metavar="FILE")
+    upload.add_argument(
+        "--url", dest="submit_url", metavar="URL", help="server URL (or REPROGATE_URL)"
+    )
+    upload.add_argument("--token", help="API token (or REPROGATE_TOKEN)")
+    upload.add_argument("--rfp", required=True, help="RFP reference or id")
+    upload.set_defaults(handler=cmd_submit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     try:
         installed = version("reprogate")
@@ -98,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     whoami = commands.add_parser("whoami", help="check a token")
     whoami.add_argument("--token", default=os.environ.get("REPROGATE_TOKEN"))
     whoami.set_defaults(handler=cmd_whoami)
+    _add_bundle_commands(commands)
+    _add_submit_command(commands)
     return parser
 
 
@@ -105,7 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except CliError as exc:
+    except bundle_build.BuildError as exc:
+        print(f"reprogate: {exc.message}", file=sys.stderr)
+        _print_problems(exc.problems)
+        return 1 if exc.problems else 2
+    except (CliError, submit.SubmitError, bundle_verify.AllowedSignersError) as exc:
         print(f"reprogate: {exc}", file=sys.stderr)
         return 2
 

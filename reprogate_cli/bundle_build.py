@@ -1,0 +1,507 @@
+"""``reprogate bundle build DIR --key KEY -o OUT.tar.gz``: a signed bundle
+(DESIGN §3) from a folder of readable sources.
+
+The folder holds the bundle's files and, optionally, ``bundle.json``: the manifest
+template (``rfp``, ``vendor``, ``harness``, ``claims``, ``kinds``, ``x-…``
+extensions). The build lists every file with its size, SHA-256 and kind, writes
+``manifest.json``, signs it as ``ssh-keygen -Y sign -n reprogate-bundle`` would
+(``manifest.json.sig``) and writes a deterministic tar.gz.
+
+Decisions:
+- Nothing is skipped except ``bundle.json`` at the root: hidden files are
+  bundled; links, devices, FIFOs and sockets are refused, never followed.
+- Kinds come from ``bundle.json``'s ``kinds`` (a file path, or a folder ending in
+  ``/``, mapped to a kind; the longest match wins), else from the top-level folder.
+- Reproducible bytes: members in a fixed order (``manifest.json``,
+  ``manifest.json.sig``, then the files sorted by path, so a streaming reader
+  meets the listing first), mtime ``SOURCE_DATE_EPOCH`` or the manifest's
+  ``created``, owner 0/0 with empty names, mode 0644 (0755 for the entrypoint),
+  pax format, gzip header without name and with mtime 0. Ed25519 and RSA
+  signatures are deterministic, so the whole archive is; ECDSA signatures are
+  randomised, so only the archive members other than the signature repeat.
+- Each file is hashed once to write the manifest and again while it is archived;
+  a file that changed in between fails the build instead of giving a bundle
+  that the server would reject.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Final, cast
+
+from artifacts.archive import DEFAULT_LIMITS, fold_name, path_problems
+from artifacts.manifest import (
+    KINDS,
+    MANIFEST_NAME,
+    RESERVED_PATHS,
+    SCHEMA_ID,
+    SIGNATURE_NAME,
+    parse_manifest,
+)
+from artifacts.problems import BundleProblem
+from artifacts.signatures import SignatureError, sshsig
+from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key
+
+TEMPLATE_NAME: Final = "bundle.json"
+TEMPLATE_KEYS: Final = ("rfp", "vendor", "harness", "claims", "kinds")
+MAX_TEMPLATE_BYTES: Final = 4 * 1024 * 1024
+MAX_KEY_BYTES: Final = 64 * 1024
+CHUNK_SIZE: Final = 1024 * 1024
+MAX_STORED_PATH: Final = 500  # the server's BundleFile.path
+FOLDER_KINDS: Final[Mapping[str, str]] = {
+    "workloads": "workload",
+    "environment": "environment",
+    "harness": "harness",
+    "traces": "trace",
+    "cost": "cost_model",
+    "reports": "report",
+}
+
+
+class BuildError(Exception):
+    """The bundle cannot be built; ``problems`` names every reason found."""
+
+    def __init__(self, message: str, problems: list[BundleProblem] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.problems = problems or []
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # the bundle path, POSIX
+    source: Path
+    size: int
+    sha256: str
+    kind: str = "other"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    output: Path
+    manifest: bytes
+    signature: str
+    files: tuple[SourceFile, ...]
+    size: int
+    sha256: str  # of the archive
+    fingerprint: str
+
+
+# --- the source folder ------------------------------------------------------------
+
+
+def _entries(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every entry under ``root`` with its bundle path, links not followed."""
+    stack = [("", root)]
+    while stack:
+        prefix, folder = stack.pop()
+        with os.scandir(folder) as listing:
+            for entry in sorted(listing, key=lambda e: e.name):
+                name = f"{prefix}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((f"{name}/", Path(entry.path)))
+                else:
+                    yield name, entry
+
+
+def _entry_problem(name: str, entry: os.DirEntry[str]) -> BundleProblem | None:
+    mode = entry.stat(follow_symlinks=False).st_mode
+    if stat.S_ISLNK(mode):
+        target = os.readlink(entry.path)
+        message = f"Is a symbolic link (to {target!r}); bundles hold regular files."
+        return BundleProblem("member_symlink", message, name)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return BundleProblem("member_device", "Is a device node.", name)
+    if not stat.S_ISREG(mode):
+        return BundleProblem("member_fifo", "Is a FIFO or socket.", name)
+    return None
+
+
+def collect_files(root: Path) -> tuple[list[tuple[str, Path]], list[BundleProblem]]:
+    """The regular files under ``root`` (bundle path, file) and every problem."""
+    files: list[tuple[str, Path]] = []
+    problems: list[BundleProblem] = []
+    seen: dict[str, str] = {}
+    for name, entry in _entries(root):
+        if name == TEMPLATE_NAME:
+            continue
+        found = [BundleProblem(code, msg, name) for code, msg in path_problems(name)]
+        if name in RESERVED_PATHS:
+            message = f"{name} is written by the build; remove it from the folder."
+            found.append(BundleProblem("name_collision", message, name))
+        if (first := seen.setdefault(fold_name(name), name)) != name:
+            message = f"Differs from {first!r} only in case or Unicode form."
+            found.append(BundleProblem("name_collision", message, name))
+        if (problem := _entry_problem(name, entry)) is not None:
+            found.append(problem)
+        problems.extend(found)
+        if not found:
+            files.append((name, Path(entry.path)))
+    return sorted(files), problems
+
+
+def _hash_file(path: Path) -> tuple[int, str]:
+    hasher, size = hashlib.sha256(), 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK_SIZE):
+            hasher.update(chunk)
+            size += len(chunk)
+    return size, hasher.hexdigest()
+
+
+def _limit_problems(files: list[SourceFile]) -> list[BundleProblem]:
+    limits, problems = DEFAULT_LIMITS, []
+    for item in files:
+        if item.size > limits.max_member_bytes:
+            message = f"Has {item.size} bytes; a bundle file may have at most "
+            message += f"{limits.max_member_bytes}."
+            problems.append(BundleProblem("member_too_large", message, item.path))
+    for item in files:
+        if len(item.path) > MAX_STORED_PATH:
+            message = f"The path is over {MAX_STORED_PATH} characters."
+            problems.append(BundleProblem("path_invalid", message, item.path[:200]))
+    if len(files) + 2 > limits.max_members:
+        message = f"{len(files)} files; a bundle may hold {limits.max_members - 2}."
+        problems.append(BundleProblem("too_many_members", message))
+    if sum(item.size for item in files) > limits.max_total_bytes:
+        message = f"The files add up to more than {limits.max_total_bytes} bytes."
+        problems.append(BundleProblem("total_too_large", message))
+    return problems
+
+
+# --- bundle.json and kinds --------------------------------------------------------
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"key {repeated[0]!r} appears twice")
+    return dict(pairs)
+
+
+def load_template(root: Path) -> dict[str, Any]:
+    """``bundle.json`` as a dict ({} if absent); unknown keys are refused."""
+    path = root / TEMPLATE_NAME
+    if not path.exists():
+        return {}
+    if path.is_symlink() or not path.is_file():
+        raise BuildError(f"{TEMPLATE_NAME} must be a regular file, not a link.")
+    if path.stat().st_size > MAX_TEMPLATE_BYTES:
+        raise BuildError(f"{TEMPLATE_NAME} is larger than {MAX_TEMPLATE_BYTES} bytes.")
+    try:
+        data = json.loads(path.read_bytes(), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise BuildError(f"{TEMPLATE_NAME} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise BuildError(f"{TEMPLATE_NAME} must hold a JSON object.")
+    unknown = [k for k in data if k not in TEMPLATE_KEYS and not k.startswith("x-")]
+    if unknown:
+        raise BuildError(
+            f"{TEMPLATE_NAME} has unknown keys {', '.join(sorted(unknown))} "
+            f"(allowed: {', '.join(TEMPLATE_KEYS)} and x-… extensions; "
+            "files and their digests are computed by the build)."
+        )
+    return data
+
+
+def _kind_rules(template: Mapping[str, Any]) -> dict[str, str]:
+    rules = template.get("kinds", {})
+    if not isinstance(rules, dict):
+        raise BuildError(f"{TEMPLATE_NAME}: kinds must map paths to kinds.")
+    bad = {path: kind for path, kind in rules.items() if kind not in KINDS}
+    if bad:
+        path, kind = next(iter(bad.items()))
+        raise BuildError(
+            f"{TEMPLATE_NAME}: kinds[{path!r}] is {kind!r}; "
+            f"use one of {', '.join(KINDS)}."
+        )
+    return rules
+
+
+def kind_for(path: str, rules: Mapping[str, str]) -> str:
+    """The kind of ``path``: an exact rule, the longest ``folder/`` rule, else the
+    top-level folder's kind, else ``other``."""
+    if path in rules:
+        return rules[path]
+    folders = [rule for rule in rules if rule.endswith("/") and path.startswith(rule)]
+    if folders:
+        return rules[max(folders, key=len)]
+    top = path.split("/", 1)[0] if "/" in path else ""
+    return FOLDER_KINDS.get(top, "other")
+
+
+def _unused_rules(rules: Mapping[str, str], paths: list[str]) -> list[str]:
+    return [
+        rule
+        for rule in rules
+        if not any(
+            p == rule or (rule.endswith("/") and p.startswith(rule)) for p in paths
+        )
+    ]
+
+
+# --- time -------------------------------------------------------------------------
+
+
+def parse_created(text: str) -> datetime:
+    """``--created``: an RFC 3339 time with a zone (``Z`` or an offset)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise BuildError(
+            f"--created {text!r} is not an RFC 3339 time like 2026-11-29T12:00:00Z."
+        ) from None
+    if moment.tzinfo is None:
+        raise BuildError(f"--created {text!r} needs a zone: end it with Z.")
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def source_date_epoch(environ: Mapping[str, str]) -> int | None:
+    value = environ.get("SOURCE_DATE_EPOCH")
+    if value is None or value == "":
+        return None
+    if not value.isdigit():
+        raise BuildError(f"SOURCE_DATE_EPOCH={value!r} is not a number of seconds.")
+    return int(value)
+
+
+def created_and_mtime(
+    created: datetime | None, environ: Mapping[str, str]
+) -> tuple[datetime, int]:
+    """``created`` from ``--created``, else SOURCE_DATE_EPOCH, else now (UTC);
+    member mtimes from SOURCE_DATE_EPOCH, else ``created``."""
+    epoch = source_date_epoch(environ)
+    if created is None:
+        created = (
+            datetime.fromtimestamp(epoch, UTC)
+            if epoch is not None
+            else datetime.now(UTC)
+        )
+    created = created.astimezone(UTC).replace(microsecond=0)
+    return created, epoch if epoch is not None else int(created.timestamp())
+
+
+# --- manifest ---------------------------------------------------------------------
+
+
+def manifest_bytes(
+    template: Mapping[str, Any],
+    files: list[SourceFile],
+    *,
+    rfp: str | None,
+    vendor: str | None,
+    created: datetime,
+) -> bytes:
+    """The manifest, pretty-printed UTF-8 with a final newline."""
+    document: dict[str, Any] = {
+        "schema": SCHEMA_ID,
+        "rfp": rfp if rfp is not None else template.get("rfp"),
+        "vendor": vendor if vendor is not None else template.get("vendor"),
+        "created": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": [
+            {"path": f.path, "sha256": f.sha256, "size": f.size, "kind": f.kind}
+            for f in files
+        ],
+        "harness": template.get("harness"),
+        "claims": template.get("claims", []),
+    }
+    for key in ("rfp", "vendor", "harness"):
+        if document[key] is None:
+            del document[key]  # reported by the schema check as required
+    document.update({k: v for k, v in template.items() if k.startswith("x-")})
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _check_manifest(data: bytes) -> None:
+    result = parse_manifest(data)
+    if not result.ok:
+        raise BuildError(
+            "The manifest made from bundle.json and the folder is not valid "
+            "(fix bundle.json, or give --rfp/--vendor):",
+            list(result.problems),
+        )
+
+
+# --- archive ----------------------------------------------------------------------
+
+
+class _CheckedReader:
+    """Reads a file for the archive, hashing what goes in."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.hasher = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.hasher.update(data)
+        return data
+
+
+def _member(name: str, size: int, mtime: int, mode: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = size, mtime, mode
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.type = tarfile.REGTYPE
+    return info
+
+
+def _add_file(tar: tarfile.TarFile, item: SourceFile, mtime: int, mode: int) -> None:
+    with item.source.open("rb") as handle:
+        reader = _CheckedReader(handle)
+        try:
+            tar.addfile(
+                _member(item.path, item.size, mtime, mode), cast(IO[bytes], reader)
+            )
+        except OSError:
+            raise BuildError(
+                f"{item.path} shrank while the bundle was written."
+            ) from None
+    if reader.hasher.hexdigest() != item.sha256:
+        raise BuildError(f"{item.path} changed while the bundle was written.")
+
+
+def write_archive(
+    output: Path,
+    *,
+    manifest: bytes,
+    signature: bytes,
+    files: list[SourceFile],
+    mtime: int,
+    entrypoint: str | None,
+) -> None:
+    """Write the tar.gz to a temporary file beside ``output``, then rename it."""
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - renamed or removed below
+        dir=output.parent, prefix=f".{output.name}.", suffix=".tmp", delete=False
+    )
+    try:
+        with (
+            handle,
+            gzip.GzipFile(
+                filename="", mode="wb", fileobj=handle, compresslevel=9, mtime=0
+            ) as packed,
+            tarfile.open(
+                fileobj=packed, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8"
+            ) as tar,
+        ):
+            for name, data in ((MANIFEST_NAME, manifest), (SIGNATURE_NAME, signature)):
+                tar.addfile(_member(name, len(data), mtime, 0o644), io.BytesIO(data))
+            for item in files:
+                _add_file(tar, item, mtime, 0o755 if item.path == entrypoint else 0o644)
+        os.chmod(handle.name, 0o644)  # a bundle is meant to be shared
+        os.replace(handle.name, output)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+# --- the command ------------------------------------------------------------------
+
+
+def _comment_beside(path: Path) -> str:
+    """The comment of ``KEY.pub`` (what ``ssh-keygen`` wrote), if it is there."""
+    public = path.with_name(path.name + ".pub")
+    try:
+        fields = public.read_text("utf-8").split(None, 2)
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return fields[2].strip() if len(fields) == 3 else ""
+
+
+def load_key(path: Path) -> SshPrivateKey:
+    try:
+        if path.stat().st_size > MAX_KEY_BYTES:
+            raise BuildError(f"{path} is too large to be a private key.")
+        data = path.read_bytes()
+    except OSError as error:
+        raise BuildError(f"cannot read the key {path}: {error.strerror}") from None
+    try:
+        return load_private_key(data, comment=_comment_beside(path))
+    except SignatureError as error:
+        raise BuildError(f"{path}: {error.message} ({error.code})") from None
+
+
+def _source_files(root: Path, rules: Mapping[str, str]) -> list[SourceFile]:
+    try:
+        return _hashed_files(root, rules)
+    except OSError as error:
+        raise BuildError(f"cannot read {error.filename}: {error.strerror}") from None
+
+
+def _hashed_files(root: Path, rules: Mapping[str, str]) -> list[SourceFile]:
+    found, problems = collect_files(root)
+    unused = _unused_rules(rules, [name for name, _ in found])
+    problems += [
+        BundleProblem("file_missing", "bundle.json names it in kinds; no such file.", r)
+        for r in unused
+    ]
+    if problems:
+        raise BuildError(f"The folder {root} cannot be bundled:", problems)
+    if not found:
+        raise BuildError(f"The folder {root} holds no files to bundle.")
+    files = []
+    for name, path in found:
+        size, digest = _hash_file(path)
+        files.append(SourceFile(name, path, size, digest, kind_for(name, rules)))
+    if problems := _limit_problems(files):
+        raise BuildError("The bundle would exceed the server's limits:", problems)
+    return files
+
+
+def _check_paths(root: Path, output: Path) -> None:
+    if not root.is_dir():
+        raise BuildError(f"{root} is not a folder.")
+    if output.resolve().is_relative_to(root.resolve()):
+        raise BuildError("Write the bundle outside the folder it is built from.")
+    if not output.parent.is_dir():
+        raise BuildError(f"The folder {output.parent} does not exist.")
+
+
+def build_bundle(
+    root: Path,
+    *,
+    key: SshPrivateKey,
+    output: Path,
+    rfp: str | None = None,
+    vendor: str | None = None,
+    created: datetime | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> BuildResult:
+    """Build, sign and write the bundle; ``BuildError`` lists what is wrong."""
+    _check_paths(root, output)
+    template = load_template(root)
+    files = _source_files(root, _kind_rules(template))
+    created, mtime = created_and_mtime(
+        created, os.environ if environ is None else environ
+    )
+    manifest = manifest_bytes(template, files, rfp=rfp, vendor=vendor, created=created)
+    _check_manifest(manifest)
+    signature = sshsig.sign(manifest, key)
+    sshsig.verify(manifest, signature, public_keys=[key.public])
+    harness = template.get("harness")
+    entrypoint = harness.get("entrypoint") if isinstance(harness, dict) else None
+    write_archive(
+        output,
+        manifest=manifest,
+        signature=signature.encode("ascii"),
+        files=files,
+        mtime=mtime,
+        entrypoint=entrypoint,
+    )
+    size, digest = _hash_file(output)
+    return BuildResult(
+        output, manifest, signature, tuple(files), size, digest, key.public.fingerprint
+    )
