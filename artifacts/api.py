@@ -1,34 +1,73 @@
 """Signing keys API: list and register the caller's organisation's keys, revoke
-one, export them as an ``ssh-keygen`` allowed_signers file.
+one, export them as an ``ssh-keygen`` allowed_signers file. Bundles API: upload a
+bundle to an RFP, list an RFP's bundles, one bundle's detail, its download.
 
 Keys of organisations the caller does not manage answer 404; callers who manage
-no vendor organisation (the buyer side, labs, auditors) get 403."""
+no vendor organisation (the buyer side, labs, auditors) get 403. Bundles are
+sealed like bids (``artifacts.selectors.bundle_list_visible_to``): 404 for any
+bundle the caller may not see."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
-from django.urls import path
+from django.core.files.uploadedfile import UploadedFile
+from django.core.files.uploadhandler import (
+    SkipFile,
+    StopUpload,
+    TemporaryFileUploadHandler,
+)
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.template.defaultfilters import filesizeformat
+from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api_errors import error_body
 from accounts.models import Organisation
-from artifacts.selectors import key_organisation_list_for, signing_key_list_visible_to
+from artifacts.archive import FileDigest
+from artifacts.conf import bundle_max_upload_bytes
+from artifacts.models import Bundle
+from artifacts.selectors import (
+    bundle_file_list,
+    bundle_get_visible,
+    bundle_list_visible_for_rfp,
+    key_organisation_list_for,
+    signing_key_list_visible_to,
+)
+from artifacts.services.ingest import (
+    BundleStorageError,
+    bundle_ingest,
+    bundle_refuse_upload,
+)
 from artifacts.services.keys import (
     allowed_signers_text,
     signing_key_register,
     signing_key_revoke,
 )
 from artifacts.signatures.sshkeys import MAX_KEY_LINE
+from artifacts.storage import blob_open
+from procurement.permissions import bidding_organisation
+from procurement.views.common import rfp_for_request
+
+logger = logging.getLogger(__name__)
 
 
 class SigningKeyOutputSerializer(serializers.Serializer):
@@ -156,6 +195,279 @@ class AllowedSignersApi(APIView):
         )
 
 
+# --- bundles --------------------------------------------------------------------------
+# Status codes of an upload: 201 accepted; 422 ``bundle_rejected`` when the request
+# was fine but the bundle failed verification (the rejection is recorded, its ``id``
+# is in the body); 400 for a bad request (no ``file`` field, RFP closed, deadline
+# passed); 403 for callers who do not bid on the RFP; 404 for an RFP they cannot
+# see; 413 when the upload exceeds BUNDLE_MAX_UPLOAD_BYTES; 415 for a body that is
+# not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept).
+
+
+class BundleUploadHandler(TemporaryFileUploadHandler):
+    """Streams the first ``file`` field to a temporary file while hashing it, and
+    stops at ``BUNDLE_MAX_UPLOAD_BYTES``. Other file fields are skipped."""
+
+    chunk_size = 1024 * 1024
+
+    def __init__(self, request: HttpRequest | None = None) -> None:
+        super().__init__(request)
+        self.limit = bundle_max_upload_bytes()
+        self.too_large = False
+        self.started = False
+        self.hasher = hashlib.sha256()
+        self.received = 0
+
+    def new_file(self, field_name: str, *args: Any, **kwargs: Any) -> None:
+        if field_name != "file" or self.started:  # one bundle per request
+            raise SkipFile
+        self.started = True
+        super().new_file(field_name, *args, **kwargs)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        self.received += len(raw_data)
+        if self.received > self.limit:
+            self.too_large = True
+            raise StopUpload(connection_reset=True)
+        self.hasher.update(raw_data)
+        super().receive_data_chunk(raw_data, start)
+
+    def file_complete(self, file_size: int) -> Any:
+        upload = super().file_complete(file_size)
+        upload.digest = FileDigest(self.received, self.hasher.hexdigest())
+        return upload
+
+
+def _too_large(limit: int) -> Response:
+    message = f"The bundle is larger than {filesizeformat(limit)}, the upload limit."
+    body = error_body("bundle_too_large", message)
+    return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+def _declared_too_large(request: Request) -> bool:
+    """The request announces more bytes than a bundle may have (plus 1 MiB of
+    multipart framing): refuse before reading the body."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return False
+    return length > bundle_max_upload_bytes() + 1024 * 1024
+
+
+def _uploaded_file(request: Request) -> UploadedFile | None:
+    """The ``file`` field, received by ``BundleUploadHandler`` (None: too large)."""
+    upload = request.FILES.get("file")
+    handlers = request._request.upload_handlers
+    if any(getattr(h, "too_large", False) for h in handlers):
+        return None
+    if upload is None or not hasattr(upload, "digest"):
+        raise serializers.ValidationError(
+            {"file": "Send the bundle archive as the multipart field 'file'."}
+        )
+    return upload
+
+
+class BundleSignatureSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleSignature"
+
+    kind = serializers.CharField(help_text="sshsig or dsse")
+    key_id = serializers.UUIDField(source="key.public_id")
+    fingerprint = serializers.CharField(source="key.fingerprint")
+    key_type = serializers.CharField(source="key.key_type")
+    comment = serializers.CharField(source="key.comment")
+
+
+class BundleProblemSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleProblem"
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    path = serializers.CharField(required=False)
+
+
+class BundleFileSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleFile"
+
+    path = serializers.CharField()
+    kind = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
+class BundleSummarySerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleSummary"
+
+    id = serializers.UUIDField(source="public_id")
+    status = serializers.CharField()
+    rfp = serializers.CharField(source="rfp.reference")
+    rfp_id = serializers.UUIDField(source="rfp.public_id")
+    vendor = serializers.CharField(source="organisation.slug")
+    filename = serializers.CharField()
+    sha256 = serializers.CharField(help_text="Of the uploaded archive.")
+    size = serializers.IntegerField()
+    uploaded_at = serializers.DateTimeField(source="created_at")
+    uploaded_by = serializers.CharField(source="uploaded_by.username")
+
+
+class BundleDetailSerializer(BundleSummarySerializer):
+    class Meta:
+        ref_name = "BundleDetail"
+
+    manifest_sha256 = serializers.CharField()
+    signature = serializers.SerializerMethodField()
+    files = serializers.SerializerMethodField()
+    completeness = serializers.JSONField(help_text="reprogate.completeness/v1")
+    claims = serializers.SerializerMethodField()
+    problems = BundleProblemSerializer(many=True)
+    download_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(BundleSignatureSerializer(allow_null=True))
+    def get_signature(self, bundle: Bundle) -> dict[str, Any] | None:
+        if bundle.signing_key is None:
+            return None
+        data = {"kind": bundle.signature_kind, "key": bundle.signing_key}
+        return BundleSignatureSerializer(data).data
+
+    @extend_schema_field(BundleFileSerializer(many=True))
+    def get_files(self, bundle: Bundle) -> list[dict[str, Any]]:
+        return BundleFileSerializer(bundle_file_list(bundle), many=True).data
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_claims(self, bundle: Bundle) -> list[Any]:
+        return list((bundle.manifest or {}).get("claims") or [])
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_download_url(self, bundle: Bundle) -> str | None:
+        if bundle.archive_blob_id is None:
+            return None
+        return reverse("bundle-download", args=[bundle.public_id])
+
+
+def _rejected(bundle: Bundle) -> Response:
+    count = len(bundle.problems)
+    body = error_body(
+        "bundle_rejected",
+        f"The bundle was rejected: {count} problem{'s' if count != 1 else ''} "
+        "found. Nothing of it was kept except this record.",
+        bundle.problems,
+    )
+    body["id"] = str(bundle.public_id)
+    return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+class BundleListApi(APIView):
+    """The bundles of an RFP you may see (GET); upload one (POST, multipart
+    field ``file``): 201 accepted, or 422 with every problem found."""
+
+    parser_classes = [MultiPartParser]
+
+    class UploadSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "BundleUploadInput"
+
+        file = serializers.FileField(help_text="A .tar, .tar.gz/.tgz or .zip bundle.")
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any):
+        """Stream uploads to disk while hashing (before anything reads the body)."""
+        if request.method == "POST":
+            request.upload_handlers = [BundleUploadHandler(request)]
+        return super().initialize_request(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="bundle_list",
+        responses={200: BundleSummarySerializer(many=True)},
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = rfp_for_request(request, rfp_id)
+        paginator = LimitOffsetPagination()
+        bundles = bundle_list_visible_for_rfp(request.user, rfp)
+        page = paginator.paginate_queryset(bundles, request, self)
+        data = BundleSummarySerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        operation_id="bundle_upload",
+        request={"multipart/form-data": UploadSerializer},
+        responses={201: BundleDetailSerializer, 422: OpenApiTypes.OBJECT},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = rfp_for_request(request, rfp_id)
+        organisation = bidding_organisation(request.user, rfp)
+        if organisation is None:
+            raise PermissionDenied
+        bundle_refuse_upload(rfp=rfp, organisation=organisation)
+        if _declared_too_large(request) or (upload := _uploaded_file(request)) is None:
+            return _too_large(bundle_max_upload_bytes())
+        try:
+            bundle = bundle_ingest(
+                rfp=rfp, organisation=organisation, uploaded_by=request.user,
+                upload_path=upload.temporary_file_path(), filename=upload.name or "",
+                archive_digest=upload.digest, consume_upload=True,
+            )  # fmt: skip
+        except BundleStorageError:
+            logger.exception("bundle storage failed for %s", rfp.reference)
+            body = error_body("storage_unavailable", "Storage failed; upload again.")
+            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        if bundle.status != Bundle.Status.ACCEPTED:
+            return _rejected(bundle)
+        data = BundleDetailSerializer(bundle).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+def _visible_bundle(request: Request, bundle_id: uuid.UUID) -> Bundle:
+    bundle = bundle_get_visible(request.user, bundle_id)
+    if bundle is None:
+        raise Http404
+    return bundle
+
+
+class BundleDetailApi(APIView):
+    """One bundle: files, signature, completeness, claims, or its problems."""
+
+    @extend_schema(
+        operation_id="bundle_detail", responses={200: BundleDetailSerializer}
+    )
+    def get(self, request: Request, bundle_id: uuid.UUID) -> Response:
+        bundle = _visible_bundle(request, bundle_id)
+        return Response(BundleDetailSerializer(bundle).data)
+
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
+
+
+def bundle_download_name(bundle: Bundle) -> str:
+    """``RFP-DEMO-1-acme-flash-1a2b3c4d5e6f.tar.gz``: built from our own fields."""
+    lower = bundle.filename.lower()
+    suffix = next((s for s in ARCHIVE_SUFFIXES if lower.endswith(s)), "")
+    stem = f"{bundle.rfp.reference}-{bundle.organisation.slug}-{bundle.sha256[:12]}"
+    return stem + suffix
+
+
+class BundleDownloadApi(APIView):
+    """The accepted archive, byte for byte (streamed); same visibility as detail."""
+
+    @extend_schema(
+        operation_id="bundle_download",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)
+        },
+    )
+    def get(self, request: Request, bundle_id: uuid.UUID) -> FileResponse:
+        bundle = _visible_bundle(request, bundle_id)
+        if bundle.archive_blob is None:
+            raise Http404
+        return FileResponse(
+            blob_open(bundle.archive_blob),
+            as_attachment=True,
+            filename=bundle_download_name(bundle),
+            content_type="application/octet-stream",
+        )
+
+
 urlpatterns = [
     path("signing-keys/", SigningKeyListApi.as_view(), name="signing-key-list"),
     path(
@@ -167,5 +479,12 @@ urlpatterns = [
         "signing-keys/allowed_signers",
         AllowedSignersApi.as_view(),
         name="signing-key-allowed-signers",
+    ),
+    path("rfps/<uuid:rfp_id>/bundles/", BundleListApi.as_view(), name="bundle-list"),
+    path("bundles/<uuid:bundle_id>/", BundleDetailApi.as_view(), name="bundle-detail"),
+    path(
+        "bundles/<uuid:bundle_id>/download/",
+        BundleDownloadApi.as_view(),
+        name="bundle-download",
     ),
 ]

@@ -139,6 +139,9 @@ _CODES: dict[str, str] = {
     "dsse_payload_type_mismatch": "The DSSE envelope's payload type is not the "
     "bundle manifest type.",
     "dsse_payload_mismatch": "The DSSE envelope's payload is not manifest.json.",
+    # -- the report itself -------------------------------------------------------------
+    "problems_truncated": "More problems were found than one report lists; fix "
+    "these and upload again to see the rest.",
 }
 
 PROBLEM_CODES: Final[Mapping[str, str]] = MappingProxyType(_CODES)

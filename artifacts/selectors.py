@@ -1,16 +1,19 @@
-"""Reads of signing keys: an organisation's keys, those valid at a moment, and the
-keys a user may see and manage."""
+"""Reads of signing keys (an organisation's keys, those valid at a moment, the keys
+a user may see and manage) and of bundles (sealed like bids)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
+from typing import Final
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
-from artifacts.models import SigningKey
+from artifacts.models import Bundle, BundleFile, SigningKey
+from procurement.models import Rfp
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -62,3 +65,62 @@ def signing_key_list_visible_to(user: AnyUser) -> QuerySet[SigningKey]:
     return SigningKey.objects.filter(
         organisation__in=key_organisation_list_for(user)
     ).select_related("organisation")
+
+
+# --- bundles --------------------------------------------------------------------------
+# Sealing (DESIGN §1, procurement issue): the uploading vendor organisation sees its
+# own bundles, accepted or rejected; the buyer side sees accepted bundles only once
+# the RFP is opened; nobody else sees any (the APIs answer 404).
+
+BUYER_SIDE_ROLES: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+UNSEALED: Final = (Rfp.Status.OPENED, Rfp.Status.AWARDED)  # not Rfp.is_sealed
+
+
+def _bundles() -> QuerySet[Bundle]:
+    return Bundle.objects.select_related(
+        "rfp", "organisation", "signing_key", "archive_blob", "uploaded_by"
+    ).order_by("-created_at", "-id")
+
+
+def bundle_list_visible_to(user: AnyUser) -> QuerySet[Bundle]:
+    if not user.is_authenticated:
+        return Bundle.objects.none()
+    own = organisation_ids_for(user, Role.VENDOR, Role.ADMIN)
+    buyer_side = organisation_ids_for(user, *BUYER_SIDE_ROLES)
+    opened = Q(
+        rfp__buyer_organisation_id__in=buyer_side,
+        rfp__status__in=UNSEALED,
+        status=Bundle.Status.ACCEPTED,
+    )
+    return _bundles().filter(Q(organisation_id__in=own) | opened)
+
+
+def bundle_get_visible(user: AnyUser, public_id: uuid.UUID) -> Bundle | None:
+    return bundle_list_visible_to(user).filter(public_id=public_id).first()
+
+
+def bundle_list_visible_for_rfp(user: AnyUser, rfp: Rfp) -> QuerySet[Bundle]:
+    """The bundles of one RFP the user may see, newest first."""
+    return bundle_list_visible_to(user).filter(rfp=rfp)
+
+
+def bundle_file_list(bundle: Bundle) -> QuerySet[BundleFile]:
+    """The bundle's files by path, with their blobs."""
+    return bundle.files.select_related("blob").order_by("path")
+
+
+def bundle_list_accepted_for(rfp: Rfp, organisation: Organisation) -> QuerySet[Bundle]:
+    """One vendor's accepted bundles on an RFP, newest first (the bid page;
+    callers check who may see them)."""
+    return _bundles().filter(
+        rfp=rfp, organisation=organisation, status=Bundle.Status.ACCEPTED
+    )
+
+
+def bundle_latest_accepted_by_organisation(rfp: Rfp) -> dict[int, Bundle]:
+    """organisation id -> its newest accepted bundle on the RFP: what the
+    evaluation's completeness reads (``Bundle.completeness``)."""
+    latest: dict[int, Bundle] = {}
+    for bundle in _bundles().filter(rfp=rfp, status=Bundle.Status.ACCEPTED):
+        latest.setdefault(bundle.organisation_id, bundle)  # newest first
+    return latest

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from artifacts.services.bundle_signature import bundle_check_signature
+from artifacts.services.ingest import (
+    BundleStorageError,
+    bundle_ingest,
+    bundle_refuse_upload,
+)
 from artifacts.services.keys import (
     allowed_signers_text,
     signing_key_register,
     signing_key_revoke,
 )
 
-__all__ = ["allowed_signers_text", "signing_key_register", "signing_key_revoke"]
+__all__ = [
+    "BundleStorageError",
+    "allowed_signers_text",
+    "bundle_check_signature",
+    "bundle_ingest",
+    "bundle_refuse_upload",
+    "signing_key_register",
+    "signing_key_revoke",
+]

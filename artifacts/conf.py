@@ -1,0 +1,70 @@
+"""Bundle settings with their defaults, read when used (so tests can change them).
+
+- ``BUNDLE_MAX_UPLOAD_BYTES`` (4 GiB): the largest archive an upload may send
+  (413 above it);
+- ``BUNDLE_MAX_MEMBER_BYTES`` (2 GiB), ``BUNDLE_MAX_MEMBERS`` (10,000),
+  ``BUNDLE_MAX_TOTAL_BYTES`` (8 GiB), ``BUNDLE_MAX_COMPRESSION_RATIO`` (200): the
+  archive reader's limits (``artifacts.archive.ArchiveLimits``);
+- ``BUNDLE_SPOOL_DIR`` (``FILE_UPLOAD_TEMP_DIR``, else the system's temporary
+  directory): where a bundle's files wait for the verdict. On the same file
+  system as ``MEDIA_ROOT``, accepted files are renamed into storage, not copied;
+- ``BUNDLE_STORAGE_THREADS`` (4): blobs of one bundle written to storage at
+  once (S3 round trips, file creation);
+- ``BUNDLE_ENVIRONMENT_MAX_BYTES`` (1 MiB): the largest environment manifest read
+  for the completeness report.
+
+Uploads themselves stream to disk (``FILE_UPLOAD_MAX_MEMORY_SIZE``, 2.5 MB by
+default, only decides when Django switches from memory to a temporary file;
+the bundle upload view always writes to disk). ``DATA_UPLOAD_MAX_MEMORY_SIZE``
+does not count file parts, so it needs no change.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from django.conf import settings
+
+from artifacts.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
+
+DEFAULT_MAX_UPLOAD_BYTES: Final = 4 * GiB
+DEFAULT_ENVIRONMENT_MAX_BYTES: Final = 1 * MiB
+
+
+def _setting(name: str, default: int | float) -> int | float:
+    value = getattr(settings, name, None)
+    return default if value is None else value
+
+
+def bundle_max_upload_bytes() -> int:
+    return int(_setting("BUNDLE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES))
+
+
+def bundle_archive_limits() -> ArchiveLimits:
+    """The reader's limits (``artifacts.archive.ArchiveLimits``) from settings."""
+    return ArchiveLimits(
+        max_member_bytes=int(
+            _setting("BUNDLE_MAX_MEMBER_BYTES", DEFAULT_LIMITS.max_member_bytes)
+        ),
+        max_members=int(_setting("BUNDLE_MAX_MEMBERS", DEFAULT_LIMITS.max_members)),
+        max_total_bytes=int(
+            _setting("BUNDLE_MAX_TOTAL_BYTES", DEFAULT_LIMITS.max_total_bytes)
+        ),
+        max_ratio=float(
+            _setting("BUNDLE_MAX_COMPRESSION_RATIO", DEFAULT_LIMITS.max_ratio)
+        ),
+    )
+
+
+def bundle_spool_dir() -> str | None:
+    """A local directory for files waiting for the verdict (None: the system's)."""
+    spool = getattr(settings, "BUNDLE_SPOOL_DIR", None)
+    return str(spool or getattr(settings, "FILE_UPLOAD_TEMP_DIR", None) or "") or None
+
+
+def bundle_environment_max_bytes() -> int:
+    return int(_setting("BUNDLE_ENVIRONMENT_MAX_BYTES", DEFAULT_ENVIRONMENT_MAX_BYTES))
+
+
+def bundle_storage_threads() -> int:
+    return max(1, int(_setting("BUNDLE_STORAGE_THREADS", 4)))

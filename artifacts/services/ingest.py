@@ -1,0 +1,429 @@
+"""Bundle ingest: verify an uploaded archive and keep it (accepted) or keep only
+the record of why not (rejected).
+
+One pass over the archive (``inspect_bundle``) checks every entry, hashes every
+file and copies each file's bytes into a local *spool* directory as it streams;
+meanwhile a thread hashes the archive itself. Then the signature is checked
+against the uploading organisation's keys as they stood when the upload arrived.
+
+- Any problem: the spool is deleted, nothing was written to storage, and a
+  rejected ``Bundle`` keeps every problem (``bundle.rejected`` audit event).
+- No problem: the spooled files and the archive go to content-addressed storage
+  (``artifacts.storage``) *before* the transaction, so slow storage never holds
+  the database's write lock; then one transaction records the blobs, the bundle
+  and its files with the ``bundle.accepted`` event. If storage or the transaction
+  fails midway, the blobs this ingest wrote are deleted (unless another row refers
+  to them) and nothing is recorded.
+
+Refusals of the request itself (RFP not open for bids, organisation not invited)
+raise ``ApplicationError`` before any work and leave no row. Nobody on the buyer
+side is told anything: bundles are sealed like bids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from accounts.audit import audit_record
+from accounts.exceptions import ApplicationError
+from accounts.models import Organisation
+from artifacts.archive import FileDigest
+from artifacts.completeness import (
+    RequiredArtifact,
+    RequiredMetric,
+    completeness_report,
+    environment_paths,
+    stats_of,
+)
+from artifacts.conf import (
+    bundle_archive_limits,
+    bundle_environment_max_bytes,
+    bundle_spool_dir,
+    bundle_storage_threads,
+)
+from artifacts.manifest import (
+    RESERVED_PATHS,
+    BundleInspection,
+    Manifest,
+    inspect_bundle,
+)
+from artifacts.models import Bundle, BundleFile
+from artifacts.problems import BundleProblem, ProblemList
+from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
+from artifacts.spool import Spool, Spooled
+from artifacts.storage import (
+    BlobWrite,
+    Source,
+    blob_cleanup,
+    blob_known,
+    blob_record_many,
+    blob_write,
+)
+from procurement import clock
+from procurement.models import Rfp
+from procurement.services.bids import document_name
+
+MAX_STORED_PROBLEMS: Final = 500
+MAX_BUNDLE_PATH: Final = BundleFile._meta.get_field("path").max_length or 500
+
+
+class BundleStorageError(Exception):
+    """Storage failed while keeping an accepted bundle; nothing was kept."""
+
+
+def _file_digest(path: str | os.PathLike[str]) -> FileDigest:
+    with open(path, "rb") as handle:
+        sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
+        return FileDigest(handle.tell(), sha256)
+
+
+# --- verification --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    archive: FileDigest
+    inspection: BundleInspection
+    signature: SignatureCheck
+    problems: list[BundleProblem]
+
+    @property
+    def manifest(self) -> Manifest | None:
+        return self.inspection.manifest
+
+
+def _path_length_problems(inspection: BundleInspection) -> list[BundleProblem]:
+    manifest = inspection.manifest
+    return [
+        BundleProblem(
+            "path_invalid",
+            f"The path is over {MAX_BUNDLE_PATH} characters, the most a stored "
+            "bundle file may have.",
+            item.path[:200],
+        )
+        for item in (manifest.files if manifest else ())
+        if len(item.path) > MAX_BUNDLE_PATH
+    ]
+
+
+def _scan(
+    rfp: Rfp, organisation: Organisation, path: str, spool: Spool,
+    archive: FileDigest | None,
+) -> tuple[BundleInspection, FileDigest]:  # fmt: skip
+    """One pass over the archive into the spool; meanwhile (unless the caller
+    hashed it while receiving it) a thread hashes the archive itself."""
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            digest = pool.submit(_file_digest, path) if archive is None else None
+            inspection = inspect_bundle(
+                path,
+                bundle_archive_limits(),
+                rfp=rfp.reference,
+                vendor=organisation.slug,
+                sink=spool.sink,
+            )
+            spool.flush()
+            return inspection, archive or digest.result()  # type: ignore[union-attr]
+    except OSError as error:
+        raise BundleStorageError(
+            f"Reading or spooling the upload failed: {error}"
+        ) from error
+
+
+def _verify(
+    *, rfp: Rfp, organisation: Organisation, upload_path: str, spool: Spool,
+    at: datetime, archive: FileDigest | None,
+) -> _Verdict:  # fmt: skip
+    inspection, archive = _scan(rfp, organisation, upload_path, spool, archive)
+    signature = bundle_check_signature(
+        organisation=organisation, inspection=inspection, at=at
+    )
+    problems = ProblemList()
+    problems.extend(inspection.problems)
+    problems.extend(signature.problems)
+    problems.extend(_path_length_problems(inspection))
+    return _Verdict(archive, inspection, signature, problems.as_list())
+
+
+# --- records -------------------------------------------------------------------------
+
+
+def _stored_problems(problems: list[BundleProblem]) -> list[dict[str, str]]:
+    kept = [p.as_dict() for p in problems[:MAX_STORED_PROBLEMS]]
+    if len(problems) > MAX_STORED_PROBLEMS:
+        more = len(problems) - MAX_STORED_PROBLEMS
+        message = f"{more} more problems were found and are not listed."
+        kept.append({"code": "problems_truncated", "message": message})
+    return kept
+
+
+def _manifest_fields(verdict: _Verdict) -> dict[str, Any]:
+    raw = verdict.inspection.manifest_bytes
+    return {
+        "manifest": json.loads(raw) if raw is not None and verdict.manifest else None,
+        "manifest_sha256": hashlib.sha256(raw).hexdigest() if raw is not None else "",
+        "signature_kind": verdict.signature.kind,
+        "signing_key": verdict.signature.key,
+        "sha256": verdict.archive.sha256,
+        "size": verdict.archive.size,
+    }
+
+
+def _audit_data(rfp: Rfp, bundle: Bundle, **extra: Any) -> dict[str, Any]:
+    key = bundle.signing_key
+    return {
+        "rfp": rfp.reference,
+        "sha256": bundle.sha256,
+        "size": bundle.size,
+        "signing_key": key.fingerprint if key else None,
+        **extra,
+    }
+
+
+@transaction.atomic
+def _record_rejected(
+    *, rfp: Rfp, organisation: Organisation, uploaded_by: AbstractBaseUser,
+    filename: str, verdict: _Verdict,
+) -> Bundle:  # fmt: skip
+    bundle = Bundle.objects.create(
+        rfp=rfp,
+        organisation=organisation,
+        uploaded_by=uploaded_by,
+        status=Bundle.Status.REJECTED,
+        filename=filename,
+        problems=_stored_problems(verdict.problems),
+        **_manifest_fields(verdict),
+    )
+    codes = sorted({p.code for p in verdict.problems})
+    audit_record(
+        actor=uploaded_by,
+        action="bundle.rejected",
+        target=bundle,
+        organisation=organisation,
+        data=_audit_data(rfp, bundle, codes=codes),
+    )
+    return bundle
+
+
+def _read_small(spooled: Spooled | None) -> bytes | None:
+    if spooled is None or spooled.digest.size > bundle_environment_max_bytes():
+        return None
+    return spooled.read()
+
+
+def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
+    return completeness_report(
+        manifest=manifest,
+        required_artifacts=[
+            RequiredArtifact(a.kind, a.title, a.mandatory) for a in rfp.artifacts.all()
+        ],
+        required_metrics=[
+            RequiredMetric(m.name, stats_of(m.stats)) for m in rfp.metrics.all()
+        ],
+        environment={
+            path: _read_small(spool.files.get(path))
+            for path in environment_paths(manifest)
+        },
+    )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Bytes to keep: a spooled file or small file's bytes, or the archive."""
+
+    sha256: str
+    size: int
+    source: Source
+    consume: bool  # the storage may move the file instead of copying it
+
+
+def _jobs(
+    manifest: Manifest, spool: Spool, upload: _Upload, archive: FileDigest
+) -> dict[str, _Job]:
+    """One job per digest: every listed file, and the archive (the caller's
+    file, moved only if the caller allows it)."""
+    jobs = {
+        f.sha256: _Job(f.sha256, f.size, spool.files[f.path].source, True)
+        for f in manifest.files
+    }
+    jobs.setdefault(
+        archive.sha256, _Job(archive.sha256, archive.size, upload.path, upload.consume)
+    )
+    return jobs
+
+
+def _write_all(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
+    """Write in parallel (storage round trips dominate: S3, many small files).
+    After a failure the writes not yet started are skipped, those under way
+    finish, and ``written`` lists every key written, for the clean-up."""
+    failed = threading.Event()
+
+    def write(job: _Job) -> BlobWrite | None:
+        if failed.is_set():
+            return None
+        try:
+            return blob_write(job.source, job.sha256, job.size, consume=job.consume)
+        except Exception:
+            failed.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=bundle_storage_threads()) as pool:
+        futures = [pool.submit(write, job) for job in jobs]
+    errors = [error for f in futures if (error := f.exception()) is not None]
+    stored = [r for f in futures if not f.exception() and (r := f.result())]
+    written.extend(result.key for result in stored if result.written)
+    if errors:
+        message = f"Storing the bundle failed: {errors[0]}"
+        raise BundleStorageError(message) from errors[0]
+    return stored
+
+
+def _store(
+    manifest: Manifest, spool: Spool, upload: _Upload, archive: FileDigest,
+    written: list[str],
+) -> list[BlobWrite]:  # fmt: skip
+    """Write what storage lacks; ``written`` collects the keys, for clean-up."""
+    jobs = _jobs(manifest, spool, upload, archive)
+    known = blob_known(jobs)
+    kept = [
+        BlobWrite(sha256, jobs[sha256].size, blob.storage_key, written=False)
+        for sha256, blob in known.items()
+    ]
+    missing = [job for sha256, job in jobs.items() if sha256 not in known]
+    return kept + _write_all(missing, written)
+
+
+def _lock_published(rfp: Rfp) -> Rfp:
+    """The RFP may have been cancelled while the bundle was checked."""
+    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    if rfp.status != Rfp.Status.PUBLISHED:
+        raise ApplicationError(
+            f"{rfp.reference} is no longer open for bids.", code="rfp_not_published"
+        )
+    return rfp
+
+
+@dataclass(frozen=True)
+class _Accepted:
+    rfp: Rfp
+    organisation: Organisation
+    uploaded_by: AbstractBaseUser
+    filename: str
+    verdict: _Verdict
+    completeness: dict[str, Any]
+
+
+@transaction.atomic
+def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
+    rfp, manifest = _lock_published(job.rfp), job.verdict.manifest
+    assert manifest is not None  # noqa: S101 - accepted bundles have one
+    blobs = blob_record_many(stored)
+    bundle = Bundle.objects.create(
+        rfp=rfp,
+        organisation=job.organisation,
+        uploaded_by=job.uploaded_by,
+        status=Bundle.Status.ACCEPTED,
+        filename=job.filename,
+        archive_blob=blobs[job.verdict.archive.sha256],
+        completeness=job.completeness,
+        **_manifest_fields(job.verdict),
+    )
+    BundleFile.objects.bulk_create(
+        BundleFile(bundle=bundle, path=f.path, kind=f.kind, size=f.size,
+                   sha256=f.sha256, blob=blobs[f.sha256])
+        for f in manifest.files
+    )  # fmt: skip
+    audit_record(
+        actor=job.uploaded_by,
+        action="bundle.accepted",
+        target=bundle,
+        organisation=job.organisation,
+        data=_audit_data(rfp, bundle, files=len(manifest.files)),
+    )
+    return bundle
+
+
+def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
+    manifest = job.verdict.manifest
+    assert manifest is not None  # noqa: S101 - accepted bundles have one
+    written: list[str] = []
+    try:
+        stored = _store(manifest, spool, upload, job.verdict.archive, written)
+        return _record_accepted(job, stored)
+    except BaseException:
+        blob_cleanup(written)
+        raise
+
+
+# --- the service ---------------------------------------------------------------------
+
+
+def bundle_refuse_upload(*, rfp: Rfp, organisation: Organisation) -> None:
+    """Raise ``ApplicationError`` unless ``organisation`` may upload to ``rfp`` now."""
+    if not rfp.invited_vendors.filter(pk=organisation.pk).exists():
+        raise ApplicationError(
+            f"{organisation} is not invited to {rfp.reference}.", code="not_invited"
+        )
+    if rfp.status != Rfp.Status.PUBLISHED:
+        raise ApplicationError(
+            f"{rfp.reference} is {rfp.get_status_display().lower()}: bundles are "
+            "accepted only while it is published.",
+            code="rfp_not_published",
+        )
+    if clock.now() >= rfp.submission_deadline:
+        raise ApplicationError(
+            f"The submission deadline passed at "
+            f"{rfp.submission_deadline:%Y-%m-%d %H:%M} UTC: bundles can no longer "
+            "be uploaded.",
+            code="deadline_passed",
+        )
+
+
+@dataclass(frozen=True)
+class _Upload:
+    path: str
+    consume: bool  # storage may move the file instead of copying it
+
+
+def bundle_ingest(
+    *,
+    rfp: Rfp,
+    organisation: Organisation,
+    uploaded_by: AbstractBaseUser,
+    upload_path: str | os.PathLike[str],
+    filename: str,
+    archive_digest: FileDigest | None = None,
+    consume_upload: bool = False,
+) -> Bundle:
+    """Verify the archive at ``upload_path`` and record the verdict (see the
+    module docstring). ``archive_digest``: the archive's size and SHA-256 if the
+    caller computed them while receiving it (else computed here, during the
+    scan). ``consume_upload``: the file is a temporary upload that an accepted
+    bundle's storage may move instead of copying (else it is only read)."""
+    received_at = clock.now()
+    bundle_refuse_upload(rfp=rfp, organisation=organisation)
+    upload = _Upload(os.fspath(upload_path), consume_upload)
+    name = document_name(filename)
+    with Spool(bundle_spool_dir(), skip=RESERVED_PATHS) as spool:
+        verdict = _verify(
+            rfp=rfp, organisation=organisation, upload_path=upload.path, spool=spool,
+            at=received_at, archive=archive_digest,
+        )  # fmt: skip
+        if verdict.problems or verdict.manifest is None:
+            return _record_rejected(
+                rfp=rfp, organisation=organisation, uploaded_by=uploaded_by,
+                filename=name, verdict=verdict,
+            )  # fmt: skip
+        completeness = _completeness(rfp, verdict.manifest, spool)
+        job = _Accepted(rfp, organisation, uploaded_by, name, verdict, completeness)
+        return _keep(job, spool, upload)
