@@ -24,3 +24,14 @@ class SigningKeyRegisterForm(forms.Form):
         ),
         help_text="UTC; empty for no end. Bundles uploaded later are refused.",
     )
+
+
+class BundleUploadForm(forms.Form):
+    file = forms.FileField(
+        label="Bundle archive",
+        widget=forms.ClearableFileInput(
+            attrs={"accept": ".tar,.tar.gz,.tgz,.zip,application/gzip,application/zip"}
+        ),
+        help_text="A .tar.gz, .tgz, .tar or .zip built by `reprogate bundle build`, "
+        "with manifest.json and its signature at the root.",
+    )

@@ -1,13 +1,26 @@
-"""The demo data of DESIGN §7, made through the services (so the trail shows it)."""
+"""The demo data of DESIGN §7, made through the services (so the trail shows it).
+
+The two example bundles (``examples/acme-flash``, ``examples/bolt-storage``) are
+built with ``reprogate_cli.bundle_build``, signed with a throwaway Ed25519 key per
+vendor kept under ``VAR_DIR/demo-keys`` (never in the repository; reused by later
+seeds), and ingested for RFP-DEMO-1 unless the vendor already has an accepted
+bundle there."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from accounts.exceptions import ApplicationError
 from accounts.models import Membership, Organisation, Role
 from accounts.services import (
     membership_grant,
@@ -15,10 +28,15 @@ from accounts.services import (
     organisation_engage,
     user_create,
 )
+from artifacts.selectors import bundle_list_accepted_for, signing_key_get_by_fingerprint
+from artifacts.services.ingest import bundle_ingest
+from artifacts.services.keys import signing_key_register
+from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key
 from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
+from reprogate_cli.bundle_build import build_bundle
 
 DEMO_PASSWORD = "reprogate-demo"  # noqa: S105 - documented demo credential, DEBUG only
 
@@ -38,6 +56,8 @@ ACCOUNTS = [
     ("auditor", "ledger-audit", Role.AUDITOR),
 ]
 DEMO_RFP = "RFP-DEMO-1"
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
 
 
 @dataclass
@@ -50,9 +70,18 @@ class SeedReport:
         return "Created: " + ", ".join(self.created)
 
 
-@transaction.atomic
 def demo_seed() -> SeedReport:
-    """Idempotent: creates only what is missing, never resets passwords or state."""
+    """Idempotent: creates only what is missing, never resets passwords or state.
+    The bundles are ingested after the rest is committed (ingest writes storage
+    before its own transaction)."""
+    report = _seed_records()
+    for vendor, username in DEMO_BUNDLES:
+        _seed_bundle(report, vendor=vendor, username=username)
+    return report
+
+
+@transaction.atomic
+def _seed_records() -> SeedReport:
     report = SeedReport(created=[])
     orgs: dict[str, Organisation] = {}
     for slug, name, kind in ORGANISATIONS:
@@ -130,3 +159,59 @@ def _seed_demo_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
     for vendor in vendors:
         rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
     rfp_publish(rfp=rfp, actor=actor)
+
+
+# --- example bundles -----------------------------------------------------------------
+
+
+def demo_key(vendor: str) -> SshPrivateKey:
+    """The vendor's throwaway demo key: ``VAR_DIR/demo-keys/<vendor>`` (made once)."""
+    path = Path(settings.VAR_DIR) / "demo-keys" / vendor
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.OpenSSH,
+            serialization.NoEncryption(),
+        )
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+    return load_private_key(path.read_bytes(), comment=f"demo@{vendor}")
+
+
+def _register_demo_key(
+    report: SeedReport, organisation: Organisation, key: SshPrivateKey, actor: object
+) -> None:
+    public = key.public
+    if signing_key_get_by_fingerprint(organisation, public.fingerprint) is None:
+        signing_key_register(
+            organisation=organisation,
+            public_key_line=f"{public.openssh} {public.comment}",
+            actor=actor,  # type: ignore[arg-type]
+        )
+        report.created.append(f"signing key {organisation.slug}")
+
+
+def _seed_bundle(report: SeedReport, *, vendor: str, username: str) -> None:
+    rfp = Rfp.objects.filter(reference=DEMO_RFP).first()
+    organisation = Organisation.objects.get(slug=vendor)
+    if rfp is None or bundle_list_accepted_for(rfp, organisation).exists():
+        return
+    user = get_user_model().objects.get(username=username)
+    key = demo_key(vendor)
+    _register_demo_key(report, organisation, key, user)
+    with tempfile.TemporaryDirectory(prefix="reprogate-demo-") as folder:
+        output = Path(folder) / f"{vendor}.tar.gz"
+        build_bundle(
+            EXAMPLES_DIR / vendor, key=key, output=output, rfp=DEMO_RFP, vendor=vendor
+        )
+        try:
+            bundle = bundle_ingest(
+                rfp=rfp, organisation=organisation, uploaded_by=user,
+                upload_path=output, filename=output.name,
+            )  # fmt: skip
+        except ApplicationError as error:  # RFP no longer open: leave it be
+            report.created.append(f"no bundle for {vendor} ({error.code})")
+            return
+    report.created.append(f"bundle {vendor} ({bundle.status})")
