@@ -1,0 +1,471 @@
+"""Ingest throughput and memory (issue 4, acceptance 3): prints figures, asserts
+nothing about timing.
+
+    python -m tests.perf.bench_ingest --size 1GiB|100MiB|64MiB [--format tar|tgz]
+
+1. builds a signed bundle of that size (``tests.perf.make_bundle``: a few large
+   traces plus 2,000 small files of random bytes) in a temporary folder;
+2. times one ``hashlib.sha256`` pass over the archive file (best of two): the
+   yardstick;
+3. prepares, in a subprocess, a throw-away SQLite database (migrated, with an RFP,
+   the vendor's organisation, a user and its signing key) next to a local file
+   storage and spool folder;
+4. runs ``bundle_ingest`` on the archive in another SUBPROCESS, which reports the
+   wall time of the call; the parent reads that subprocess's peak RSS with
+   ``os.wait4`` (its own ``ru_maxrss``; ``RUSAGE_CHILDREN`` would mix in the
+   database preparation). The parent never imports Django: Linux counts a
+   parent's RSS at spawn time into the child's ``ru_maxrss``;
+5. prints a table: throughputs, the ratio ingest / sha256 (target >= 0.5) and the
+   peak RSS (target < 200 MB, not growing with size), with the RSS when the call
+   started and the peak during the call (``VmHWM`` after ``clear_refs``).
+
+Exits non-zero only on errors (the bundle was rejected, the subprocess failed),
+never because of a figure. Without ``artifacts.services.ingest`` it measures the
+verification core instead (``inspect_bundle`` + ``sshsig.verify`` + a file sink)
+and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from tests.perf.make_bundle import (
+    RFP,
+    SMALL_FILES,
+    VENDOR,
+    BenchBundle,
+    make_bundle,
+    parse_size,
+)
+
+MiB: Final = 1024 * 1024
+USERNAME: Final = "bench-vendor"
+RATIO_TARGET: Final = 0.5
+RSS_TARGET_MB: Final = 200
+ENV: Final = {
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+    "DJANGO_SECRET_KEY": "insecure-key-for-the-benchmark-only",
+    "DJANGO_DEBUG": "False",
+    "DJANGO_SECURE_SSL_REDIRECT": "False",
+    "DJANGO_LOG_LEVEL": "WARNING",
+}
+
+
+# --- the ingest subprocess ----------------------------------------------------------
+
+
+def _status_mb(field: str) -> float | None:
+    """``VmRSS`` / ``VmHWM`` of this process from /proc, in MB (None elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Restart this process's peak-RSS count (Linux ``clear_refs`` 5)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
+            clear.write("5")
+    except OSError:
+        return False
+    return True
+
+
+class Measured:
+    """Wall time and memory of one call: the process's peak before it (imports,
+    Django setup), its RSS when the call starts, and the peak during the call."""
+
+    def __enter__(self) -> Measured:
+        self.figures: dict[str, Any] = {
+            "setup_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rss_at_start_mb": _status_mb("VmRSS"),
+            "peak_reset": _reset_peak_rss(),
+        }
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.figures["seconds"] = time.perf_counter() - self.started
+        self.figures["call_peak_mb"] = _status_mb("VmHWM")
+
+
+def receive_upload(archive: Path, directory: Path) -> tuple[Path, int, str]:
+    """What the upload API does while the request body streams in: write it to a
+    temporary file, hashing as it goes. Returns the file, its size and SHA-256."""
+    hasher, size = hashlib.sha256(), 0
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - handed to the ingest
+        dir=directory, prefix="upload-", delete=False
+    )
+    with archive.open("rb") as source, handle:
+        while chunk := source.read(MiB):
+            hasher.update(chunk)
+            handle.write(chunk)
+            size += len(chunk)
+    return Path(handle.name), size, hasher.hexdigest()
+
+
+def _handover(archive: Path, mode: str) -> tuple[Path, dict[str, Any], float]:
+    """The file to ingest, the keyword arguments describing it, and the seconds
+    spent receiving it (``api`` mode) or 0 (``file`` mode)."""
+    from artifacts.archive import FileDigest
+    from artifacts.services.ingest import bundle_ingest
+
+    if mode == "file":
+        return archive, {}, 0.0
+    started = time.perf_counter()
+    upload, size, sha256 = receive_upload(archive, Path(tempfile.gettempdir()))
+    seconds = time.perf_counter() - started
+    accepts = inspect.signature(bundle_ingest).parameters
+    extra: dict[str, Any] = {}
+    if "archive_digest" in accepts:
+        extra["archive_digest"] = FileDigest(size, sha256)
+    if "consume_upload" in accepts:
+        extra["consume_upload"] = True
+    return upload, extra, seconds
+
+
+def _ingest_service(archive: Path, mode: str) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import Organisation
+    from artifacts.services.ingest import bundle_ingest
+    from procurement.models import Rfp
+
+    rfp = Rfp.objects.get(reference=RFP)
+    organisation = Organisation.objects.get(slug=VENDOR)
+    user = get_user_model().objects.get(username=USERNAME)
+    upload, extra, receive_s = _handover(archive, mode)
+    with Measured() as measured:
+        bundle = bundle_ingest(
+            rfp=rfp,
+            organisation=organisation,
+            uploaded_by=user,
+            upload_path=upload,
+            filename=archive.name,
+            **extra,
+        )
+    return {
+        **measured.figures,
+        "receive_seconds": receive_s,
+        "engine": f"bundle_ingest({', '.join(sorted(extra)) or 'path only'})",
+        "status": bundle.status,
+        "problems": bundle.problems,
+        "files": bundle.files.count(),
+    }
+
+
+class _FileSink:
+    """Writes one member to a file, as a storage backend would."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = path.open("wb")
+
+    def write(self, chunk: bytes) -> None:
+        self.handle.write(chunk)
+
+    def finish(self, digest: object) -> None:
+        self.handle.close()
+
+
+def _ingest_core(archive: Path, store: Path) -> dict[str, Any]:
+    from artifacts.manifest import inspect_bundle
+    from artifacts.signatures import SignatureError, sshsig
+    from artifacts.signatures.sshkeys import parse_public_key_line
+
+    key = parse_public_key_line(os.environ["BENCH_PUBLIC_KEY"])
+    store.mkdir(parents=True, exist_ok=True)
+    counter = iter(range(10**9))
+    problems: list[dict[str, Any]] = []
+    with Measured() as measured:
+        inspection = inspect_bundle(
+            archive,
+            rfp=RFP,
+            vendor=VENDOR,
+            sink=lambda member: _FileSink(store / f"{next(counter):08d}"),
+        )
+        try:
+            sshsig.verify(
+                inspection.manifest_bytes or b"",
+                (inspection.signature or b"").decode("ascii", "replace"),
+                public_keys=[key],
+            )
+        except SignatureError as error:
+            problems.append({"code": error.code, "message": error.message})
+    problems += [vars(problem) for problem in inspection.problems]
+    return {
+        **measured.figures,
+        "receive_seconds": 0.0,
+        "engine": "core: inspect_bundle + sshsig.verify + file sink",
+        "status": "rejected" if problems else "accepted",
+        "problems": problems,
+        "files": len(inspection.archive.files),
+    }
+
+
+def _service_exists() -> bool:
+    return importlib.util.find_spec("artifacts.services.ingest") is not None
+
+
+def child(archive: Path) -> int:
+    """Runs in the subprocess: one ingest, one JSON line on stdout."""
+    import django
+
+    django.setup()
+    if os.environ.get("BENCH_ENGINE") == "core" or not _service_exists():
+        report = _ingest_core(archive, Path(os.environ["REPROGATE_VAR_DIR"]) / "core")
+    else:
+        report = _ingest_service(archive, os.environ.get("BENCH_MODE", "api"))
+    print(json.dumps(report, default=str), flush=True)
+    return 0
+
+
+# --- the parent ---------------------------------------------------------------------
+
+
+def sha256_pass(path: Path, repeat: int = 2) -> float:
+    """Seconds for one SHA-256 pass over the file (``hashlib.file_digest``), the
+    best of ``repeat`` passes: the first one pays for warming up."""
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        with path.open("rb") as handle:
+            hashlib.file_digest(handle, "sha256")
+        timings.append(time.perf_counter() - started)
+    return min(timings)
+
+
+def prepare_database() -> int:
+    """In a subprocess: a migrated SQLite database (``DATABASE_URL``) holding what
+    an upload needs: the vendor, its user and signing key, a published RFP."""
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+
+    from accounts.models import Organisation, Role
+    from artifacts.services import signing_key_register
+    from tests.accounts.factories import (
+        MembershipFactory,
+        OrganisationFactory,
+        UserFactory,
+    )
+    from tests.procurement.factories import RfpFactory
+
+    vendor = OrganisationFactory(slug=VENDOR, kind=Organisation.Kind.VENDOR)
+    user = UserFactory(username=USERNAME)
+    MembershipFactory(user=user, organisation=vendor, role=Role.VENDOR)
+    RfpFactory(reference=RFP, published=True, invited=[vendor])
+    signing_key_register(
+        organisation=vendor, public_key_line=os.environ["BENCH_PUBLIC_KEY"], actor=user
+    )
+    return 0
+
+
+def subprocess_env(
+    var_dir: Path, public_key_line: str, engine: str, mode: str = "api"
+) -> dict[str, str]:
+    """Settings for the subprocesses: a throw-away database, local file storage
+    and spool in ``var_dir``."""
+    for folder in ("media", "tmp"):
+        (var_dir / folder).mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        **ENV,
+        "REPROGATE_VAR_DIR": str(var_dir),
+        "DATABASE_URL": f"sqlite:///{var_dir / 'bench.sqlite3'}",
+        "TMPDIR": str(var_dir / "tmp"),  # the spool, beside the storage
+        "BENCH_ENGINE": engine,
+        "BENCH_MODE": mode,
+        "BENCH_PUBLIC_KEY": public_key_line,
+    }
+    env.pop("AWS_STORAGE_BUCKET_NAME", None)  # the local file storage
+    return env
+
+
+class BenchError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    stdout: str
+    peak_rss_mb: float  # ru_maxrss of this one subprocess (os.wait4)
+
+
+def run_python(args: list[str], env: dict[str, str], what: str) -> ChildRun:
+    """Run ``python -m tests.perf.bench_ingest ARGS``; its own peak RSS comes from
+    ``os.wait4``. The parent stays small (it never imports Django): Linux counts
+    the parent's RSS at spawn time into the child's ``ru_maxrss``."""
+    command = [sys.executable, "-m", "tests.perf.bench_ingest", *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if process.returncode != 0:
+        raise BenchError(f"{what} failed ({process.returncode}):\n{stderr[-4000:]}")
+    return ChildRun(stdout, usage.ru_maxrss / 1024)  # KiB on Linux
+
+
+def run_ingest(archive: Path, env: dict[str, str]) -> tuple[dict[str, Any], float]:
+    """The ingest subprocess's report and its peak RSS in MB."""
+    run = run_python(["--child", str(archive)], env, "the ingest subprocess")
+    last = run.stdout.strip().splitlines()[-1:] or ["{}"]
+    report = json.loads(last[0])
+    return report, max(run.peak_rss_mb, float(report["setup_peak_mb"]))
+
+
+def _mib_s(size: int, seconds: float) -> float:
+    return size / MiB / seconds if seconds > 0 else float("inf")
+
+
+def _mb(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def _row(label: str, seconds: float, size: int) -> str:
+    return f"{label:<40}{seconds:>10.2f}{_mib_s(size, seconds):>10.1f}"
+
+
+def table(
+    bundle: BenchBundle, hash_s: float, report: dict[str, Any], peak_mb: float
+) -> str:
+    ingest_s, receive_s = float(report["seconds"]), float(report["receive_seconds"])
+    rows = [
+        f"bundle: {bundle.format}, {bundle.size:,} bytes "
+        f"({bundle.size / MiB:,.1f} MiB), {bundle.files:,} files",
+        f"ingest: {report['engine']}, {report['files']} files recorded, "
+        f"status {report['status']}",
+        "",
+        f"{'measure':<40}{'seconds':>10}{'MiB/s':>10}",
+        _row("sha256 pass over the archive (best of 2)", hash_s, bundle.size),
+        _row("ingest call (subprocess, wall time)", ingest_s, bundle.size),
+        f"{'throughput ratio ingest / sha256':<40}{hash_s / ingest_s:>20.2f}"
+        f"   target >= {RATIO_TARGET}",
+    ]
+    if receive_s:
+        total = receive_s + ingest_s
+        rows += [
+            _row("  upload received before (copy + hash)", receive_s, bundle.size),
+            f"{'  ratio (receive + ingest) / sha256':<40}{hash_s / total:>20.2f}",
+        ]
+    rows += [
+        f"{'peak RSS of the ingest process (MB)':<40}{peak_mb:>20.1f}"
+        f"   target < {RSS_TARGET_MB}",
+        f"{'  RSS when the call started (MB)':<40}"
+        f"{_mb(report.get('rss_at_start_mb')):>20}   Python, Django, DB connection",
+        f"{'  peak RSS during the call (MB)':<40}{_mb(report.get('call_peak_mb')):>20}",
+    ]
+    return "\n".join(rows)
+
+
+@contextmanager
+def work_dir(keep: Path | None, parent: Path | None) -> Iterator[Path]:
+    """``keep``: this folder, left in place; else a temporary folder (in
+    ``parent`` if given), removed at the end."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    path = Path(tempfile.mkdtemp(prefix="reprogate-bench-", dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def bench(args: argparse.Namespace) -> int:
+    with work_dir(args.work_dir, args.tmp_dir) as work:
+        started = time.perf_counter()
+        bundle = make_bundle(
+            work, total_bytes=args.size, fmt=args.format, small_files=args.small_files
+        )
+        print(f"built the bundle in {time.perf_counter() - started:.1f} s", flush=True)
+        hash_s = sha256_pass(bundle.path)
+        env = subprocess_env(
+            work / "var", bundle.public_key_line, args.engine, args.mode
+        )
+        run_python(["--prepare"], env, "preparing the database")
+        report, peak_mb = run_ingest(bundle.path, env)
+        print(table(bundle, hash_s, report, peak_mb))
+        if report.get("status") != "accepted":
+            print(json.dumps(report.get("problems"), indent=2)[:4000], file=sys.stderr)
+            print("error: the benchmark bundle was not accepted", file=sys.stderr)
+            return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.perf.bench_ingest",
+        description="Ingest throughput vs one SHA-256 pass, and peak RSS.",
+    )
+    parser.add_argument("--size", type=parse_size, default=parse_size("100MiB"))
+    parser.add_argument("--format", choices=("tgz", "tar"), default="tgz")
+    parser.add_argument("--small-files", type=int, default=SMALL_FILES)
+    parser.add_argument(
+        "--engine",
+        choices=("service", "core"),
+        default="service",
+        help="service: bundle_ingest (default); core: inspect_bundle + sshsig.verify "
+        "+ a file sink, the verification alone",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("api", "file"),
+        default="api",
+        help="api (default): receive the archive as the upload API does (copy to a "
+        "temporary file while hashing, timed apart), then ingest it with its digest, "
+        "letting storage take the file over; file: ingest the archive file as it "
+        "is (the service hashes it and copies it into storage)",
+    )
+    parser.add_argument(
+        "--tmp-dir",
+        type=Path,
+        default=None,
+        help="make the temporary work folder (bundle, database, storage, spool) "
+        "here, e.g. /dev/shm to leave the disk out",
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, default=None, help="work in this folder and keep it"
+    )
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.prepare:
+        return prepare_database()
+    if args.child is not None:
+        return child(args.child)
+    try:
+        return bench(args)
+    except BenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

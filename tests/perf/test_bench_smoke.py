@@ -1,0 +1,33 @@
+"""The ingest benchmark runs end to end at a small size. It proves the script
+works; it asserts nothing about timing (figures: tests/perf/README.md)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("mode", ["api", "file"])
+def test_bench_ingest_prints_its_figures_and_exits_0(mode: str) -> None:
+    command = [sys.executable, "-m", "tests.perf.bench_ingest", "--size", "16MiB"]
+
+    done = subprocess.run(
+        [*command, "--small-files", "100", "--mode", mode],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "status accepted" in done.stdout
+    assert re.search(r"sha256 pass over the archive.*\d+\.\d+\s*$", done.stdout, re.M)
+    assert re.search(r"throughput ratio ingest / sha256\s+\d+\.\d\d", done.stdout)
+    assert re.search(r"peak RSS of the ingest process \(MB\)\s+\d+\.\d", done.stdout)
