@@ -113,3 +113,15 @@ def test_check_deploy_passes_with_a_production_environment(
 
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_makemigrations_check_runs_without_a_secret_key(
+    base_env: dict[str, str],
+) -> None:
+    env = {k: v for k, v in base_env.items() if k != "DJANGO_SECRET_KEY"}
+    env["DJANGO_DEBUG"] = "False"
+
+    result = manage(env, "makemigrations", "--check", "--dry-run")
+
+    assert result.returncode == 0, result.stderr
+    assert "No changes detected" in result.stdout
