@@ -8,8 +8,10 @@
 - ``BUNDLE_SPOOL_DIR`` (``FILE_UPLOAD_TEMP_DIR``, else the system's temporary
   directory): where a bundle's files wait for the verdict. On the same file
   system as ``MEDIA_ROOT``, accepted files are renamed into storage, not copied;
-- ``BUNDLE_STORAGE_THREADS`` (4): blobs of one bundle written to storage at
-  once (S3 round trips, file creation);
+- ``BUNDLE_STORAGE_THREADS`` (1 for local file storage, else 4): blobs of one
+  bundle written to storage at once. Threads hide S3 round trips; on local
+  files they only contend for the GIL (measured: 2,000 small blobs took 0.3 s
+  with one thread, 0.6-0.7 s with four);
 - ``BUNDLE_ENVIRONMENT_MAX_BYTES`` (1 MiB): the largest environment manifest read
   for the completeness report.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import Final
 
 from django.conf import settings
+from django.core.files.storage import FileSystemStorage, default_storage
 
 from artifacts.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
 
@@ -67,4 +70,7 @@ def bundle_environment_max_bytes() -> int:
 
 
 def bundle_storage_threads() -> int:
-    return max(1, int(_setting("BUNDLE_STORAGE_THREADS", 4)))
+    configured = getattr(settings, "BUNDLE_STORAGE_THREADS", None)
+    if configured is None:
+        return 1 if isinstance(default_storage, FileSystemStorage) else 4
+    return max(1, int(configured))

@@ -8,11 +8,21 @@ overlaps with reading, inflating and hashing the archive (measured: +20 % on a
 1 GiB tar with two cores). ``Spool.flush()`` waits for every write and raises
 the first write error; ``close()`` deletes everything.
 
+Large files are written with direct I/O (``O_DIRECT``) where the file system
+allows it: they are escrow blobs that nobody reads soon, so they should not
+evict the page cache, and writing them costs no page-cache allocation (on the
+development VM, buffered writes into fresh page cache ran at 0.4-0.5 GB/s, direct
+writes at about 2 GB/s). Elsewhere (tmpfs, macOS) they are written normally.
+
 No Django here.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import mmap
+import os
 import queue
 import shutil
 import tempfile
@@ -28,6 +38,8 @@ from artifacts.archive import FileDigest, Member
 SMALL_FILE: Final = 64 * 1024  # files up to this size wait in memory ...
 MEMORY_BUDGET: Final = 32 * 1024 * 1024  # ... while they add up to less than this
 QUEUE_CHUNKS: Final = 8  # chunks (≤ 1 MiB each) waiting for the writer thread
+DIRECT_BLOCK: Final = 4096  # direct I/O writes whole blocks from aligned memory
+DIRECT_BUFFER: Final = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,78 @@ class Spooled:
             return self.data
         assert self.path is not None  # noqa: S101 - one of the two is set
         return self.path.read_bytes()
+
+
+class DirectFile:
+    """A new file written with ``O_DIRECT``: bytes gather in a page-aligned
+    buffer (``mmap``) and go out in whole blocks; the tail that is not a whole
+    block is written after switching direct I/O off. Write from one thread."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = mmap.mmap(-1, DIRECT_BUFFER)
+        self._view = memoryview(self._buffer)
+        self._fill = 0
+        self._direct_refused = False
+        self.closed = False
+
+    @classmethod
+    def create(cls, path: Path) -> DirectFile | None:
+        """The new file, or None where direct I/O is refused (the caller then
+        writes it normally)."""
+        flag = getattr(os, "O_DIRECT", 0)
+        if not flag:
+            return None
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag, 0o600)
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                raise
+            return None
+        return cls(fd)
+
+    def _buffered(self) -> None:
+        flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, flags & ~os.O_DIRECT)
+
+    def _out(self, view: memoryview) -> None:
+        while view:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except OSError as error:  # a file system that opened but won't write
+                if error.errno != errno.EINVAL or self._direct_refused:
+                    raise
+                self._direct_refused = True
+                self._buffered()
+
+    def write(self, data: bytes) -> int:
+        source, size = memoryview(data), len(data)
+        while source:
+            room = DIRECT_BUFFER - self._fill
+            piece = source[:room]
+            self._view[self._fill : self._fill + len(piece)] = piece
+            self._fill += len(piece)
+            source = source[len(piece) :]
+            if self._fill == DIRECT_BUFFER:
+                self._out(self._view)
+                self._fill = 0
+        return size
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            whole = self._fill - self._fill % DIRECT_BLOCK
+            if whole:
+                self._out(self._view[:whole])
+            if self._fill > whole:
+                self._buffered()
+                self._out(self._view[whole : self._fill])
+        finally:
+            os.close(self.fd)
+            self._view.release()
+            self._buffer.close()
 
 
 class _Writer:
@@ -90,15 +174,19 @@ class Spool:
         skip: frozenset[str] = frozenset(),
         small_file: int = SMALL_FILE,
         memory_budget: int = MEMORY_BUDGET,
+        direct_io: bool = True,
     ) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="bundle-", dir=directory))
         self.files: dict[str, Spooled] = {}
         self.skip = skip  # members nobody needs from the spool
         self.small_file = small_file
         self.memory_left = memory_budget
+        self.direct_io = direct_io  # large files with O_DIRECT where allowed
         self._count = 0
         self._writer: _Writer | None = None
-        self._open: set[BinaryIO] = set()  # closed by the writer, or by close()
+        self._open: set[BinaryIO | DirectFile] = (
+            set()
+        )  # closed by the writer or close()
 
     def __enter__(self) -> Spool:
         return self
@@ -116,10 +204,14 @@ class Spool:
             return None
         return SpoolSink(self, member)
 
-    def new_file(self) -> tuple[Path, BinaryIO]:
+    def new_file(self) -> tuple[Path, BinaryIO | DirectFile]:
         self._count += 1
         path = self.directory / f"{self._count:07d}"
-        handle = open(path, "wb")  # noqa: SIM115 - closed through the writer
+        handle: BinaryIO | DirectFile | None = None
+        if self.direct_io:
+            handle = DirectFile.create(path)
+        if handle is None:
+            handle = open(path, "xb")  # noqa: SIM115 - closed through the writer
         self._open.add(handle)
         return path, handle
 
@@ -152,7 +244,7 @@ class SpoolSink:
         self.spool, self.name, self.size = spool, member.name, 0
         self.chunks: list[bytes] | None = None
         self.path: Path | None = None
-        self.handle: BinaryIO | None = None
+        self.handle: BinaryIO | DirectFile | None = None
         if member.size <= min(spool.small_file, spool.memory_left):
             self.chunks = []
         else:

@@ -1,6 +1,6 @@
 """Content-addressed blobs in Django's default storage.
 
-A blob's key derives from its SHA-256 only (``blobs/ab/cd/<sha256>``), never from
+A blob's key derives from its SHA-256 only (``blobs/ab/<sha256>``), never from
 a name a vendor chose (python-tuf CVE-2021-41131: names used as paths). Only the
 storage API is used (``exists``, ``size``, ``save``, ``open``, ``delete``), so the
 same code runs on local files, ``InMemoryStorage`` and S3 (django-storages).
@@ -38,10 +38,12 @@ QUERY_BATCH: Final = 500  # digests per query (SQLite's parameter limit)
 
 
 def blob_key(sha256: str) -> str:
-    """``blobs/ab/cd/abcd…``: the only place a blob may be stored."""
+    """``blobs/ab/abcd…``: the only place a blob may be stored. One level of
+    256 folders, as git and the OCI registry do: a fresh store makes 256 folders,
+    not one per blob, and ext4/XFS index large folders."""
     if not SHA256_HEX.fullmatch(sha256):
         raise ValueError(f"not a lowercase SHA-256 hex digest: {sha256[:80]!r}")
-    return f"{BLOB_PREFIX}/{sha256[:2]}/{sha256[2:4]}/{sha256}"
+    return f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
 
 
 class _SpooledFile(File):

@@ -160,7 +160,7 @@ if AWS_STORAGE_BUCKET_NAME:
     }
 else:
     _default_storage = {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
         "OPTIONS": {"location": MEDIA_ROOT},
     }
 STORAGES = {

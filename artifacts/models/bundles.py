@@ -14,7 +14,7 @@ from artifacts.models.keys import SigningKey
 class Blob(models.Model):
     """Content-addressed bytes in the default storage, deduplicated by SHA-256.
 
-    The storage key derives from the digest only (``blobs/ab/cd/<sha256>``), never
+    The storage key derives from the digest only (``blobs/ab/<sha256>``), never
     from a vendor-supplied name."""
 
     sha256 = models.CharField(max_length=64, unique=True)

@@ -145,6 +145,21 @@ def _handover(archive: Path, mode: str) -> tuple[Path, dict[str, Any], float]:
     return upload, extra, seconds
 
 
+@contextmanager
+def _profiled(path: str | None) -> Iterator[None]:
+    """Profile the block with cProfile into ``path`` (if given): where the time
+    goes, for ``--profile``. Profiling slows the call; its figures are not the
+    benchmark's."""
+    if not path:
+        yield
+        return
+    import cProfile
+
+    with cProfile.Profile() as profile:
+        yield
+    profile.dump_stats(path)
+
+
 def _ingest_service(archive: Path, mode: str) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
@@ -156,7 +171,7 @@ def _ingest_service(archive: Path, mode: str) -> dict[str, Any]:
     organisation = Organisation.objects.get(slug=VENDOR)
     user = get_user_model().objects.get(username=USERNAME)
     upload, extra, receive_s = _handover(archive, mode)
-    with Measured() as measured:
+    with Measured() as measured, _profiled(os.environ.get("BENCH_PROFILE")):
         bundle = bundle_ingest(
             rfp=rfp,
             organisation=organisation,
@@ -284,7 +299,11 @@ def prepare_database() -> int:
 
 
 def subprocess_env(
-    var_dir: Path, public_key_line: str, engine: str, mode: str = "api"
+    var_dir: Path,
+    public_key_line: str,
+    engine: str,
+    mode: str = "api",
+    profile: Path | None = None,
 ) -> dict[str, str]:
     """Settings for the subprocesses: a throw-away database, local file storage
     and spool in ``var_dir``."""
@@ -299,6 +318,7 @@ def subprocess_env(
         "BENCH_ENGINE": engine,
         "BENCH_MODE": mode,
         "BENCH_PUBLIC_KEY": public_key_line,
+        "BENCH_PROFILE": str(profile or ""),
     }
     env.pop("AWS_STORAGE_BUCKET_NAME", None)  # the local file storage
     return env
@@ -407,7 +427,7 @@ def bench(args: argparse.Namespace) -> int:
         print(f"built the bundle in {time.perf_counter() - started:.1f} s", flush=True)
         hash_s = sha256_pass(bundle.path)
         env = subprocess_env(
-            work / "var", bundle.public_key_line, args.engine, args.mode
+            work / "var", bundle.public_key_line, args.engine, args.mode, args.profile
         )
         run_python(["--prepare"], env, "preparing the database")
         report, peak_mb = run_ingest(bundle.path, env)
@@ -452,6 +472,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--work-dir", type=Path, default=None, help="work in this folder and keep it"
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write a cProfile of the ingest call here (pstats format; slows it)",
     )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)

@@ -52,7 +52,7 @@ def test_blob_put_stores_the_bytes_under_the_content_key(
 
     blob = blob_put_from_file(path, digest, 15)
 
-    assert s3_storage.object_keys() == [f"blobs/{digest[:2]}/{digest[2:4]}/{digest}"]
+    assert s3_storage.object_keys() == [f"blobs/{digest[:2]}/{digest}"]
     assert s3_storage.read(blob.storage_key) == b"fio trace bytes"
 
 
