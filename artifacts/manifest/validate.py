@@ -1,277 +1,42 @@
-"""``manifest.json`` of a bundle (schema ``reprogate.bundle/v1``, DESIGN §3):
-strict parsing, validation with every problem named by its path
-(``files[3].sha256``), the typed result, and the checks of a manifest against
-the archive it came in (``inspect_bundle``) and against where it was uploaded.
-
-Decisions:
-- Bytes must be UTF-8; a byte-order mark is refused (``manifest_bom``): RFC 8259
-  forbids sending one, other JSON readers (Go, jq) refuse it, and the signed bytes
-  should have one form.
-- Duplicate keys in any object are refused (readers disagree on which wins), as
-  are ``NaN``/``Infinity``, unpaired surrogate escapes and numbers that overflow.
-- Unknown keys are refused at every level unless they start with ``x-``
-  (extensions; top-level ones are kept in ``Manifest.extensions``).
-- ``claims`` is optional (default empty); ``harness`` needs at least one output
-  and one scenario; scenario names are short slugs (``cold-c32``).
-- ``created`` is RFC 3339 in UTC (``Z`` or ``+00:00``), fractions allowed.
-- A manifest with problems yields no ``Manifest``; ``ManifestResult.files`` still
-  holds every file entry that is valid on its own, so the archive can be compared
-  with it and the report lists every problem at once.
-
-No Django here: the ``reprogate`` CLI and the offline verifier import this module.
-"""
+"""Validation of a decoded manifest against ``reprogate.bundle/v1``, every
+problem named by its path (``files[3].sha256``); ``parse_manifest``. No Django."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from artifacts.archive import (
-    DEFAULT_LIMITS,
-    ArchiveDigest,
-    ArchiveLimits,
-    Member,
-    MemberSink,
-    digest_archive,
     fold_name,
     path_problems,
 )
-from artifacts.problems import BundleProblem, ProblemList
-
-SCHEMA_ID: Final = "reprogate.bundle/v1"
-MANIFEST_NAME: Final = "manifest.json"
-SIGNATURE_NAME: Final = "manifest.json.sig"
-DSSE_NAME: Final = "manifest.json.dsse"
-RESERVED_PATHS: Final = frozenset({MANIFEST_NAME, SIGNATURE_NAME, DSSE_NAME})
-MAX_MANIFEST_BYTES: Final = 16 * 1024 * 1024
-MAX_SIGNATURE_BYTES: Final = 64 * 1024
-MAX_DSSE_BYTES: Final = 32 * 1024 * 1024
-MAX_FILES: Final = 100_000
-MAX_ITEMS: Final = 1_000  # outputs, scenarios, claims
-KINDS: Final = (
-    "workload",
-    "environment",
-    "harness",
-    "trace",
-    "cost_model",
-    "report",
-    "other",
+from artifacts.manifest.decode import _at, _check_json, _decode, _show
+from artifacts.manifest.schema import (
+    CACHES,
+    CREATED_RE,
+    KINDS,
+    MAX_FILES,
+    MAX_ITEMS,
+    METRIC_RE,
+    PARSERS,
+    RESERVED_PATHS,
+    SCENARIO_RE,
+    SCHEMA_ID,
+    SHA256_RE,
+    STATS,
+    Claim,
+    Harness,
+    HarnessOutput,
+    Manifest,
+    ManifestFile,
+    ManifestResult,
+    Scenario,
 )
-PARSERS: Final = (
-    "fio-json",
-    "vllm-bench",
-    "mlperf-loadgen",
-    "mlperf-storage",
-    "reprogate-metrics",
-)
-CACHES: Final = ("cold", "warm")
-STATS: Final = (
-    "mean",
-    "max",
-    "min",
-    "p50",
-    "p90",
-    "p95",
-    "p99",
-    "p99.5",
-    "p99.9",
-    "p99.99",
-)
-SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
-METRIC_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
-SCENARIO_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-CREATED_RE: Final = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|\+00:00)"
-)
-
-
-@dataclass(frozen=True)
-class ManifestFile:
-    path: str
-    sha256: str
-    size: int
-    kind: str
-
-
-@dataclass(frozen=True)
-class HarnessOutput:
-    path: str
-    parser: str
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    cache: str
-    concurrency: int
-    batch_size: int
-    duration_s: float
-
-
-@dataclass(frozen=True)
-class Harness:
-    entrypoint: str
-    outputs: tuple[HarnessOutput, ...]
-    scenarios: tuple[Scenario, ...]
-
-
-@dataclass(frozen=True)
-class Claim:
-    metric: str
-    stat: str
-    scenario: str
-    value: float
-    unit: str
-
-
-@dataclass(frozen=True)
-class Manifest:
-    schema: str
-    rfp: str
-    vendor: str
-    created: datetime
-    files: tuple[ManifestFile, ...]
-    harness: Harness
-    claims: tuple[Claim, ...]
-    extensions: Mapping[str, Any] = field(default_factory=dict)
-
-    def file(self, path: str) -> ManifestFile | None:
-        return next((item for item in self.files if item.path == path), None)
-
-
-@dataclass(frozen=True)
-class ManifestResult:
-    """``manifest`` is set only when there are no problems. ``files`` are the
-    file entries valid on their own; ``mentioned_paths`` every string given as a
-    ``files[].path`` (valid or not), so such a file is not also 'unlisted'."""
-
-    manifest: Manifest | None
-    problems: tuple[BundleProblem, ...]
-    files: tuple[ManifestFile, ...] = ()
-    mentioned_paths: frozenset[str] = frozenset()
-    rfp: str | None = None
-    vendor: str | None = None
-    files_known: bool = False  # ``files`` was a list: the listing can be checked
-
-    @property
-    def ok(self) -> bool:
-        return self.manifest is not None
-
-
-# --- decoding ---------------------------------------------------------------------
-
-
-class _Object(dict[str, Any]):
-    """A JSON object that remembers keys given more than once."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        repeated: list[str] = []
-        for key, _ in pairs:
-            if key in seen:
-                repeated.append(key)
-            seen.add(key)
-        obj.duplicates = tuple(repeated)
-    return obj
-
-
-def _constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _decode(data: bytes, problems: ProblemList) -> Any:
-    if len(data) > MAX_MANIFEST_BYTES:
-        problems.add(
-            "manifest_too_large",
-            f"It has {len(data)} bytes; at most {MAX_MANIFEST_BYTES}.",
-        )
-        return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        problems.add(
-            "manifest_bom", "It starts with a UTF-8 byte-order mark (EF BB BF)."
-        )
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        problems.add("manifest_not_utf8", f"Byte {error.start} is not valid UTF-8.")
-        return None
-    try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
-    except json.JSONDecodeError as error:
-        problems.add(
-            "manifest_invalid_json",
-            f"{error.msg} (line {error.lineno}, column {error.colno}).",
-        )
-    except (ValueError, RecursionError) as error:
-        problems.add(
-            "manifest_invalid_json", f"It cannot be read as JSON ({str(error)[:100]})."
-        )
-    return None
-
-
-def _walk(value: Any) -> Iterator[tuple[str, Any]]:
-    """Every value with its path, depth-first, without recursion."""
-    stack: list[tuple[str, Any]] = [("", value)]
-    while stack:
-        path, item = stack.pop()
-        yield path, item
-        if isinstance(item, dict):
-            stack.extend(
-                (_at(path, key), child) for key, child in reversed(item.items())
-            )
-        elif isinstance(item, list):
-            stack.extend(
-                (f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item)))
-            )
-
-
-def _check_json(value: Any, problems: ProblemList) -> None:
-    for path, item in _walk(value):
-        if isinstance(item, _Object):
-            for key in item.duplicates:
-                problems.add(
-                    "manifest_duplicate_key",
-                    "The key appears more than once.",
-                    _at(path, key),
-                )
-        strings = [item, *item.keys()] if isinstance(item, dict) else [item]
-        for text in strings:
-            if isinstance(text, str) and _has_surrogate(text):
-                problems.add(
-                    "manifest_invalid_json",
-                    "A string holds an unpaired surrogate escape.",
-                    path or None,
-                )
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _at(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= 60 else text[:59] + "…"
-
+from artifacts.problems import ProblemList
 
 # --- validation -------------------------------------------------------------------
 
@@ -650,153 +415,3 @@ def parse_manifest(data: bytes) -> ManifestResult:
         vendor=parts.vendor,
         files_known=parts.files.known,
     )
-
-
-# --- against the archive and the upload ---------------------------------------------
-
-
-def listing_problems(
-    result: ManifestResult, digest: ArchiveDigest
-) -> list[BundleProblem]:
-    """Listed files that are missing or differ; archive files not listed.
-    Members the archive layer already refused are not reported again."""
-    problems = ProblemList()
-    if not result.files_known:
-        return []
-    for listed in result.files:
-        found = digest.files.get(listed.path)
-        if found is None:
-            if listed.path not in digest.rejected:
-                problems.add(
-                    "file_missing",
-                    "The manifest lists this file; the archive lacks it.",
-                    listed.path,
-                )
-            continue
-        if found.size != listed.size:
-            problems.add(
-                "size_mismatch",
-                f"The file has {found.size} bytes; the manifest says {listed.size}.",
-                listed.path,
-            )
-        if found.sha256 != listed.sha256:
-            problems.add(
-                "digest_mismatch",
-                f"The file's SHA-256 is {found.sha256}; "
-                f"the manifest says {listed.sha256}.",
-                listed.path,
-            )
-    for name in digest.files:
-        if name not in RESERVED_PATHS and name not in result.mentioned_paths:
-            problems.add(
-                "file_unlisted",
-                "The archive holds this file; the manifest does not list it.",
-                name,
-            )
-    return problems.as_list()
-
-
-def context_problems(
-    result: ManifestResult, *, rfp: str | None = None, vendor: str | None = None
-) -> list[BundleProblem]:
-    """The manifest's ``rfp``/``vendor`` against where the bundle was uploaded."""
-    problems = ProblemList()
-    if rfp is not None and result.rfp is not None and result.rfp != rfp:
-        problems.add(
-            "rfp_mismatch",
-            f"The manifest is for RFP {result.rfp!r}; it was uploaded to {rfp!r}.",
-            "rfp",
-        )
-    if vendor is not None and result.vendor is not None and result.vendor != vendor:
-        problems.add(
-            "vendor_mismatch",
-            f"The manifest names vendor {result.vendor!r}; the uploader is {vendor!r}.",
-            "vendor",
-        )
-    return problems.as_list()
-
-
-@dataclass(frozen=True)
-class BundleInspection:
-    """Everything checkable without keys. The caller verifies ``signature`` or
-    ``dsse`` over ``manifest_bytes`` and adds its own problems."""
-
-    archive: ArchiveDigest
-    manifest_bytes: bytes | None
-    signature: bytes | None
-    dsse: bytes | None
-    result: ManifestResult | None
-    problems: tuple[BundleProblem, ...]
-
-    @property
-    def manifest(self) -> Manifest | None:
-        return self.result.manifest if self.result else None
-
-
-KEEP: Final[Mapping[str, int]] = {
-    MANIFEST_NAME: MAX_MANIFEST_BYTES,
-    SIGNATURE_NAME: MAX_SIGNATURE_BYTES,
-    DSSE_NAME: MAX_DSSE_BYTES,
-}
-
-
-def inspect_bundle(
-    path: str | os.PathLike[str],
-    limits: ArchiveLimits = DEFAULT_LIMITS,
-    *,
-    rfp: str | None = None,
-    vendor: str | None = None,
-    sink: Callable[[Member], MemberSink | None] | None = None,
-) -> BundleInspection:
-    """One pass over the archive, then the manifest, its listing and the upload
-    context. Problems that depend on the whole archive (missing manifest, missing
-    or extra files) are reported only if the archive could be read to its end."""
-    digest = digest_archive(path, limits, keep=KEEP, sink=sink)
-    problems = ProblemList()
-    problems.extend(digest.problems)
-    manifest_bytes = digest.kept.get(MANIFEST_NAME)
-    result = parse_manifest(manifest_bytes) if manifest_bytes is not None else None
-    _presence_problems(digest, problems)
-    if result is not None:
-        problems.extend(result.problems)
-        if digest.complete:
-            problems.extend(listing_problems(result, digest))
-        problems.extend(context_problems(result, rfp=rfp, vendor=vendor))
-    return BundleInspection(
-        digest,
-        manifest_bytes,
-        digest.kept.get(SIGNATURE_NAME),
-        digest.kept.get(DSSE_NAME),
-        result,
-        tuple(problems),
-    )
-
-
-def _presence_problems(digest: ArchiveDigest, problems: ProblemList) -> None:
-    if MANIFEST_NAME in digest.oversized:
-        problems.add(
-            "manifest_too_large",
-            f"manifest.json exceeds {MAX_MANIFEST_BYTES} bytes.",
-            MANIFEST_NAME,
-        )
-    if SIGNATURE_NAME in digest.oversized or DSSE_NAME in digest.oversized:
-        problems.add(
-            "signature_too_large", "The signature file is too large to be one."
-        )
-    if not digest.complete:
-        return
-    present = digest.files.keys() | digest.rejected
-    if MANIFEST_NAME not in present:
-        nested = sorted(name for name in present if name.endswith("/" + MANIFEST_NAME))
-        hint = (
-            f" (found {nested[0]!r}: archive the folder's contents, not the folder)"
-            if nested
-            else ""
-        )
-        problems.add(
-            "manifest_missing", f"There is no manifest.json at the bundle root{hint}."
-        )
-    if not present & {SIGNATURE_NAME, DSSE_NAME}:
-        problems.add(
-            "signature_missing", "There is no manifest.json.sig or manifest.json.dsse."
-        )
