@@ -1,16 +1,12 @@
-"""Signing keys API: list and register the caller's organisation's keys, revoke
-one, export them as an ``ssh-keygen`` allowed_signers file. Bundles API: upload a
-bundle to an RFP, list an RFP's bundles, one bundle's detail, its download.
+"""Bundles API: upload a bundle to an RFP, list an RFP's bundles, one bundle's
+detail, its download.
 
-Keys of organisations the caller does not manage answer 404; callers who manage
-no vendor organisation (the buyer side, labs, auditors) get 403. Bundles are
-sealed like bids (``artifacts.selectors.bundle_list_visible_to``): 404 for any
-bundle the caller may not see."""
+Bundles are sealed like bids (``artifacts.selectors.bundle_list_visible_to``):
+404 for any bundle the caller may not see."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import uuid
 from typing import Any
@@ -22,12 +18,11 @@ from django.core.files.uploadhandler import (
     StopUpload,
     TemporaryFileUploadHandler,
 )
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest
 from django.template.defaultfilters import filesizeformat
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -35,13 +30,11 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
-from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
-from accounts.models import Organisation
 from artifacts.archive import FileDigest
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.models import Bundle
@@ -49,20 +42,12 @@ from artifacts.selectors import (
     bundle_file_list,
     bundle_get_visible,
     bundle_list_visible_for_rfp,
-    key_organisation_list_for,
-    signing_key_list_visible_to,
 )
 from artifacts.services.ingest import (
     BundleStorageError,
     bundle_ingest,
     bundle_refuse_upload,
 )
-from artifacts.services.keys import (
-    allowed_signers_text,
-    signing_key_register,
-    signing_key_revoke,
-)
-from artifacts.signatures.sshkeys import MAX_KEY_LINE
 from artifacts.storage import blob_open
 from procurement.permissions import bidding_organisation
 from procurement.views.common import rfp_for_request
@@ -70,132 +55,6 @@ from procurement.views.common import rfp_for_request
 logger = logging.getLogger(__name__)
 
 
-class SigningKeyOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "SigningKey"
-
-    id = serializers.UUIDField(source="public_id")
-    organisation = serializers.CharField(source="organisation.slug")
-    fingerprint = serializers.CharField(help_text="SHA256:…, as ssh-keygen -l prints.")
-    key_type = serializers.CharField()
-    comment = serializers.CharField()
-    valid_from = serializers.DateTimeField()
-    valid_until = serializers.DateTimeField(allow_null=True)
-    revoked_at = serializers.DateTimeField(allow_null=True)
-
-
-ORGANISATION_PARAMETER = OpenApiParameter(
-    "organisation", str, description="Vendor slug; needed only if you manage several."
-)
-
-
-def _organisation_for(user: Any, slug: str | None) -> Organisation:
-    """The vendor organisation to act for: 403 if none, 400 if ambiguous."""
-    organisations = list(key_organisation_list_for(user))
-    if not organisations:
-        raise PermissionDenied
-    if slug:
-        organisations = [o for o in organisations if o.slug == slug]
-        if not organisations:
-            raise Http404
-    if len(organisations) > 1:
-        raise serializers.ValidationError(
-            {"organisation": "You manage several vendors; name one by its slug."}
-        )
-    return organisations[0]
-
-
-class SigningKeyListApi(APIView):
-    """Your vendor organisation's signing keys (GET); register one (POST)."""
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "SigningKeyRegisterInput"
-
-        public_key = serializers.CharField(
-            max_length=MAX_KEY_LINE, help_text="One OpenSSH public key line (.pub)."
-        )
-        valid_until = serializers.DateTimeField(required=False, allow_null=True)
-        organisation = serializers.SlugField(required=False)
-
-    @extend_schema(
-        operation_id="signing_key_list",
-        responses={200: SigningKeyOutputSerializer(many=True)},
-    )
-    def get(self, request: Request) -> Response:
-        if not key_organisation_list_for(request.user).exists():
-            raise PermissionDenied
-        keys = signing_key_list_visible_to(request.user)
-        return Response(SigningKeyOutputSerializer(keys, many=True).data)
-
-    @extend_schema(
-        operation_id="signing_key_register",
-        request=InputSerializer,
-        responses={201: SigningKeyOutputSerializer},
-    )
-    def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        key = signing_key_register(
-            organisation=_organisation_for(request.user, fields.get("organisation")),
-            public_key_line=fields["public_key"],
-            valid_until=fields.get("valid_until"),
-            actor=request.user,
-        )
-        output = SigningKeyOutputSerializer(key).data
-        return Response(output, status=status.HTTP_201_CREATED)
-
-
-class SigningKeyRevokeApi(APIView):
-    """Revoke a key: it verifies no upload from now on (409 if already revoked)."""
-
-    @extend_schema(
-        operation_id="signing_key_revoke",
-        request=None,
-        responses={200: SigningKeyOutputSerializer},
-    )
-    def post(self, request: Request, key_id: uuid.UUID) -> Response:
-        if not key_organisation_list_for(request.user).exists():
-            raise PermissionDenied
-        found = signing_key_list_visible_to(request.user).filter(public_id=key_id)
-        if not found.exists():
-            raise Http404
-        key = signing_key_revoke(key=found.get(), actor=request.user)
-        return Response(SigningKeyOutputSerializer(key).data)
-
-
-class PlainTextRenderer(BaseRenderer):
-    media_type = "text/plain"
-    format = "txt"
-    charset = "utf-8"
-
-    def render(self, data: Any, accepted_media_type: Any = None, context: Any = None):
-        return data if isinstance(data, str) else json.dumps(data)
-
-
-class AllowedSignersApi(APIView):
-    """Your organisation's unrevoked keys as an ssh-keygen allowed_signers file
-    (principal = the organisation's slug, namespace reprogate-bundle)."""
-
-    renderer_classes = [JSONRenderer, PlainTextRenderer]
-
-    @extend_schema(
-        operation_id="signing_key_allowed_signers",
-        parameters=[ORGANISATION_PARAMETER],
-        responses={(200, "text/plain"): OpenApiTypes.STR},
-    )
-    def get(self, request: Request) -> HttpResponse:
-        slug = request.query_params.get("organisation")
-        organisation = _organisation_for(request.user, slug)
-        return HttpResponse(
-            allowed_signers_text(organisation),
-            content_type="text/plain; charset=utf-8",
-            headers={"Content-Disposition": 'inline; filename="allowed_signers"'},
-        )
-
-
-# --- bundles --------------------------------------------------------------------------
 # Status codes of an upload: 201 accepted; 422 ``bundle_rejected`` when the request
 # was fine but the bundle failed verification (the rejection is recorded, its ``id``
 # is in the body); 400 for a bad request (no ``file`` field, RFP closed, deadline
@@ -466,25 +325,3 @@ class BundleDownloadApi(APIView):
             filename=bundle_download_name(bundle),
             content_type="application/octet-stream",
         )
-
-
-urlpatterns = [
-    path("signing-keys/", SigningKeyListApi.as_view(), name="signing-key-list"),
-    path(
-        "signing-keys/<uuid:key_id>/revoke/",
-        SigningKeyRevokeApi.as_view(),
-        name="signing-key-revoke",
-    ),
-    path(
-        "signing-keys/allowed_signers",
-        AllowedSignersApi.as_view(),
-        name="signing-key-allowed-signers",
-    ),
-    path("rfps/<uuid:rfp_id>/bundles/", BundleListApi.as_view(), name="bundle-list"),
-    path("bundles/<uuid:bundle_id>/", BundleDetailApi.as_view(), name="bundle-detail"),
-    path(
-        "bundles/<uuid:bundle_id>/download/",
-        BundleDownloadApi.as_view(),
-        name="bundle-download",
-    ),
-]
