@@ -43,6 +43,7 @@ from artifacts.selectors import (
     bundle_get_visible,
     bundle_list_visible_for_rfp,
 )
+from artifacts.services.downloads import bundle_record_download
 from artifacts.services.ingest import (
     BundleStorageError,
     bundle_ingest,
@@ -307,7 +308,8 @@ def bundle_download_name(bundle: Bundle) -> str:
 
 
 class BundleDownloadApi(APIView):
-    """The accepted archive, byte for byte (streamed); same visibility as detail."""
+    """The accepted archive, byte for byte (streamed); same visibility as detail.
+    Every download is audited (``bundle.downloaded``)."""
 
     @extend_schema(
         operation_id="bundle_download",
@@ -319,6 +321,9 @@ class BundleDownloadApi(APIView):
         bundle = _visible_bundle(request, bundle_id)
         if bundle.archive_blob is None:
             raise Http404
+        bundle_record_download(
+            bundle=bundle, actor=request.user, via="api" if request.auth else "web"
+        )
         return FileResponse(
             blob_open(bundle.archive_blob),
             as_attachment=True,

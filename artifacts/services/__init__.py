@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from artifacts.services.bundle_signature import bundle_check_signature
+from artifacts.services.downloads import bundle_record_download
 from artifacts.services.ingest import (
     BundleStorageError,
     bundle_ingest,
@@ -19,6 +20,7 @@ __all__ = [
     "allowed_signers_text",
     "bundle_check_signature",
     "bundle_ingest",
+    "bundle_record_download",
     "bundle_refuse_upload",
     "signing_key_register",
     "signing_key_revoke",

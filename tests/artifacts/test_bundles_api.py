@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.models import Organisation
+from accounts.models import AuditEvent, Organisation
+from accounts.services import api_token_issue
 from artifacts.models import Blob, Bundle
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files, noise
@@ -342,3 +343,61 @@ def test_only_the_file_field_is_received(
 
     assert response.status_code == 201
     assert response.json()["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _downloads() -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(action="bundle.downloaded"))
+
+
+def test_a_vendors_download_is_audited_in_its_own_trail(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation
+) -> None:
+    bundle_id = _uploaded(vendor_a, rfp, build_bundle(tmp_path))
+
+    _api(vendor_a).get(f"/api/v1/bundles/{bundle_id}/download/")
+
+    [event] = _downloads()
+    bundle = Bundle.objects.get(public_id=bundle_id)
+    assert (event.actor, event.organisation) == (vendor_a, vendor_a_org)
+    assert event.target_id == str(bundle.pk)
+    assert event.data["sha256"] == bundle.sha256
+    assert event.data["via"] == "web"  # no API token: a browser session
+
+
+def test_a_download_with_an_api_token_is_marked_api(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any
+) -> None:
+    bundle_id = _uploaded(vendor_a, rfp, build_bundle(tmp_path))
+    _, raw = api_token_issue(user=vendor_a, name="ci")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
+
+    response = client.get(f"/api/v1/bundles/{bundle_id}/download/")
+
+    assert response.status_code == 200
+    assert [e.data["via"] for e in _downloads()] == ["api"]
+
+
+def test_a_buyers_download_after_opening_is_audited_in_the_buyers_trail(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, buyer: Any
+) -> None:
+    bundle_id = _uploaded(vendor_a, rfp, build_bundle(tmp_path))
+    _open(rfp)
+
+    response = _api(buyer).get(f"/api/v1/bundles/{bundle_id}/download/")
+
+    assert response.status_code == 200
+    [event] = _downloads()
+    assert (event.actor, event.organisation) == (buyer, rfp.buyer_organisation)
+
+
+def test_refused_downloads_are_not_recorded_as_downloads(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_b: Any, buyer: Any
+) -> None:
+    bundle_id = _uploaded(vendor_a, rfp, build_bundle(tmp_path))
+
+    other_vendor = _api(vendor_b).get(f"/api/v1/bundles/{bundle_id}/download/")
+    sealed = _api(buyer).get(f"/api/v1/bundles/{bundle_id}/download/")
+
+    assert other_vendor.status_code == sealed.status_code == 404
+    assert _downloads() == []
