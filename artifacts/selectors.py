@@ -4,11 +4,12 @@ a user may see and manage) and of bundles (sealed like bids)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 from typing import Final
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
@@ -124,3 +125,27 @@ def bundle_latest_accepted_by_organisation(rfp: Rfp) -> dict[int, Bundle]:
     for bundle in _bundles().filter(rfp=rfp, status=Bundle.Status.ACCEPTED):
         latest.setdefault(bundle.organisation_id, bundle)  # newest first
     return latest
+
+
+def bundle_latest_accepted_completeness(
+    rfp: Rfp, organisation_ids: Collection[int] | None = None
+) -> dict[int, Bundle]:
+    """organisation id -> its newest accepted bundle on the RFP, as
+    ``bundle_latest_accepted_by_organisation`` answers, but in one query that
+    loads only the newest bundle of each organisation (``organisation_ids`` only,
+    when given) and not its manifest or problems: what the procurement
+    comparison reads (``Bundle.completeness``). Callers check who may see them."""
+    accepted = Bundle.objects.filter(rfp=rfp, status=Bundle.Status.ACCEPTED)
+    if organisation_ids is not None:
+        accepted = accepted.filter(organisation_id__in=list(organisation_ids))
+    newest = (
+        Bundle.objects.filter(
+            rfp=rfp,
+            status=Bundle.Status.ACCEPTED,
+            organisation_id=OuterRef("organisation_id"),
+        )
+        .order_by("-created_at", "-id")
+        .values("pk")[:1]
+    )
+    rows = accepted.filter(pk=Subquery(newest)).defer("manifest", "problems")
+    return {bundle.organisation_id: bundle for bundle in rows}

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
-from procurement.views import audit, bids, clarifications, evaluation, rfps
+from procurement.views import (
+    audit,
+    bids,
+    clarifications,
+    evaluation,
+    rfp_editor,
+    rfps,
+)
 
 app_name = "procurement"
 urlpatterns = [
+    *rfp_editor.urlpatterns,
     *rfps.urlpatterns,
     *clarifications.urlpatterns,
     *bids.urlpatterns,

@@ -1,13 +1,12 @@
 """Bids over the API: the caller's own bid (vendors), the sealed or opened list
-(buyer side), receipts, and the two-person opening. Same rules as the pages: 404
-for what the caller may not know exists, 403 for a forbidden action, 409 for a
-refused move."""
+(buyer side) and receipts (the two-person opening is ``procurement.api.opening``).
+Same rules as the pages: 404 for what the caller may not know exists, 403 for a
+forbidden action, 409 for a refused move."""
 
 from __future__ import annotations
 
 import uuid
 from decimal import Decimal
-from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404
@@ -22,8 +21,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
-from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
-from procurement.permissions import bidding_organisation, can_manage_rfp, is_buyer_side
+from procurement.models import Bid, BidDocument, BidReceipt, Rfp
+from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.bids import (
     bid_commitments,
     bid_count_live,
@@ -42,11 +41,6 @@ from procurement.services.bids import (
     bid_reconfirm,
     bid_submit,
     bid_withdraw,
-)
-from procurement.services.opening import (
-    bid_opening_cancel,
-    bid_opening_confirm,
-    bid_opening_request,
 )
 from procurement.views.bids import bid_document_response
 from procurement.views.common import rfp_for_request
@@ -353,73 +347,6 @@ class BidReceiptListApi(APIView):
         return paginator.get_paginated_response(data)
 
 
-# --- opening ----------------------------------------------------------------------
-
-
-class OpeningSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "BidOpening"
-
-    rfp_status = serializers.CharField(source="rfp.status")
-    requested_by = serializers.CharField(source="requested_by.username")
-    requested_at = serializers.DateTimeField()
-    confirmed_by = serializers.CharField(
-        source="confirmed_by.username", allow_null=True
-    )
-    confirmed_at = serializers.DateTimeField(allow_null=True)
-
-
-def _opening(request: Request, rfp_id: uuid.UUID, allowed: Any) -> Rfp:
-    rfp = rfp_for_request(request, rfp_id)
-    if not allowed(request.user, rfp):
-        raise PermissionDenied
-    return rfp
-
-
-def _opening_result(opening: BidOpening, code: int = status.HTTP_200_OK) -> Response:
-    opening.rfp.refresh_from_db(fields=["status"])
-    return Response(OpeningSerializer(opening).data, status=code)
-
-
-class BidOpeningRequestApi(APIView):
-    """A buyer or admin requests the opening of a closed RFP's bids."""
-
-    @extend_schema(
-        operation_id="bid_opening_request",
-        request=None,
-        responses={201: OpeningSerializer},
-    )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opening(request, rfp_id, can_manage_rfp)
-        opening = bid_opening_request(rfp=rfp, actor=request.user)
-        return _opening_result(opening, status.HTTP_201_CREATED)
-
-
-class BidOpeningConfirmApi(APIView):
-    """Another buyer-side member (not the requester) confirms: bids unseal."""
-
-    @extend_schema(
-        operation_id="bid_opening_confirm",
-        request=None,
-        responses={200: OpeningSerializer},
-    )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opening(request, rfp_id, is_buyer_side)
-        return _opening_result(bid_opening_confirm(rfp=rfp, actor=request.user))
-
-
-class BidOpeningCancelApi(APIView):
-    """The requester takes a pending request back."""
-
-    @extend_schema(
-        operation_id="bid_opening_cancel", request=None, responses={204: None}
-    )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opening(request, rfp_id, can_manage_rfp)
-        bid_opening_cancel(rfp=rfp, actor=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
 urlpatterns = [
     path("rfps/<uuid:rfp_id>/bid/", BidOwnApi.as_view(), name="bid-own"),
     path(
@@ -448,20 +375,5 @@ urlpatterns = [
         "bids/<uuid:bid_id>/receipts/",
         BidReceiptListApi.as_view(),
         name="bid-receipt-list",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/opening/request/",
-        BidOpeningRequestApi.as_view(),
-        name="bid-opening-request",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/opening/confirm/",
-        BidOpeningConfirmApi.as_view(),
-        name="bid-opening-confirm",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/opening/cancel/",
-        BidOpeningCancelApi.as_view(),
-        name="bid-opening-cancel",
     ),
 ]

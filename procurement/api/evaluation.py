@@ -1,38 +1,39 @@
-"""Evaluation API: the caller's score sheet, consensus, comparison (JSON and CSV), the
-TCO formula versions and the award. Buyer side only: vendors get 404 on all of these,
-auditors and lab operators 403; before opening every endpoint answers 409."""
+"""Evaluation API: the caller's score sheet, consensus and comparison (JSON and CSV;
+the TCO formula versions and the award are ``procurement.api.award``). Buyer side
+only: vendors get 404 on all of these, auditors and lab operators 403; before
+opening every endpoint answers 409."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from decimal import Decimal
 from typing import Any
 
 from django.http import Http404, HttpResponse
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from procurement.models import Award, Bid, Rfp, ScoreSheet
+from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
     bidding_organisation,
     can_evaluate,
-    can_manage_rfp,
     is_buyer_side,
 )
 from procurement.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
 from procurement.selectors import rfp_get_visible
-from procurement.selectors.evaluation import (
+from procurement.selectors.comparison import comparison_for
+from procurement.selectors.comparison_exports import (
     comparison_csv_text,
-    comparison_for,
     comparison_json,
+)
+from procurement.selectors.evaluation import (
     consensus_visibility,
     evaluation_bids,
     evaluation_board,
@@ -40,22 +41,17 @@ from procurement.selectors.evaluation import (
     score_sheet_get,
     score_sheet_missing,
     score_sheet_scores,
-    tco_formula_current,
-    tco_formula_list,
 )
-from procurement.services.award import AWARD_RATIONALE_MIN, award_create
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.evaluation import (
     EvaluationStateError,
     ScoreEntry,
-    rfp_require_evaluation_open,
     score_sheet_save,
     score_sheet_submit,
 )
-from procurement.services.tco import HOURS_PER_YEAR_MAX, tco_formula_create
 
 
-def _buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
+def buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
     """404 for RFPs the caller may not know and for vendors; 403 for other roles."""
     rfp = rfp_get_visible(request.user, public_id=rfp_id)
     if rfp is None or bidding_organisation(request.user, rfp) is not None:
@@ -66,7 +62,7 @@ def _buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
     return rfp
 
 
-def _opened(rfp: Rfp) -> Rfp:
+def require_opened(rfp: Rfp) -> Rfp:
     if rfp.is_sealed:
         raise EvaluationStateError(
             f"The bids of {rfp.reference} are sealed; there is no evaluation before "
@@ -161,7 +157,7 @@ def _sheet_data(rfp: Rfp, sheet: ScoreSheet | None) -> dict[str, Any]:
 
 
 def _evaluator_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
-    rfp = _opened(_buyer_side_rfp(request, rfp_id))
+    rfp = require_opened(buyer_side_rfp(request, rfp_id))
     if not can_evaluate(request.user, rfp):
         raise PermissionDenied("Only evaluators of the buying organisation score.")
     return rfp
@@ -280,7 +276,7 @@ class ConsensusApi(APIView):
 
     @extend_schema(operation_id="rfp_consensus", responses={200: OutputSerializer})
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        rfp = require_opened(buyer_side_rfp(request, rfp_id))
         visibility = consensus_visibility(request.user, rfp)
         if not visibility.visible:
             raise PermissionDenied(visibility.reason)
@@ -316,7 +312,7 @@ class ComparisonApi(APIView):
 
     @extend_schema(operation_id="rfp_comparison", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        rfp = require_opened(buyer_side_rfp(request, rfp_id))
         return Response(comparison_json(comparison_for(request.user, rfp)))
 
 
@@ -332,139 +328,12 @@ class ComparisonCsvApi(APIView):
         },
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> HttpResponse:
-        rfp = _opened(_buyer_side_rfp(request, rfp_id))
+        rfp = require_opened(buyer_side_rfp(request, rfp_id))
         text = comparison_csv_text(comparison_for(request.user, rfp))
         response = HttpResponse(text, content_type="text/csv; charset=utf-8")
         name = f"{rfp.reference}-comparison.csv"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
-
-
-# --- TCO formula ----------------------------------------------------------------
-
-
-class TcoFormulaOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "TcoFormula"
-
-    version = serializers.IntegerField()
-    recorded = serializers.SerializerMethodField()
-    pue = serializers.DecimalField(4, 2)
-    utilisation = serializers.DecimalField(4, 3)
-    hours_per_year = serializers.IntegerField()
-    created_at = serializers.DateTimeField(allow_null=True)
-    created_by = serializers.CharField(source="created_by.username", default=None)
-
-    def get_recorded(self, formula: Any) -> bool:
-        return formula.pk is not None
-
-
-class TcoFormulaListApi(APIView):
-    """The RFP's TCO formula versions, newest first (version 1 with the defaults,
-    unrecorded, before any exists); POST records a new version (buyers, admins)."""
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "TcoFormulaInput"
-
-        pue = serializers.DecimalField(4, 2, min_value=Decimal(1))
-        utilisation = serializers.DecimalField(
-            4, 3, min_value=Decimal("0.001"), max_value=Decimal(1)
-        )
-        hours_per_year = serializers.IntegerField(
-            min_value=1, max_value=HOURS_PER_YEAR_MAX
-        )
-
-    @extend_schema(
-        operation_id="rfp_tco_formula_list",
-        responses={200: TcoFormulaOutputSerializer(many=True)},
-    )
-    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _buyer_side_rfp(request, rfp_id)
-        formulas = list(tco_formula_list(rfp)) or [tco_formula_current(rfp)]
-        return Response(TcoFormulaOutputSerializer(formulas, many=True).data)
-
-    @extend_schema(
-        operation_id="rfp_tco_formula_create",
-        request=InputSerializer,
-        responses={201: TcoFormulaOutputSerializer},
-    )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _buyer_side_rfp(request, rfp_id)
-        if not can_manage_rfp(request.user, rfp):
-            raise PermissionDenied(
-                "Only the RFP's buyers and admins change the formula."
-            )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        formula = tco_formula_create(rfp=rfp, actor=request.user, **data.validated_data)
-        return Response(
-            TcoFormulaOutputSerializer(formula).data, status=status.HTTP_201_CREATED
-        )
-
-
-# --- award ----------------------------------------------------------------------
-
-
-class AwardOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "Award"
-
-    id = serializers.UUIDField(source="public_id")
-    bid = BidRefSerializer()
-    rationale = serializers.CharField()
-    decided_by = serializers.CharField(source="decided_by.username")
-    decided_at = serializers.DateTimeField()
-    standstill_ends_at = serializers.DateTimeField()
-
-
-class AwardApi(APIView):
-    """GET the award (404 before there is one); POST awards the RFP to one of its
-    submitted bids with a written rationale (buyers, admins; 409 unless opened)."""
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "AwardInput"
-
-        bid = serializers.UUIDField()
-        rationale = serializers.CharField(min_length=AWARD_RATIONALE_MIN)
-
-    @extend_schema(operation_id="rfp_award_get", responses={200: AwardOutputSerializer})
-    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _opened(_buyer_side_rfp(request, rfp_id))
-        award = (
-            Award.objects.filter(rfp=rfp)
-            .select_related("bid__vendor_organisation", "decided_by")
-            .first()
-        )
-        if award is None:
-            raise Http404
-        return Response(AwardOutputSerializer(award).data)
-
-    @extend_schema(
-        operation_id="rfp_award_create",
-        request=InputSerializer,
-        responses={201: AwardOutputSerializer},
-    )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = _buyer_side_rfp(request, rfp_id)
-        if not can_manage_rfp(request.user, rfp):
-            raise PermissionDenied("Only the RFP's buyers and admins award.")
-        rfp_require_evaluation_open(rfp)  # 409 before looking at any bid
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        bid = Bid.objects.filter(rfp=rfp, public_id=data.validated_data["bid"]).first()
-        if bid is None:
-            raise serializers.ValidationError({"bid": "No such bid on this RFP."})
-        award = award_create(
-            rfp=rfp,
-            bid=bid,
-            rationale=data.validated_data["rationale"],
-            actor=request.user,
-        )
-        return Response(
-            AwardOutputSerializer(award).data, status=status.HTTP_201_CREATED
-        )
 
 
 P = "rfps/<uuid:rfp_id>/"
@@ -474,6 +343,4 @@ urlpatterns = [
     path(f"{P}consensus/", ConsensusApi.as_view(), name="rfp-consensus"),
     path(f"{P}comparison/", ComparisonApi.as_view(), name="rfp-comparison"),
     path(f"{P}comparison.csv", ComparisonCsvApi.as_view(), name="rfp-comparison-csv"),
-    path(f"{P}tco-formulas/", TcoFormulaListApi.as_view(), name="rfp-tco-formulas"),
-    path(f"{P}award/", AwardApi.as_view(), name="rfp-award"),
 ]

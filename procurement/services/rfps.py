@@ -1,34 +1,65 @@
-"""RFP authoring and lifecycle moves. Closing at the deadline lives in
-``procurement.services.deadlines``; opening bids with the bids."""
+"""RFP authoring (drafts, their rows, invitations). The lifecycle moves live in
+``procurement.services.rfp_lifecycle`` and are re-exported here; closing at the
+deadline lives in ``procurement.services.deadlines``; opening bids with the bids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.urls import reverse
 
 from accounts.audit import audit_record
-from accounts.exceptions import InvalidTransition, Problem
+from accounts.exceptions import Problem
 from accounts.models import Organisation
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.exceptions import ProcurementError, RfpNotEditable
 from procurement.models import (
-    RFP_TRANSITIONS,
     Criterion,
     RequiredArtifact,
     RequiredMetric,
     Rfp,
 )
+from procurement.services.rfp_common import (
+    Actor,
+    clean_or_refuse,
+    notify_vendors,
+    rfp_lock,
+    rfp_url,
+)
+from procurement.services.rfp_lifecycle import (
+    rfp_cancel,
+    rfp_publish,
+    rfp_publish_problems,
+    rfp_transition,
+)
 
-Actor = AbstractBaseUser | None
+__all__ = [  # lifecycle and helpers stay importable from here
+    "BASICS_FIELDS",
+    "CONFIGURATION_FIELDS",
+    "EDITABLE_FIELDS",
+    "ROWS",
+    "TERMS_FIELDS",
+    "Actor",
+    "RfpNotEditable",
+    "clean_or_refuse",
+    "notify_vendors",
+    "rfp_cancel",
+    "rfp_configure",
+    "rfp_create",
+    "rfp_invite_vendor",
+    "rfp_publish",
+    "rfp_publish_problems",
+    "rfp_set_artifacts",
+    "rfp_set_criteria",
+    "rfp_set_metrics",
+    "rfp_transition",
+    "rfp_uninvite_vendor",
+    "rfp_update",
+    "rfp_url",
+]
 
 BASICS_FIELDS: Final = (
     "reference",
@@ -69,33 +100,6 @@ ROWS: Final[dict[str, tuple[type[models.Model], tuple[str, ...], str]]] = {
 # --- helpers ------------------------------------------------------------------------
 
 
-def _problems(exc: ValidationError, prefix: str = "") -> list[Problem]:
-    errors = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
-    return [
-        Problem(
-            code="invalid",
-            message=message,
-            path=".".join(p for p in (prefix, field) if p and p != "__all__") or None,
-        )
-        for field, messages in errors.items()
-        for message in messages
-    ]
-
-
-def clean_or_refuse(
-    obj: models.Model, *, prefix: str = "", label: str = "RFP", **options: Any
-) -> None:
-    """``full_clean()``, refused as a ProcurementError listing every problem."""
-    try:
-        obj.full_clean(**options)
-    except ValidationError as exc:
-        problems = _problems(exc, prefix)
-        text = "; ".join(f"{p.path or 'rfp'}: {p.message}" for p in problems)
-        raise ProcurementError(
-            f"Invalid {label}: {text}", code="invalid", problems=problems
-        ) from None
-
-
 def _check_deadline_order(rfp: Rfp) -> None:
     questions, submission = rfp.questions_deadline, rfp.submission_deadline
     if questions is not None and submission is not None and questions >= submission:
@@ -105,10 +109,6 @@ def _check_deadline_order(rfp: Rfp) -> None:
             code="invalid",
             problems=[Problem("invalid", message, "questions_deadline")],
         )
-
-
-def _lock(rfp: Rfp) -> Rfp:
-    return Rfp.objects.select_for_update().get(pk=rfp.pk)
 
 
 def _require_draft(rfp: Rfp) -> None:
@@ -150,22 +150,6 @@ def _build_rows(rfp: Rfp, key: str, rows: Sequence[Mapping[str, Any]]) -> list[A
 def _create_rows(rfp: Rfp, configuration: Mapping[str, Any]) -> None:
     for key, (model, _fields, _unique) in ROWS.items():
         model.objects.bulk_create(_build_rows(rfp, key, configuration.get(key, [])))
-
-
-def rfp_url(rfp: Rfp) -> str:
-    return reverse("procurement:rfp_detail", args=[rfp.public_id])
-
-
-def notify_vendors(
-    rfp: Rfp, vendor_ids: Iterable[int], template: str, **context: Any
-) -> None:
-    """Tell every member of these vendor organisations about the RFP."""
-    notify_users(
-        users=user_list_in(list(vendor_ids)),
-        template=template,
-        context={"rfp": rfp, **context},
-        url=rfp_url(rfp),
-    )
 
 
 # --- authoring ----------------------------------------------------------------------
@@ -216,7 +200,7 @@ def rfp_update(*, rfp: Rfp, fields: Mapping[str, Any], actor: Actor) -> Rfp:
     unknown = set(fields) - EDITABLE_FIELDS
     if unknown:
         raise ProcurementError(f"These fields cannot be edited: {sorted(unknown)}.")
-    rfp = _lock(rfp)
+    rfp = rfp_lock(rfp)
     _require_draft(rfp)
     previous_reference = rfp.reference
     changed = sorted(f for f, v in fields.items() if getattr(rfp, f) != v)
@@ -244,7 +228,7 @@ def rfp_update(*, rfp: Rfp, fields: Mapping[str, Any], actor: Actor) -> Rfp:
 def _rfp_replace_rows(
     *, rfp: Rfp, key: str, rows: Sequence[Mapping[str, Any]], actor: Actor
 ) -> Rfp:
-    rfp = _lock(rfp)
+    rfp = rfp_lock(rfp)
     _require_draft(rfp)
     model = ROWS[key][0]
     built = _build_rows(rfp, key, rows)
@@ -286,7 +270,7 @@ def rfp_set_criteria(
 @transaction.atomic
 def rfp_configure(*, rfp: Rfp, changes: Mapping[str, Any], actor: Actor) -> Rfp:
     """Several edits of a draft at once (the API's PATCH), all or nothing."""
-    _require_draft(_lock(rfp))
+    _require_draft(rfp_lock(rfp))
     fields = {k: v for k, v in changes.items() if k not in ROWS}
     if fields:
         rfp = rfp_update(rfp=rfp, fields=fields, actor=actor)
@@ -303,7 +287,7 @@ def rfp_configure(*, rfp: Rfp, changes: Mapping[str, Any], actor: Actor) -> Rfp:
 def rfp_invite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
     """Invite a vendor organisation. Once the RFP is published, the vendor's
     members are notified at once (before that, publishing notifies them)."""
-    rfp = _lock(rfp)
+    rfp = rfp_lock(rfp)
     if vendor.kind != Organisation.Kind.VENDOR:
         raise ProcurementError(f"{vendor} is not a vendor organisation.")
     open_for_bids = rfp.status == Rfp.Status.PUBLISHED and (
@@ -329,7 +313,7 @@ def rfp_invite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
 @transaction.atomic
 def rfp_uninvite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
     """Withdraw an invitation; only in a draft, which no vendor has seen yet."""
-    rfp = _lock(rfp)
+    rfp = rfp_lock(rfp)
     _require_draft(rfp)
     if not rfp.invited_vendors.filter(pk=vendor.pk).exists():
         raise ProcurementError(f"{vendor} is not invited.", code="not_invited")
@@ -340,106 +324,5 @@ def rfp_uninvite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
         target=rfp,
         organisation=rfp.buyer_organisation,
         data={"rfp": rfp.reference, "vendor": vendor.slug},
-    )
-    return rfp
-
-
-# --- lifecycle ----------------------------------------------------------------------
-
-
-def rfp_publish_problems(rfp: Rfp) -> list[Problem]:
-    """Why the draft cannot be published yet (empty when it can). Reads the
-    criteria and invitations through ``.all()``, so prefetching them helps."""
-    now, problems = clock.now(), []
-    weights = sum(c.weight for c in rfp.criteria.all())
-    if weights != 100:
-        problems.append(Problem("weights", _weights_message(weights), "criteria"))
-    if rfp.submission_deadline <= now:
-        message = "The submission deadline has passed; move it into the future."
-        problems.append(Problem("deadline_passed", message, "submission_deadline"))
-    questions = rfp.questions_deadline
-    if questions is not None and questions >= rfp.submission_deadline:
-        message = "The questions deadline must come before the submission deadline."
-        problems.append(Problem("questions_deadline", message, "questions_deadline"))
-    elif questions is not None and questions <= now:
-        message = "The questions deadline has passed; move it into the future."
-        problems.append(Problem("questions_deadline", message, "questions_deadline"))
-    invited = len(rfp.invited_vendors.all())
-    if invited == 0:
-        message = "Invite at least one vendor."
-        problems.append(Problem("no_vendors", message, "invited_vendors"))
-    elif invited < rfp.min_bids:
-        message = (
-            f"At least {rfp.min_bids} bids are required but only {invited} vendor(s) "
-            "are invited: invite more vendors or lower the minimum number of bids."
-        )
-        problems.append(Problem("min_bids", message, "min_bids"))
-    return problems
-
-
-def _weights_message(total: int) -> str:
-    if total == 0:
-        return "Add evaluation criteria whose weights add up to 100."
-    return f"The criterion weights add up to {total}; they must add up to 100."
-
-
-@transaction.atomic
-def rfp_publish(*, rfp: Rfp, actor: Actor) -> Rfp:
-    """Publish a complete draft and notify every member of each invited vendor."""
-    rfp = _lock(rfp)
-    if rfp.status != Rfp.Status.DRAFT:
-        raise InvalidTransition(
-            entity="RFP", current=rfp.status, requested=Rfp.Status.PUBLISHED
-        )
-    clean_or_refuse(rfp)
-    problems = rfp_publish_problems(rfp)
-    if problems:
-        raise ProcurementError(
-            "The RFP is not ready to publish: " + " ".join(p.message for p in problems),
-            code="not_ready",
-            problems=problems,
-        )
-    rfp = rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=actor)
-    vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)
-    notify_vendors(rfp, vendor_ids, "rfp_invited")
-    return rfp
-
-
-@transaction.atomic
-def rfp_cancel(*, rfp: Rfp, reason: str, actor: Actor) -> Rfp:
-    """Cancel from any state that is not final; invited vendors are told why,
-    unless the RFP was still a draft that they never saw."""
-    reason = reason.strip()
-    if not reason:
-        raise ProcurementError(
-            "Give a reason for cancelling; invited vendors will read it.",
-            code="reason_required",
-        )
-    was = _lock(rfp).status
-    rfp = rfp_transition(rfp=rfp, to=Rfp.Status.CANCELLED, actor=actor, note=reason)
-    if was != Rfp.Status.DRAFT:
-        vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)
-        notify_vendors(rfp, vendor_ids, "rfp_cancelled", reason=reason)
-    return rfp
-
-
-@transaction.atomic
-def rfp_transition(*, rfp: Rfp, to: str, actor: Actor, note: str = "") -> Rfp:
-    """The one place an RFP's status changes; verb services call it after
-    checking their own preconditions."""
-    rfp = _lock(rfp)
-    if to not in RFP_TRANSITIONS[rfp.status]:
-        raise InvalidTransition(entity="RFP", current=rfp.status, requested=to)
-    old, rfp.status = rfp.status, to
-    stamp = {Rfp.Status.CLOSED: "closed_at", Rfp.Status.OPENED: "opened_at"}.get(to)
-    if stamp:
-        setattr(rfp, stamp, clock.now())
-    rfp.save(update_fields=["status", "updated_at", *([stamp] if stamp else [])])
-    audit_record(
-        actor=actor,
-        action="rfp.transitioned",
-        target=rfp,
-        organisation=rfp.buyer_organisation,
-        data={"rfp": rfp.reference, "from": old, "to": to, "note": note},
     )
     return rfp

@@ -42,6 +42,7 @@ from procurement.selectors.bids import (
     bid_receipt_get_visible,
     bid_receipt_list,
 )
+from procurement.selectors.evidence import bid_evidence_own
 from procurement.services.bids import (
     bid_documents_store,
     bid_reconfirm,
@@ -109,7 +110,13 @@ def rfp_bids(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         bid = bid_get_own(rfp=rfp, organisation=organisation)
         receipts = bid_receipt_list(bid=bid)[:5] if bid is not None else []
         context = rfp_page_context(
-            request, rfp, "bids", bid=bid, receipts=receipts, accepting=_accepting(rfp)
+            request,
+            rfp,
+            "bids",
+            bid=bid,
+            receipts=receipts,
+            accepting=_accepting(rfp),
+            evidence=bid_evidence_own(rfp, organisation),
         )
         return render(request, "procurement/bid_vendor.html", context)
     opened = not rfp.is_sealed and is_buyer_side(request.user, rfp)
@@ -200,6 +207,7 @@ def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         except ApplicationError as exc:
             form.add_problems(exc)
     extra = {"form": form, "bid": bid, "accepting": _accepting(rfp)}
+    extra["evidence"] = bid_evidence_own(rfp, organisation)
     context = rfp_page_context(request, rfp, "bids", **extra)
     return render(request, "procurement/bid_form.html", context)
 

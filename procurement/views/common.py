@@ -5,9 +5,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.urls import reverse
 
+from accounts.exceptions import ApplicationError
 from accounts.permissions import can_view_audit_trail
 from procurement.models import Rfp
 from procurement.permissions import (
@@ -26,6 +29,20 @@ def rfp_for_request(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
     if rfp is None:
         raise Http404("No such RFP.")
     return rfp_apply_deadlines(rfp=rfp)
+
+
+def rfp_to_manage(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
+    """404 for an RFP the user may not know; 403 unless they author for its buyer."""
+    rfp = rfp_for_request(request, rfp_id)
+    if not can_manage_rfp(request.user, rfp):
+        raise PermissionDenied
+    return rfp
+
+
+def show_refusal(request: HttpRequest, exc: ApplicationError) -> None:
+    """A refused action as error messages: one per problem, else the message."""
+    for message in [p.message for p in exc.problems] or [exc.message]:
+        messages.error(request, message)
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,13 @@ from procurement.permissions import (
     is_buyer_side,
 )
 from procurement.scoring import DISAGREEMENT_SPREAD
+from procurement.selectors.comparison import comparison_bids, comparison_for
+from procurement.selectors.comparison_exports import (
+    comparison_csv_text,
+    comparison_json,
+)
 from procurement.selectors.evaluation import (
     bid_tco,
-    comparison_bids,
-    comparison_csv_text,
-    comparison_for,
-    comparison_json,
     consensus_visibility,
     evaluation_board,
     formula_params,
@@ -74,11 +75,7 @@ def _groups_with_evidence(
     """The form's cells per bid, with the bid's evidence to score it beside."""
     comparison = comparison_for(request.user, rfp)
     rows = {row.bid.pk: row for row in comparison.rows}
-    mandatory = comparison.mandatory_artifacts
-    return [
-        g | {"evidence": rows.get(g["bid"].pk), "mandatory": mandatory}
-        for g in form.groups()
-    ]
+    return [g | {"evidence": rows.get(g["bid"].pk)} for g in form.groups()]
 
 
 def _own_rows(board: Any, own: dict[tuple[int, int], Any]) -> list[tuple[Any, list]]:

@@ -1,11 +1,9 @@
-"""RFP pages: the list, the overview, the guided editor and the buyer's actions."""
+"""RFP pages: the list, the overview and the buyer's actions (the guided editor
+is ``procurement.views.rfp_editor``)."""
 
 from __future__ import annotations
 
-import copy
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
@@ -14,23 +12,16 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path, reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.urls import path
+from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
 from procurement import clock
 from procurement.forms.rfps import (
-    ArtifactFormSetFactory,
     CancelForm,
-    CriterionFormSetFactory,
     InviteForm,
-    MetricFormSetFactory,
-    RfpBasicsForm,
-    RfpCreateForm,
     RfpFilterForm,
-    RfpTermsForm,
-    RfpWorkloadsForm,
     TemplateSaveForm,
 )
 from procurement.markdown import render_markdown
@@ -49,40 +40,25 @@ from procurement.selectors.rfps import (
 )
 from procurement.services.deadlines import rfp_apply_due_deadlines
 from procurement.services.rfps import (
-    ROWS,
     rfp_cancel,
-    rfp_configure,
-    rfp_create,
     rfp_invite_vendor,
     rfp_publish,
     rfp_publish_problems,
-    rfp_set_artifacts,
-    rfp_set_criteria,
     rfp_uninvite_vendor,
-    rfp_update,
 )
 from procurement.services.templates import (
-    rfp_create_from_template,
     rfp_template_delete,
     rfp_template_save,
 )
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.views.common import (
+    rfp_for_request,
+    rfp_page_context,
+    rfp_to_manage,
+    show_refusal,
+)
+from procurement.views.rfp_editor import step_url
 
 RFP_PAGE_SIZE = 25
-Forms = dict[str, Any]
-
-
-def _refused(request: HttpRequest, exc: ApplicationError) -> None:
-    for message in [p.message for p in exc.problems] or [exc.message]:
-        messages.error(request, message)
-
-
-def _rfp_to_manage(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
-    """404 for an RFP the user may not know; 403 unless they author for its buyer."""
-    rfp = rfp_for_request(request, rfp_id)
-    if not can_manage_rfp(request.user, rfp):
-        raise PermissionDenied
-    return rfp
 
 
 def _overview(rfp: Rfp) -> HttpResponse:
@@ -142,243 +118,18 @@ def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     return render(request, "procurement/rfp_detail.html", context)
 
 
-# --- creating a draft ---------------------------------------------------------------
-
-
-def _create_from_form(form: RfpCreateForm, actor: Any) -> Rfp:
-    data = dict(form.cleaned_data)
-    template = data.pop("template")
-    if template is None:
-        return rfp_create(actor=actor, **data)
-    data.pop("buyer_organisation")
-    return rfp_create_from_template(template=template, actor=actor, **data)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def rfp_new(request: HttpRequest) -> HttpResponse:
-    organisations = managed_buyer_organisations(request.user)
-    if not organisations.exists():
-        raise PermissionDenied
-    form = RfpCreateForm(
-        request.POST or None,
-        organisations=organisations,
-        templates=rfp_template_list_for(request.user),
-        initial={"template": request.GET.get("template")},
-    )
-    if request.method == "POST" and form.is_valid():
-        try:
-            rfp = _create_from_form(form, request.user)
-        except ApplicationError as exc:
-            _refused(request, exc)
-        else:
-            messages.success(
-                request, f"Draft {rfp.reference} created; go on step by step."
-            )
-            return redirect(_step_url(rfp, "basics"))
-    return render(request, "procurement/rfp_edit_new.html", {"form": form})
-
-
-# --- the guided editor --------------------------------------------------------------
-
-
-def _initial_rows(rfp: Rfp, key: str) -> list[dict[str, Any]]:
-    fields = ROWS[key][1]
-    return [{f: getattr(row, f) for f in fields} for row in getattr(rfp, key).all()]
-
-
-def _basics_forms(data: Any, rfp: Rfp) -> Forms:
-    return {"form": RfpBasicsForm(data, instance=copy.copy(rfp))}
-
-
-def _rows_formset(factory: Any, data: Any, rfp: Rfp, key: str) -> Any:
-    """The rows as a formset. A bound one gets no ``initial``: each posted row
-    then counts as entered (only blank extra rows are skipped), whatever the
-    rows were before."""
-    if data is not None:
-        return factory(data, prefix=key)
-    return factory(prefix=key, initial=_initial_rows(rfp, key))
-
-
-def _artifacts_forms(data: Any, rfp: Rfp) -> Forms:
-    return {"formset": _rows_formset(ArtifactFormSetFactory, data, rfp, "artifacts")}
-
-
-def _workloads_forms(data: Any, rfp: Rfp) -> Forms:
-    return {
-        "form": RfpWorkloadsForm(data, instance=copy.copy(rfp)),
-        "formset": _rows_formset(MetricFormSetFactory, data, rfp, "metrics"),
-    }
-
-
-def _criteria_forms(data: Any, rfp: Rfp) -> Forms:
-    return {"formset": _rows_formset(CriterionFormSetFactory, data, rfp, "criteria")}
-
-
-def _terms_forms(data: Any, rfp: Rfp) -> Forms:
-    return {"form": RfpTermsForm(data, instance=copy.copy(rfp))}
-
-
-def _invitations_forms(data: Any, rfp: Rfp) -> Forms:
-    form = InviteForm(data, vendors=vendor_organisation_list(exclude_invited_to=rfp))
-    form.fields["vendor"].required = False
-    return {"form": form}
-
-
-def _save_invitation(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    vendor = forms["form"].cleaned_data["vendor"]
-    if vendor is not None:
-        rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
-
-
-def _save_basics(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    rfp_update(rfp=rfp, fields=forms["form"].cleaned_data, actor=actor)
-
-
-def _save_artifacts(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    rfp_set_artifacts(rfp=rfp, artifacts=forms["formset"].rows(), actor=actor)
-
-
-def _save_workloads(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    changes = {**forms["form"].cleaned_data, "metrics": forms["formset"].rows()}
-    rfp_configure(rfp=rfp, changes=changes, actor=actor)
-
-
-def _save_criteria(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    rfp_set_criteria(rfp=rfp, criteria=forms["formset"].rows(), actor=actor)
-
-
-def _review_forms(data: Any, rfp: Rfp) -> Forms:
-    return {}
-
-
-def _save_nothing(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class Step:
-    key: str
-    label: str
-    build: Callable[[Any, Rfp], Forms]
-    save: Callable[[Rfp, Forms, Any], None]
-    help: str = ""
-
-
-STEPS: tuple[Step, ...] = (
-    Step(
-        "basics",
-        "Basics",
-        _basics_forms,
-        _save_basics,
-        "What the tender is, its deadlines and the minimum number of bids.",
-    ),
-    Step(
-        "artifacts",
-        "Required artifacts",
-        _artifacts_forms,
-        _save_artifacts,
-        "The evidence every bid must carry, each mandatory or optional, with "
-        "guidance for the vendor.",
-    ),
-    Step(
-        "workloads",
-        "Workloads and metrics",
-        _workloads_forms,
-        _save_workloads,
-        "The workloads to benchmark and the metrics (with their unit in the name) "
-        "every bid must report.",
-    ),
-    Step(
-        "criteria",
-        "Criteria and weights",
-        _criteria_forms,
-        _save_criteria,
-        "Evaluators score each criterion from 0 to 10; the weights must add up to 100.",
-    ),
-    Step(
-        "terms",
-        "Contract terms",
-        _terms_forms,
-        _save_basics,
-        "The clauses the award binds the winner to; they are frozen at award.",
-    ),
-    Step(
-        "invitations",
-        "Invitations",
-        _invitations_forms,
-        _save_invitation,
-        "Vendor organisations that may read the RFP and bid. Each sees only its "
-        "own invitation.",
-    ),
-    Step("review", "Review and publish", _review_forms, _save_nothing),
-)
-STEP_BY_KEY = {step.key: step for step in STEPS}
-
-
-def _step_url(rfp: Rfp, key: str) -> str:
-    return reverse("procurement:rfp_edit", args=[rfp.public_id]) + f"?step={key}"
-
-
-def _after_save(request: HttpRequest, rfp: Rfp, step: Step) -> HttpResponse:
-    if step.key == "invitations":
-        vendor = request.POST.get("vendor")
-        if vendor:
-            messages.success(request, "Vendor invited; its members are notified.")
-    elif step.key != "review":
-        messages.success(request, f"{step.label}: saved.")
-    if "stay" in request.POST:
-        return redirect(_step_url(rfp, step.key))
-    following = STEPS[min(STEPS.index(step) + 1, len(STEPS) - 1)]
-    return redirect(_step_url(rfp, following.key))
-
-
-def _render_step(
-    request: HttpRequest, rfp: Rfp, step: Step, forms: Forms
-) -> HttpResponse:
-    extra: dict[str, Any] = {"steps": STEPS, "step": step, **forms}
-    if step.key in {"invitations", "review"}:
-        extra["problems"] = rfp_publish_problems(rfp)
-        extra["invited_vendors"] = list(rfp.invited_vendors.all())
-        extra["description_html"] = render_markdown(rfp.description)
-    context = rfp_page_context(request, rfp, "edit", **extra)
-    return render(request, "procurement/rfp_edit.html", context)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def rfp_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    """The guided editor: one step per page (``?step=``), each saving and moving on."""
-    rfp = rfp_with_configuration(_rfp_to_manage(request, rfp_id))
-    if rfp.status != Rfp.Status.DRAFT:
-        context = rfp_page_context(request, rfp, "edit")
-        return render(request, "procurement/rfp_edit_locked.html", context)
-    step = STEP_BY_KEY.get(request.GET.get("step", "basics"))
-    if step is None:
-        raise Http404("No such step.")
-    forms = step.build(request.POST if request.method == "POST" else None, rfp)
-    if request.method == "POST" and all(f.is_valid() for f in forms.values()):
-        try:
-            step.save(rfp, forms, request.user)
-        except ApplicationError as exc:
-            _refused(request, exc)
-        else:
-            return _after_save(request, rfp, step)
-    return _render_step(request, rfp, step, forms)
-
-
 # --- lifecycle and invitations ------------------------------------------------------
 
 
 @login_required
 @require_POST
 def rfp_publish_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = _rfp_to_manage(request, rfp_id)
+    rfp = rfp_to_manage(request, rfp_id)
     try:
         rfp = rfp_publish(rfp=rfp, actor=request.user)
     except ApplicationError as exc:
-        _refused(request, exc)
-        return redirect(_step_url(rfp, "review"))
+        show_refusal(request, exc)
+        return redirect(step_url(rfp, "review"))
     count = rfp.invited_vendors.count()
     messages.success(request, f"{rfp.reference} published; {count} vendor(s) notified.")
     return _overview(rfp)
@@ -387,7 +138,7 @@ def rfp_publish_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def rfp_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = _rfp_to_manage(request, rfp_id)
+    rfp = rfp_to_manage(request, rfp_id)
     form = CancelForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a reason for cancelling.")
@@ -395,7 +146,7 @@ def rfp_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     try:
         rfp_cancel(rfp=rfp, reason=form.cleaned_data["reason"], actor=request.user)
     except ApplicationError as exc:
-        _refused(request, exc)
+        show_refusal(request, exc)
     else:
         messages.success(request, f"{rfp.reference} cancelled.")
     return _overview(rfp)
@@ -404,7 +155,7 @@ def rfp_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def rfp_invite_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = _rfp_to_manage(request, rfp_id)
+    rfp = rfp_to_manage(request, rfp_id)
     form = InviteForm(request.POST, vendors=vendor_organisation_list())
     if not form.is_valid():
         messages.error(request, "Choose a vendor organisation to invite.")
@@ -413,7 +164,7 @@ def rfp_invite_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     try:
         rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=request.user)
     except ApplicationError as exc:
-        _refused(request, exc)
+        show_refusal(request, exc)
     else:
         messages.success(request, f"{vendor.name} invited.")
     return _overview(rfp)
@@ -424,17 +175,17 @@ def rfp_invite_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 def rfp_uninvite_view(
     request: HttpRequest, rfp_id: uuid.UUID, vendor_slug: str
 ) -> HttpResponse:
-    rfp = _rfp_to_manage(request, rfp_id)
+    rfp = rfp_to_manage(request, rfp_id)
     vendor = get_object_or_404(
         Organisation, slug=vendor_slug, kind=Organisation.Kind.VENDOR
     )
     try:
         rfp_uninvite_vendor(rfp=rfp, vendor=vendor, actor=request.user)
     except ApplicationError as exc:
-        _refused(request, exc)
+        show_refusal(request, exc)
     else:
         messages.success(request, f"{vendor.name} is no longer invited.")
-    return redirect(_step_url(rfp, "invitations"))
+    return redirect(step_url(rfp, "invitations"))
 
 
 # --- templates ----------------------------------------------------------------------
@@ -443,7 +194,7 @@ def rfp_uninvite_view(
 @login_required
 @require_POST
 def rfp_template_save_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_with_configuration(_rfp_to_manage(request, rfp_id))
+    rfp = rfp_with_configuration(rfp_to_manage(request, rfp_id))
     form = TemplateSaveForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give the template a name (up to 120 characters).")
@@ -453,7 +204,7 @@ def rfp_template_save_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpRespo
             rfp=rfp, name=form.cleaned_data["name"], actor=request.user
         )
     except ApplicationError as exc:
-        _refused(request, exc)
+        show_refusal(request, exc)
     else:
         messages.success(request, f"Saved as template “{template.name}”.")
     return _overview(rfp)
@@ -483,7 +234,6 @@ def rfp_template_delete_view(
 
 urlpatterns = [
     path("", rfp_list, name="rfp_list"),
-    path("new/", rfp_new, name="rfp_new"),
     path("templates/", rfp_template_list, name="rfp_template_list"),
     path(
         "templates/<uuid:template_id>/delete/",
@@ -491,7 +241,6 @@ urlpatterns = [
         name="rfp_template_delete",
     ),
     path("<uuid:rfp_id>/", rfp_detail, name="rfp_detail"),
-    path("<uuid:rfp_id>/edit/", rfp_edit, name="rfp_edit"),
     path("<uuid:rfp_id>/publish/", rfp_publish_view, name="rfp_publish"),
     path("<uuid:rfp_id>/cancel/", rfp_cancel_view, name="rfp_cancel"),
     path("<uuid:rfp_id>/invitations/", rfp_invite_view, name="rfp_invite"),

@@ -1,10 +1,12 @@
-"""The comparison matrix page and its CSV and JSON exports."""
+"""The comparison matrix page and its CSV and JSON exports (completeness from
+bundles in detail: ``test_comparison_completeness.py``)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,13 +14,18 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organisation
+from artifacts.selectors import bundle_latest_accepted_by_organisation
 from procurement.models import Bid, Rfp
+from tests.procurement.factories_bundles import (
+    PARTIAL_FILES,
+    accepted_bundle,
+    comparison_rfp,
+)
 from tests.procurement.factories_evaluation import (
-    BidDocumentFactory,
     CostModelInputFactory,
+    CriterionFactory,
     RequiredArtifactFactory,
     RequiredMetricFactory,
-    bid_of,
     evaluator_in,
     opened_rfp,
     score_all,
@@ -29,25 +36,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def rfp(buyer_org: Organisation, vendor_a_org: Any, vendor_b_org: Any) -> Rfp:
-    rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
-    RequiredMetricFactory(rfp=rfp, name="ttft_ms")
-    RequiredArtifactFactory.create_batch(3, rfp=rfp)
-    RequiredArtifactFactory(rfp=rfp, mandatory=False)
-    acme = bid_of(rfp, vendor_a_org)
-    acme.claimed_metrics = [
-        {
-            "metric": "ttft_ms",
-            "stat": "p99",
-            "value": 180.0,
-            "unit": "ms",
-            "scenario": "cold-c32",
-        }
-    ]
-    acme.save()
-    BidDocumentFactory.create_batch(2, bid=acme)
-    CostModelInputFactory(bid=acme)
-    return rfp
+def rfp(
+    buyer_org: Organisation, vendor_a_org: Any, vendor_b_org: Any, tmp_path: Path
+) -> Rfp:
+    return comparison_rfp(buyer_org, vendor_a_org, vendor_b_org, tmp_path)
 
 
 def _get(client: Any, rfp: Rfp, suffix: str = "comparison/") -> Any:
@@ -69,20 +61,12 @@ def test_page_ranks_vendors_with_completeness_claims_and_tco(
         "comparison-row-bolt-storage"
     )
     assert "80.00" in html  # 8 / 10 x (60 + 40)
-    assert "2 documents / 3 mandatory" in html
+    assert "1/3 mandatory" in html
     assert "p99 180.0 ms" in html
     assert "384,995.00 EUR" in html
     assert "1.0173 EUR" in html
     assert "no cost inputs" in html  # bolt-storage
     assert "formula version 1 (defaults)" in html
-
-
-def test_page_explains_how_completeness_is_counted(
-    client_for: Any, buyer: Any, rfp: Rfp
-) -> None:
-    html = _get(client_for(buyer), rfp).content.decode()
-
-    assert "Documents in the bid counted against the RFP" in html
 
 
 def test_page_hides_scores_from_an_evaluator_who_has_not_submitted(
@@ -150,11 +134,7 @@ def test_csv_export_is_an_attachment_with_a_header_row(
         "384995.00",
         "1.0173",
     )
-    assert (bolt["rank"], bolt["tco_cost_per_year"], bolt["documents"]) == (
-        "2",
-        "",
-        "0",
-    )
+    assert (bolt["rank"], bolt["tco_cost_per_year"]) == ("2", "")
 
 
 def test_csv_export_omits_scores_the_caller_may_not_see(
@@ -176,6 +156,18 @@ def test_csv_export_defuses_spreadsheet_formulas(
     rows = _csv(_get(client_for(buyer), rfp, "comparison.csv"))
 
     assert sorted(r["vendor"] for r in rows) == ["'=HYPERLINK(1)", "Acme Flash"]
+
+
+def test_csv_export_defuses_formulas_in_the_header_too(
+    client_for: Any, buyer: Any, evaluator: Any, rfp: Rfp
+) -> None:
+    CriterionFactory(rfp=rfp, name="=SUM(A1)", weight=0, position=9)
+    score_all(rfp, evaluator, 5)
+
+    response = _get(client_for(buyer), rfp, "comparison.csv")
+
+    header = next(csv.reader(io.StringIO(response.content.decode())))
+    assert "'=SUM(A1) (mean of 10, weight 0)" in header
 
 
 def test_json_export_carries_units(
@@ -202,7 +194,23 @@ def test_json_export_carries_units(
         "value": "1.0173",
         "unit": "EUR/Mtok",
     }
-    assert acme["completeness"] == {"documents": 2, "mandatory_artifacts": 3}
+    completeness = acme["completeness"]
+    assert completeness["status"] == "accepted_bundle"
+    assert completeness["mandatory_artifacts"] == {
+        "total": 3,
+        "present": 1,
+        "missing": [
+            {"kind": "trace", "title": "The trace"},
+            {"kind": "report", "title": "The report"},
+        ],
+    }
+    assert completeness["environment"]["named"] == 2
+    assert completeness["claims"] == {
+        "in_harness": 1,
+        "total": 1,
+        "unknown_scenarios": [],
+    }
+    assert completeness["bundle"]["url"].startswith("/artifacts/bundles/")
     assert acme["claimed_metrics"]["ttft_ms"][0]["value"] == 180.0
 
 
@@ -217,16 +225,20 @@ def test_withdrawn_bids_are_left_out(
 
 
 def _rfp_with_vendors(
-    buyer_org: Organisation, evaluators: list[Any], count: int
+    buyer_org: Organisation, evaluators: list[Any], count: int, directory: Path
 ) -> Rfp:
+    """Every vendor bids with cost inputs and two accepted bundles (the newest
+    counts); both evaluators score everything."""
     vendors = (
         vendor_orgs(count) if count == 2 else vendor_orgs(count)[2:] + vendor_orgs(2)
     )
     rfp = opened_rfp(buyer_org, vendors[:count], reference=f"RFP-Q-{count:03d}")
     RequiredMetricFactory(rfp=rfp, name="ttft_ms")
-    for bid in rfp.bids.all():
+    RequiredArtifactFactory(rfp=rfp, kind="trace")
+    for bid in rfp.bids.select_related("vendor_organisation"):
         CostModelInputFactory(bid=bid)
-        BidDocumentFactory(bid=bid)
+        accepted_bundle(rfp, bid.vendor_organisation, directory, files=PARTIAL_FILES)
+        accepted_bundle(rfp, bid.vendor_organisation, directory)
     for evaluator in evaluators:
         score_all(rfp, evaluator, 6)
     return rfp
@@ -239,14 +251,22 @@ def test_query_count_does_not_grow_with_vendors_and_scores(
     buyer_org: Organisation,
     django_assert_num_queries: Any,
     suffix: str,
+    tmp_path: Path,
 ) -> None:
     evaluators = [evaluator_in(buyer_org, f"ev-{i}") for i in range(2)]
-    small = _rfp_with_vendors(buyer_org, evaluators, 2)
-    large = _rfp_with_vendors(buyer_org, evaluators, 20)
+    small = _rfp_with_vendors(buyer_org, evaluators, 2, tmp_path)
+    large = _rfp_with_vendors(buyer_org, evaluators, 20, tmp_path)
     client = client_for(buyer)
     _get(client, small, suffix)  # warm the session and content-type caches
     with CaptureQueriesContext(connection) as two_vendors:
         assert _get(client, small, suffix).status_code == 200
 
     with django_assert_num_queries(len(two_vendors)):
-        assert _get(client, large, suffix).status_code == 200
+        response = _get(client, large, suffix)
+    assert response.status_code == 200
+    body, newest = response.content.decode(), bundle_latest_accepted_by_organisation
+    shown = {str(b.public_id) for b in newest(large).values()}
+    hidden = {str(b.public_id) for b in large.bundles.all()} - shown
+    assert (len(shown), len(hidden)) == (20, 20)
+    assert all(i in body for i in shown)
+    assert not any(i in body for i in hidden)

@@ -1,0 +1,143 @@
+"""Evidence of completeness from signed bundles, read without importing artifacts.
+
+The dependency runs artifacts → procurement, so procurement cannot ask for bundles
+itself. Instead artifacts registers an *evidence provider* when Django starts
+(``ArtifactsConfig.ready()`` → ``artifacts.procurement_hooks``): a callable that
+takes an RFP (and optionally the organisations asked about) and returns, per
+vendor organisation id, an ``EvidenceSummary`` of that vendor's newest accepted
+bundle on the RFP. Vendors without an accepted bundle are simply absent.
+
+With no provider registered (procurement on its own), every vendor has "no
+accepted bundle". Callers must respect sealing themselves: the buyer side asks
+only after opening, a vendor only about its own organisation.
+
+Artifact presence is judged by kind against the RFP's checklist as it stands
+(``checklist_of``), the rule of the bundle's own completeness report: a required
+artifact is present when the bundle lists a file of its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from procurement.models import RequiredArtifact, Rfp
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    """What one accepted bundle's completeness report says, in short."""
+
+    bundle_id: str  # public id
+    url: str  # the bundle page
+    sha256: str  # of the uploaded archive
+    uploaded_at: datetime
+    kinds_present: tuple[str, ...]
+    environment_named: int  # of the environment fields (OS, kernel, …)
+    environment_total: int
+    environment_missing: tuple[str, ...]  # labels of the fields not named
+    claims_in_harness: int  # claims whose scenario the harness defines
+    claims_total: int
+    unknown_scenarios: tuple[str, ...]
+    metrics_missing: tuple[str, ...]  # required metrics no claim covers
+    checks_passed: int  # of the report's checks (artifacts, environment, …)
+    checks_total: int
+
+    @property
+    def environment_ok(self) -> bool:
+        return self.environment_total > 0 and (
+            self.environment_named == self.environment_total
+        )
+
+    @property
+    def claims_ok(self) -> bool:
+        return self.claims_in_harness == self.claims_total
+
+
+class EvidenceProvider(Protocol):
+    def __call__(
+        self, rfp: Rfp, organisation_ids: Collection[int] | None = None
+    ) -> Mapping[int, EvidenceSummary]:
+        """Organisation id -> summary of its newest accepted bundle on ``rfp``
+        (only the ``organisation_ids`` asked about, when given). A query count
+        that does not depend on the number of vendors."""
+        ...
+
+
+_provider: EvidenceProvider | None = None
+
+
+def register_evidence_provider(
+    provider: EvidenceProvider | None,
+) -> EvidenceProvider | None:
+    """Install the provider (None removes it); returns the one it replaces."""
+    global _provider  # the registry is this one module-level slot
+    previous, _provider = _provider, provider
+    return previous
+
+
+def evidence_provider() -> EvidenceProvider | None:
+    return _provider
+
+
+def evidence_for(
+    rfp: Rfp, organisation_ids: Collection[int] | None = None
+) -> dict[int, EvidenceSummary]:
+    """Organisation id -> its newest accepted bundle's summary; {} without a
+    provider."""
+    if _provider is None:
+        return {}
+    if organisation_ids is not None and not organisation_ids:
+        return {}
+    return dict(_provider(rfp, organisation_ids))
+
+
+# --- the checklist ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    kind: str
+    title: str
+    mandatory: bool
+    present: bool
+
+
+@dataclass(frozen=True)
+class BidEvidence:
+    """A vendor's completeness on an RFP: its newest accepted bundle (or none)
+    checked against the RFP's required artifacts."""
+
+    summary: EvidenceSummary | None
+    checklist: tuple[ChecklistItem, ...]
+
+    @property
+    def has_bundle(self) -> bool:
+        return self.summary is not None
+
+    @property
+    def mandatory_missing(self) -> list[ChecklistItem]:
+        return [i for i in self.checklist if i.mandatory and not i.present]
+
+    @property
+    def mandatory_total(self) -> int:
+        return sum(1 for i in self.checklist if i.mandatory)
+
+    @property
+    def mandatory_present(self) -> int:
+        return self.mandatory_total - len(self.mandatory_missing)
+
+
+def checklist_of(
+    artifacts: Iterable[RequiredArtifact], summary: EvidenceSummary | None
+) -> BidEvidence:
+    """The RFP's required artifacts, each present when the bundle has its kind;
+    without a bundle, every one is missing."""
+    kinds = set(summary.kinds_present) if summary is not None else set()
+    items = tuple(
+        ChecklistItem(a.kind, a.title, a.mandatory, a.kind in kinds) for a in artifacts
+    )
+    return BidEvidence(summary, items)

@@ -1,0 +1,34 @@
+"""Reads of bundle evidence through the provider registry (``procurement.evidence``):
+each vendor's newest accepted bundle checked against the RFP's required artifacts.
+
+Sealing is the caller's duty: the buyer side asks only once the RFP is opened, a
+vendor only about its own organisation."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from accounts.models import Organisation
+from procurement.evidence import BidEvidence, checklist_of, evidence_for
+from procurement.models import RequiredArtifact, Rfp
+
+
+def bid_evidence_for(
+    rfp: Rfp,
+    organisation_ids: Collection[int],
+    *,
+    artifacts: Sequence[RequiredArtifact] | None = None,
+) -> dict[int, BidEvidence]:
+    """Every organisation asked about -> its evidence (without an accepted bundle:
+    every required artifact missing). Two queries at most, whatever the number of
+    organisations: the RFP's checklist (none when given or prefetched) and the
+    provider's."""
+    ids = list(dict.fromkeys(organisation_ids))
+    artifacts = list(rfp.artifacts.all()) if artifacts is None else artifacts
+    summaries = evidence_for(rfp, ids)
+    return {pk: checklist_of(artifacts, summaries.get(pk)) for pk in ids}
+
+
+def bid_evidence_own(rfp: Rfp, organisation: Organisation) -> BidEvidence:
+    """The vendor's own evidence on the RFP (its bid pages)."""
+    return bid_evidence_for(rfp, [organisation.pk])[organisation.pk]

@@ -1,0 +1,176 @@
+"""What a vendor hands in with a bid, checked before any row is written: the
+documents (stored content-addressed while hashing, before the bid's transaction)
+and the claimed metrics and cost-model inputs (validated, every problem named).
+
+Re-exported by ``procurement.services.bids``, where callers import them from."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.template.defaultfilters import filesizeformat
+
+from accounts.exceptions import Problem
+from procurement.exceptions import ProcurementError
+from procurement.models import CostModelInput
+
+STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
+METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+MAX_CLAIMS = 200
+COST_FIELDS = (
+    "currency",
+    "hardware_cost",
+    "amortisation_years",
+    "power_draw_kw",
+    "energy_price_per_kwh",
+    "rack_units",
+    "rack_unit_cost_per_year",
+    "support_cost_per_year",
+    "delivered_tokens_per_s",
+)
+DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A blob in ``default_storage``, ready to become a ``BidDocument``."""
+
+    name: str
+    sha256: str
+    size: int
+    content_type: str
+    storage_key: str
+
+
+def max_document_bytes() -> int:
+    return int(
+        getattr(
+            settings, "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", DEFAULT_MAX_DOCUMENT_BYTES
+        )
+    )
+
+
+def document_name(raw: str | None) -> str:
+    """The vendor's file name for display only: no folders, no control characters."""
+    name = PurePosixPath((raw or "").replace("\\", "/")).name
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return (name or "document")[:200]
+
+
+def bid_document_store(*, upload: File) -> StoredDocument:
+    """Hash the upload while streaming it, refuse it past the size limit, and store
+    it at ``bids/<sha256>`` (never under the vendor's file name)."""
+    name, limit = document_name(upload.name), max_document_bytes()
+    too_large = ProcurementError(
+        f"“{name}” is larger than {filesizeformat(limit)}, the limit per document.",
+        code="document_too_large",
+    )
+    if (upload.size or 0) > limit:
+        raise too_large
+    digest, size = hashlib.sha256(), 0
+    for chunk in upload.chunks():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        digest.update(chunk)
+    if size == 0:
+        raise ProcurementError(f"“{name}” is empty.", code="document_empty")
+    key = f"bids/{digest.hexdigest()}"
+    if not default_storage.exists(key):
+        key = default_storage.save(key, upload)
+    content_type = str(getattr(upload, "content_type", "") or "")[:100]
+    return StoredDocument(name, digest.hexdigest(), size, content_type, key)
+
+
+def bid_documents_store(*, uploads: Iterable[File]) -> list[StoredDocument]:
+    return [bid_document_store(upload=upload) for upload in uploads]
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _claim_problems(claim: Mapping[str, Any]) -> list[tuple[str, str]]:
+    problems = []
+    metric, stat = claim["metric"], claim["stat"]
+    if not METRIC_NAME.fullmatch(metric):
+        problems.append(("metric", f"“{metric}” is not a lower_snake_case metric."))
+    if stat not in STATS:
+        problems.append(("stat", f"“{stat}” is not one of {', '.join(STATS)}."))
+    if claim["value"] is None:
+        problems.append(("value", "The value must be a finite number."))
+    if len(claim["unit"]) > 32 or len(claim["scenario"]) > 64:
+        problems.append(("unit", "Units take ≤ 32 characters, scenarios ≤ 64."))
+    return problems
+
+
+def clean_claims(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Claimed key metrics as stored: ``{metric, stat, value, unit, scenario}``."""
+    if not isinstance(claims, Sequence) or len(claims) > MAX_CLAIMS:
+        raise ProcurementError(f"Claim at most {MAX_CLAIMS} metrics, as a list.")
+    cleaned, problems, seen = [], [], set()
+    for index, raw in enumerate(claims):
+        raw = raw if isinstance(raw, Mapping) else {}
+        claim = {
+            **{k: str(raw.get(k) or "").strip() for k in ("metric", "stat", "unit")},
+            "scenario": str(raw.get("scenario") or "").strip(),
+            "value": _finite(raw.get("value")),
+        }
+        found = _claim_problems(claim)
+        key = (claim["metric"], claim["stat"], claim["scenario"])
+        if not found and key in seen:
+            found = [("stat", f"{key[0]} {key[1]} is claimed twice for one scenario.")]
+        seen.add(key)
+        problems += [Problem("invalid", m, f"claims[{index}].{f}") for f, m in found]
+        cleaned.append(claim)
+    if problems:
+        raise ProcurementError(
+            "Some claimed metrics are not valid: " + problems[0].message,
+            code="invalid_claims",
+            problems=problems,
+        )
+    return cleaned
+
+
+def clean_cost_inputs(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Cost-model inputs validated by the model's own field rules."""
+    values = {field: data.get(field) for field in COST_FIELDS}
+    values["currency"] = str(values["currency"] or "EUR").strip().upper()
+    inputs = CostModelInput(**values)
+    try:
+        inputs.full_clean(exclude=["bid"])
+        if not re.fullmatch(r"[A-Z]{3}", inputs.currency):
+            raise ValidationError({"currency": "Use a three-letter code, e.g. EUR."})
+    except ValidationError as exc:
+        problems = [
+            Problem("invalid", message, f"cost_inputs.{field}")
+            for field, messages in exc.message_dict.items()
+            for message in messages
+        ]
+        raise ProcurementError(
+            "Some cost-model inputs are not valid: "
+            + "; ".join(f"{p.path}: {p.message}" for p in problems[:3]),
+            code="invalid_cost_inputs",
+            problems=problems,
+        ) from None
+    return {field: getattr(inputs, field) for field in COST_FIELDS}

@@ -1,0 +1,121 @@
+"""Real signed bundles for procurement tests: built from the corpus's good files,
+signed with a corpus key registered to the vendor, and ingested through
+``bundle_ingest`` (the RFP is made to accept uploads for the moment, then put back:
+factories set state directly)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from accounts.models import Organisation, Role
+from artifacts.models import Bundle, SigningKey
+from artifacts.services import signing_key_register
+from procurement import clock
+from procurement.models import Rfp
+from tests.accounts.factories import MembershipFactory, UserFactory
+from tests.artifacts.corpus.build import (
+    CORPUS_KEYS,
+    good_files,
+    good_manifest,
+    manifest_bytes,
+)
+from tests.artifacts.ingest_support import build_bundle, ingest
+from tests.procurement.factories_evaluation import (
+    CostModelInputFactory,
+    RequiredArtifactFactory,
+    RequiredMetricFactory,
+    bid_of,
+    opened_rfp,
+)
+
+KEY = "vendor_a"  # one corpus key, registered to every vendor that needs it
+
+# The good files without raw traces and signed reports (two mandatory kinds).
+PARTIAL_FILES = {
+    path: data
+    for path, data in good_files().items()
+    if not path.startswith(("traces/", "reports/"))
+}
+
+
+def _uploader(organisation: Organisation) -> Any:
+    user = UserFactory(username=f"up-{organisation.slug}-{uuid.uuid4().hex[:6]}")
+    MembershipFactory(user=user, organisation=organisation, role=Role.VENDOR)
+    return user
+
+
+def _ensure_key(organisation: Organisation, actor: Any) -> None:
+    line = CORPUS_KEYS[KEY].public_line
+    if SigningKey.objects.filter(organisation=organisation).exists():
+        return
+    signing_key_register(
+        organisation=organisation,
+        public_key_line=line,
+        valid_from=clock.now() - timedelta(days=30),
+        actor=actor,
+    )
+
+
+def accepted_bundle(
+    rfp: Rfp,
+    organisation: Organisation,
+    directory: Path,
+    *,
+    files: dict[str, bytes] | None = None,
+    **manifest_changes: Any,
+) -> Bundle:
+    """An accepted bundle of ``organisation`` on ``rfp``; ``manifest_changes``
+    replace top-level manifest keys (e.g. ``claims``)."""
+    files = good_files() if files is None else files
+    user = _uploader(organisation)
+    _ensure_key(organisation, user)
+    manifest = good_manifest(
+        files, rfp=rfp.reference, vendor=organisation.slug, **manifest_changes
+    )
+    path = build_bundle(
+        directory / f"{organisation.slug}-{uuid.uuid4().hex[:8]}",
+        files,
+        key=KEY,
+        manifest=manifest_bytes(manifest),
+    )
+    saved = Rfp.objects.filter(pk=rfp.pk).values("status", "submission_deadline")[0]
+    Rfp.objects.filter(pk=rfp.pk).update(
+        status=Rfp.Status.PUBLISHED,
+        submission_deadline=clock.now() + timedelta(days=7),
+    )
+    try:
+        bundle = ingest(Rfp.objects.get(pk=rfp.pk), organisation, user, path)
+    finally:
+        Rfp.objects.filter(pk=rfp.pk).update(**saved)
+    assert bundle.status == Bundle.Status.ACCEPTED, bundle.problems
+    return bundle
+
+
+def comparison_rfp(
+    buyer_org: Organisation, acme: Organisation, bolt: Organisation, directory: Path
+) -> Rfp:
+    """An opened RFP with ``workload``, ``trace`` and ``report`` mandatory and
+    ``cost_model`` optional. Acme bids with a ttft_ms claim and cost inputs, and its
+    newest accepted bundle lacks traces and reports; Bolt has no bundle."""
+    rfp = opened_rfp(buyer_org, [acme, bolt])
+    RequiredMetricFactory(rfp=rfp, name="ttft_ms")
+    for kind in ("workload", "trace", "report"):
+        RequiredArtifactFactory(rfp=rfp, kind=kind, title=f"The {kind}")
+    RequiredArtifactFactory(rfp=rfp, kind="cost_model", mandatory=False)
+    bid = bid_of(rfp, acme)
+    bid.claimed_metrics = [
+        {
+            "metric": "ttft_ms",
+            "stat": "p99",
+            "value": 180.0,
+            "unit": "ms",
+            "scenario": "cold-c32",
+        }
+    ]
+    bid.save()
+    CostModelInputFactory(bid=bid)
+    accepted_bundle(rfp, acme, directory, files=PARTIAL_FILES)
+    return rfp
