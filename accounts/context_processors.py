@@ -23,6 +23,7 @@ def navigation(request: HttpRequest) -> dict[str, object]:
         Role.ADMIN,
     }:
         items.append(("RFPs", reverse("procurement:rfp_list")))
+        items.append(("Escrow", reverse("artifacts:escrow_deposits")))
     if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR}:
         items.append(("Audit trail", reverse("accounts:audit_list")))
     if Role.VENDOR in roles:

@@ -23,12 +23,15 @@ does not count file parts, so it needs no change.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, default_storage
 
 from artifacts.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
+from artifacts.transparency.note import NoteError, check_name
 
 DEFAULT_MAX_UPLOAD_BYTES: Final = 4 * GiB
 DEFAULT_ENVIRONMENT_MAX_BYTES: Final = 1 * MiB
@@ -74,3 +77,33 @@ def bundle_storage_threads() -> int:
     if configured is None:
         return 1 if isinstance(default_storage, FileSystemStorage) else 4
     return max(1, int(configured))
+
+
+# --- transparency log -----------------------------------------------------------------
+# ``REPROGATE_LOG_KEY_PATH``: the log's Ed25519 key file (generated on first use);
+# ``REPROGATE_LOG_ORIGIN``: the log's name in its checkpoints and on its key;
+# ``REPROGATE_LOG_MAX_LEAF_BYTES`` (16 MiB): the largest leaf ``log_append`` takes.
+
+DEFAULT_LOG_MAX_LEAF_BYTES: Final = 16 * MiB
+DEFAULT_LOG_ORIGIN: Final = "reprogate.local/log"
+
+
+def log_key_path() -> Path:
+    configured = getattr(settings, "REPROGATE_LOG_KEY_PATH", None)
+    if configured:
+        return Path(configured)
+    return Path(settings.VAR_DIR) / "keys" / "transparency-log.pem"
+
+
+def log_origin() -> str:
+    """The log's origin, checked against the C2SP rules (no space, no "+")."""
+    origin = getattr(settings, "REPROGATE_LOG_ORIGIN", None) or DEFAULT_LOG_ORIGIN
+    try:
+        check_name(origin, "REPROGATE_LOG_ORIGIN")
+    except NoteError as error:
+        raise ImproperlyConfigured(str(error)) from None
+    return origin
+
+
+def log_max_leaf_bytes() -> int:
+    return int(_setting("REPROGATE_LOG_MAX_LEAF_BYTES", DEFAULT_LOG_MAX_LEAF_BYTES))

@@ -10,6 +10,8 @@ urlpatterns = [
     path("me/", MeApi.as_view(), name="me"),
     path("", include("procurement.api.urls")),
     path("", include("artifacts.api")),
+    path("", include("artifacts.api_log")),
+    path("", include("artifacts.api_escrow")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"

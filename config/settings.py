@@ -172,6 +172,25 @@ STORAGES = {
     },
 }
 
+# --- Transparency log (DESIGN §5) --------------------------------------------------
+# The log's Ed25519 signing key: generated on first use (mode 0600), kept outside the
+# database. Back it up: without it the log signs no new checkpoint (and never
+# silently starts a new key once checkpoints exist).
+REPROGATE_LOG_KEY_PATH = env_str(
+    "REPROGATE_LOG_KEY_PATH", str(VAR_DIR / "keys" / "transparency-log.pem")
+)
+# The log's name, first line of every checkpoint and name of its key: a schema-less
+# URL unique to this installation (C2SP tlog-checkpoint), fixed for the log's life.
+REPROGATE_LOG_ORIGIN = env_str("REPROGATE_LOG_ORIGIN", "reprogate.local/log")
+
+# --- Escrow (DESIGN §5) --------------------------------------------------------------
+# Deposits are kept this many years when the contract terms name no period.
+ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10)
+# S3 Object Lock for deposited blobs when the bucket has it: "auto" or "off"; the
+# retention mode COMPLIANCE (nobody can shorten it) or GOVERNANCE.
+ESCROW_OBJECT_LOCK = env_str("ESCROW_OBJECT_LOCK", "auto")
+ESCROW_OBJECT_LOCK_MODE = env_str("ESCROW_OBJECT_LOCK_MODE", "COMPLIANCE")
+
 # --- Security -----------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -10,6 +10,7 @@ from accounts.selectors import (
     membership_list_for,
     user_roles,
 )
+from artifacts.escrow.selectors import escrow_summary_for
 from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors import rfp_list_visible_to
@@ -51,4 +52,6 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["recent_events"] = list(audit_event_list_visible_to(user)[:RECENT])
     if Role.AUDITOR in roles:
         context["audited_rfps"] = list(rfps[:RECENT])
+    if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR, Role.VENDOR, Role.EVALUATOR}:
+        context["escrow"] = escrow_summary_for(user)
     return context

@@ -22,6 +22,7 @@ from typing import Any
 
 from artifacts.problems import BundleProblem
 from reprogate_cli import bundle_build, bundle_verify, submit
+from reprogate_cli.evidence_verify import add_evidence_commands
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -219,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     whoami.set_defaults(handler=cmd_whoami)
     _add_bundle_commands(commands)
     _add_submit_command(commands)
+    add_evidence_commands(commands)
     return parser
 
 

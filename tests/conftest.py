@@ -35,6 +35,8 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
         },
     }
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # The transparency log's key: one per test, never the repository's var/.
+    settings.REPROGATE_LOG_KEY_PATH = str(tmp_path / "log-key" / "log.pem")
 
 
 @pytest.fixture(autouse=True)

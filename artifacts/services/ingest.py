@@ -11,9 +11,10 @@ against the uploading organisation's keys as they stood when the upload arrived.
 - No problem: the spooled files and the archive go to content-addressed storage
   (``artifacts.storage``) *before* the transaction, so slow storage never holds
   the database's write lock; then one transaction records the blobs, the bundle
-  and its files with the ``bundle.accepted`` event. If storage or the transaction
-  fails midway, the blobs this ingest wrote are deleted (unless another row refers
-  to them) and nothing is recorded.
+  and its files with the ``bundle.accepted`` event, and deposits the bundle in
+  escrow (``deposit_bundle``: a transparency-log entry, S3 Object Lock). If
+  storage or the transaction fails midway, the blobs this ingest wrote are
+  deleted (unless another row refers to them) and nothing is recorded.
 
 Refusals of the request itself (RFP not open for bids, organisation not invited)
 raise ``ApplicationError`` before any work and leave no row. Nobody on the buyer
@@ -51,6 +52,7 @@ from artifacts.conf import (
     bundle_spool_dir,
     bundle_storage_threads,
 )
+from artifacts.escrow_storage import EscrowStorageError
 from artifacts.manifest import (
     RESERVED_PATHS,
     BundleInspection,
@@ -60,6 +62,7 @@ from artifacts.manifest import (
 from artifacts.models import Bundle, BundleFile
 from artifacts.problems import BundleProblem, ProblemList
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
+from artifacts.services.escrow import deposit_bundle
 from artifacts.spool import Spool, Spooled
 from artifacts.storage import (
     BlobWrite,
@@ -350,6 +353,7 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         organisation=job.organisation,
         data=_audit_data(rfp, bundle, files=len(manifest.files)),
     )
+    deposit_bundle(bundle=bundle, actor=job.uploaded_by)  # last: it appends to the log
     return bundle
 
 
@@ -359,7 +363,10 @@ def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
     written: list[str] = []
     try:
         stored = _store(manifest, spool, upload, job.verdict.archive, written)
-        return _record_accepted(job, stored)
+        try:
+            return _record_accepted(job, stored)
+        except EscrowStorageError as error:
+            raise BundleStorageError(f"Escrowing the bundle failed: {error}") from error
     except BaseException:
         blob_cleanup(written)
         raise

@@ -1,0 +1,161 @@
+"""Proofs the escrow pages show, verified on the server with the same pure code
+the offline verifier runs: a deposit's inclusion in the latest checkpoint, and
+the log's consistency since the checkpoint a user saw last."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from artifacts.log_selectors import (
+    log_consistency_proof,
+    log_inclusion_proof,
+    log_verifier_key,
+)
+from artifacts.models import LogVisit
+from artifacts.services.transparency import checkpoint_latest, checkpoint_publish
+from artifacts.transparency.merkle import (
+    ProofError,
+    leaf_hash,
+    verify_consistency,
+    verify_inclusion,
+)
+from artifacts.transparency.note import NoteError, open_checkpoint
+
+logger = logging.getLogger(__name__)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+@dataclass(frozen=True)
+class SignedHead:
+    """A checkpoint whose signature the server checked with the log key."""
+
+    size: int
+    root_hash: bytes
+    note: str
+    signature_ok: bool
+    problem: str = ""
+
+    @property
+    def root_b64(self) -> str:
+        return b64(self.root_hash)
+
+
+def _signed_head(checkpoint: Any) -> SignedHead:
+    try:
+        opened = open_checkpoint(checkpoint.note, log_verifier_key())
+    except NoteError as error:
+        return SignedHead(
+            checkpoint.size,
+            bytes(checkpoint.root_hash),
+            checkpoint.note,
+            False,
+            str(error),
+        )
+    consistent = (opened.size, opened.root_hash) == (
+        checkpoint.size,
+        bytes(checkpoint.root_hash),
+    )
+    problem = "" if consistent else "the signed note says another size or root"
+    return SignedHead(
+        opened.size, opened.root_hash, checkpoint.note, consistent, problem
+    )
+
+
+def current_head(*, covering: int | None = None) -> SignedHead | None:
+    """The latest checkpoint; one is published first if none covers leaf
+    ``covering`` (None: the latest signed one as it is; a log with no leaves
+    has none)."""
+    checkpoint = checkpoint_latest()
+    if covering is not None and (checkpoint is None or checkpoint.size <= covering):
+        checkpoint = checkpoint_publish()
+    return None if checkpoint is None else _signed_head(checkpoint)
+
+
+@dataclass(frozen=True)
+class Inclusion:
+    head: SignedHead
+    leaf_hash: bytes
+    proof: list[bytes]
+    ok: bool
+    problem: str = ""
+
+    @property
+    def proof_b64(self) -> list[str]:
+        return [b64(h) for h in self.proof]
+
+
+def leaf_inclusion(index: int, leaf: bytes) -> Inclusion:
+    """Leaf ``index`` in the latest checkpoint (published if it lacks it)."""
+    head = current_head(covering=index)
+    assert head is not None  # noqa: S101 - covering publishes one
+    hashed = leaf_hash(bytes(leaf))
+    proof = log_inclusion_proof(index, head.size)
+    if not head.signature_ok:
+        return Inclusion(head, hashed, proof, False, head.problem)
+    try:
+        verify_inclusion(hashed, index, head.size, proof, head.root_hash)
+    except ProofError as error:
+        logger.error("inclusion of leaf %s failed: %s", index, error)
+        return Inclusion(head, hashed, proof, False, str(error))
+    return Inclusion(head, hashed, proof, True)
+
+
+@dataclass(frozen=True)
+class SinceVisit:
+    """The log now against the checkpoint the user saw last."""
+
+    head: SignedHead | None
+    previous: LogVisit | None
+    proof: list[bytes] = field(default_factory=list)
+    consistent: bool | None = None  # None: nothing to compare with
+    message: str = ""
+
+    @property
+    def proof_b64(self) -> list[str]:
+        return [b64(h) for h in self.proof]
+
+    @property
+    def previous_root_b64(self) -> str:
+        if self.previous is None:
+            return ""
+        return b64(bytes.fromhex(self.previous.root_hash))
+
+
+def _compare(previous: LogVisit, head: SignedHead) -> tuple[bool, list[bytes], str]:
+    old_root = bytes.fromhex(previous.root_hash)
+    if previous.size > head.size:
+        return False, [], f"The log shrank from {previous.size} to {head.size} entries."
+    if previous.size == head.size:
+        same = old_root == head.root_hash
+        text = "Nothing was added." if same else "Same size, another root hash."
+        return same, [], text
+    if previous.size == 0:
+        return True, [], "You last saw the empty log: any log extends it."
+    proof = log_consistency_proof(previous.size, head.size)
+    try:
+        verify_consistency(previous.size, head.size, old_root, head.root_hash, proof)
+    except ProofError as error:
+        return False, proof, f"The consistency proof fails: {error}"
+    added = head.size - previous.size
+    return True, proof, f"{added} entries were appended; none was changed or removed."
+
+
+def log_since_visit(previous: LogVisit | None) -> SinceVisit:
+    """Compare the current checkpoint (published if the log grew) with the one
+    remembered for the user; a failure is logged as an error."""
+    checkpoint = checkpoint_publish()
+    head = None if checkpoint is None else _signed_head(checkpoint)
+    if head is None or previous is None:
+        return SinceVisit(head, previous)
+    if not head.signature_ok:
+        return SinceVisit(head, previous, [], False, head.problem)
+    consistent, proof, message = _compare(previous, head)
+    if not consistent:
+        logger.error("log inconsistency since a visit: %s", message)
+    return SinceVisit(head, previous, proof, consistent, message)

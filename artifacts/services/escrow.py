@@ -1,0 +1,274 @@
+"""Escrow services: deposits and the changes a deposit allows (legal hold on/off,
+retention extended). Each is one transaction with one audit row, and each is
+an entry of the transparency log, appended in the same transaction.
+
+Nothing here changes or deletes what a deposit's leaf says, and there is no
+service that could: a deposit, the blobs it names and its events are immutable
+(``artifacts.models.escrow``).
+
+On an S3 bucket with Object Lock (``artifacts.escrow_storage``) protection is
+tightened before the transaction commits (retention extended, hold placed: a
+rollback leaves the blobs better protected than the rows say, never worse) and
+loosened only after it committed (hold released)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+
+from accounts.audit import audit_record
+from accounts.exceptions import ApplicationError, StateConflict
+from accounts.models import Organisation
+from artifacts.escrow.conf import escrow_retain_until
+from artifacts.escrow.records import DepositItem, deposit_leaf, event_leaf
+from artifacts.escrow_storage import blobs_lock
+from artifacts.evidence.layout import format_time
+from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
+from artifacts.services.transparency import log_append
+from artifacts.transparency.merkle import leaf_hash
+from procurement import clock
+from procurement.models import Rfp
+
+logger = logging.getLogger(__name__)
+
+Actor = AbstractBaseUser | AnonymousUser | None
+MAX_REASON = 500
+
+
+def _user(actor: Actor) -> AbstractBaseUser | None:
+    return actor if actor is not None and actor.is_authenticated else None  # type: ignore[return-value]
+
+
+def deposit_create(
+    *,
+    kind: str,
+    organisation: Organisation,
+    rfp: Rfp,
+    items: Sequence[DepositItem],
+    actor: Actor,
+    bundle: Bundle | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Deposit:
+    """Deposit ``items`` (blobs already stored) for ``organisation`` on ``rfp``:
+    lock them (Object Lock), log the record, keep the row. Runs inside the
+    caller's transaction if there is one (an ingest's), else in its own."""
+    if not items:
+        raise ApplicationError(
+            "A deposit names at least one blob.", code="deposit_empty"
+        )
+    with transaction.atomic():
+        now = clock.now()
+        deposit = Deposit(
+            kind=kind,
+            organisation=organisation,
+            rfp=rfp,
+            bundle=bundle,
+            deposited_by=_user(actor),
+            deposited_at=now,
+            retain_until=escrow_retain_until(rfp, now),
+        )
+        leaf = deposit_leaf(deposit, items, extra or {})
+        blobs_lock([i.blob for i in items], retain_until=deposit.retain_until)
+        entry = log_append(leaf)
+        deposit.leaf, deposit.leaf_hash = leaf, leaf_hash(leaf).hex()
+        deposit.log_index = entry.index
+        deposit.save()
+        DepositBlob.objects.bulk_create(
+            DepositBlob(
+                deposit=deposit,
+                blob=item.blob,
+                role=item.role,
+                path=item.path,
+                position=position,
+            )
+            for position, item in enumerate(items)
+        )
+        audit_record(
+            actor=actor,
+            action="deposit.created",
+            target=deposit,
+            organisation=organisation,
+            data={
+                "kind": kind,
+                "rfp": rfp.reference,
+                "log_index": entry.index,
+                "blobs": len(items),
+                "retain_until": format_time(deposit.retain_until),
+            },
+        )
+    return deposit
+
+
+def deposit_bundle(*, bundle: Bundle, actor: Actor) -> Deposit:
+    """Deposit an accepted bundle: its archive and every file. Meant to run in
+    the ingest's accept transaction (the bundle and its files are rows of it)."""
+    if bundle.status != Bundle.Status.ACCEPTED or bundle.archive_blob is None:
+        raise ApplicationError(
+            "Only an accepted bundle is deposited.", code="bundle_not_accepted"
+        )
+    if Deposit.objects.filter(bundle=bundle).exists():
+        raise StateConflict(
+            "This bundle is deposited already.", code="bundle_already_deposited"
+        )
+    files = bundle.files.select_related("blob").order_by("path")
+    items = [DepositItem(bundle.archive_blob, DepositBlob.Role.ARCHIVE)]
+    items += [DepositItem(f.blob, DepositBlob.Role.FILE, f.path) for f in files]
+    return deposit_create(
+        kind=Deposit.Kind.BUNDLE,
+        organisation=bundle.organisation,
+        rfp=bundle.rfp,
+        items=items,
+        actor=actor,
+        bundle=bundle,
+        extra={
+            "bundle": str(bundle.public_id),
+            "manifest_sha256": bundle.manifest_sha256,
+        },
+    )
+
+
+def escrow_event_log(
+    *,
+    action: str,
+    deposits: Sequence[Deposit],
+    actor: Actor,
+    data: dict[str, Any],
+    bundle: Bundle | None = None,
+) -> EscrowEvent:
+    """Log an escrow event about ``deposits`` (inside the caller's transaction)."""
+    event = EscrowEvent(
+        action=action,
+        deposit=deposits[0] if len(deposits) == 1 else None,
+        bundle=bundle,
+        actor=_user(actor),
+        occurred_at=clock.now(),
+    )
+    event.leaf = event_leaf(event, deposits, data)
+    event.leaf_hash = leaf_hash(event.leaf).hex()
+    event.log_index = log_append(event.leaf).index
+    event.save()
+    return event
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("Give the reason.", code="reason_required")
+    return reason[:MAX_REASON]
+
+
+def _held_elsewhere(deposit: Deposit) -> set[int]:
+    """Blobs of ``deposit`` that another deposit on legal hold names too."""
+    return set(
+        DepositBlob.objects.filter(
+            blob__in=deposit.items.values("blob"), deposit__legal_hold=True
+        )
+        .exclude(deposit=deposit)
+        .values_list("blob_id", flat=True)
+    )
+
+
+def _release_after_commit(deposit: Deposit) -> None:
+    blobs = [b for b in _blobs(deposit) if b.pk not in _held_elsewhere(deposit)]
+
+    def release() -> None:
+        try:
+            blobs_lock(blobs, legal_hold=False)
+        except Exception:  # the hold stays on: safer than the row says
+            logger.exception("releasing the legal hold of deposit %s", deposit.pk)
+
+    transaction.on_commit(release)
+
+
+def _blobs(deposit: Deposit) -> list[Blob]:
+    return [item.blob for item in deposit.items.select_related("blob")]
+
+
+def deposit_legal_hold_set(
+    *, deposit: Deposit, hold: bool, actor: Actor, reason: str
+) -> Deposit:
+    """Place (``hold``) or release the deposit's legal hold."""
+    reason = _reason(reason)
+    with transaction.atomic():
+        deposit = Deposit.objects.select_for_update().get(pk=deposit.pk)
+        if deposit.legal_hold == hold:
+            state = "on" if hold else "off"
+            raise StateConflict(
+                f"The legal hold is {state} already.", code="hold_unchanged"
+            )
+        if hold:
+            blobs_lock(_blobs(deposit), legal_hold=True)
+        else:
+            _release_after_commit(deposit)
+        deposit.legal_hold = hold
+        deposit.save(update_fields=["legal_hold"])
+        action = (
+            EscrowEvent.Action.LEGAL_HOLD_SET
+            if hold
+            else EscrowEvent.Action.LEGAL_HOLD_RELEASED
+        )
+        event = escrow_event_log(
+            action=action,
+            deposits=[deposit],
+            actor=actor,
+            data={"legal_hold": hold, "reason": reason},
+        )
+        audit_record(
+            actor=actor,
+            action=f"deposit.{action}",
+            target=deposit,
+            organisation=deposit.rfp.buyer_organisation,
+            data={
+                "log_index": deposit.log_index,
+                "event_index": event.log_index,
+                "reason": reason,
+            },
+        )
+    return deposit
+
+
+def deposit_retention_extend(
+    *, deposit: Deposit, retain_until: datetime, actor: Actor, reason: str
+) -> Deposit:
+    """Keep the deposit longer; retention is never shortened."""
+    reason = _reason(reason)
+    with transaction.atomic():
+        deposit = Deposit.objects.select_for_update().get(pk=deposit.pk)
+        if retain_until <= deposit.retain_until:
+            raise ApplicationError(
+                f"Retention can only be extended: the deposit is kept until "
+                f"{deposit.retain_until:%Y-%m-%d %H:%M} UTC already.",
+                code="retention_not_extended",
+            )
+        blobs_lock(_blobs(deposit), retain_until=retain_until)
+        previous, deposit.retain_until = deposit.retain_until, retain_until
+        deposit.save(update_fields=["retain_until"])
+        event = escrow_event_log(
+            action=EscrowEvent.Action.RETENTION_EXTENDED,
+            deposits=[deposit],
+            actor=actor,
+            data={
+                "retain_until": format_time(retain_until),
+                "previous_retain_until": format_time(previous),
+                "reason": reason,
+            },
+        )
+        audit_record(
+            actor=actor,
+            action="deposit.retention.extended",
+            target=deposit,
+            organisation=deposit.rfp.buyer_organisation,
+            data={
+                "log_index": deposit.log_index,
+                "event_index": event.log_index,
+                "retain_until": format_time(retain_until),
+                "previous_retain_until": format_time(previous),
+                "reason": reason,
+            },
+        )
+    return deposit
