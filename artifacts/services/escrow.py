@@ -28,7 +28,7 @@ from artifacts.escrow.conf import escrow_retain_until
 from artifacts.escrow.records import DepositItem, deposit_leaf, event_leaf
 from artifacts.escrow_storage import blobs_lock
 from artifacts.evidence.layout import format_time
-from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
+from artifacts.models import Blob, Bundle, BundleFile, Deposit, DepositBlob, EscrowEvent
 from artifacts.services.transparency import log_append
 from artifacts.transparency.merkle import leaf_hash
 from procurement import clock
@@ -104,9 +104,13 @@ def deposit_create(
     return deposit
 
 
-def deposit_bundle(*, bundle: Bundle, actor: Actor) -> Deposit:
+def deposit_bundle(
+    *, bundle: Bundle, actor: Actor, files: Sequence[BundleFile] | None = None
+) -> Deposit:
     """Deposit an accepted bundle: its archive and every file. Meant to run in
-    the ingest's accept transaction (the bundle and its files are rows of it)."""
+    the ingest's accept transaction (the bundle and its files are rows of it);
+    the ingest passes the ``files`` it just created (with their blobs), so they
+    are not read back."""
     if bundle.status != Bundle.Status.ACCEPTED or bundle.archive_blob is None:
         raise ApplicationError(
             "Only an accepted bundle is deposited.", code="bundle_not_accepted"
@@ -115,9 +119,13 @@ def deposit_bundle(*, bundle: Bundle, actor: Actor) -> Deposit:
         raise StateConflict(
             "This bundle is deposited already.", code="bundle_already_deposited"
         )
-    files = bundle.files.select_related("blob").order_by("path")
+    if files is None:
+        files = bundle.files.select_related("blob").order_by("path")
     items = [DepositItem(bundle.archive_blob, DepositBlob.Role.ARCHIVE)]
-    items += [DepositItem(f.blob, DepositBlob.Role.FILE, f.path) for f in files]
+    items += [
+        DepositItem(f.blob, DepositBlob.Role.FILE, f.path)
+        for f in sorted(files, key=lambda f: f.path)
+    ]
     return deposit_create(
         kind=Deposit.Kind.BUNDLE,
         organisation=bundle.organisation,

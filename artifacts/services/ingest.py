@@ -265,10 +265,27 @@ def _jobs(
     return jobs
 
 
+def _write_each(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
+    """Write one after the other (local files); stop at the first failure."""
+    stored = []
+    for job in jobs:
+        try:
+            result = blob_write(job.source, job.sha256, job.size, consume=job.consume)
+        except Exception as error:
+            raise BundleStorageError(f"Storing the bundle failed: {error}") from error
+        stored.append(result)
+        if result.written:
+            written.append(result.key)
+    return stored
+
+
 def _write_all(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
-    """Write in parallel (storage round trips dominate: S3, many small files).
+    """Write in parallel where storage round trips dominate (S3), else in turn.
     After a failure the writes not yet started are skipped, those under way
     finish, and ``written`` lists every key written, for the clean-up."""
+    threads = bundle_storage_threads()
+    if threads == 1:
+        return _write_each(jobs, written)
     failed = threading.Event()
 
     def write(job: _Job) -> BlobWrite | None:
@@ -280,7 +297,7 @@ def _write_all(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
             failed.set()
             raise
 
-    with ThreadPoolExecutor(max_workers=bundle_storage_threads()) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(write, job) for job in jobs]
     errors = [error for f in futures if (error := f.exception()) is not None]
     stored = [r for f in futures if not f.exception() and (r := f.result())]
@@ -341,7 +358,7 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         completeness=job.completeness,
         **_manifest_fields(job.verdict),
     )
-    BundleFile.objects.bulk_create(
+    files = BundleFile.objects.bulk_create(
         BundleFile(bundle=bundle, path=f.path, kind=f.kind, size=f.size,
                    sha256=f.sha256, blob=blobs[f.sha256])
         for f in manifest.files
@@ -353,7 +370,8 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         organisation=job.organisation,
         data=_audit_data(rfp, bundle, files=len(manifest.files)),
     )
-    deposit_bundle(bundle=bundle, actor=job.uploaded_by)  # last: it appends to the log
+    # last: it appends to the log, which serialises every deposit
+    deposit_bundle(bundle=bundle, actor=job.uploaded_by, files=files)
     return bundle
 
 

@@ -157,12 +157,14 @@ def test_the_uploaded_file_and_the_spool_are_left_clean(
 # --- storage failure midway -------------------------------------------------------
 
 
+@pytest.mark.parametrize("threads", [1, 4])  # one after the other, or in parallel
 @pytest.mark.parametrize("fail_on", [1, 3, 7])
 def test_storage_failure_midway_leaves_no_blob_and_no_row(
     tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
-    settings: Any, fail_on: int,
+    settings: Any, fail_on: int, threads: int,
 ) -> None:  # fmt: skip
     use_failing_storage(settings, fail_on)
+    settings.BUNDLE_STORAGE_THREADS = threads
     path = build_bundle(tmp_path)
 
     with pytest.raises(BundleStorageError):
