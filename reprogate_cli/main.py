@@ -23,6 +23,7 @@ from typing import Any
 from artifacts.problems import BundleProblem
 from reprogate_cli import bundle_build, bundle_verify, submit
 from reprogate_cli.evidence_verify import add_evidence_commands
+from reprogate_cli.parse import add_parse_command
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bundle_commands(commands)
     _add_submit_command(commands)
     add_evidence_commands(commands)
+    add_parse_command(commands)
     return parser
 
 

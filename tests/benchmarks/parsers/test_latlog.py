@@ -1,0 +1,143 @@
+"""fio-lat-log: fio write_lat_log files into percentiles, streamed, within
+0.025% of numpy's exact percentiles; bad lines name their line number."""
+
+from __future__ import annotations
+
+import io
+import random
+from pathlib import Path
+
+import pytest
+
+from benchmarks.parsers import latlog, parse, parse_stream
+from benchmarks.parsers.percentiles import linear
+from tests.benchmarks.parsers.helpers import one, problems
+
+np = pytest.importorskip("numpy")
+
+
+def log(rows: list[tuple[int, int, int]], *, prio: bool = False) -> bytes:
+    extra = ", 0" if prio else ""
+    return "".join(f"{t}, {v}, {d}, 4096, 0{extra}\n" for t, v, d in rows).encode()
+
+
+def test_exact_figures_and_directions() -> None:
+    rows = [(1, 1000, 0), (2, 3000, 0), (3, 2000, 0), (4, 500, 1), (5, 700, 2)]
+
+    result = parse("fio-lat-log", log(rows), source_name="job_clat.1.log")
+
+    assert one(result, "read_clat_us", "min") == 1.0
+    assert one(result, "read_clat_us", "max") == 3.0
+    assert one(result, "read_clat_us", "mean") == 2.0
+    assert one(result, "read_clat_us", "p50") == 2.0  # small values are exact
+    assert one(result, "write_clat_us", "p99") == 0.5
+    assert one(result, "trim_clat_us", "mean") == 0.7
+    assert result.info["samples"] == {"read": 3, "write": 1, "trim": 1}
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("a_lat.3.log", "lat"),
+        ("a_slat.1.log", "slat"),
+        ("a_clat.12.log", "clat"),
+        ("x.log", "lat"),
+    ],
+)
+def test_the_file_name_tells_which_latency(name: str, kind: str) -> None:
+    result = parse("fio-lat-log", log([(1, 5000, 0)]), source_name=name)
+
+    assert result.metrics[0].name == f"read_{kind}_us"
+
+
+def test_percentiles_within_0_025_percent_of_numpy_across_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        latlog, "CHUNK_BYTES", 4096
+    )  # many chunks, lines cut across them
+    rng = random.Random(3)  # noqa: S311 - test data
+    rows = [(i, int(rng.lognormvariate(11, 1.2)), i % 2) for i in range(20000)]
+
+    result = parse("fio-lat-log", log(rows, prio=True))
+
+    for d, direction in enumerate(("read", "write")):
+        exact = sorted(v for _, v, dd in rows if dd == d)
+        for p in (50, 90, 99, 99.9, 99.99):
+            ours = one(result, f"{direction}_lat_us", f"p{p:g}") * 1000
+            assert ours == pytest.approx(float(np.percentile(exact, p)), rel=0.00025)
+            assert ours == pytest.approx(linear(exact, p), rel=0.00025)
+        assert one(result, f"{direction}_lat_us", "max") == exact[-1] / 1000
+
+
+def test_blank_lines_crlf_and_a_missing_final_newline() -> None:
+    data = b"1, 100, 0, 4096, 0\r\n\r\n\n2, 300, 0, 4096, 0"
+
+    result = parse("fio-lat-log", data)
+
+    assert one(result, "read_lat_us", "mean") == 0.2
+    assert result.info["lines"] == 4
+
+
+def test_memory_does_not_hold_the_file() -> None:
+    class Lines(io.RawIOBase):
+        """A 2-million-line log produced on the fly; never whole in memory."""
+
+        def __init__(self) -> None:
+            self.left = 2_000_000
+            self.line = b"7, 123456, 1, 4096, 0\n"
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+            count = min(self.left, len(buffer) // len(self.line))
+            data = self.line * count
+            buffer[: len(data)] = data
+            self.left -= count
+            return len(data)
+
+    result = parse_stream("fio-lat-log", io.BufferedReader(Lines(), 1 << 20))
+
+    assert result.info["samples"]["write"] == 2_000_000
+    assert one(result, "write_lat_us", "p99.99") == 123.456
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "the latency log holds no samples"),
+        (b"\n\n", "the latency log holds no samples"),
+        (
+            b"1, 100, 0, 4096, 0\n2, x, 0, 4096, 0\n",
+            "line 2: not 'time, value (ns), direction",
+        ),
+        (b"1, 100, 0, 4096, 0\n\n2, 100, 7, 4096, 0\n", "line 3: not 'time, value"),
+        (b"1, -100, 0, 4096, 0\n", "line 1: not"),
+        (b"1, 100\n", "line 1: not"),
+        (b"1, 1e5, 0, 4096, 0\n", "line 1: not"),
+        (b"1, 1234567890123456789, 0, 4096, 0\n", "line 1: not"),
+        (b"1,, 0, 4096, 0\n", "line 1: not"),
+        (
+            b"1, 100, 0, 4096, 0\n" + b"9" * 5000 + b"\n",
+            "line 2: longer than 4096 bytes",
+        ),
+        (b"1, 100, 0, 4096, 0\n" + b"9" * 20000, "line 2: longer than 4096 bytes"),
+        (b'{"jobs": []}\n', "line 1: not"),
+    ],
+)
+def test_bad_input_is_a_clear_problem(data: bytes, message: str) -> None:
+    assert message in problems(parse("fio-lat-log", data))
+
+
+def test_a_huge_line_without_newline_is_refused_in_bounded_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(latlog, "CHUNK_BYTES", 1024)
+    path = tmp_path / "junk.log"
+    path.write_bytes(b"1" * 100_000)
+
+    with path.open("rb") as handle:
+        result = parse_stream("fio-lat-log", handle)
+
+    assert "line 1: longer than 4096 bytes" in problems(result)
