@@ -72,10 +72,15 @@ def bundle_environment_max_bytes() -> int:
     return int(_setting("BUNDLE_ENVIRONMENT_MAX_BYTES", DEFAULT_ENVIRONMENT_MAX_BYTES))
 
 
+def bundle_storage_is_local() -> bool:
+    """Blobs go to local files (``FileSystemStorage``)."""
+    return isinstance(default_storage, FileSystemStorage)
+
+
 def bundle_storage_threads() -> int:
     configured = getattr(settings, "BUNDLE_STORAGE_THREADS", None)
     if configured is None:
-        return 1 if isinstance(default_storage, FileSystemStorage) else 4
+        return 1 if bundle_storage_is_local() else 4
     return max(1, int(configured))
 
 

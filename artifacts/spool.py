@@ -40,6 +40,7 @@ MEMORY_BUDGET: Final = 32 * 1024 * 1024  # ... while they add up to less than th
 QUEUE_CHUNKS: Final = 8  # chunks (≤ 1 MiB each) waiting for the writer thread
 DIRECT_BLOCK: Final = 4096  # direct I/O writes whole blocks from aligned memory
 DIRECT_BUFFER: Final = 4 * 1024 * 1024
+DIRECT_MIN: Final = 1024 * 1024  # smaller files are written through the page cache
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,36 @@ class _Writer:
         self._thread.join()
 
 
+class _SpoolFile:
+    """One spool file, opened, written and closed by the writer thread only, so
+    that creating files (the costly part for many small ones) overlaps with the
+    scan too. Large files use direct I/O (``DirectFile``) where allowed."""
+
+    def __init__(self, path: Path, *, direct: bool) -> None:
+        self.path, self.direct = path, direct
+        self.handle: BinaryIO | DirectFile | None = None
+
+    def open(self) -> None:
+        handle = DirectFile.create(self.path) if self.direct else None
+        self.handle = handle or open(self.path, "xb")  # noqa: SIM115 - see close()
+
+    def write(self, chunk: bytes) -> None:
+        if self.handle is not None:  # None: opening failed (the writer kept why)
+            self.handle.write(chunk)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            handle.close()
+
+
 class Spool:
-    """Use as a context manager; give ``sink`` to ``inspect_bundle``."""
+    """Use as a context manager; give ``sink`` to ``inspect_bundle``.
+
+    ``memory_budget``: bytes of small files kept in memory (0: every file goes
+    to a spool file, which suits local storage: the file is later linked into
+    place instead of being created then); ``direct_io``: files of at least
+    ``DIRECT_MIN`` bytes are written with ``O_DIRECT`` where allowed."""
 
     def __init__(
         self,
@@ -181,12 +210,10 @@ class Spool:
         self.skip = skip  # members nobody needs from the spool
         self.small_file = small_file
         self.memory_left = memory_budget
-        self.direct_io = direct_io  # large files with O_DIRECT where allowed
+        self.direct_io = direct_io
         self._count = 0
         self._writer: _Writer | None = None
-        self._open: set[BinaryIO | DirectFile] = (
-            set()
-        )  # closed by the writer or close()
+        self._open: set[_SpoolFile] = set()  # closed by the writer, or by close()
 
     def __enter__(self) -> Spool:
         return self
@@ -204,16 +231,19 @@ class Spool:
             return None
         return SpoolSink(self, member)
 
-    def new_file(self) -> tuple[Path, BinaryIO | DirectFile]:
+    def new_file(self, size: int) -> _SpoolFile:
+        """A numbered spool file for a member of about ``size`` bytes, opened
+        by the writer thread."""
         self._count += 1
-        path = self.directory / f"{self._count:07d}"
-        handle: BinaryIO | DirectFile | None = None
-        if self.direct_io:
-            handle = DirectFile.create(path)
-        if handle is None:
-            handle = open(path, "xb")  # noqa: SIM115 - closed through the writer
-        self._open.add(handle)
-        return path, handle
+        direct = self.direct_io and size >= DIRECT_MIN
+        spool_file = _SpoolFile(self.directory / f"{self._count:07d}", direct=direct)
+        self._open.add(spool_file)
+        self.writer.put(spool_file.open)
+        return spool_file
+
+    def close_file(self, spool_file: _SpoolFile) -> None:
+        self._open.discard(spool_file)
+        self.writer.put(spool_file.close)
 
     @property
     def writer(self) -> _Writer:
@@ -232,8 +262,8 @@ class Spool:
         if self._writer is not None:
             self._writer.stop()
             self._writer = None
-        for handle in self._open:
-            handle.close()
+        for spool_file in self._open:
+            spool_file.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -243,23 +273,22 @@ class SpoolSink:
     def __init__(self, spool: Spool, member: Member) -> None:
         self.spool, self.name, self.size = spool, member.name, 0
         self.chunks: list[bytes] | None = None
-        self.path: Path | None = None
-        self.handle: BinaryIO | DirectFile | None = None
+        self.file: _SpoolFile | None = None
         if member.size <= min(spool.small_file, spool.memory_left):
             self.chunks = []
         else:
-            self.path, self.handle = spool.new_file()
+            self.file = spool.new_file(member.size)
 
     def _to_file(self) -> None:
         """The member is larger than its header said: move it to a file."""
-        self.path, self.handle = self.spool.new_file()
+        self.file = self.spool.new_file(self.size)
         self._file_write(b"".join(self.chunks or []))
         self.chunks = None
 
     def _file_write(self, chunk: bytes) -> None:
-        handle = self.handle
-        assert handle is not None  # noqa: S101 - file-backed
-        self.spool.writer.put(lambda: handle.write(chunk))
+        spool_file = self.file
+        assert spool_file is not None  # noqa: S101 - file-backed
+        self.spool.writer.put(lambda: spool_file.write(chunk))
 
     def write(self, chunk: bytes) -> None:
         self.size += len(chunk)
@@ -271,10 +300,10 @@ class SpoolSink:
             self._file_write(chunk)
 
     def finish(self, digest: FileDigest | None) -> None:
-        handle, path = self.handle, self.path
-        if handle is not None:
-            self.spool._open.discard(handle)
-            self.spool.writer.put(handle.close)
+        spool_file = self.file
+        if spool_file is not None:
+            self.spool.close_file(spool_file)
+        path = spool_file.path if spool_file is not None else None
         if digest is None:
             if path is not None:
                 self.spool.writer.put(lambda: path.unlink(missing_ok=True))
