@@ -6,4 +6,5 @@ from __future__ import annotations
 from artifacts import (
     escrow_admin,  # noqa: F401 - registers deposits and events
     log_admin,  # noqa: F401 - registers the transparency log
+    release_admin,  # noqa: F401 - registers releases and fixity runs
 )

@@ -190,6 +190,16 @@ ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10)
 # retention mode COMPLIANCE (nobody can shorten it) or GOVERNANCE.
 ESCROW_OBJECT_LOCK = env_str("ESCROW_OBJECT_LOCK", "auto")
 ESCROW_OBJECT_LOCK_MODE = env_str("ESCROW_OBJECT_LOCK_MODE", "COMPLIANCE")
+# Release of escrow: days the vendor has to object to a release request.
+ESCROW_RELEASE_NOTICE_DAYS = env_int(
+    "ESCROW_RELEASE_NOTICE_DAYS", default=14, minimum=0
+)
+# Fixity (manage.py escrow_verify and the beat task): hours between scheduled checks,
+# and how old an object under blobs/ with no blob row must be to count as extra.
+ESCROW_FIXITY_EVERY_HOURS = env_int("ESCROW_FIXITY_EVERY_HOURS", default=24, minimum=1)
+ESCROW_FIXITY_GRACE_SECONDS = env_int(
+    "ESCROW_FIXITY_GRACE_SECONDS", default=3600, minimum=0
+)
 
 # --- Security -----------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
@@ -275,6 +285,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Deadlines are also re-checked whenever an RFP is read; this catches the rest.
     "procurement-deadlines": {"task": "procurement.apply_deadlines", "schedule": 60.0},
+    # Escrow fixity: every blob re-hashed, rows and log re-checked (daily by default).
+    "escrow-fixity": {
+        "task": "artifacts.escrow_verify",
+        "schedule": ESCROW_FIXITY_EVERY_HOURS * 3600.0,
+    },
 }
 
 # --- Email --------------------------------------------------------------------------

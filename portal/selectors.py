@@ -10,6 +10,8 @@ from accounts.selectors import (
     membership_list_for,
     user_roles,
 )
+from artifacts.escrow.fixity_selectors import fixity_summary_for
+from artifacts.escrow.release_selectors import release_summary_for
 from artifacts.escrow.selectors import escrow_summary_for
 from procurement import clock
 from procurement.models import Rfp
@@ -54,4 +56,6 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["audited_rfps"] = list(rfps[:RECENT])
     if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR, Role.VENDOR, Role.EVALUATOR}:
         context["escrow"] = escrow_summary_for(user)
+        context["fixity"] = fixity_summary_for(user)  # buyers, admins, auditors
+        context["releases"] = release_summary_for(user)
     return context

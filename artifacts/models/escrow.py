@@ -176,6 +176,13 @@ class EscrowEvent(_Immutable):
         LEGAL_HOLD_RELEASED = "legal_hold.released", "Legal hold released"
         RETENTION_EXTENDED = "retention.extended", "Retention extended"
         EVIDENCE_DOWNLOADED = "evidence.downloaded", "Evidence package downloaded"
+        RELEASE_REQUESTED = "release.requested", "Release requested"
+        RELEASE_OBJECTED = "release.objected", "Release objected to"
+        RELEASE_APPROVED = "release.approved", "Release approved"
+        RELEASE_REJECTED = "release.rejected", "Release rejected"
+        RELEASE_WITHDRAWN = "release.withdrawn", "Release withdrawn"
+        RELEASE_EXECUTED = "release.executed", "Release executed"
+        RELEASE_DOWNLOADED = "release.downloaded", "Released deposits downloaded"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     action = models.CharField(max_length=40, choices=Action.choices)
@@ -213,6 +220,13 @@ class EscrowEvent(_Immutable):
                         "legal_hold.released",
                         "retention.extended",
                         "evidence.downloaded",
+                        "release.requested",
+                        "release.objected",
+                        "release.approved",
+                        "release.rejected",
+                        "release.withdrawn",
+                        "release.executed",
+                        "release.downloaded",
                     ]
                 ),
                 name="artifacts_escrowevent_action_valid",

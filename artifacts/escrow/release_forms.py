@@ -1,0 +1,55 @@
+"""Forms of the release pages: the request, the vendor's objection, an
+approval, and the reason for a rejection or a withdrawal."""
+
+from __future__ import annotations
+
+from django import forms
+
+from artifacts.models import Release
+
+TEXT_MAX = 4000
+
+
+class ReleaseRequestForm(forms.Form):
+    condition = forms.ChoiceField(
+        label="Release condition",
+        choices=Release.Condition.choices,
+        widget=forms.RadioSelect,
+    )
+    statement = forms.CharField(
+        label="Statement",
+        required=False,
+        max_length=TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="What happened, with dates. Required for “other”.",
+    )
+
+
+class ObjectionForm(forms.Form):
+    reason = forms.CharField(
+        label="Your objection",
+        max_length=TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+
+
+class ApprovalForm(forms.Form):
+    note = forms.CharField(
+        label="Note",
+        required=False,
+        max_length=TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Required when the vendor objected: your answer to it.",
+    )
+    acknowledge_objection = forms.BooleanField(
+        label="I have read the vendor's objection and approve nonetheless",
+        required=False,
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason",
+        max_length=TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
