@@ -6,19 +6,26 @@
 
 ``start`` (after migrating a fresh database if asked) appends COUNT leaves by
 "before" and prints the checkpoint it signs. ``append`` appends COUNT leaves
-``{"n": i, "worker": NAME}``, each in its own transaction as deposits are; it
-first writes ``BARRIER/ready-NAME`` and waits for ``BARRIER/go``, so that every
-worker starts appending at once. ``finish`` signs a checkpoint and prints it as
-JSON with every entry, the verifier key and the consistency proof from FIRST.
+``{"n": i, "worker": NAME}``, each in its own transaction as deposits are; with
+``LOG_WORKER_DEPOSITS=1`` each is a real escrow deposit (``deposit_create`` of a
+blob of its own: row, log entry and audit row in one transaction), whose leaf
+carries the same two keys. It first writes ``BARRIER/ready-NAME`` and waits for
+``BARRIER/go``, so that every worker starts appending at once. ``finish`` signs
+a checkpoint and prints it as JSON with every entry, the verifier key and the
+consistency proof from FIRST.
 Settings come from the environment (``DATABASE_URL`` …)."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+DEPOSIT_RFP, DEPOSIT_VENDOR = "RFP-CONCURRENT-1", "concurrent-vendor"
 
 
 def _wait_for_go(barrier: Path, name: str) -> None:
@@ -35,10 +42,45 @@ def append(name: str, count: int) -> None:
 
     from artifacts.services.transparency import log_append
 
+    if os.environ.get("LOG_WORKER_DEPOSITS") == "1":
+        deposit(name, count)
+        return
     for n in range(count):
         leaf = json.dumps({"n": n, "worker": name}, sort_keys=True).encode()
         with transaction.atomic():
             log_append(leaf)
+
+
+def deposit(name: str, count: int) -> None:
+    """COUNT escrow deposits of a report blob each, for the RFP and vendor the
+    ``start`` step made."""
+    from accounts.models import Organisation
+    from artifacts.escrow.records import DepositItem
+    from artifacts.models import Blob, Deposit, DepositBlob
+    from artifacts.services.escrow import deposit_create
+    from artifacts.storage import blob_key
+    from procurement.models import Rfp
+
+    rfp = Rfp.objects.get(reference=DEPOSIT_RFP)
+    vendor = Organisation.objects.get(slug=DEPOSIT_VENDOR)
+    for n in range(count):
+        sha256 = hashlib.sha256(f"{name}/{n}".encode()).hexdigest()
+        blob = Blob.objects.create(sha256=sha256, size=n, storage_key=blob_key(sha256))
+        deposit_create(
+            kind=Deposit.Kind.REPORT, organisation=vendor, rfp=rfp,
+            items=[DepositItem(blob, DepositBlob.Role.REPORT)], actor=None,
+            extra={"n": n, "worker": name},
+        )  # fmt: skip
+
+
+def _deposit_fixtures() -> None:
+    from accounts.models import Organisation
+    from tests.procurement.factories import RfpFactory
+
+    vendor = Organisation.objects.create(
+        slug=DEPOSIT_VENDOR, name="Deposit Vendor", kind=Organisation.Kind.VENDOR
+    )
+    RfpFactory(reference=DEPOSIT_RFP, published=True, invited=[vendor])
 
 
 def start(count: int, migrate: bool) -> None:
@@ -48,6 +90,8 @@ def start(count: int, migrate: bool) -> None:
 
     if migrate:
         call_command("migrate", interactive=False, verbosity=0)
+    if os.environ.get("LOG_WORKER_DEPOSITS") == "1":
+        _deposit_fixtures()
     append("before", count)
     sys.stdout.write(checkpoint_publish().note)
 
