@@ -24,6 +24,7 @@ def navigation(request: HttpRequest) -> dict[str, object]:
     }:
         items.append(("RFPs", reverse("procurement:rfp_list")))
         items.append(("Escrow", reverse("artifacts:escrow_deposits")))
+        items.append(("Lab", reverse("benchmarks:campaign_list")))
     if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR}:
         items.append(("Audit trail", reverse("accounts:audit_list")))
     if Role.VENDOR in roles:

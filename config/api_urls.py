@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("artifacts.api")),
     path("", include("artifacts.api_log")),
     path("", include("artifacts.api_escrow")),
+    path("", include("benchmarks.api")),
     path("", include("artifacts.api_release")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

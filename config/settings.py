@@ -285,6 +285,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Deadlines are also re-checked whenever an RFP is read; this catches the rest.
     "procurement-deadlines": {"task": "procurement.apply_deadlines", "schedule": 60.0},
+    # Runs whose worker died are re-queued or failed (benchmarks.services.reaper).
+    "benchmarks-reaper": {"task": "benchmarks.reap_runs", "schedule": 30.0},
     # Escrow fixity: every blob re-hashed, rows and log re-checked (daily by default).
     "escrow-fixity": {
         "task": "artifacts.escrow_verify",

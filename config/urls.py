@@ -16,6 +16,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("rfps/", include("procurement.urls")),
     path("artifacts/", include("artifacts.urls")),
+    path("lab/", include("benchmarks.urls")),
     path("api/v1/", include("config.api_urls")),
     path("admin/", admin.site.urls),
 ]

@@ -24,7 +24,7 @@ def claim_text(claim: dict[str, Any]) -> str:
     return f"{text} ({claim['scenario']})" if claim.get("scenario") else text
 
 
-def _csv_safe(cell: str) -> str:
+def csv_safe(cell: str) -> str:
     """Keep spreadsheets from running text as a formula (CSV injection)."""
     if cell[:1] in {"=", "+", "-", "@", "\t", "\r"}:
         try:
@@ -83,7 +83,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[str]]:
     header += [f"claimed {m}" for m in c.metrics]
     header += ["currency", "tco_cost_per_year", "tco_cost_per_million_tokens"]
     header += ["tco_formula_version"]
-    rows = [[_csv_safe(cell) for cell in header]]
+    rows = [[csv_safe(cell) for cell in header]]
     for row in c.rows:
         org = row.bid.vendor_organisation
         won = "yes" if row.bid.pk == c.winner_bid_id else "no"
@@ -98,7 +98,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[str]]:
         tco = row.tco
         line += [tco.currency if tco else "", _text(tco and tco.total_per_year)]
         line += [_text(tco and tco.cost_per_million_tokens), str(c.formula.version)]
-        rows.append([_csv_safe(cell) for cell in line])
+        rows.append([csv_safe(cell) for cell in line])
     return rows
 
 

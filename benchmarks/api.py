@@ -1,0 +1,295 @@
+"""The runner API under ``/api/v1/``: pools (lab operators), campaigns (list,
+start, detail, cancel) and runs (detail with metrics, cancel). Campaigns and
+runs the caller may not see answer 404 (``benchmarks.selectors.access``)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmarks.models import Campaign, Run
+from benchmarks.selectors import (
+    bundle_list_startable_by,
+    campaign_get_visible,
+    campaign_list_visible_to,
+    campaign_run_list,
+    campaign_summary,
+    can_operate_campaign,
+    host_status,
+    lab_organisation_list_for,
+    pool_list_operated_by,
+    pool_list_with_hosts,
+    run_get_visible,
+    run_metric_list,
+)
+from benchmarks.services import campaign_cancel, campaign_start, run_cancel
+from benchmarks.services.campaigns import MAX_REPETITIONS
+
+
+class HostSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "LabHost"
+
+    id = serializers.UUIDField(source="public_id")
+    worker_name = serializers.CharField()
+    hostname = serializers.CharField()
+    status = serializers.SerializerMethodField()
+    last_heartbeat_at = serializers.DateTimeField()
+
+    def get_status(self, host: object) -> str:
+        return host_status(host).code  # type: ignore[arg-type]
+
+
+class PoolSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "LabPool"
+
+    id = serializers.UUIDField(source="public_id")
+    name = serializers.CharField()
+    queue = serializers.CharField()
+    hardware_class = serializers.CharField()
+    description = serializers.CharField()
+    lab = serializers.CharField(source="lab_organisation.slug")
+    hosts = HostSerializer(many=True, source="hosts.all")
+
+
+class RunSummarySerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RunSummary"
+
+    id = serializers.UUIDField(source="public_id")
+    scenario = serializers.CharField(source="scenario_name")
+    repetition = serializers.IntegerField()
+    attempt = serializers.IntegerField()
+    state = serializers.CharField()
+    progress = serializers.FloatField()
+    worker = serializers.CharField(source="worker_name")
+    stop_reason = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class CampaignSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Campaign"
+
+    id = serializers.UUIDField(source="public_id")
+    rfp = serializers.CharField(source="rfp.reference")
+    vendor = serializers.CharField(source="bundle.organisation.slug")
+    bundle = serializers.UUIDField(source="bundle.public_id")
+    bundle_sha256 = serializers.CharField(source="bundle.sha256")
+    pool = serializers.CharField(source="pool.name")
+    repetitions = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    cancelled_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    class Meta:
+        ref_name = "CampaignDetail"
+
+    status = serializers.CharField()
+    progress = serializers.FloatField()
+    runs = RunSummarySerializer(many=True)
+
+
+class MetricSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RunMetric"
+
+    name = serializers.CharField()
+    stat = serializers.CharField()
+    value = serializers.FloatField()
+    unit = serializers.CharField()
+    scope = serializers.CharField()
+    scenario = serializers.CharField()
+    method = serializers.CharField()
+    source_path = serializers.CharField()
+    source_key = serializers.CharField()
+
+
+class RunDetailSerializer(RunSummarySerializer):
+    class Meta:
+        ref_name = "RunDetail"
+
+    campaign = serializers.UUIDField(source="campaign.public_id")
+    exit_code = serializers.IntegerField(allow_null=True)
+    duration_s = serializers.FloatField(allow_null=True)
+    environment = serializers.JSONField()
+    drift = serializers.JSONField()
+    isolation = serializers.JSONField()
+    cache_dropped = serializers.BooleanField(allow_null=True)
+    log_tail = serializers.CharField()
+    metrics = MetricSerializer(many=True, source="metrics_list")
+
+
+def _campaign_detail(campaign: Campaign) -> dict[str, object]:
+    runs = list(campaign_run_list(campaign))
+    summary = campaign_summary(runs)
+    data = dict(CampaignSerializer(campaign).data)
+    data.update(
+        status=summary.status,
+        progress=summary.progress,
+        runs=RunSummarySerializer(runs, many=True).data,
+    )
+    return data
+
+
+def _campaign(request: Request, campaign_id: uuid.UUID) -> Campaign:
+    campaign = campaign_get_visible(request.user, campaign_id)
+    if campaign is None:
+        raise Http404
+    return campaign
+
+
+def _run(request: Request, run_id: uuid.UUID) -> Run:
+    run = run_get_visible(request.user, run_id)
+    if run is None:
+        raise Http404
+    return run
+
+
+class PoolListApi(APIView):
+    """Your lab's pools with their hosts (lab operators only)."""
+
+    @extend_schema(
+        operation_id="lab_pool_list", responses={200: PoolSerializer(many=True)}
+    )
+    def get(self, request: Request) -> Response:
+        if not lab_organisation_list_for(request.user).exists():
+            raise PermissionDenied
+        pools = pool_list_with_hosts(pool_list_operated_by(request.user))
+        return Response(PoolSerializer(pools, many=True).data)
+
+
+class CampaignListApi(APIView):
+    """Campaigns you may see, newest first (GET); start one (POST, lab operators)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "CampaignStartInput"
+
+        bundle = serializers.UUIDField(help_text="An accepted bundle's id.")
+        pool = serializers.SlugField(max_length=63, help_text="A pool of your lab.")
+        repetitions = serializers.IntegerField(min_value=1, max_value=MAX_REPETITIONS)
+        note = serializers.CharField(max_length=300, required=False, default="")
+
+    @extend_schema(
+        operation_id="campaign_list", responses={200: CampaignSerializer(many=True)}
+    )
+    def get(self, request: Request) -> Response:
+        campaigns = campaign_list_visible_to(request.user).order_by(
+            "-created_at", "-id"
+        )
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(campaigns, request, self)
+        return paginator.get_paginated_response(
+            CampaignSerializer(page, many=True).data
+        )
+
+    @extend_schema(
+        operation_id="campaign_start",
+        request=InputSerializer,
+        responses={201: CampaignDetailSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        if not lab_organisation_list_for(request.user).exists():
+            raise PermissionDenied
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        bundle = (
+            bundle_list_startable_by(request.user)
+            .filter(public_id=fields["bundle"])
+            .first()
+        )
+        pool = pool_list_operated_by(request.user).filter(name=fields["pool"]).first()
+        if bundle is None or pool is None:
+            raise Http404
+        campaign = campaign_start(
+            bundle=bundle,
+            pool=pool,
+            repetitions=fields["repetitions"],
+            actor=request.user,
+            note=fields["note"],
+        )
+        return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    """A campaign with its runs' states and progress."""
+
+    @extend_schema(
+        operation_id="campaign_detail", responses={200: CampaignDetailSerializer}
+    )
+    def get(self, request: Request, campaign_id: uuid.UUID) -> Response:
+        return Response(_campaign_detail(_campaign(request, campaign_id)))
+
+
+class CampaignCancelApi(APIView):
+    """Cancel every run of the campaign not finished yet (409 if none)."""
+
+    @extend_schema(
+        operation_id="campaign_cancel",
+        request=None,
+        responses={200: CampaignDetailSerializer},
+    )
+    def post(self, request: Request, campaign_id: uuid.UUID) -> Response:
+        campaign = _campaign(request, campaign_id)
+        if not can_operate_campaign(request.user, campaign):
+            raise PermissionDenied
+        campaign = campaign_cancel(campaign=campaign, actor=request.user)
+        return Response(_campaign_detail(campaign))
+
+
+def _run_detail(run: Run) -> dict[str, object]:
+    run.metrics_list = list(run_metric_list(run))  # type: ignore[attr-defined]
+    return dict(RunDetailSerializer(run).data)
+
+
+class RunDetailApi(APIView):
+    """A run: state, environment and drift, isolation, log tail and metrics."""
+
+    @extend_schema(operation_id="run_detail", responses={200: RunDetailSerializer})
+    def get(self, request: Request, run_id: uuid.UUID) -> Response:
+        return Response(_run_detail(_run(request, run_id)))
+
+
+class RunCancelApi(APIView):
+    """Cancel a run: at once if queued, else its harness is killed (409 if over)."""
+
+    @extend_schema(
+        operation_id="run_cancel", request=None, responses={200: RunDetailSerializer}
+    )
+    def post(self, request: Request, run_id: uuid.UUID) -> Response:
+        run = _run(request, run_id)
+        if not can_operate_campaign(request.user, run.campaign):
+            raise PermissionDenied
+        run_cancel(run=run, actor=request.user)
+        return Response(_run_detail(_run(request, run_id)))
+
+
+urlpatterns = [
+    path("lab/pools/", PoolListApi.as_view(), name="lab-pool-list"),
+    path("campaigns/", CampaignListApi.as_view(), name="campaign-list"),
+    path(
+        "campaigns/<uuid:campaign_id>/",
+        CampaignDetailApi.as_view(),
+        name="campaign-detail",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/cancel/",
+        CampaignCancelApi.as_view(),
+        name="campaign-cancel",
+    ),
+    path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
+]

@@ -1,0 +1,18 @@
+"""Benchmark runner models: lab pools and hosts, campaigns and runs, results."""
+
+from __future__ import annotations
+
+from benchmarks.models.campaigns import RUN_TRANSITIONS, Campaign, Run
+from benchmarks.models.pools import LabHost, LabPool
+from benchmarks.models.results import RunMetric, RunOutput, RunSeries
+
+__all__ = [
+    "RUN_TRANSITIONS",
+    "Campaign",
+    "LabHost",
+    "LabPool",
+    "Run",
+    "RunMetric",
+    "RunOutput",
+    "RunSeries",
+]

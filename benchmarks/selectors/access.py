@@ -1,0 +1,120 @@
+"""Who may see and operate runner objects.
+
+- Lab operators (``labops`` or ``admin`` of a lab organisation) see and operate
+  their lab's pools and every campaign run on them; they start campaigns only for
+  RFPs whose buyer engages their lab, once the bids are opened (sealing holds).
+- The buyer side (buyer, evaluator, admin of the RFP's buyer) and the auditors the
+  buyer engaged see the campaigns of the buyer's RFPs, read-only.
+- A vendor sees the campaigns of its own bundles, read-only (its own results,
+  DESIGN §1), never another vendor's.
+- Anyone else: nothing (the pages answer 404).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+
+from accounts.models import Organisation, Role
+from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
+from artifacts.models import Bundle
+from benchmarks.models import Campaign, LabPool, Run
+from procurement.models import Rfp
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+LAB_ROLES: Final = (Role.LABOPS, Role.ADMIN)
+BUYER_SIDE_ROLES: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+UNSEALED: Final = (Rfp.Status.OPENED, Rfp.Status.AWARDED)
+
+
+def _ids_of_kind(user: AnyUser, kind: str, *roles: str) -> set[int]:
+    ids = organisation_ids_for(user, *roles)
+    if not ids:
+        return set()
+    return set(
+        Organisation.objects.filter(kind=kind, id__in=ids).values_list("id", flat=True)
+    )
+
+
+def lab_organisation_list_for(user: AnyUser) -> QuerySet[Organisation]:
+    """The lab organisations the user operates."""
+    ids = _ids_of_kind(user, Organisation.Kind.LAB, *LAB_ROLES)
+    return Organisation.objects.filter(id__in=ids)
+
+
+def pool_list_operated_by(user: AnyUser) -> QuerySet[LabPool]:
+    ids = _ids_of_kind(user, Organisation.Kind.LAB, *LAB_ROLES)
+    return LabPool.objects.filter(lab_organisation_id__in=ids).select_related(
+        "lab_organisation"
+    )
+
+
+def can_operate_pool(user: AnyUser, pool: LabPool) -> bool:
+    return pool.lab_organisation_id in _ids_of_kind(
+        user, Organisation.Kind.LAB, *LAB_ROLES
+    )
+
+
+def can_operate_campaign(user: AnyUser, campaign: Campaign) -> bool:
+    """Cancel runs, download nothing more than others: the pool's lab only."""
+    return can_operate_pool(user, campaign.pool)
+
+
+def bundle_list_startable_by(user: AnyUser) -> QuerySet[Bundle]:
+    """Accepted bundles of opened or awarded RFPs whose buyer engages a lab the
+    user operates: what the campaign form offers, newest first."""
+    labs = _ids_of_kind(user, Organisation.Kind.LAB, *LAB_ROLES)
+    return (
+        Bundle.objects.filter(
+            status=Bundle.Status.ACCEPTED,
+            rfp__status__in=UNSEALED,
+            rfp__buyer_organisation__engages__in=labs,
+        )
+        .distinct()
+        .select_related("rfp", "organisation")
+        .defer("problems", "completeness")
+        .order_by("-created_at", "-id")
+    )
+
+
+def campaign_list_visible_to(user: AnyUser) -> QuerySet[Campaign]:
+    if not user.is_authenticated:
+        return Campaign.objects.none()
+    labs = _ids_of_kind(user, Organisation.Kind.LAB, *LAB_ROLES)
+    buyers = _ids_of_kind(user, Organisation.Kind.BUYER, *BUYER_SIDE_ROLES)
+    buyers |= buyer_organisation_ids_served_by(user, Role.AUDITOR)
+    vendors = _ids_of_kind(user, Organisation.Kind.VENDOR, Role.VENDOR, Role.ADMIN)
+    visible = (
+        Q(pool__lab_organisation_id__in=labs)
+        | Q(rfp__buyer_organisation_id__in=buyers)
+        | Q(bundle__organisation_id__in=vendors)
+    )
+    return Campaign.objects.filter(visible).select_related(
+        "rfp", "pool", "pool__lab_organisation", "bundle__organisation", "started_by"
+    )
+
+
+def campaign_get_visible(user: AnyUser, public_id: uuid.UUID) -> Campaign | None:
+    return campaign_list_visible_to(user).filter(public_id=public_id).first()
+
+
+def run_get_visible(user: AnyUser, public_id: uuid.UUID) -> Run | None:
+    """The run if its campaign is visible to the user."""
+    return (
+        Run.objects.filter(
+            public_id=public_id, campaign__in=campaign_list_visible_to(user)
+        )
+        .select_related(
+            "campaign",
+            "campaign__rfp",
+            "campaign__pool",
+            "campaign__bundle__organisation",
+            "host",
+            "output_deposit",
+        )
+        .first()
+    )

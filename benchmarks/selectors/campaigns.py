@@ -1,0 +1,102 @@
+"""A campaign's runs and their summary; a run's results and its timeline."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import Count, Q, QuerySet
+
+from accounts.models import AuditEvent
+from benchmarks.models import Campaign, Run, RunMetric, RunOutput, RunSeries
+from benchmarks.models.campaigns import ACTIVE_STATES
+
+FINAL_STATES = frozenset(s for s in Run.State.values if s not in ACTIVE_STATES) - {
+    Run.State.QUEUED
+}
+
+
+def campaign_run_list(campaign: Campaign) -> QuerySet[Run]:
+    """The campaign's runs in dispatch order, with their hosts; the log tail,
+    environment and parse details are left for the run page."""
+    return (
+        Run.objects.filter(campaign=campaign)
+        .select_related("host")
+        .defer("log_tail", "environment", "isolation", "parse_warnings")
+        .order_by("position")
+    )
+
+
+@dataclass(frozen=True)
+class CampaignSummary:
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
+    progress: float = 0.0  # 0..1 over all runs (finished runs count as done)
+
+    @property
+    def active(self) -> bool:
+        """Anything still queued or running: the page keeps polling."""
+        return any(self.counts.get(s, 0) for s in (Run.State.QUEUED, *ACTIVE_STATES))
+
+    @property
+    def status(self) -> str:
+        if self.active:
+            started = self.total - self.counts.get(Run.State.QUEUED, 0)
+            return "running" if started else "queued"
+        if self.counts.get(Run.State.SUCCEEDED, 0) == self.total:
+            return "succeeded"
+        if self.counts.get(Run.State.CANCELLED, 0) == self.total:
+            return "cancelled"
+        return "finished with failures"
+
+    @property
+    def percent(self) -> int:
+        return round(self.progress * 100)
+
+
+def campaign_summary(runs: Sequence[Run]) -> CampaignSummary:
+    counts = Counter(run.state for run in runs)
+    done = sum(1.0 if run.state in FINAL_STATES else run.progress for run in runs)
+    progress = done / len(runs) if runs else 0.0
+    return CampaignSummary(total=len(runs), counts=dict(counts), progress=progress)
+
+
+def run_metric_list(run: Run) -> QuerySet[RunMetric]:
+    """The metrics of the run's current attempt (a run keeps one set)."""
+    return RunMetric.objects.filter(run=run, attempt=run.attempt).order_by(
+        "name", "stat", "scope", "id"
+    )
+
+
+def run_series_list(run: Run) -> QuerySet[RunSeries]:
+    return RunSeries.objects.filter(run=run, attempt=run.attempt).order_by("name", "id")
+
+
+def run_output_list(run: Run) -> QuerySet[RunOutput]:
+    return (
+        RunOutput.objects.filter(run=run)
+        .select_related("blob")
+        .order_by("-attempt", "path")
+    )
+
+
+def run_event_list(run: Run) -> QuerySet[AuditEvent]:
+    """The run's audit events, oldest first: its timeline."""
+    return AuditEvent.objects.filter(
+        target_type=ContentType.objects.get_for_model(Run), target_id=str(run.pk)
+    ).order_by("occurred_at", "id")
+
+
+def campaign_list_with_counts(campaigns: QuerySet[Campaign]) -> QuerySet[Campaign]:
+    """``campaigns`` with ``run_total``, ``run_active`` (queued or running),
+    ``run_succeeded`` and ``run_unsuccessful`` counted in the same query."""
+    unsuccessful = [Run.State.FAILED, Run.State.CANCELLED, Run.State.TIMED_OUT]
+    active = [Run.State.QUEUED, *ACTIVE_STATES]
+    return campaigns.annotate(
+        run_total=Count("runs"),
+        run_active=Count("runs", filter=Q(runs__state__in=active)),
+        run_succeeded=Count("runs", filter=Q(runs__state=Run.State.SUCCEEDED)),
+        run_unsuccessful=Count("runs", filter=Q(runs__state__in=unsuccessful)),
+    )

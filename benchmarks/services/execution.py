@@ -1,0 +1,337 @@
+"""Executing one run on a runner worker (``benchmarks.execute_run``):
+
+1. claim the queued run for this attempt (``run_claim``): a redelivered or
+   stale task stops here, so a run never executes twice;
+2. preparing: fetch the bundle archive, check it, extract it safely into a fresh
+   directory (``services.workspace``), capture the host's environment and diff it
+   with the bundle's environment manifest, drop the page cache for cold-cache
+   scenarios (recording whether the host allowed it);
+3. running: the harness in the sandbox with ``REPROGATE_SCENARIO``,
+   ``REPROGATE_OUTPUT_DIR`` and ``REPROGATE_RUN_ID``; progress lines and the log
+   tail go to the run (``RunReporter``), a cancellation kills the harness's whole
+   process group within a poll;
+4. parsing: the outputs are copied out, stored and parsed, and the run ends in
+   one transaction with its metrics and escrow deposit (``run_finish``).
+
+Whatever happens, the working directory is deleted and the run ends in a final
+state with a reason — unless it moved on to another attempt meanwhile, in which
+case this worker leaves it alone. A worker that dies is the reaper's business."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+from artifacts.conf import bundle_environment_max_bytes
+from benchmarks import conf
+from benchmarks.environment import capture_environment, environment_drift
+from benchmarks.models import Run
+from benchmarks.sandbox import (
+    HarnessResult,
+    SandboxLimits,
+    drop_page_cache,
+    run_harness,
+)
+from benchmarks.services.common import StaleAttempt
+from benchmarks.services.pools import WorkerIdentity, host_ensure
+from benchmarks.services.reporter import RunReporter, RunStopped, clean_text
+from benchmarks.services.results import (
+    declared_outputs,
+    outputs_parse,
+    outputs_store,
+    run_finish,
+)
+from benchmarks.services.runs import run_claim, run_transition
+from benchmarks.services.workspace import (
+    Workspace,
+    WorkspaceError,
+    collect_outputs,
+    extract_bundle,
+    fetch_archive,
+    make_executable,
+)
+from procurement import clock
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS: Final = 0.5
+S = Run.State
+
+
+def run_execute(*, run_id: int, attempt: int | None, worker: WorkerIdentity) -> str:
+    """Execute the run if this attempt may; returns what happened (for logs)."""
+    run = Run.objects.select_related("campaign__pool").filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    attempt = attempt or run.attempt
+    host = host_ensure(pool=run.campaign.pool, worker=worker)
+    if run_claim(run_id=run_id, attempt=attempt, host=host) is None:
+        logger.info("run %s attempt %s is not queued: skipped", run_id, attempt)
+        return "skipped"
+    reporter = RunReporter(run_id, attempt)
+    try:
+        with tempfile.TemporaryDirectory(
+            prefix="reprogate-run-", dir=conf.work_dir(), ignore_cleanup_errors=True
+        ) as tmp:
+            Path(tmp).chmod(0o711)  # a dropped uid may reach its two folders
+            return _execute(
+                _load(run_id), attempt, Workspace.create(Path(tmp)), reporter
+            )
+    except StaleAttempt:
+        return "stale"
+    except Exception as error:
+        logger.exception("run %s attempt %s failed in the runner", run_id, attempt)
+        message = f"The runner failed: {type(error).__name__}: {error}"
+        return _give_up(run_id, attempt, "runner_error", message, reporter)
+
+
+def _load(run_id: int) -> Run:
+    return Run.objects.select_related(
+        "campaign__bundle__archive_blob",
+        "campaign__pool__lab_organisation",
+        "campaign__rfp__buyer_organisation",
+    ).get(pk=run_id)
+
+
+def _execute(run: Run, attempt: int, space: Workspace, reporter: RunReporter) -> str:
+    try:
+        prepared = _prepare(run, space, reporter)
+    except WorkspaceError as error:
+        reason = error.message
+        return _end(run, attempt, S.FAILED, [], reporter, error.stop_reason, reason)
+    except RunStopped:
+        return _stopped(run, attempt, [], reporter, {})
+    run = run_transition(run=run, to=S.RUNNING, attempt=attempt, fields=prepared)
+    result = run_harness(
+        bundle_dir=space.bundle_dir,
+        entrypoint=_manifest(run)["harness"]["entrypoint"],
+        output_dir=space.output_dir,
+        env=_harness_env(run),
+        limits=_limits(run),
+        on_line=reporter.on_line,
+        should_cancel=reporter.should_cancel,
+        poll_seconds=POLL_SECONDS,
+    )
+    return _conclude(run, attempt, result, space, reporter)
+
+
+def _conclude(
+    run: Run,
+    attempt: int,
+    result: HarnessResult,
+    space: Workspace,
+    reporter: RunReporter,
+) -> str:
+    """Keep the outputs, then end the run as the harness's result says."""
+    fields = _result_fields(result, reporter)
+    stopped = result.stop_reason == "cancelled" or reporter.stopped
+    if stopped and _stale(run, attempt):
+        return "stale"
+    collection = collect_outputs(space, reporter.write)
+    declared = declared_outputs(_manifest(run))
+    stored = outputs_store(collection, declared, reporter.write)
+    if stopped:
+        return _stopped(run, attempt, stored, reporter, fields)
+    if result.stop_reason == "timeout":
+        why = f"Stopped at the wall-clock limit of {run.wall_limit_s} s."
+        return _end(run, attempt, S.TIMED_OUT, stored, reporter, "timeout", why, fields)
+    if not result.succeeded:
+        why, stop = _failure_message(result), result.stop_reason
+        return _end(run, attempt, S.FAILED, stored, reporter, stop, why, fields)
+    run = run_transition(run=run, to=S.PARSING, attempt=attempt, fields=fields)
+    parsed = outputs_parse(collection, declared, reporter.write)
+    failed = bool(parsed.problems)
+    run_finish(
+        run=run,
+        attempt=attempt,
+        to=S.FAILED if failed else S.SUCCEEDED,
+        stored=stored,
+        parsed=parsed,
+        reason="Outputs missing or unreadable: " + " ".join(parsed.problems[:5])
+        if failed
+        else "",
+        fields={
+            "stop_reason": "parse_failed" if failed else "exited",
+            "progress": run.progress if failed else 1.0,
+        },
+    )
+    return S.FAILED if failed else S.SUCCEEDED
+
+
+def _manifest(run: Run) -> dict[str, Any]:
+    return run.campaign.bundle.manifest or {}
+
+
+def _prepare(run: Run, space: Workspace, reporter: RunReporter) -> dict[str, Any]:
+    bundle = run.campaign.bundle
+    archive = space.root / "archive"
+    fetch_archive(bundle, archive, reporter.beat)
+    extract_bundle(archive, bundle, space.bundle_dir, reporter.beat)
+    archive.unlink()
+    make_executable(space.bundle_dir, _manifest(run))
+    reporter.beat()
+    environment = _json_safe(capture_environment())
+    reporter.beat()
+    declared = _declared_environment(run, space)
+    drift = [_json_safe(d.as_dict()) for d in environment_drift(environment, declared)]
+    fields: dict[str, Any] = {
+        "environment": environment,
+        "drift": drift,
+        "started_at": clock.now(),
+        "heartbeat_at": clock.now(),
+    }
+    if run.scenario.get("cache") == "cold":
+        dropped = drop_page_cache()
+        fields["cache_dropped"] = dropped
+        fields["cache_note"] = (
+            "Page cache dropped before the run."
+            if dropped
+            else "Cold-cache scenario, but this host does not allow dropping the "
+            "page cache (needs root outside a container): the cache may be warm."
+        )
+    return fields
+
+
+def _declared_environment(run: Run, space: Workspace) -> dict[str, Any]:
+    """The bundle's environment manifest (``environment/manifest.json``, else
+    its first JSON file of kind environment); empty if none is readable."""
+    files = [
+        f["path"]
+        for f in _manifest(run).get("files") or []
+        if f.get("kind") == "environment"
+    ]
+    files.sort(
+        key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p)
+    )
+    for relative in files:
+        path = space.bundle_dir / relative
+        if (
+            path.is_symlink()
+            or not path.is_file()
+            or path.stat().st_size > bundle_environment_max_bytes()
+        ):
+            continue
+        try:
+            document = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue
+        if isinstance(document, dict):
+            return document
+    return {}
+
+
+def _json_safe(value: Any) -> Any:
+    """A JSON value without NUL characters (PostgreSQL's jsonb refuses them)."""
+    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
+    return json.loads(text)
+
+
+def _harness_env(run: Run) -> dict[str, str]:
+    return {
+        "REPROGATE_SCENARIO": json.dumps(run.scenario, sort_keys=True),
+        "REPROGATE_RUN_ID": str(run.public_id),
+    }
+
+
+def _limits(run: Run) -> SandboxLimits:
+    cpus = os.cpu_count() or 1
+    return SandboxLimits(
+        wall_seconds=run.wall_limit_s,
+        cpu_seconds=int(run.wall_limit_s * cpus),
+        file_bytes=conf.output_limit_bytes(),
+    )
+
+
+def _result_fields(result: HarnessResult, reporter: RunReporter) -> dict[str, Any]:
+    reporter.write(force=True)
+    return {
+        "exit_code": result.exit_code,
+        "stop_reason": result.stop_reason,
+        "isolation": _json_safe(result.isolation),
+        "duration_s": result.duration_s,
+        "output_truncated": result.output_truncated,
+        "log_tail": reporter.log_tail() or clean_text(_tails(result)),
+        "progress": reporter.progress if reporter.progress is not None else 0.0,
+    }
+
+
+def _tails(result: HarnessResult) -> str:
+    err = "\n".join(f"[stderr] {line}" for line in result.stderr_tail.splitlines())
+    return "\n".join(part for part in (result.stdout_tail, err) if part)[
+        -conf.log_tail_chars() :
+    ]
+
+
+def _failure_message(result: HarnessResult) -> str:
+    if result.stop_reason == "exited":
+        return f"The harness exited with status {result.exit_code}."
+    return result.message or f"The harness was stopped ({result.stop_reason})."
+
+
+def _end(
+    run: Run,
+    attempt: int,
+    to: str,
+    stored: list[Any],
+    reporter: RunReporter,
+    stop_reason: str,
+    reason: str,
+    fields: dict[str, Any] | None = None,
+) -> str:
+    fields = {**(fields or {}), "stop_reason": stop_reason}
+    if "log_tail" not in fields:
+        fields["log_tail"] = reporter.log_tail()
+    run_finish(
+        run=run, attempt=attempt, to=to, stored=stored, reason=reason, fields=fields
+    )
+    return to
+
+
+def _stale(run: Run, attempt: int) -> bool:
+    """The run moved on to another attempt or out of its active states."""
+    return not Run.objects.filter(
+        pk=run.pk, attempt=attempt, state__in=(S.PREPARING, S.RUNNING, S.PARSING)
+    ).exists()
+
+
+def _stopped(
+    run: Run,
+    attempt: int,
+    stored: list[Any],
+    reporter: RunReporter,
+    fields: dict[str, Any],
+) -> str:
+    """The reporter was refused: cancelled (record it) or moved on (leave it)."""
+    if _stale(run, attempt):
+        return "stale"
+    who = (
+        Run.objects.filter(pk=run.pk)
+        .values_list("cancel_requested_by__username", flat=True)
+        .first()
+    )
+    why = (
+        f"Cancelled by {who or 'a lab operator'}; the harness's processes were killed."
+    )
+    return _end(run, attempt, S.CANCELLED, stored, reporter, "cancelled", why, fields)
+
+
+def _give_up(
+    run_id: int, attempt: int, stop_reason: str, message: str, reporter: RunReporter
+) -> str:
+    """End the run as failed after an error of the runner itself."""
+    try:
+        run = Run.objects.get(pk=run_id)
+        fields = {"stop_reason": stop_reason, "log_tail": reporter.log_tail()}
+        run_transition(
+            run=run, to=S.FAILED, attempt=attempt, reason=message, fields=fields
+        )
+    except Exception:  # stale, finished, or the database is gone: the reaper decides
+        logger.exception(
+            "run %s attempt %s could not be marked failed", run_id, attempt
+        )
+        return "error"
+    return S.FAILED

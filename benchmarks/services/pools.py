@@ -1,0 +1,123 @@
+"""Lab pools and the hosts that register on them.
+
+A runner worker registers once per pool queue it consumes (``worker_ready``,
+``benchmarks.tasks``), then beats every ``RUNNER_HEARTBEAT_SECONDS`` from a
+thread of its main process; a clean shutdown marks it offline. Heartbeats are
+telemetry, not state changes: they are not audited (registration is)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from accounts.audit import audit_record
+from accounts.exceptions import full_clean_or_problems
+from accounts.models import Organisation
+from benchmarks.models import LabHost, LabPool
+from benchmarks.services.common import Actor, RunnerConflict, RunnerError
+from procurement import clock
+
+
+@transaction.atomic
+def pool_create(
+    *,
+    lab_organisation: Organisation,
+    name: str,
+    actor: Actor,
+    description: str = "",
+    hardware_class: str = "",
+) -> LabPool:
+    if lab_organisation.kind != Organisation.Kind.LAB:
+        raise RunnerError("Only a lab organisation owns pools.", code="not_a_lab")
+    if LabPool.objects.filter(name=name).exists():
+        raise RunnerConflict(
+            f"A pool named {name!r} exists already.", code="pool_exists"
+        )
+    pool = LabPool(
+        lab_organisation=lab_organisation,
+        name=name,
+        description=description.strip(),
+        hardware_class=hardware_class.strip(),
+    )
+    full_clean_or_problems(pool, error_class=RunnerError)
+    pool.save()
+    audit_record(
+        actor=actor,
+        action="lab_pool.created",
+        target=pool,
+        organisation=lab_organisation,
+        data={"name": pool.name, "queue": pool.queue},
+    )
+    return pool
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """Who a runner worker is: celery's node name (``-n``), host and process."""
+
+    worker_name: str
+    hostname: str
+    pid: int | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    sandbox: dict[str, Any] = field(default_factory=dict)
+
+
+@transaction.atomic
+def host_register(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
+    """Register (or re-register, after a restart) ``worker`` on ``pool``, with
+    the environment it captured."""
+    now = clock.now()
+    host, created = LabHost.objects.select_for_update().get_or_create(
+        pool=pool,
+        worker_name=worker.worker_name,
+        defaults={
+            "registered_at": now,
+            "last_heartbeat_at": now,
+            "hostname": worker.hostname,
+        },
+    )
+    host.hostname, host.pid = worker.hostname[:255], worker.pid
+    host.registered_at = host.last_heartbeat_at = now
+    host.stopped_at = None
+    if worker.environment:
+        host.environment = worker.environment
+    if worker.sandbox:
+        host.sandbox = worker.sandbox
+    host.save()
+    audit_record(
+        actor=None,
+        action="lab_host.registered",
+        target=host,
+        organisation=pool.lab_organisation,
+        data={
+            "pool": pool.name,
+            "worker": host.worker_name,
+            "hostname": host.hostname,
+            "first_time": created,
+        },
+    )
+    return host
+
+
+def host_ensure(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
+    """The worker's host on ``pool``, registered now if it never was (a run
+    arriving before the registration thread finished)."""
+    host = LabHost.objects.filter(pool=pool, worker_name=worker.worker_name).first()
+    return host if host is not None else host_register(pool=pool, worker=worker)
+
+
+def host_heartbeat(*, worker_name: str, pool_names: list[str]) -> int:
+    """The worker is alive: returns how many of its host rows were touched."""
+    return LabHost.objects.filter(
+        worker_name=worker_name, pool__name__in=pool_names
+    ).update(last_heartbeat_at=clock.now(), stopped_at=None)
+
+
+def host_stop(*, worker_name: str, pool_names: list[str]) -> int:
+    """The worker shut down cleanly: shown offline, not lost."""
+    now = clock.now()
+    return LabHost.objects.filter(
+        worker_name=worker_name, pool__name__in=pool_names
+    ).update(last_heartbeat_at=now, stopped_at=now)

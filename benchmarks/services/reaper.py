@@ -1,0 +1,116 @@
+"""The reaper (a beat task, ``benchmarks.reap_runs``): no run stays active for
+ever. An active run is reaped when
+
+- its worker stopped reporting (no sign of life for ``RUNNER_LOST_AFTER_SECONDS``:
+  the worker was killed, its host crashed or lost the network): it is re-queued
+  as a new attempt while attempts remain (``RUNNER_MAX_ATTEMPTS``), else failed
+  with the reason; a run whose cancellation was pending is cancelled instead;
+- or it was claimed longer ago than its wall-clock limit plus
+  ``RUNNER_WALL_GRACE_SECONDS`` although its worker still reports (a hung
+  worker): failed, not retried (the hung worker may still be running it).
+
+Each decision is re-checked under the run's lock, so a worker that reported in
+the meantime keeps its run."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from benchmarks import conf
+from benchmarks.models import Run
+from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.services.runs import run_overdue_at, run_requeue, run_transition
+from procurement import clock
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ReapReport:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[int]]:
+        return {
+            "requeued": self.requeued,
+            "failed": self.failed,
+            "cancelled": self.cancelled,
+        }
+
+
+def _last_sign_of_life(run: Run) -> datetime | None:
+    return run.heartbeat_at or run.claimed_at
+
+
+def _verdict(run: Run, now: datetime) -> str:
+    """``lost``, ``overdue`` or ``""`` (leave it alone)."""
+    seen = _last_sign_of_life(run)
+    if seen is None or seen < now - timedelta(seconds=conf.lost_after_seconds()):
+        return "lost"
+    overdue = run_overdue_at(run)
+    if overdue is not None and overdue < now:
+        return "overdue"
+    return ""
+
+
+def run_reap() -> ReapReport:
+    report = ReapReport()
+    now = clock.now()
+    for run_id in Run.objects.filter(state__in=ACTIVE_STATES).values_list(
+        "pk", flat=True
+    ):
+        try:
+            outcome = _reap_one(run_id, now)
+        except Exception:  # one bad row must not keep the others alive for ever
+            logger.exception("reaping run %s failed", run_id)
+            continue
+        if outcome:
+            getattr(report, outcome).append(run_id)
+    return report
+
+
+@transaction.atomic
+def _reap_one(run_id: int, now: datetime) -> str:
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.state not in ACTIVE_STATES:
+        return ""
+    verdict = _verdict(run, now)
+    if not verdict:
+        return ""
+    seen = _last_sign_of_life(run)
+    when = f"{seen:%Y-%m-%d %H:%M:%S} UTC" if seen else "never"
+    worker = run.worker_name or "the worker"
+    if run.cancel_requested_at is not None:
+        reason = f"Cancelled; {worker} was lost before it confirmed (last seen {when})."
+        _end(run, Run.State.CANCELLED, "cancelled", reason)
+        return "cancelled"
+    if verdict == "overdue":
+        reason = (
+            f"No result {run.wall_limit_s + conf.wall_grace_seconds():.0f} s after "
+            f"{worker} claimed it (wall-clock limit {run.wall_limit_s} s plus grace), "
+            f"although it still reported at {when}: given up, not retried."
+        )
+        _end(run, Run.State.FAILED, "worker_unresponsive", reason)
+        return "failed"
+    if run.attempt < conf.max_attempts():
+        reason = (
+            f"{worker} stopped reporting (last seen {when}) during attempt "
+            f"{run.attempt}; re-queued as attempt {run.attempt + 1}."
+        )
+        run_requeue(run=run, reason=reason)
+        return "requeued"
+    reason = (
+        f"{worker} stopped reporting (last seen {when}) during attempt "
+        f"{run.attempt} of {conf.max_attempts()}; no attempt left."
+    )
+    _end(run, Run.State.FAILED, "worker_lost", reason)
+    return "failed"
+
+
+def _end(run: Run, to: str, stop_reason: str, reason: str) -> None:
+    run_transition(run=run, to=to, reason=reason, fields={"stop_reason": stop_reason})

@@ -1,0 +1,229 @@
+"""A run's results: its outputs stored as blobs, its declared outputs parsed into
+canonical metrics, and the transaction that ends the run with all of them and
+deposits the outputs in escrow (kind ``run_output``). That transaction moves the
+run out of its active state under the worker's attempt, so it happens once per
+run: a redelivered task or a worker given up for lost can never add a second
+set of metrics."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any, Final
+
+from django.db import transaction
+
+from artifacts.escrow.records import DepositItem
+from artifacts.models import Blob, Deposit, DepositBlob
+from artifacts.services.escrow import deposit_create
+from artifacts.storage import blob_put_from_file
+from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
+from benchmarks.parsers import Metric, Series, UnknownParser, parse_stream
+from benchmarks.services.reporter import clean_text
+from benchmarks.services.runs import run_transition
+from benchmarks.services.workspace import Beat, Collection
+
+logger = logging.getLogger(__name__)
+
+MAX_METRICS: Final = 10_000
+MAX_SERIES: Final = 500
+MAX_POINTS: Final = 20_000
+MAX_NOTES: Final = 200
+MAX_NOTE_CHARS: Final = 500
+
+
+@dataclass(frozen=True)
+class StoredOutput:
+    path: str
+    blob: Blob
+    parser: str = ""
+
+
+@dataclass
+class Parsed:
+    metrics: list[tuple[str, Metric]] = field(default_factory=list)
+    series: list[tuple[str, Series]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def note(self, kind: str, text: str) -> None:
+        notes = self.warnings if kind == "warning" else self.problems
+        if len(notes) < MAX_NOTES:
+            notes.append(clean_text(text[:MAX_NOTE_CHARS]))
+
+
+def declared_outputs(manifest: dict[str, Any]) -> dict[str, str]:
+    """path -> parser, as the bundle's harness declares its outputs."""
+    outputs = (manifest.get("harness") or {}).get("outputs") or []
+    return {o["path"]: o["parser"] for o in outputs if isinstance(o, dict)}
+
+
+def outputs_store(
+    collection: Collection, declared: dict[str, str], beat: Beat
+) -> list[StoredOutput]:
+    """Every collected output in content-addressed storage (deduplicated)."""
+    stored = []
+    for item in collection.files:
+        blob = blob_put_from_file(item.local, item.sha256, item.size)
+        stored.append(StoredOutput(item.path, blob, declared.get(item.path, "")))
+        beat()
+    return stored
+
+
+def outputs_parse(
+    collection: Collection, declared: dict[str, str], beat: Beat
+) -> Parsed:
+    """Parse every declared output with its parser; a missing output or one its
+    parser refuses is a problem (the run fails), a parser's warning is kept."""
+    parsed, found = Parsed(), collection.by_path()
+    for note in collection.warnings:
+        parsed.note("warning", note)
+    for path, parser in sorted(declared.items()):
+        item = found.get(path)
+        if item is None:
+            parsed.note(
+                "problem", f"{path}: the harness did not write this declared output."
+            )
+            continue
+        try:
+            with item.local.open("rb") as handle:
+                result = parse_stream(
+                    parser, handle, source_name=PurePosixPath(path).name
+                )
+        except UnknownParser as error:
+            parsed.note("problem", f"{path}: {error}")
+            continue
+        for warning in result.warnings:
+            parsed.note("warning", f"{path}: {warning}")
+        for problem in result.problems:
+            parsed.note("problem", f"{path} ({parser}): {problem}")
+        parsed.metrics += [(path, m) for m in result.metrics]
+        parsed.series += [(path, s) for s in result.series]
+        beat()
+    _cap(parsed)
+    return parsed
+
+
+def _cap(parsed: Parsed) -> None:
+    if len(parsed.metrics) > MAX_METRICS:
+        parsed.note(
+            "problem",
+            f"The outputs hold {len(parsed.metrics)} metrics; "
+            f"at most {MAX_METRICS} are kept.",
+        )
+        parsed.metrics = parsed.metrics[:MAX_METRICS]
+    if len(parsed.series) > MAX_SERIES:
+        parsed.note(
+            "warning",
+            f"Only the first {MAX_SERIES} of {len(parsed.series)} series are kept.",
+        )
+        parsed.series = parsed.series[:MAX_SERIES]
+
+
+def _metric_row(
+    run: Run, attempt: int, path: str, m: Metric, parsed: Parsed
+) -> RunMetric:
+    scenario = m.scenario or run.scenario_name
+    if scenario != run.scenario_name:
+        parsed.note(
+            "warning",
+            f"{path}: {m.name} {m.stat} names scenario {scenario!r}, "
+            f"the run is {run.scenario_name!r}.",
+        )
+    return RunMetric(
+        run=run,
+        attempt=attempt,
+        name=m.name[:64],
+        stat=m.stat[:16],
+        value=m.value,
+        unit=clean_text(m.unit[:32]),
+        source_path=path,
+        source_key=clean_text(m.source_key[:300]),
+        method=m.method[:64],
+        scope=clean_text(m.scope[:100]),
+        scenario=clean_text(scenario[:64]),
+    )
+
+
+def _series_row(
+    run: Run, attempt: int, path: str, s: Series, parsed: Parsed
+) -> RunSeries:
+    points = [list(p) for p in s.points[:MAX_POINTS]]
+    if len(s.points) > MAX_POINTS:
+        parsed.note("warning", f"{path}: series {s.name} cut to {MAX_POINTS} points.")
+    return RunSeries(
+        run=run,
+        attempt=attempt,
+        name=s.name[:64],
+        unit=clean_text(s.unit[:32]),
+        points=points,
+        source_path=path,
+        source_key=clean_text(s.source_key[:300]),
+        scope=clean_text(s.scope[:100]),
+        scenario=clean_text((s.scenario or run.scenario_name)[:64]),
+    )
+
+
+def _deposit(run: Run, attempt: int, stored: list[StoredOutput]) -> Deposit:
+    campaign = run.campaign
+    return deposit_create(
+        kind=Deposit.Kind.RUN_OUTPUT,
+        organisation=campaign.pool.lab_organisation,
+        rfp=campaign.rfp,
+        items=[DepositItem(s.blob, DepositBlob.Role.OUTPUT, s.path) for s in stored],
+        actor=None,
+        extra={
+            "run": str(run.public_id),
+            "campaign": str(campaign.public_id),
+            "bundle": str(campaign.bundle.public_id),
+            "pool": campaign.pool.name,
+            "scenario": run.scenario_name,
+            "repetition": run.repetition,
+            "attempt": attempt,
+        },
+    )
+
+
+@transaction.atomic
+def run_finish(
+    *,
+    run: Run,
+    attempt: int,
+    to: str,
+    stored: list[StoredOutput],
+    parsed: Parsed | None = None,
+    reason: str = "",
+    fields: dict[str, Any] | None = None,
+) -> Run:
+    """End the run: state, outputs, metrics and series (when ``to`` is
+    succeeded) and the escrow deposit of its outputs, in one transaction."""
+    notes = {}
+    if parsed is not None:
+        notes = {"parse_warnings": parsed.warnings, "parse_problems": parsed.problems}
+    run = run_transition(
+        run=run,
+        to=to,
+        attempt=attempt,
+        reason=reason,
+        fields={**(fields or {}), **notes},
+        data={"outputs": len(stored), "metrics": len(parsed.metrics) if parsed else 0},
+    )
+    RunOutput.objects.bulk_create(
+        RunOutput(run=run, attempt=attempt, path=s.path, parser=s.parser, blob=s.blob)
+        for s in stored
+    )
+    if parsed is not None and to == Run.State.SUCCEEDED:
+        RunMetric.objects.bulk_create(
+            [_metric_row(run, attempt, p, m, parsed) for p, m in parsed.metrics],
+            batch_size=500,
+        )
+        RunSeries.objects.bulk_create(
+            [_series_row(run, attempt, p, s, parsed) for p, s in parsed.series],
+            batch_size=100,
+        )
+        run.parse_warnings = parsed.warnings
+    if stored:
+        run.output_deposit = _deposit(run, attempt, stored)
+    run.save(update_fields=["output_deposit", "parse_warnings", "updated_at"])
+    return run

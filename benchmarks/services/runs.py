@@ -1,0 +1,237 @@
+"""Run state changes. ``run_transition`` is the one place a run's state moves
+(``RUN_TRANSITIONS``), with one audit row in the buyer's trail; the verbs below
+check their own preconditions and call it.
+
+A worker owns a run through its *attempt*: it claims the run with a conditional
+UPDATE on state and attempt (``run_claim``), and every later write names that
+attempt, so that a re-queued run (attempt + 1) can no longer be changed by a
+worker that was given up for lost (``StaleAttempt``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+
+from accounts.audit import audit_record
+from accounts.exceptions import InvalidTransition
+from benchmarks import conf
+from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
+from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
+from procurement import clock
+
+FINAL = frozenset(state for state, moves in RUN_TRANSITIONS.items() if not moves)
+
+
+def _audit(run: Run, actor: Actor, action: str, data: dict[str, Any]) -> None:
+    campaign = run.campaign
+    audit_record(
+        actor=actor,
+        action=action,
+        target=run,
+        organisation=campaign.rfp.buyer_organisation,
+        data={
+            "campaign": str(campaign.public_id),
+            "rfp": campaign.rfp.reference,
+            "scenario": run.scenario_name,
+            "repetition": run.repetition,
+            "attempt": run.attempt,
+            **data,
+        },
+    )
+
+
+def _locked(run_id: int) -> Run:
+    return (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("campaign__rfp__buyer_organisation", "campaign__pool")
+        .get(pk=run_id)
+    )
+
+
+@transaction.atomic
+def run_transition(
+    *,
+    run: Run,
+    to: str,
+    actor: Actor = None,
+    attempt: int | None = None,
+    reason: str = "",
+    fields: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
+) -> Run:
+    """Move the run to ``to`` (setting ``fields`` too). ``attempt``: the
+    worker's attempt; a run that moved on to another raises ``StaleAttempt``."""
+    run = _locked(run.pk)
+    if attempt is not None and run.attempt != attempt:
+        raise StaleAttempt(run.pk, attempt, run.attempt)
+    if to not in RUN_TRANSITIONS[run.state]:
+        raise InvalidTransition(entity="run", current=run.state, requested=to)
+    old, run.state = run.state, to
+    changed = {"state", "updated_at", *(fields or {})}
+    for name, value in (fields or {}).items():
+        setattr(run, name, value)
+    if to in FINAL:
+        run.finished_at = clock.now()
+        changed.add("finished_at")
+    if reason:
+        run.reason = reason[:4000]
+        changed.add("reason")
+    run.save(update_fields=sorted(changed))
+    extra = {"from": old, "to": to, "reason": reason, **(data or {})}
+    _audit(run, actor, "run.transitioned", extra)
+    return run
+
+
+@transaction.atomic
+def run_claim(*, run_id: int, attempt: int, host: LabHost) -> Run | None:
+    """Take a queued run for ``host``: None if it is not queued with this
+    attempt any more (a redelivered or stale task), so it never runs twice."""
+    now = clock.now()
+    claimed = Run.objects.filter(
+        pk=run_id, attempt=attempt, state=Run.State.QUEUED
+    ).update(
+        state=Run.State.PREPARING,
+        host=host,
+        worker_name=host.worker_name,
+        claimed_at=now,
+        heartbeat_at=now,
+        progress=0.0,
+        reason="",
+        updated_at=now,
+    )
+    if not claimed:
+        return None
+    run = _locked(run_id)
+    data = {
+        "from": Run.State.QUEUED,
+        "to": Run.State.PREPARING,
+        "reason": "",
+        "worker": host.worker_name,
+        "pool": host.pool.name,
+    }
+    _audit(run, None, "run.transitioned", data)
+    return run
+
+
+def run_report(
+    *,
+    run_id: int,
+    attempt: int,
+    progress: float | None = None,
+    log_tail: str | None = None,
+) -> bool:
+    """The worker's sign of life, with progress and log tail when they changed.
+    False when the run must stop: cancelled, re-queued or finished meanwhile."""
+    fields: dict[str, Any] = {"heartbeat_at": clock.now()}
+    if progress is not None:
+        fields["progress"] = min(1.0, max(0.0, float(progress)))
+    if log_tail is not None:
+        fields["log_tail"] = log_tail
+    return bool(
+        Run.objects.filter(
+            pk=run_id,
+            attempt=attempt,
+            state__in=ACTIVE_STATES,
+            cancel_requested_at__isnull=True,
+        ).update(**fields)
+    )
+
+
+@transaction.atomic
+def run_cancel(*, run: Run, actor: Actor) -> Run:
+    """A queued run is cancelled at once; an active one is asked to stop (its
+    worker kills the harness's process group and records the cancellation)."""
+    run = _locked(run.pk)
+    if run.state == Run.State.QUEUED:
+        by = actor.get_username() if actor is not None else "the runner"
+        return run_transition(
+            run=run,
+            to=Run.State.CANCELLED,
+            actor=actor,
+            reason=f"Cancelled by {by} before it started.",
+            fields={"stop_reason": "cancelled"},
+        )
+    if run.state in FINAL:
+        raise RunnerConflict(
+            f"The run has {run.get_state_display().lower()} already.",
+            code="run_finished",
+        )
+    if run.cancel_requested_at is not None:
+        raise RunnerConflict("The run is being cancelled already.", code="cancelling")
+    run.cancel_requested_at = clock.now()
+    run.cancel_requested_by = actor if actor and actor.is_authenticated else None
+    run.save(update_fields=["cancel_requested_at", "cancel_requested_by", "updated_at"])
+    _audit(run, actor, "run.cancel_requested", {"state": run.state})
+    return run
+
+
+@transaction.atomic
+def run_requeue(*, run: Run, reason: str, actor: Actor = None) -> Run:
+    """Give an active run another attempt (the reaper, after its worker was
+    lost): attempt + 1, back to queued, dispatched again after commit."""
+    run = _locked(run.pk)
+    previous = {"worker": run.worker_name, "attempt": run.attempt}
+    fields = {
+        "attempt": run.attempt + 1,
+        "progress": 0.0,
+        "log_tail": "",
+        "host": None,
+        "worker_name": "",
+        "claimed_at": None,
+        "heartbeat_at": None,
+        "started_at": None,
+        "exit_code": None,
+        "stop_reason": "",
+        "environment": {},
+        "drift": [],
+        "isolation": {},
+        "cache_dropped": None,
+        "cache_note": "",
+        "output_truncated": False,
+    }
+    run = run_transition(
+        run=run,
+        to=Run.State.QUEUED,
+        actor=actor,
+        reason=reason,
+        fields=fields,
+        data={"previous": previous},
+    )
+    run_dispatch(run)
+    return run
+
+
+def run_dispatch(run: Run) -> None:
+    runs_dispatch([run])
+
+
+def runs_dispatch(runs: list[Run]) -> None:
+    """Send each run's current attempt to its pool's queue once the transaction
+    commits (``dispatched_at`` is written in the caller's transaction)."""
+    from benchmarks.tasks import execute_run_task
+
+    Run.objects.filter(pk__in=[r.pk for r in runs]).update(dispatched_at=clock.now())
+    grace = int(conf.wall_grace_seconds())
+    messages = [
+        ([run.pk, run.attempt], run.campaign.pool.queue, run.wall_limit_s + grace)
+        for run in runs
+    ]
+
+    def send() -> None:
+        for args, queue, soft in messages:
+            execute_run_task.apply_async(
+                args=args, queue=queue, soft_time_limit=soft, time_limit=soft + 60
+            )
+
+    transaction.on_commit(send)
+
+
+def run_overdue_at(run: Run) -> Any:
+    """When a claimed run is reaped even though its worker still beats."""
+    if run.claimed_at is None:
+        return None
+    grace = conf.wall_grace_seconds()
+    return run.claimed_at + timedelta(seconds=run.wall_limit_s + grace)

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from benchmarks.views import campaigns, pools, runs
+
+app_name = "benchmarks"
+urlpatterns = [
+    path("pools/", pools.pool_list, name="pool_list"),
+    path("campaigns/", campaigns.campaign_list, name="campaign_list"),
+    path("campaigns/new/", campaigns.campaign_start_view, name="campaign_start"),
+    path(
+        "campaigns/<uuid:campaign_id>/",
+        campaigns.campaign_detail,
+        name="campaign_detail",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/runs/",
+        campaigns.campaign_runs,
+        name="campaign_runs",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/cancel/",
+        campaigns.campaign_cancel_view,
+        name="campaign_cancel",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/metrics.csv",
+        campaigns.campaign_metrics_export,
+        {"fmt": "csv"},
+        name="campaign_metrics_csv",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/metrics.json",
+        campaigns.campaign_metrics_export,
+        {"fmt": "json"},
+        name="campaign_metrics_json",
+    ),
+    path("runs/<uuid:run_id>/", runs.run_detail, name="run_detail"),
+    path("runs/<uuid:run_id>/live/", runs.run_live, name="run_live"),
+    path("runs/<uuid:run_id>/cancel/", runs.run_cancel_view, name="run_cancel"),
+    path(
+        "runs/<uuid:run_id>/outputs/<int:output_id>/",
+        runs.run_output_download,
+        name="run_output_download",
+    ),
+]

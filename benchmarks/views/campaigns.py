@@ -1,0 +1,140 @@
+"""Campaign pages: the list, the start form (lab operators), the campaign page
+whose run table polls itself (htmx, every 2 s) while any run is queued or
+running, cancellation, and the metric exports (CSV and JSON)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.exceptions import ApplicationError
+from benchmarks.models import Campaign
+from benchmarks.selectors import (
+    campaign_get_visible,
+    campaign_list_visible_to,
+    campaign_list_with_counts,
+    campaign_metrics_csv,
+    campaign_metrics_json,
+    campaign_run_list,
+    campaign_summary,
+    can_operate_campaign,
+    lab_organisation_list_for,
+)
+from benchmarks.services import campaign_cancel, campaign_start
+from benchmarks.views.forms import CampaignStartForm
+
+
+def campaign_for_request(request: HttpRequest, campaign_id: uuid.UUID) -> Campaign:
+    campaign = campaign_get_visible(request.user, campaign_id)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+@login_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = campaign_list_with_counts(campaign_list_visible_to(request.user))
+    page = Paginator(campaigns.order_by("-created_at", "-id"), 25).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "page": page,
+        "can_start": lab_organisation_list_for(request.user).exists(),
+    }
+    return render(request, "benchmarks/campaign_list.html", context)
+
+
+@login_required
+def campaign_start_view(request: HttpRequest) -> HttpResponse:
+    if not lab_organisation_list_for(request.user).exists():
+        raise PermissionDenied("Only lab operators start campaigns.")
+    form = CampaignStartForm(request.user, request.POST or None)
+    if form.is_bound and form.is_valid():
+        try:
+            campaign = campaign_start(actor=request.user, **form.cleaned_data)
+        except ApplicationError as error:
+            for problem in error.problems or []:
+                field = problem.path if problem.path in form.fields else None
+                form.add_error(field, problem.message)
+            if not error.problems:
+                form.add_error(None, error.message)
+        else:
+            messages.success(
+                request, f"Campaign started: {campaign.runs.count()} runs."
+            )
+            return redirect(
+                "benchmarks:campaign_detail", campaign_id=campaign.public_id
+            )
+    status = 400 if form.is_bound else 200
+    return render(
+        request, "benchmarks/campaign_start.html", {"form": form}, status=status
+    )
+
+
+def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]:
+    runs = list(campaign_run_list(campaign))
+    return {
+        "campaign": campaign,
+        "runs": runs,
+        "summary": campaign_summary(runs),
+        "can_operate": can_operate_campaign(request.user, campaign),
+    }
+
+
+@login_required
+def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+    campaign = campaign_for_request(request, campaign_id)
+    return render(
+        request, "benchmarks/campaign_detail.html", _runs_context(request, campaign)
+    )
+
+
+@login_required
+def campaign_runs(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+    """The run table alone: what the campaign page polls."""
+    campaign = campaign_for_request(request, campaign_id)
+    return render(
+        request, "benchmarks/_campaign_runs.html", _runs_context(request, campaign)
+    )
+
+
+@login_required
+@require_POST
+def campaign_cancel_view(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+    campaign = campaign_for_request(request, campaign_id)
+    if not can_operate_campaign(request.user, campaign):
+        raise PermissionDenied("Only the pool's lab operators cancel its campaigns.")
+    try:
+        campaign_cancel(campaign=campaign, actor=request.user)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request, "Campaign cancelled: running harnesses are being stopped."
+        )
+    return redirect("benchmarks:campaign_detail", campaign_id=campaign.public_id)
+
+
+@login_required
+def campaign_metrics_export(
+    request: HttpRequest, campaign_id: uuid.UUID, fmt: str
+) -> HttpResponse:
+    campaign = campaign_for_request(request, campaign_id)
+    if fmt == "csv":
+        body, content_type = campaign_metrics_csv(campaign), "text/csv; charset=utf-8"
+    else:
+        body, content_type = campaign_metrics_json(campaign), "application/json"
+    vendor, short = campaign.bundle.organisation.slug, str(campaign.public_id)[:8]
+    name = f"{campaign.rfp.reference}-{vendor}-{short}-metrics.{fmt}"
+    return HttpResponse(
+        body,
+        content_type=content_type,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

@@ -1,0 +1,57 @@
+"""Forms of the lab pages; choices are always scoped to what the user may use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import AbstractBaseUser
+
+from artifacts.models import Bundle
+from benchmarks.models import LabPool
+from benchmarks.models.pools import POOL_NAME_VALIDATOR
+from benchmarks.selectors import (
+    bundle_list_startable_by,
+    lab_organisation_list_for,
+    pool_list_operated_by,
+)
+from benchmarks.services.campaigns import MAX_REPETITIONS
+
+
+class BundleChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Bundle) -> str:
+        return (
+            f"{obj.rfp.reference} · {obj.organisation.name} · "
+            f"{obj.sha256[:12]} · {obj.created_at:%Y-%m-%d %H:%M}"
+        )
+
+
+class CampaignStartForm(forms.Form):
+    bundle = BundleChoiceField(queryset=Bundle.objects.none(), empty_label=None)
+    pool = forms.ModelChoiceField(queryset=LabPool.objects.none(), empty_label=None)
+    repetitions = forms.IntegerField(min_value=1, max_value=MAX_REPETITIONS, initial=3)
+    note = forms.CharField(max_length=300, required=False)
+
+    def __init__(self, user: AbstractBaseUser, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["bundle"].queryset = bundle_list_startable_by(user)
+        self.fields["pool"].queryset = pool_list_operated_by(user)
+
+
+class PoolCreateForm(forms.Form):
+    lab_organisation = forms.ModelChoiceField(
+        queryset=LabPool.objects.none(), empty_label=None, label="Lab"
+    )
+    name = forms.CharField(
+        max_length=63,
+        validators=[POOL_NAME_VALIDATOR],
+        help_text="Workers consume the queue pool.<name>.",
+    )
+    hardware_class = forms.CharField(max_length=120, required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), required=False
+    )
+
+    def __init__(self, user: AbstractBaseUser, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["lab_organisation"].queryset = lab_organisation_list_for(user)

@@ -1,0 +1,103 @@
+"""The run page: state and progress with the log tail (polled while the run is
+queued or active), environment and drift, isolation, metrics, raw outputs
+(downloads audited) and the run's timeline; cancelling a run."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import PurePosixPath
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.exceptions import ApplicationError
+from artifacts.storage import blob_open
+from benchmarks.models import Run
+from benchmarks.selectors import (
+    can_operate_campaign,
+    run_event_list,
+    run_get_visible,
+    run_metric_list,
+    run_output_list,
+    run_series_list,
+)
+from benchmarks.services import run_cancel
+from benchmarks.services.downloads import run_output_record_download
+
+SEVERITY_ORDER = {"major": 0, "minor": 1, "info": 2}
+
+
+def run_for_request(request: HttpRequest, run_id: uuid.UUID) -> Run:
+    run = run_get_visible(request.user, run_id)
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+def _live_context(request: HttpRequest, run: Run) -> dict[str, object]:
+    return {
+        "run": run,
+        "campaign": run.campaign,
+        "can_operate": can_operate_campaign(request.user, run.campaign),
+        "polling": run.state == Run.State.QUEUED or run.is_active,
+    }
+
+
+@login_required
+def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    run = run_for_request(request, run_id)
+    drift = sorted(
+        run.drift or [], key=lambda d: SEVERITY_ORDER.get(str(d.get("severity")), 3)
+    )
+    context = {
+        **_live_context(request, run),
+        "drift": drift,
+        "major_drift": sum(1 for d in drift if d.get("severity") == "major"),
+        "metrics": run_metric_list(run),
+        "series": run_series_list(run).only("name", "unit", "scenario", "source_path"),
+        "outputs": run_output_list(run),
+        "events": run_event_list(run),
+    }
+    return render(request, "benchmarks/run_detail.html", context)
+
+
+@login_required
+def run_live(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """State, progress and log tail alone: what the run page polls."""
+    run = run_for_request(request, run_id)
+    return render(request, "benchmarks/_run_live.html", _live_context(request, run))
+
+
+@login_required
+@require_POST
+def run_cancel_view(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    run = run_for_request(request, run_id)
+    if not can_operate_campaign(request.user, run.campaign):
+        raise PermissionDenied("Only the pool's lab operators cancel its runs.")
+    try:
+        run_cancel(run=run, actor=request.user)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, "Cancellation requested.")
+    return redirect("benchmarks:run_detail", run_id=run.public_id)
+
+
+@login_required
+def run_output_download(
+    request: HttpRequest, run_id: uuid.UUID, output_id: int
+) -> FileResponse:
+    run = run_for_request(request, run_id)
+    output = get_object_or_404(run_output_list(run), pk=output_id)
+    run_output_record_download(output=output, actor=request.user, via="web")
+    name = PurePosixPath(output.path).name
+    return FileResponse(
+        blob_open(output.blob),
+        as_attachment=True,
+        filename=name,
+        content_type="application/octet-stream",
+    )

@@ -1,0 +1,67 @@
+"""Runner fixtures: the corpus keys registered for both vendors, an RFP open
+for bids (opened once a bundle is in), the engaged lab's pool, and no broker:
+tasks sent by services are recorded, never delivered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accounts.models import Organisation
+from artifacts.models import Bundle
+from benchmarks.models import LabPool
+from procurement.models import Rfp
+from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
+from tests.benchmarks.runner.support import accepted_bundle, make_pool
+
+
+@pytest.fixture(autouse=True)
+def _runner_settings(settings: Any, tmp_path: Path) -> None:
+    settings.REPROGATE_LOG_ORIGIN = "runner.test/log"
+    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
+    (tmp_path / "runner-work").mkdir()
+    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
+
+
+@pytest.fixture
+def sent_tasks(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every ``execute_run`` the services send, instead of a broker."""
+    from benchmarks.tasks import execute_run_task
+
+    sent: list[dict[str, Any]] = []
+
+    def record(args: list[Any], **options: Any) -> None:
+        sent.append({"args": list(args), **options})
+
+    monkeypatch.setattr(execute_run_task, "apply_async", record)
+    return sent
+
+
+@pytest.fixture
+def lab_org(buyer_org: Organisation) -> Organisation:
+    return buyer_org.engages.get(kind=Organisation.Kind.LAB)
+
+
+@pytest.fixture
+def pool(lab_org: Organisation) -> LabPool:
+    return make_pool(lab_org)
+
+
+@pytest.fixture
+def rfp(
+    vendor_a: Any,
+    vendor_a_org: Organisation,
+    vendor_b_org: Organisation,
+    buyer_org: Organisation,
+) -> Rfp:
+    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
+    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
+
+
+@pytest.fixture
+def bundle(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation
+) -> Bundle:
+    return accepted_bundle(tmp_path / "bundle", rfp, vendor_a_org, vendor_a)

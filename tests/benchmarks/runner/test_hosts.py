@@ -1,0 +1,116 @@
+"""Runner hosts: registration, heartbeats and what the pools page calls them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from accounts.models import AuditEvent, Organisation
+from benchmarks.models import LabHost, LabPool
+from benchmarks.selectors import host_status
+from benchmarks.services import (
+    RunnerConflict,
+    RunnerError,
+    WorkerIdentity,
+    host_heartbeat,
+    host_register,
+    host_stop,
+    pool_create,
+)
+from benchmarks.tasks import HostBeacon, pool_names_of
+from tests.benchmarks.runner.support import make_pool, worker
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pool_create_names_its_queue(lab_org: Organisation) -> None:
+    pool = make_pool(lab_org, "h100-rdma")
+
+    assert pool.queue == "pool.h100-rdma"
+    assert AuditEvent.objects.get(action="lab_pool.created").organisation == lab_org
+
+
+@pytest.mark.parametrize("name", ["GPU", "a_b", "-a", "a" * 64, "a b", "pool.x"])
+def test_pool_create_refuses_names_unfit_for_a_queue(
+    lab_org: Organisation, name: str
+) -> None:
+    with pytest.raises(RunnerError):
+        make_pool(lab_org, name)
+
+
+def test_pool_create_refuses_a_taken_name(pool: LabPool, lab_org: Organisation) -> None:
+    with pytest.raises(RunnerConflict):
+        make_pool(lab_org, pool.name)
+
+
+def test_pool_belongs_to_a_lab(buyer_org: Organisation) -> None:
+    with pytest.raises(RunnerError):
+        pool_create(lab_organisation=buyer_org, name="x", actor=None)
+
+
+def test_host_register_records_the_environment_once_per_worker(
+    pool: LabPool, clock: Any
+) -> None:
+    env = {"kernel": "6.1"}
+    identity = WorkerIdentity("w1@h", "h", 10, environment=env)
+
+    first = host_register(pool=pool, worker=identity)
+    clock.advance(minutes=5)
+    again = host_register(pool=pool, worker=identity)
+
+    assert first.pk == again.pk
+    assert again.environment == env
+    assert again.registered_at == clock.now()
+    assert AuditEvent.objects.filter(action="lab_host.registered").count() == 2
+
+
+def test_host_status_follows_the_heartbeat(pool: LabPool, clock: Any) -> None:
+    host = host_register(pool=pool, worker=worker())
+    assert host_status(host).code == "online"
+
+    clock.advance(seconds=121)
+    assert host_status(LabHost.objects.get(pk=host.pk)).code == "lost"
+
+    host_heartbeat(worker_name=host.worker_name, pool_names=[pool.name])
+    assert host_status(LabHost.objects.get(pk=host.pk)).code == "online"
+
+    host_stop(worker_name=host.worker_name, pool_names=[pool.name])
+    clock.advance(hours=1)
+    assert host_status(LabHost.objects.get(pk=host.pk)).code == "offline"
+
+
+def test_heartbeat_touches_only_the_worker_s_pools(
+    pool: LabPool, lab_org: Organisation, clock: Any
+) -> None:
+    other = make_pool(lab_org, "other")
+    mine = host_register(pool=pool, worker=worker())
+    theirs = host_register(pool=other, worker=worker())
+    clock.advance(seconds=30)
+
+    touched = host_heartbeat(worker_name="w1@lab-host", pool_names=[pool.name])
+
+    assert touched == 1
+    assert LabHost.objects.get(pk=mine.pk).last_heartbeat_at == clock.now()
+    assert LabHost.objects.get(pk=theirs.pk).last_heartbeat_at < clock.now()
+
+
+def test_pool_names_come_from_the_worker_s_pool_queues() -> None:
+    assert pool_names_of(["celery", "pool.a", "pool.gpu-b", "poolx"]) == ["a", "gpu-b"]
+
+
+def test_beacon_registers_known_pools_and_beats(
+    pool: LabPool, monkeypatch: pytest.MonkeyPatch, clock: Any
+) -> None:
+    beacon = HostBeacon("w9@lab", ["gpu-a", "not-yet"])
+    monkeypatch.setattr(beacon, "identity", lambda: WorkerIdentity("w9@lab", "lab"))
+
+    beacon.beat()
+    clock.advance(seconds=20)
+    beacon.beat()
+
+    host = LabHost.objects.get(worker_name="w9@lab")
+    assert host.pool == pool
+    assert host.last_heartbeat_at == clock.now()
+    assert beacon.registered == {"gpu-a"}
+    assert AuditEvent.objects.filter(action="lab_host.registered").count() == 1
