@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -26,6 +27,22 @@ class Blob(models.Model):
 
     def __str__(self) -> str:
         return f"blob {self.sha256[:12]} ({self.size} B)"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A blob's bytes never change, so neither does its row: only the
+        version id the bucket returned may be filled in later (escrow)."""
+        fields = kwargs.get("update_fields")
+        if not self._state.adding and (not fields or set(fields) - {"version_id"}):
+            raise BlobIsImmutable("A blob row cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise BlobIsImmutable("A blob row cannot be deleted.")
+
+
+class BlobIsImmutable(Exception):
+    """Blobs are content: written once, never changed or deleted through the
+    application (escrow, issue 5)."""
 
 
 class Bundle(TimeStampedModel):

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import AuditEvent, Organisation
@@ -19,6 +20,7 @@ from artifacts.escrow.conf import add_years
 from artifacts.escrow.records import DepositItem
 from artifacts.evidence.layout import canonical_json, parse_time
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob
+from artifacts.models.bundles import BlobIsImmutable
 from artifacts.models.escrow import EscrowIsImmutable
 from artifacts.models.log import LogEntry
 from artifacts.services.escrow import deposit_bundle, deposit_create
@@ -265,5 +267,20 @@ def test_deposits_and_their_blobs_cannot_be_deleted(deposit: Deposit) -> None:
 def test_a_deposited_blob_is_protected(deposit: Deposit) -> None:
     blob = deposit.items.first().blob
 
-    with pytest.raises(Exception, match="protected"), transaction.atomic():
+    with pytest.raises(BlobIsImmutable), transaction.atomic():
         blob.delete()
+    with pytest.raises(ProtectedError), transaction.atomic():
+        Blob.objects.filter(pk=blob.pk).delete()  # the deposit's rows PROTECT it
+    blob.size += 1
+    with pytest.raises(BlobIsImmutable):
+        blob.save()
+    assert Blob.objects.get(pk=blob.pk).size == blob.size - 1
+
+
+def test_only_a_blobs_version_id_may_be_filled_in(deposit: Deposit) -> None:
+    blob = deposit.items.first().blob
+    blob.version_id = "v-1"
+
+    blob.save(update_fields=["version_id"])
+
+    assert Blob.objects.get(pk=blob.pk).version_id == "v-1"
