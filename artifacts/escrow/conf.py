@@ -1,8 +1,7 @@
 """Escrow settings with their defaults, read when used (tests change them):
 
 - ``ESCROW_RETENTION_YEARS`` (10): how long deposits are kept when the RFP's
-  contract terms name no retention (``Rfp.escrow_retention_years``, if the
-  procurement model has that field and it is set);
+  contract terms name no retention (``Rfp.escrow_retention_years`` empty);
 - ``ESCROW_OBJECT_LOCK_MODE`` (``COMPLIANCE``): the S3 Object Lock retention
   mode of deposited blobs, ``COMPLIANCE`` (nobody, root included, may delete or
   shorten it) or ``GOVERNANCE`` (users with ``s3:BypassGovernanceRetention``

@@ -214,6 +214,9 @@ class AddendumChangesInputSerializer(serializers.Serializer):
     min_bids = serializers.IntegerField(required=False, min_value=1, max_value=20)
     workload_requirements = serializers.CharField(required=False, allow_blank=True)
     escrow_clause = serializers.CharField(required=False, allow_blank=True)
+    escrow_retention_years = serializers.IntegerField(
+        required=False, min_value=1, max_value=50, allow_null=True
+    )
     acceptance_clause = serializers.CharField(required=False, allow_blank=True)
     retest_clause = serializers.CharField(required=False, allow_blank=True)
     retest_tolerance_pct = serializers.DecimalField(

@@ -89,6 +89,7 @@ class TermsSerializer(serializers.Serializer):
         ref_name = "RfpContractTerms"
 
     escrow_clause = serializers.CharField()
+    escrow_retention_years = serializers.IntegerField(allow_null=True)
     acceptance_clause = serializers.CharField()
     retest_clause = serializers.CharField()
     retest_tolerance_pct = serializers.DecimalField(max_digits=5, decimal_places=2)
@@ -245,6 +246,9 @@ class RfpPatchInputSerializer(serializers.Serializer):
     addendum_extension_days = serializers.IntegerField(required=False)
     workload_requirements = serializers.CharField(allow_blank=True, required=False)
     escrow_clause = serializers.CharField(allow_blank=True, required=False)
+    escrow_retention_years = serializers.IntegerField(
+        min_value=1, max_value=50, required=False, allow_null=True
+    )
     acceptance_clause = serializers.CharField(allow_blank=True, required=False)
     retest_clause = serializers.CharField(allow_blank=True, required=False)
     retest_tolerance_pct = serializers.DecimalField(

@@ -49,6 +49,9 @@ class AddendumForm(forms.Form):
     min_bids = forms.IntegerField(label="Minimum bids", min_value=1, max_value=20)
     workload_requirements = _text()
     escrow_clause = _text()
+    escrow_retention_years = forms.IntegerField(
+        label="Escrow retention (years)", min_value=1, max_value=50, required=False
+    )
     acceptance_clause = _text()
     retest_clause = _text(label="Re-test clause")
     retest_tolerance_pct = forms.DecimalField(

@@ -151,6 +151,7 @@ class RfpTermsForm(forms.ModelForm):
         model = Rfp
         fields = [
             "escrow_clause",
+            "escrow_retention_years",
             "acceptance_clause",
             "retest_clause",
             "retest_tolerance_pct",
@@ -160,6 +161,7 @@ class RfpTermsForm(forms.ModelForm):
         ]
         labels = {
             "escrow_clause": "Artifact escrow",
+            "escrow_retention_years": "Escrow retention (years)",
             "acceptance_clause": "Gate-based acceptance with stop-loss",
             "retest_clause": "Re-test",
             "retest_tolerance_pct": "Tolerance band (%)",

@@ -65,6 +65,14 @@ class Rfp(TimeStampedModel):
     )
     # --- contract terms (frozen at award) ---
     escrow_clause = models.TextField(blank=True)
+    # How long escrow deposits are kept; empty: the installation's default
+    # (ESCROW_RETENTION_YEARS).
+    escrow_retention_years = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="Years escrow deposits are kept; empty for the default.",
+    )
     acceptance_clause = models.TextField(
         blank=True, help_text="Gate-based acceptance with stop-loss."
     )

@@ -46,6 +46,7 @@ AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "min_bids",
     "workload_requirements",
     "escrow_clause",
+    "escrow_retention_years",
     "acceptance_clause",
     "retest_clause",
     "retest_tolerance_pct",

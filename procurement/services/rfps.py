@@ -73,6 +73,7 @@ BASICS_FIELDS: Final = (
 )
 TERMS_FIELDS: Final = (
     "escrow_clause",
+    "escrow_retention_years",
     "acceptance_clause",
     "retest_clause",
     "retest_tolerance_pct",

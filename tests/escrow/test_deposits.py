@@ -104,7 +104,8 @@ def test_retention_follows_the_contract_terms_when_they_name_it(
     deposit: Deposit, vendor_a: Any
 ) -> None:
     rfp = deposit.rfp
-    rfp.escrow_retention_years = 25  # a contract-terms field, if present
+    Rfp.objects.filter(pk=rfp.pk).update(escrow_retention_years=25)
+    rfp.refresh_from_db()  # the contract terms name 25 years
     report = deposit.bundle.archive_blob
 
     later = deposit_create(

@@ -266,6 +266,7 @@ def _form_data(rfp: Rfp, **edits: str) -> dict[str, str]:
         "questions_deadline": f"{rfp.questions_deadline:%Y-%m-%dT%H:%M}",
         "min_bids": str(rfp.min_bids),
         "retest_tolerance_pct": str(rfp.retest_tolerance_pct),
+        "escrow_retention_years": str(rfp.escrow_retention_years or ""),
         "retest_vendor_funded": "on",
         "reason": "Scope grew.",
     }

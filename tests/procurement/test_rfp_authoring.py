@@ -351,12 +351,14 @@ def test_editor_terms_step_saves_the_clauses(
         "retest_tolerance_pct": "5.5",
         "audit_rights_clause": "Audit.",
         "standstill_days": 7,
+        "escrow_retention_years": 12,
     }
 
     response = client_for(buyer).post(_edit(rfp, "terms"), data)
 
     assert response["Location"] == _edit(rfp, "invitations")
     rfp.refresh_from_db()
+    assert rfp.escrow_retention_years == 12
     assert (rfp.escrow_clause, str(rfp.retest_tolerance_pct)) == (
         "Escrow everything.",
         "5.50",
