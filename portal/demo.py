@@ -4,10 +4,18 @@ The two example bundles (``examples/acme-flash``, ``examples/bolt-storage``) are
 built with ``reprogate_cli.bundle_build``, signed with a throwaway Ed25519 key per
 vendor kept under ``VAR_DIR/demo-keys`` (never in the repository; reused by later
 seeds), and ingested for RFP-DEMO-1 unless the vendor already has an accepted
-bundle there."""
+bundle there.
+
+RFP-DEMO-2 ("lab validation") is the lab's playground: both vendors bid and
+submit the example bundles, the submission deadline (two minutes ahead) is
+reached by moving the procurement clock there for a moment, the deadline service
+closes it and two buyer-side members open the bids. The lab pool ``local``
+(northwind-lab) is what ``scripts/run``'s embedded worker consumes, so labops can
+start campaigns on both bundles at once."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -32,9 +40,14 @@ from artifacts.selectors import bundle_list_accepted_for, signing_key_get_by_fin
 from artifacts.services.ingest import bundle_ingest
 from artifacts.services.keys import signing_key_register
 from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key
+from benchmarks.models import LabPool
+from benchmarks.services.pools import pool_create
 from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
+from procurement.services.bids import bid_submit
+from procurement.services.deadlines import rfp_close
+from procurement.services.opening import bid_opening_confirm, bid_opening_request
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
 from reprogate_cli.bundle_build import build_bundle
 
@@ -56,6 +69,9 @@ ACCOUNTS = [
     ("auditor", "ledger-audit", Role.AUDITOR),
 ]
 DEMO_RFP = "RFP-DEMO-1"
+LAB_RFP = "RFP-DEMO-2"
+LAB_POOL = "local"  # scripts/run's embedded worker consumes pool.local
+LAB_DEADLINE_AHEAD = timedelta(minutes=2)
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
 
@@ -77,6 +93,11 @@ def demo_seed() -> SeedReport:
     report = _seed_records()
     for vendor, username in DEMO_BUNDLES:
         _seed_bundle(report, vendor=vendor, username=username)
+    if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
+        for vendor, username in DEMO_BUNDLES:
+            _seed_bid(report, vendor=vendor, username=username)
+            _seed_bundle(report, vendor=vendor, username=username, reference=LAB_RFP)
+    _open_lab_rfp(report)
     return report
 
 
@@ -114,6 +135,18 @@ def _seed_records() -> SeedReport:
     if not Rfp.objects.filter(reference=DEMO_RFP).exists():
         _seed_demo_rfp(buyer=buyer, vendors=[orgs["acme-flash"], orgs["bolt-storage"]])
         report.created.append(f"RFP {DEMO_RFP}")
+    if not Rfp.objects.filter(reference=LAB_RFP).exists():
+        _seed_lab_rfp(buyer=buyer, vendors=[orgs["acme-flash"], orgs["bolt-storage"]])
+        report.created.append(f"RFP {LAB_RFP}")
+    if not LabPool.objects.filter(name=LAB_POOL).exists():
+        pool_create(
+            lab_organisation=orgs["northwind-lab"],
+            name=LAB_POOL,
+            description="This machine: the embedded worker of scripts/run.",
+            hardware_class="any Linux host",
+            actor=None,
+        )
+        report.created.append(f"lab pool {LAB_POOL}")
     return report
 
 
@@ -193,18 +226,21 @@ def _register_demo_key(
         report.created.append(f"signing key {organisation.slug}")
 
 
-def _seed_bundle(report: SeedReport, *, vendor: str, username: str) -> None:
-    rfp = Rfp.objects.filter(reference=DEMO_RFP).first()
+def _seed_bundle(
+    report: SeedReport, *, vendor: str, username: str, reference: str = DEMO_RFP
+) -> None:
+    rfp = Rfp.objects.filter(reference=reference).first()
     organisation = Organisation.objects.get(slug=vendor)
     if rfp is None or bundle_list_accepted_for(rfp, organisation).exists():
         return
     user = get_user_model().objects.get(username=username)
+    on = "" if reference == DEMO_RFP else f" on {reference}"
     key = demo_key(vendor)
     _register_demo_key(report, organisation, key, user)
     with tempfile.TemporaryDirectory(prefix="reprogate-demo-") as folder:
         output = Path(folder) / f"{vendor}.tar.gz"
         build_bundle(
-            EXAMPLES_DIR / vendor, key=key, output=output, rfp=DEMO_RFP, vendor=vendor
+            EXAMPLES_DIR / vendor, key=key, output=output, rfp=reference, vendor=vendor
         )
         try:
             bundle = bundle_ingest(
@@ -212,6 +248,82 @@ def _seed_bundle(report: SeedReport, *, vendor: str, username: str) -> None:
                 upload_path=output, filename=output.name,
             )  # fmt: skip
         except ApplicationError as error:  # RFP no longer open: leave it be
-            report.created.append(f"no bundle for {vendor} ({error.code})")
+            report.created.append(f"no bundle for {vendor}{on} ({error.code})")
             return
-    report.created.append(f"bundle {vendor} ({bundle.status})")
+    report.created.append(f"bundle {vendor}{on} ({bundle.status})")
+
+
+# --- RFP-DEMO-2: opened, both bundles accepted, for the lab ---------------------------
+
+
+def _seed_lab_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
+    actor = get_user_model().objects.get(username="buyer")
+    now = clock.now().replace(microsecond=0)
+    configuration = {
+        **default_configuration(),
+        "description": "The lab re-runs both vendors' harnesses on its own hosts.",
+        "min_bids": 2,
+    }
+    rfp = rfp_create(
+        reference=LAB_RFP,
+        title="Lab validation of the KV-cache tiering bids",
+        buyer_organisation=buyer,
+        questions_deadline=now + LAB_DEADLINE_AHEAD / 2,
+        submission_deadline=now + LAB_DEADLINE_AHEAD,
+        configuration=configuration,
+        actor=actor,
+    )
+    for vendor in vendors:
+        rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
+    rfp_publish(rfp=rfp, actor=actor)
+
+
+def _example_json(vendor: str, name: str) -> dict[str, object]:
+    return json.loads((EXAMPLES_DIR / vendor / name).read_text(encoding="utf-8"))
+
+
+def _seed_bid(report: SeedReport, *, vendor: str, username: str) -> None:
+    """The vendor's bid on RFP-DEMO-2: the example's claims and cost model."""
+    rfp = Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).first()
+    organisation = Organisation.objects.get(slug=vendor)
+    if rfp is None or rfp.bids.filter(vendor_organisation=organisation).exists():
+        return
+    manifest = _example_json(vendor, "bundle.json")
+    try:
+        bid_submit(
+            rfp=rfp,
+            organisation=organisation,
+            actor=get_user_model().objects.get(username=username),
+            cover_note=str(manifest.get("x-description", "")),
+            claims=manifest.get("claims", []),  # type: ignore[arg-type]
+            cost_inputs=_example_json(vendor, "cost/model.json"),
+        )
+    except ApplicationError as error:  # deadline passed meanwhile: leave it be
+        report.created.append(f"no {LAB_RFP} bid for {vendor} ({error.code})")
+        return
+    report.created.append(f"{LAB_RFP} bid {vendor}")
+
+
+def _open_lab_rfp(report: SeedReport) -> None:
+    """Close RFP-DEMO-2 at its deadline (the clock moved there for a moment, as
+    the deadline sweep would do two minutes later) and open its bids: requested
+    by ``buyer``, confirmed by ``evaluator``."""
+    rfp = Rfp.objects.filter(reference=LAB_RFP).first()
+    if rfp is None or rfp.status not in (Rfp.Status.PUBLISHED, Rfp.Status.CLOSED):
+        return
+    users = get_user_model().objects
+    frozen = clock.frozen_at()  # put back as it was (tests freeze the clock)
+    if rfp.status == Rfp.Status.PUBLISHED:
+        clock.travel_to(max(clock.now(), rfp.submission_deadline))
+    try:
+        with transaction.atomic():
+            if rfp.status == Rfp.Status.PUBLISHED:
+                rfp = rfp_close(rfp=rfp, actor=None)
+            if rfp.status == Rfp.Status.CLOSED:
+                if not hasattr(rfp, "opening"):
+                    bid_opening_request(rfp=rfp, actor=users.get(username="buyer"))
+                bid_opening_confirm(rfp=rfp, actor=users.get(username="evaluator"))
+    finally:
+        clock.travel_to(frozen)
+    rfp.refresh_from_db()
+    report.created.append(f"{LAB_RFP} {rfp.status}")

@@ -14,6 +14,11 @@ def now() -> datetime:
     return _frozen_at if _frozen_at is not None else timezone.now()
 
 
+def frozen_at() -> datetime | None:
+    """Where the clock is frozen, or None while it runs (to put it back)."""
+    return _frozen_at
+
+
 def travel_to(moment: datetime | None) -> None:
     """Freeze the clock at ``moment`` (aware), or let it run again with ``None``."""
     global _frozen_at  # one process-wide clock is the point

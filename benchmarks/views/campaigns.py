@@ -15,11 +15,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from benchmarks.charts import bundle_claims, campaign_charts
 from benchmarks.models import Campaign
 from benchmarks.selectors import (
     campaign_get_visible,
     campaign_list_visible_to,
     campaign_list_with_counts,
+    campaign_metric_rows,
     campaign_metrics_csv,
     campaign_metrics_json,
     campaign_run_list,
@@ -91,9 +93,13 @@ def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]
 @login_required
 def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
     campaign = campaign_for_request(request, campaign_id)
-    return render(
-        request, "benchmarks/campaign_detail.html", _runs_context(request, campaign)
+    charts = campaign_charts(
+        campaign_metric_rows(campaign),
+        campaign.scenarios,
+        bundle_claims(campaign.bundle.manifest),
     )
+    context = {**_runs_context(request, campaign), "charts": charts}
+    return render(request, "benchmarks/campaign_detail.html", context)
 
 
 @login_required

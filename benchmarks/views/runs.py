@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
 from artifacts.storage import blob_open
+from benchmarks.charts import bundle_claims, run_charts
 from benchmarks.models import Run
 from benchmarks.selectors import (
     can_operate_campaign,
@@ -58,7 +59,11 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         "drift": drift,
         "major_drift": sum(1 for d in drift if d.get("severity") == "major"),
         "metrics": run_metric_list(run),
-        "series": run_series_list(run).only("name", "unit", "scenario", "source_path"),
+        "charts": run_charts(
+            list(run_series_list(run).values("name", "unit", "scope", "points")),
+            bundle_claims(run.campaign.bundle.manifest),
+            run.scenario_name,
+        ),
         "outputs": run_output_list(run),
         "events": run_event_list(run),
     }

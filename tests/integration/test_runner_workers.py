@@ -25,6 +25,7 @@ import psycopg
 import pytest
 import redis
 from celery import Celery
+from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import connections
 
@@ -126,6 +127,7 @@ def shared_database(
             name = str(var_dir / "runner.sqlite3")
             url = f"sqlite:///{name}"
         connection.settings_dict["NAME"] = name
+        ContentType.objects.clear_cache()  # its ids are the other database's
         try:
             call_command("migrate", verbosity=0, interactive=False)
             yield url
@@ -134,6 +136,9 @@ def shared_database(
             connection.settings_dict.clear()
             connection.settings_dict.update(saved)
             connection.connection = saved_raw
+            # Cached content types of this database would break the audit rows
+            # (foreign keys) of the tests that come after.
+            ContentType.objects.clear_cache()
             if postgres:
                 _postgres_admin(saved, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -39,7 +39,7 @@ def test_seeding_twice_adds_no_bundle_and_no_key(var_dir: Path) -> None:
     report = demo_seed()
 
     assert str(report) == "Demo data already present; nothing changed."
-    assert Bundle.objects.count() == 2
+    assert Bundle.objects.count() == 4  # RFP-DEMO-1 and RFP-DEMO-2, two each
     assert SigningKey.objects.count() == 2
 
 
