@@ -66,31 +66,37 @@ def _postgres_url(settings_dict: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-def shared_database(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+def shared_database(
+    transactional_db: None, live_server: Any, tmp_path: Path
+) -> Iterator[str]:
     """A database URL the worker process can open, holding what the live server
     serves. SQLite: a migrated file in place of the in-memory test database, put
-    back afterwards. The live server's request threads share this very connection
-    object and close it after each request (a no-op only for in-memory databases),
-    so closing is switched off meanwhile, as it is for the in-memory one."""
+    back afterwards. For an in-memory database the live server's request threads
+    share the test's connection object (``connections_override``); with a file
+    that sharing is wrong (one sqlite3 connection used by concurrent requests:
+    "bad parameter or other API misuse"), so meanwhile each request thread opens
+    the file itself."""
     connection = connections["default"]
     if connection.vendor == "postgresql":
         yield _postgres_url(connection.settings_dict)
         return
     saved, saved_raw = dict(connection.settings_dict), connection.connection
+    overrides = live_server.thread.connections_override  # the request threads' too
+    shared = overrides.pop("default", None) if overrides is not None else None
     name = str(tmp_path / "lab.sqlite3")
     connection.connection = None  # the next query opens the file
     connection.settings_dict["NAME"] = name
-    connection.close = lambda: None  # type: ignore[method-assign]
     ContentType.objects.clear_cache()  # its ids are the other database's
     try:
         call_command("migrate", verbosity=0, interactive=False)
         yield f"sqlite:///{name}"
     finally:
-        del connection.close  # the class's own again
         connection.close()
         connection.settings_dict.clear()
         connection.settings_dict.update(saved)
         connection.connection = saved_raw
+        if shared is not None:
+            overrides["default"] = shared
         ContentType.objects.clear_cache()  # back to the test database's ids
 
 
