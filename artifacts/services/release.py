@@ -29,6 +29,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
 
@@ -37,7 +38,13 @@ from accounts.exceptions import ApplicationError, InvalidTransition, StateConfli
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from artifacts.escrow.release_selectors import release_deposits, release_notice_days
+from artifacts.escrow.release_selectors import (
+    can_manage,
+    can_object,
+    can_reject,
+    release_deposits,
+    release_notice_days,
+)
 from artifacts.evidence.layout import format_time
 from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
 from artifacts.services.escrow import escrow_event_log
@@ -207,11 +214,19 @@ def release_locked(release: Release) -> Release:
     return Release.objects.select_for_update().get(pk=release.pk)
 
 
+def release_require(allowed: bool, step: str) -> None:
+    """The services check the actor's role themselves (the views and the API
+    check it first too, to show only the steps a user may take)."""
+    if not allowed:
+        raise PermissionDenied(f"You may not {step} this release.")
+
+
 @transaction.atomic
 def release_object(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The vendor objects, within the notice period: the release is disputed."""
+    release_require(can_object(actor, release), "object to")
     release = release_locked(release)
     reason = release_text(reason, required=True, what="objection")
     if clock.now() >= release.notice_ends_at:
@@ -236,6 +251,7 @@ def release_reject(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The auditor rules against the release: it ends, nothing is released."""
+    release_require(can_reject(actor, release), "reject")
     release = release_locked(release)
     reason = release_text(reason, required=True, what="ruling")
     release_transition(release, Release.Status.REJECTED)
@@ -255,6 +271,7 @@ def release_withdraw(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The buyer withdraws the request (at any time before execution)."""
+    release_require(can_manage(actor, release), "withdraw")
     release = release_locked(release)
     reason = release_text(reason, required=True, what="reason")
     release_transition(release, Release.Status.WITHDRAWN)

@@ -26,6 +26,7 @@ from artifacts.escrow.release_certificate import certificate_bytes, certificate_
 from artifacts.escrow.release_selectors import (
     APPROVAL_ROLES,
     approval_roles,
+    can_manage,
     release_approvals,
     release_deposits,
     release_steps,
@@ -36,6 +37,7 @@ from artifacts.services.release import (
     release_locked,
     release_notify,
     release_record_step,
+    release_require,
     release_text,
     release_transition,
 )
@@ -136,6 +138,7 @@ def _check_executable(release: Release) -> None:
 @transaction.atomic
 def release_execute(*, release: Release, actor: AbstractBaseUser) -> Release:
     """Release the deposits to the buyer organisation and issue the certificate."""
+    release_require(can_manage(actor, release), "execute")
     release = release_locked(release)
     _check_executable(release)
     now = clock.now()

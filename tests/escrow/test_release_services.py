@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from django.core.exceptions import PermissionDenied
 
 from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
 from accounts.models import AuditEvent, Notification, Role
@@ -394,3 +395,33 @@ def test_refused_step_logs_and_audits_nothing(release: Release, buyer: Any) -> N
         release_approve(release=release, actor=buyer)
 
     assert (LogEntry.objects.count(), AuditEvent.objects.count()) == (entries, audits)
+
+
+@pytest.mark.parametrize(
+    ("step", "persona"),
+    [
+        ("object", "buyer"),  # only the depositing vendor objects
+        ("reject", "vendor_a"),  # only an engaged auditor rules
+        ("withdraw", "vendor_b"),  # only the buyer side withdraws
+        ("execute", "auditor"),  # only the buyer side executes
+    ],
+)
+def test_services_refuse_an_actor_without_the_role(
+    release: Release, step: str, persona: str, request: Any
+) -> None:
+    actor = request.getfixturevalue(persona)
+    call = {
+        "object": lambda: release_object(release=release, reason="No.", actor=actor),
+        "reject": lambda: release_reject(release=release, reason="No.", actor=actor),
+        "withdraw": lambda: release_withdraw(
+            release=release, reason="No.", actor=actor
+        ),
+        "execute": lambda: release_execute(release=release, actor=actor),
+    }[step]
+
+    with pytest.raises(PermissionDenied):
+        call()
+
+    release.refresh_from_db()
+    assert release.status == Release.Status.PENDING
+    assert not release.steps.exclude(action=ReleaseStep.Action.REQUESTED).exists()
