@@ -4,7 +4,6 @@ package docstring), gzip inflated with limits. No Django."""
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, Final
@@ -22,6 +21,7 @@ from artifacts.archive.base import (
     _show,
     _Walker,
 )
+from artifacts.archive.inflate import INFLATE_ERRORS, Inflater, gzip_inflater
 
 KiB: Final = 1024
 
@@ -130,7 +130,7 @@ class _Source:
         self._limits = limits
         self._packed = packed
         self._gzip = gzip
-        self._inflater = zlib.decompressobj(wbits=31) if gzip else None
+        self._inflater = gzip_inflater() if gzip else None
         self._pending = b""
         self._buffer = b""
         self._pos = 0
@@ -151,7 +151,7 @@ class _Source:
                 )
             try:
                 out = self._inflater.decompress(data, CHUNK_SIZE)
-            except zlib.error as error:
+            except INFLATE_ERRORS as error:
                 raise _Abort(
                     "archive_unreadable", f"The gzip data is corrupt ({error})."
                 ) from None
@@ -163,7 +163,7 @@ class _Source:
                 return out
         return b""
 
-    def _next_gzip_member(self) -> zlib._Decompress | None:
+    def _next_gzip_member(self) -> Inflater | None:
         rest = self._input()
         if len(rest) == 1:
             rest += self._raw.read(1)
@@ -173,7 +173,7 @@ class _Source:
             self.garbage_after_gzip = True
             return None
         self._pending = rest
-        return zlib.decompressobj(wbits=31)
+        return gzip_inflater()
 
     def _produce(self) -> bytes:
         data = self._inflate() if self._gzip else self._raw.read(CHUNK_SIZE)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import stat
 import struct
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,6 +24,7 @@ from artifacts.archive.base import (
     _Walker,
     strip_dot_prefix,
 )
+from artifacts.archive.inflate import INFLATE_ERRORS, Inflater, crc32, raw_inflater
 
 KiB: Final = 1024
 
@@ -233,13 +233,13 @@ class _ZipData:
     data_start: int
     produced: int = 0
     crc: int = 0
-    inflater: zlib._Decompress | None = field(default=None)
+    inflater: Inflater | None = field(default=None)
 
     def pieces(self) -> Iterator[bytes]:
         raw, left = self.walker.archive._file, self.info.compress_size
         position = self.data_start
         if self.info.compress_type == _DEFLATED:
-            self.inflater = zlib.decompressobj(wbits=-15)
+            self.inflater = raw_inflater()
         while left:
             raw.seek(position)
             data = raw.read(min(left, CHUNK_SIZE))
@@ -255,7 +255,7 @@ class _ZipData:
             else:
                 try:
                     out = self.inflater.decompress(data, CHUNK_SIZE)
-                except zlib.error as error:
+                except INFLATE_ERRORS as error:
                     raise _MemberFailed(
                         "archive_unreadable", f"The entry's data is corrupt ({error})."
                     ) from None
@@ -267,7 +267,7 @@ class _ZipData:
                     )
             if out:
                 self._count(len(out))
-                self.crc = zlib.crc32(out, self.crc)
+                self.crc = crc32(out, self.crc)
                 yield out
 
     def _count(self, size: int) -> None:
