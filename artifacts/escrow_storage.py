@@ -21,6 +21,7 @@ is a no-op: deposits still record their retention and hold, which ``escrow_verif
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -55,12 +56,13 @@ class LockTarget:
 
 def _s3_storage() -> Any | None:
     """The default storage if it is django-storages' S3 backend."""
-    try:
-        from storages.backends.s3 import S3Storage
-    except ImportError:  # pragma: no cover - django-storages is a dependency
-        return None
     storage = storages["default"]
-    return storage if isinstance(storage, S3Storage) else None
+    # Not imported by the storage's class: it is not S3 (and boto3, ~0.1 s to
+    # import, stays unloaded in a deployment on local files).
+    module = sys.modules.get("storages.backends.s3")
+    if module is None or not isinstance(storage, module.S3Storage):
+        return None
+    return storage
 
 
 def lock_target() -> LockTarget | None:

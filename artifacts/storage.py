@@ -29,7 +29,9 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils import timezone
 
+from artifacts.bulk import insert_rows
 from artifacts.models import Blob
 
 BLOB_PREFIX: Final = "blobs"
@@ -94,6 +96,10 @@ def blob_write(
     storage holds it already; the caller computed its digest and size.
     ``consume``: the file is a spool file the storage may move or delete."""
     key = blob_key(sha256)
+    adopt = getattr(default_storage, "adopt", None)  # local files: link, don't copy
+    local_file = consume and adopt is not None and not isinstance(source, bytes)
+    if local_file and adopt(key, os.fspath(source)):  # type: ignore[arg-type]
+        return BlobWrite(sha256, size, key, written=True)
     if _present(key, size):
         return BlobWrite(sha256, size, key, written=False)
     with _content(source, consume) as content:
@@ -116,11 +122,13 @@ def blob_known(digests: Iterable[str]) -> dict[str, Blob]:
 def blob_record_many(stored: Iterable[BlobWrite]) -> dict[str, Blob]:
     """The ``Blob`` rows of stored bytes, created where missing (one per digest)."""
     by_digest = {s.sha256: s for s in stored}
-    rows = [
-        Blob(sha256=s.sha256, size=s.size, storage_key=s.key)
-        for s in by_digest.values()
-    ]
-    Blob.objects.bulk_create(rows, batch_size=QUERY_BATCH, ignore_conflicts=True)
+    now = timezone.now()
+    insert_rows(
+        Blob,
+        ("sha256", "size", "storage_key", "version_id", "created_at"),
+        ((s.sha256, s.size, s.key, "", now) for s in by_digest.values()),
+        ignore_conflicts=True,  # recorded meanwhile by an upload of the same bytes
+    )
     return blob_known(by_digest)
 
 

@@ -24,11 +24,12 @@ from django.db import transaction
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
+from artifacts.bulk import insert_rows
 from artifacts.escrow.conf import escrow_retain_until
 from artifacts.escrow.records import DepositItem, deposit_leaf, event_leaf
 from artifacts.escrow_storage import blobs_lock
 from artifacts.evidence.layout import format_time
-from artifacts.models import Blob, Bundle, BundleFile, Deposit, DepositBlob, EscrowEvent
+from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
 from artifacts.services.transparency import log_append
 from artifacts.transparency.merkle import leaf_hash
 from procurement import clock
@@ -78,15 +79,13 @@ def deposit_create(
         deposit.leaf, deposit.leaf_hash = leaf, leaf_hash(leaf).hex()
         deposit.log_index = entry.index
         deposit.save()
-        DepositBlob.objects.bulk_create(
-            DepositBlob(
-                deposit=deposit,
-                blob=item.blob,
-                role=item.role,
-                path=item.path,
-                position=position,
-            )
-            for position, item in enumerate(items)
+        insert_rows(
+            DepositBlob,
+            ("deposit", "blob", "role", "path", "position"),
+            (
+                (deposit.pk, item.blob.pk, item.role, item.path, position)
+                for position, item in enumerate(items)
+            ),
         )
         audit_record(
             actor=actor,
@@ -105,12 +104,12 @@ def deposit_create(
 
 
 def deposit_bundle(
-    *, bundle: Bundle, actor: Actor, files: Sequence[BundleFile] | None = None
+    *, bundle: Bundle, actor: Actor, files: Sequence[tuple[str, Blob]] | None = None
 ) -> Deposit:
     """Deposit an accepted bundle: its archive and every file. Meant to run in
     the ingest's accept transaction (the bundle and its files are rows of it);
-    the ingest passes the ``files`` it just created (with their blobs), so they
-    are not read back."""
+    the ingest passes the ``files`` it just recorded as (path, blob) pairs, so
+    they are not read back."""
     if bundle.status != Bundle.Status.ACCEPTED or bundle.archive_blob is None:
         raise ApplicationError(
             "Only an accepted bundle is deposited.", code="bundle_not_accepted"
@@ -120,11 +119,11 @@ def deposit_bundle(
             "This bundle is deposited already.", code="bundle_already_deposited"
         )
     if files is None:
-        files = bundle.files.select_related("blob").order_by("path")
+        files = [(f.path, f.blob) for f in bundle.files.select_related("blob")]
     items = [DepositItem(bundle.archive_blob, DepositBlob.Role.ARCHIVE)]
     items += [
-        DepositItem(f.blob, DepositBlob.Role.FILE, f.path)
-        for f in sorted(files, key=lambda f: f.path)
+        DepositItem(blob, DepositBlob.Role.FILE, path)
+        for path, blob in sorted(files, key=lambda pair: pair[0])
     ]
     return deposit_create(
         kind=Deposit.Kind.BUNDLE,

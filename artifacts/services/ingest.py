@@ -39,6 +39,7 @@ from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
 from artifacts.archive import FileDigest
+from artifacts.bulk import insert_rows
 from artifacts.completeness import (
     RequiredArtifact,
     RequiredMetric,
@@ -359,10 +360,11 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         completeness=job.completeness,
         **_manifest_fields(job.verdict),
     )
-    files = BundleFile.objects.bulk_create(
-        BundleFile(bundle=bundle, path=f.path, kind=f.kind, size=f.size,
-                   sha256=f.sha256, blob=blobs[f.sha256])
-        for f in manifest.files
+    insert_rows(
+        BundleFile,
+        ("bundle", "path", "kind", "size", "sha256", "blob"),
+        ((bundle.pk, f.path, f.kind, f.size, f.sha256, blobs[f.sha256].pk)
+         for f in manifest.files),
     )  # fmt: skip
     audit_record(
         actor=job.uploaded_by,
@@ -372,6 +374,7 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         data=_audit_data(rfp, bundle, files=len(manifest.files)),
     )
     # last: it appends to the log, which serialises every deposit
+    files = [(f.path, blobs[f.sha256]) for f in manifest.files]
     deposit_bundle(bundle=bundle, actor=job.uploaded_by, files=files)
     return bundle
 

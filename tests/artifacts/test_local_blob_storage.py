@@ -4,6 +4,7 @@ storage's atomic ``_save`` and an ingest through both onto real files."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from artifacts.blobstore import BlobFileSystemStorage
 from artifacts.conf import bundle_storage_threads
 from artifacts.models import Bundle
 from artifacts.spool import DIRECT_BLOCK, DIRECT_BUFFER, DirectFile, Spool
-from artifacts.storage import blob_key
+from artifacts.storage import blob_key, blob_write
 from tests.artifacts.corpus.build import good_files, noise
 from tests.artifacts.ingest_support import (
     build_bundle,
@@ -130,6 +131,30 @@ def test_spool_keeps_large_and_small_members_either_way(
     assert not directory.exists()
 
 
+def test_spool_without_a_memory_budget_writes_small_members_to_files(
+    tmp_path: Path,
+) -> None:
+    small, cut = noise(700, seed="5"), noise(900, seed="6")
+    with Spool(str(tmp_path), small_file=1024, memory_budget=0) as spool:
+        for name, data, digest in (
+            ("small", small, FileDigest(len(small), "0" * 64)),
+            ("cut", cut, None),  # not read to its end: nothing is kept
+        ):
+            sink = spool.sink(Member(name, len(data)))
+            assert sink is not None
+            sink.write(data[:500])
+            sink.write(data[500:])
+            sink.finish(digest)
+        spool.flush()
+
+        kept = spool.files["small"]
+        assert kept.data is None
+        assert kept.path is not None
+        assert kept.read() == small
+        assert "cut" not in spool.files
+        assert [p.name for p in spool.directory.iterdir()] == [kept.path.name]
+
+
 # --- BlobFileSystemStorage ----------------------------------------------------------
 
 
@@ -204,6 +229,49 @@ def test_blob_storage_takes_a_temporary_file_over_without_copying(
     assert stored.read_bytes() == b"spooled bytes"
     assert stored.stat().st_ino == inode
     assert not source.exists()
+
+
+def test_adopt_links_a_file_in_and_refuses_a_taken_name(
+    blob_storage: BlobFileSystemStorage, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_bytes(b"spooled bytes")
+    second.write_bytes(b"the same, again")
+    inode = first.stat().st_ino
+
+    assert blob_storage.adopt("blobs/cd/cde", str(first)) is True
+    assert blob_storage.adopt("blobs/cd/cde", str(second)) is False
+
+    stored = tmp_path / "media/blobs/cd/cde"
+    assert stored.stat().st_ino == inode
+    assert oct(stored.stat().st_mode & 0o777) == "0o644"
+    assert not first.exists()
+    assert second.read_bytes() == b"the same, again"  # left to its owner
+
+
+@pytest.mark.django_db
+def test_blob_write_adopts_spool_files_on_local_storage(
+    settings: Any, tmp_path: Path
+) -> None:
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "media"},
+        },
+    }
+    data = b"adopted"
+    digest = hashlib.sha256(data).hexdigest()
+    spooled, again = tmp_path / "spooled", tmp_path / "again"
+    spooled.write_bytes(data)
+    again.write_bytes(data)
+    inode = spooled.stat().st_ino
+
+    first = blob_write(spooled, digest, len(data), consume=True)
+    second = blob_write(again, digest, len(data), consume=True)
+
+    assert (first.written, second.written) == (True, False)
+    assert (tmp_path / "media" / blob_key(digest)).stat().st_ino == inode
 
 
 def test_blob_storage_copies_when_linking_across_file_systems(

@@ -1,0 +1,72 @@
+"""Plain multi-row INSERTs for the ingest's thousands of rows.
+
+``QuerySet.bulk_create`` builds a model instance per row and runs each value
+through the compiler; for an ingest of 2,000 files that is 3 x 2,000 rows
+(blobs, bundle files, deposit blobs) and, on the development VM, 0.107 s per
+2,000 ``BundleFile`` rows on SQLite. ``insert_rows`` sends the rows as tuples
+with one ``executemany`` per batch: 0.011 s for the same rows. Each value still
+goes through its field's ``get_db_prep_save``, so dates and the like are adapted
+as Django would; what is skipped is the model instances, ``pre_save`` (so every
+column without a database default must be given: ``auto_now``/``default`` are
+not applied) and the returned primary keys. Like ``bulk_create`` it sends no
+signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import islice
+from typing import Any, Final
+
+from django.db import connections, router
+from django.db.models import Field, Model
+from django.db.models.constants import OnConflict
+
+BATCH: Final = 1000
+
+
+def _fields(model: type[Model], names: Sequence[str]) -> list[Field[Any, Any]]:
+    fields = [model._meta.get_field(name) for name in names]
+    for field in fields:
+        if not field.concrete or field.many_to_many or field.primary_key:
+            message = f"{model.__name__}.{field.name} is not an insertable column"
+            raise ValueError(message)
+    return fields  # type: ignore[return-value]
+
+
+def insert_rows(
+    model: type[Model],
+    names: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    ignore_conflicts: bool = False,
+) -> None:
+    """INSERT ``rows`` (one sequence of values per row, in the order of ``names``:
+    field names; a foreign key takes the related row's primary key) into
+    ``model``'s table, in the caller's transaction. ``ignore_conflicts``: rows
+    that break a unique constraint are skipped, as ``bulk_create`` does."""
+    fields = _fields(model, names)
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    on_conflict = OnConflict.IGNORE if ignore_conflicts else None
+    sql = " ".join(
+        part
+        for part in (
+            connection.ops.insert_statement(on_conflict=on_conflict),
+            quote(model._meta.db_table),
+            f"({', '.join(quote(field.column) for field in fields)})",
+            f"VALUES ({', '.join(['%s'] * len(fields))})",
+            connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None),
+        )
+        if part
+    )
+    prepared = (
+        [
+            field.get_db_prep_save(value, connection)
+            for field, value in zip(fields, row, strict=True)
+        ]
+        for row in rows
+    )
+    with connection.cursor() as cursor:
+        while batch := list(islice(prepared, BATCH)):
+            cursor.executemany(sql, batch)

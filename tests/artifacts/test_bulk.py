@@ -1,0 +1,67 @@
+"""``insert_rows``: plain INSERTs for the ingest's many rows, on SQLite and
+PostgreSQL alike."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.db.models import Model
+
+from artifacts.bulk import BATCH, insert_rows
+from artifacts.models import Blob, Bundle
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = ("sha256", "size", "storage_key", "version_id", "created_at")
+WHEN = datetime(2026, 11, 29, 12, 30, 5, 123456, tzinfo=UTC)
+
+
+def _row(number: int) -> tuple[str, int, str, str, datetime]:
+    digest = hashlib.sha256(str(number).encode()).hexdigest()
+    return (digest, number, f"blobs/{digest[:2]}/{digest}", "", WHEN)
+
+
+def test_rows_are_inserted_with_values_prepared_by_their_fields() -> None:
+    rows = [_row(n) for n in range(BATCH + 5)]  # more than one batch
+
+    insert_rows(Blob, FIELDS, rows)
+
+    assert Blob.objects.count() == BATCH + 5
+    blob = Blob.objects.get(sha256=rows[7][0])
+    assert (blob.size, blob.storage_key, blob.version_id) == (7, rows[7][2], "")
+    assert blob.created_at == WHEN  # a datetime, adapted as Django adapts it
+
+
+def test_duplicates_are_skipped_only_when_asked() -> None:
+    insert_rows(Blob, FIELDS, [_row(1), _row(2)])
+
+    insert_rows(Blob, FIELDS, [_row(2), _row(3)], ignore_conflicts=True)
+
+    assert Blob.objects.count() == 3
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_rows(Blob, FIELDS, [_row(3)])
+    assert Blob.objects.count() == 3
+
+
+def test_nothing_to_insert_is_fine() -> None:
+    insert_rows(Blob, FIELDS, [])
+
+    assert not Blob.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "name"), [(Blob, "id"), (Bundle, "files")]
+)  # the primary key; a reverse relation
+def test_only_concrete_columns_are_accepted(model: type[Model], name: str) -> None:
+    with pytest.raises(ValueError, match="not an insertable column"):
+        insert_rows(model, (name,), [(1,)])
+
+
+def test_a_row_of_the_wrong_length_is_refused() -> None:
+    with pytest.raises(ValueError, match="zip"):
+        insert_rows(Blob, FIELDS, [_row(1)[:3]])
+
+    assert not Blob.objects.exists()
