@@ -4,8 +4,8 @@ files, all random bytes (incompressible, so a tar.gz is as large as its tar).
 ``make_bundle(out_dir, total_bytes=…)`` writes the source folder, builds the
 bundle with the vendor CLI's builder (``reprogate_cli.bundle_build``: sorted
 members, pax headers, signed manifest) for ``tgz``, or with ``tarfile`` and
-``artifacts.signatures.sshsig`` for a plain ``tar``, removes the sources and
-returns the archive with the public key that verifies it.
+``artifacts.signatures.sshsig`` for a plain ``tar``, removes the sources (unless
+asked to keep them) and returns the archive with the public key that verifies it.
 
     python -m tests.perf.make_bundle --size 1GiB [--format tar] [-o DIR]
 """
@@ -219,9 +219,12 @@ def make_bundle(
     small_files: int = SMALL_FILES,
     large_files: int = LARGE_FILES,
     key: SshPrivateKey | None = None,
+    keep_sources: bool = False,
 ) -> BenchBundle:
     """Write ``bundle.tar.gz`` (or ``bundle.tar``) of about ``total_bytes`` of
-    files into ``out_dir``."""
+    files into ``out_dir``. ``keep_sources``: leave the source folder in
+    ``out_dir`` (the benchmark deletes it after measuring: see
+    tests/perf/README.md on deleting many files just before an ingest)."""
     key = key or new_key()
     output = out_dir / ("bundle.tar" if fmt == "tar" else "bundle.tar.gz")
     root = Path(tempfile.mkdtemp(prefix="sources-", dir=out_dir))
@@ -232,7 +235,8 @@ def make_bundle(
             output = output.with_name("bundle.tar")
             write_tar(output, root, files, key)
     finally:
-        shutil.rmtree(root)
+        if not keep_sources:
+            shutil.rmtree(root)
     return BenchBundle(
         path=output,
         format=fmt,

@@ -13,12 +13,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("mode", ["api", "file"])
-def test_bench_ingest_prints_its_figures_and_exits_0(mode: str) -> None:
+@pytest.mark.parametrize(("mode", "repeat"), [("api", 2), ("file", 1)])
+def test_bench_ingest_prints_its_figures_and_exits_0(mode: str, repeat: int) -> None:
     command = [sys.executable, "-m", "tests.perf.bench_ingest", "--size", "16MiB"]
 
     done = subprocess.run(
-        [*command, "--small-files", "100", "--mode", mode],
+        [*command, "--small-files", "100", "--mode", mode, "--repeat", str(repeat)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -31,3 +31,6 @@ def test_bench_ingest_prints_its_figures_and_exits_0(mode: str) -> None:
     assert re.search(r"sha256 pass over the archive.*\d+\.\d+\s*$", done.stdout, re.M)
     assert re.search(r"throughput ratio ingest / sha256\s+\d+\.\d\d", done.stdout)
     assert re.search(r"peak RSS of the ingest process \(MB\)\s+\d+\.\d", done.stdout)
+    assert re.search(r"CPU time of the call \(all threads\)\s+\d+\.\d\d", done.stdout)
+    runs = re.findall(r"^run \d: ingest \d+\.\d\d s \(CPU", done.stdout, re.M)
+    assert len(runs) == (repeat if repeat > 1 else 0)
