@@ -6,8 +6,9 @@ in chunks during the one pass over the archive. Small files stay in memory
 spool file in one step once complete); larger ones stream into numbered files
 in a private directory, never under a vendor's name. One background thread does
 all the file work, so that writing overlaps with reading, inflating and hashing
-the archive (measured: +20 % on a 1 GiB tar with two cores). ``Spool.flush()`` waits for every write and raises
-the first write error; ``close()`` deletes everything.
+the archive (measured: +20 % on a 1 GiB tar with two cores). ``Spool.flush()``
+waits for every write and raises the first write error; ``close()`` deletes
+everything.
 
 Large files are written with direct I/O (``O_DIRECT``) where the file system
 allows it: they are escrow blobs that nobody reads soon, so they should not

@@ -6,7 +6,6 @@ Bundles are sealed like bids (``artifacts.selectors.bundle_list_visible_to``):
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import uuid
 from typing import Any
@@ -35,7 +34,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
-from artifacts.archive import FileDigest
+from artifacts.archive import FileDigest, Sha256Hasher
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.models import Bundle
 from artifacts.selectors import (
@@ -65,7 +64,8 @@ logger = logging.getLogger(__name__)
 
 
 class BundleUploadHandler(TemporaryFileUploadHandler):
-    """Streams the first ``file`` field to a temporary file while hashing it, and
+    """Streams the first ``file`` field to a temporary file while hashing it (in
+    a thread, so that hashing one chunk overlaps with writing the next), and
     stops at ``BUNDLE_MAX_UPLOAD_BYTES``. Other file fields are skipped."""
 
     chunk_size = 1024 * 1024
@@ -75,7 +75,7 @@ class BundleUploadHandler(TemporaryFileUploadHandler):
         self.limit = bundle_max_upload_bytes()
         self.too_large = False
         self.started = False
-        self.hasher = hashlib.sha256()
+        self.hasher: Sha256Hasher | None = None
         self.received = 0
 
     def new_file(self, field_name: str, *args: Any, **kwargs: Any) -> None:
@@ -83,19 +83,35 @@ class BundleUploadHandler(TemporaryFileUploadHandler):
             raise SkipFile
         self.started = True
         super().new_file(field_name, *args, **kwargs)
+        self.hasher = Sha256Hasher(threaded=True)
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
         self.received += len(raw_data)
         if self.received > self.limit:
             self.too_large = True
             raise StopUpload(connection_reset=True)
+        assert self.hasher is not None  # noqa: S101 - new_file came first
         self.hasher.update(raw_data)
         super().receive_data_chunk(raw_data, start)
 
     def file_complete(self, file_size: int) -> Any:
         upload = super().file_complete(file_size)
+        assert self.hasher is not None  # noqa: S101 - new_file came first
         upload.digest = FileDigest(self.received, self.hasher.hexdigest())
+        self.hasher = None
         return upload
+
+    def _stop_hashing(self) -> None:
+        if self.hasher is not None:
+            self.hasher.hexdigest()  # ends its thread
+            self.hasher = None
+
+    def upload_interrupted(self) -> None:
+        self._stop_hashing()
+        super().upload_interrupted()
+
+    def upload_complete(self) -> None:
+        self._stop_hashing()  # stopped early (too large, aborted): no digest
 
 
 def _too_large(limit: int) -> Response:

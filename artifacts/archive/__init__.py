@@ -58,6 +58,7 @@ from artifacts.archive.digest import (
     ArchiveDigest,
     FileDigest,
     MemberSink,
+    Sha256Hasher,
     digest_archive,
 )
 from artifacts.archive.reader import BundleArchive
@@ -78,6 +79,7 @@ __all__ = [
     "MemberSink",
     "MemberStream",
     "MiB",
+    "Sha256Hasher",
     "digest_archive",
     "fold_name",
     "path_problems",

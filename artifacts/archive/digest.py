@@ -7,9 +7,10 @@ import hashlib
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from artifacts.archive.base import (
     DEFAULT_LIMITS,
@@ -87,7 +88,7 @@ def _digest_member(
     result: ArchiveDigest,
 ) -> None:
     name, size = stream.name, 0
-    hasher = _Hasher(threaded=stream.member.size >= THREADED_HASH_BYTES)
+    hasher = Sha256Hasher(threaded=stream.member.size >= THREADED_HASH_BYTES)
     target = sink(stream.member) if sink else None
     kept: list[bytes] | None = [] if name in keep else None
     try:
@@ -114,10 +115,15 @@ def _digest_member(
         result.kept[name] = b"".join(kept)
 
 
-class _Hasher:
+HASHER_THREAD: Final = "sha256-hasher"
+
+
+class Sha256Hasher:
     """SHA-256, optionally in a worker thread: hashlib and zlib release the GIL,
     so hashing one chunk overlaps with reading and inflating the next (measured
-    1.8x faster on tar.gz, 1.25x on tar, with two cores)."""
+    1.8x faster on tar.gz, 1.25x on tar, with two cores), or with writing it
+    (the upload handler). Call ``hexdigest()`` once, also on errors: it ends the
+    thread; a hasher dropped without it ends its thread when it is collected."""
 
     def __init__(self, *, threaded: bool) -> None:
         self._hash = hashlib.sha256()
@@ -125,14 +131,16 @@ class _Hasher:
         self._thread: threading.Thread | None = None
         if threaded:
             self._chunks = queue.Queue(maxsize=4)
+            # The thread holds the hash and the queue, not this object, so that
+            # the finaliser can run if the owner is dropped mid-stream.
             self._thread = threading.Thread(
-                target=self._work, args=(self._chunks,), daemon=True
+                target=_hash_chunks,
+                args=(self._hash, self._chunks),
+                name=HASHER_THREAD,
+                daemon=True,
             )
             self._thread.start()
-
-    def _work(self, chunks: queue.Queue[bytes | None]) -> None:
-        while (chunk := chunks.get()) is not None:
-            self._hash.update(chunk)
+            self._stop = weakref.finalize(self, self._chunks.put, None)
 
     def update(self, chunk: bytes) -> None:
         if self._chunks is None:
@@ -141,9 +149,14 @@ class _Hasher:
             self._chunks.put(chunk)
 
     def hexdigest(self) -> str:
-        """The digest; ends the worker thread (call once, also on errors)."""
+        """The digest; ends the worker thread."""
         if self._chunks is not None and self._thread is not None:
-            self._chunks.put(None)
+            self._stop()
             self._thread.join()
             self._chunks = None
         return self._hash.hexdigest()
+
+
+def _hash_chunks(digest: Any, chunks: queue.Queue[bytes | None]) -> None:
+    while (chunk := chunks.get()) is not None:
+        digest.update(chunk)
