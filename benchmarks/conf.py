@@ -14,6 +14,9 @@ environment), else the default:
   ``RUNNER_MAX_WALL_SECONDS`` (6 h);
 - ``RUNNER_WALL_GRACE_SECONDS`` (300): a run claimed longer ago than its wall
   limit plus this is reaped even if its worker still beats;
+- ``RUNNER_REDISPATCH_AFTER_SECONDS`` (300): a run still queued this long after
+  its message was sent, while its pool has an online host with nothing to do, is
+  sent again (the message was lost, or a busy worker holds it prefetched);
 - ``RUNNER_PROGRESS_WRITE_SECONDS`` (1.0): progress and log tail are written to
   the database at most this often;
 - ``RUNNER_LOG_TAIL_CHARS`` (16,000): how much of the harness's output a run keeps;
@@ -72,6 +75,10 @@ def wall_limit_seconds(duration_s: float) -> int:
 
 def wall_grace_seconds() -> float:
     return _number("RUNNER_WALL_GRACE_SECONDS", 300.0, minimum=1)
+
+
+def redispatch_after_seconds() -> float:
+    return _number("RUNNER_REDISPATCH_AFTER_SECONDS", 300.0, minimum=1)
 
 
 def progress_write_seconds() -> float:

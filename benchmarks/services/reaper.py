@@ -9,6 +9,12 @@ ever. An active run is reaped when
   ``RUNNER_WALL_GRACE_SECONDS`` although its worker still reports (a hung
   worker): failed, not retried (the hung worker may still be running it).
 
+A queued run is sent again (``run_redispatch``) when it is still waiting
+``RUNNER_REDISPATCH_AFTER_SECONDS`` after its message went out although its pool
+has an online host with no run: the message was lost (a broker restarted before
+delivering it) or a busy worker holds it prefetched. A second delivery of the same
+attempt is a no-op (``run_claim``), so a late first message does no harm.
+
 Each decision is re-checked under the run's lock, so a worker that reported in
 the meantime keeps its run."""
 
@@ -19,11 +25,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import F, Q
 
 from benchmarks import conf
-from benchmarks.models import Run
+from benchmarks.models import LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.services.runs import run_overdue_at, run_requeue, run_transition
+from benchmarks.selectors.pools import host_online_cutoff
+from benchmarks.services.runs import (
+    run_overdue_at,
+    run_redispatch,
+    run_requeue,
+    run_transition,
+)
 from procurement import clock
 
 logger = logging.getLogger(__name__)
@@ -34,12 +47,14 @@ class ReapReport:
     requeued: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
     cancelled: list[int] = field(default_factory=list)
+    redispatched: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, list[int]]:
         return {
             "requeued": self.requeued,
             "failed": self.failed,
             "cancelled": self.cancelled,
+            "redispatched": self.redispatched,
         }
 
 
@@ -71,7 +86,42 @@ def run_reap() -> ReapReport:
             continue
         if outcome:
             getattr(report, outcome).append(run_id)
+    _redispatch_waiting(now, report)
     return report
+
+
+def _waiting_beside_idle_hosts(sent_before: datetime, now: datetime) -> list[int]:
+    """Queued runs sent before ``sent_before`` to a pool with an idle online host."""
+    online = LabHost.objects.filter(
+        Q(stopped_at__isnull=True) | Q(stopped_at__lt=F("last_heartbeat_at")),
+        last_heartbeat_at__gte=host_online_cutoff(now),
+    )
+    busy = Run.objects.filter(state__in=ACTIVE_STATES, host__isnull=False)
+    idle = online.exclude(pk__in=busy.values("host"))
+    return list(
+        Run.objects.filter(
+            state=Run.State.QUEUED,
+            dispatched_at__lt=sent_before,
+            campaign__pool__in=idle.values("pool"),
+        )
+        .order_by("dispatched_at", "pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _redispatch_waiting(now: datetime, report: ReapReport) -> None:
+    after = conf.redispatch_after_seconds()
+    sent_before = now - timedelta(seconds=after)
+    for run_id in _waiting_beside_idle_hosts(sent_before, now):
+        reason = (
+            f"Still queued {after:.0f} s after it was sent while a host of its pool "
+            "had nothing to do: sent again."
+        )
+        try:
+            if run_redispatch(run_id=run_id, sent_before=sent_before, reason=reason):
+                report.redispatched.append(run_id)
+        except Exception:  # one bad row must not keep the others waiting
+            logger.exception("re-sending run %s failed", run_id)
 
 
 @transaction.atomic

@@ -9,7 +9,7 @@ worker that was given up for lost (``StaleAttempt``)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -206,6 +206,22 @@ def run_requeue(*, run: Run, reason: str, actor: Actor = None) -> Run:
 
 def run_dispatch(run: Run) -> None:
     runs_dispatch([run])
+
+
+@transaction.atomic
+def run_redispatch(*, run_id: int, sent_before: datetime, reason: str) -> bool:
+    """Send a queued run's current attempt again (the reaper, when its message
+    was sent before ``sent_before`` and the run is still waiting). False if the
+    run moved on meanwhile. Harmless if the first message arrives after all:
+    ``run_claim`` lets only one delivery of an attempt take the run."""
+    run = _locked(run_id)
+    sent = run.dispatched_at
+    if run.state != Run.State.QUEUED or (sent is not None and sent >= sent_before):
+        return False
+    when = f"{sent:%Y-%m-%d %H:%M:%S} UTC" if sent else "never"
+    _audit(run, None, "run.redispatched", {"reason": reason, "sent_at": when})
+    run_dispatch(run)
+    return True
 
 
 def runs_dispatch(runs: list[Run]) -> None:

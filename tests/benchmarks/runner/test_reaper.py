@@ -36,7 +36,12 @@ def test_reaper_leaves_a_reporting_run_alone(claimed: Run, clock: Any) -> None:
 
     report = run_reap()
 
-    assert report.as_dict() == {"requeued": [], "failed": [], "cancelled": []}
+    assert report.as_dict() == {
+        "requeued": [],
+        "failed": [],
+        "cancelled": [],
+        "redispatched": [],
+    }
     assert Run.objects.get(pk=claimed.pk).state == Run.State.PREPARING
 
 
@@ -129,4 +134,87 @@ def test_reaper_ignores_queued_and_finished_runs(
 ) -> None:
     clock.advance(days=2)
 
-    assert run_reap().as_dict() == {"requeued": [], "failed": [], "cancelled": []}
+    assert run_reap().as_dict() == {  # no host in the pool: nobody to send to
+        "requeued": [],
+        "failed": [],
+        "cancelled": [],
+        "redispatched": [],
+    }
+
+
+# --- queued runs whose message went missing ------------------------------------------
+
+
+def test_reaper_resends_a_run_left_queued_beside_an_idle_host(
+    campaign: Campaign,
+    pool: LabPool,
+    clock: Any,
+    sent_tasks: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    waiting = runs_of(campaign)
+    clock.advance(seconds=301)
+    host_ensure(pool=pool, worker=worker())  # online, running nothing
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = run_reap()
+
+    assert report.redispatched == [run.pk for run in waiting]
+    assert [task["args"] for task in sent_tasks] == [[run.pk, 1] for run in waiting]
+    assert {task["queue"] for task in sent_tasks} == {"pool.gpu-a"}
+    first = Run.objects.get(pk=waiting[0].pk)
+    assert (first.state, first.attempt) == (Run.State.QUEUED, 1)
+    events = AuditEvent.objects.filter(action="run.redispatched")
+    assert events.count() == len(waiting)
+    assert "sent again" in events.first().data["reason"]
+
+    assert run_reap().redispatched == []  # just sent: not again yet
+
+
+def test_a_resent_run_is_still_claimed_once(
+    campaign: Campaign, pool: LabPool, clock: Any
+) -> None:
+    run = runs_of(campaign)[0]
+    clock.advance(seconds=301)
+    host = host_ensure(pool=pool, worker=worker())
+    run_reap()
+
+    first = run_claim(run_id=run.pk, attempt=1, host=host)
+    second = run_claim(run_id=run.pk, attempt=1, host=host)  # the other message
+
+    assert first is not None
+    assert second is None
+
+
+def test_reaper_does_not_resend_too_early(
+    campaign: Campaign, pool: LabPool, clock: Any
+) -> None:
+    clock.advance(seconds=299)
+    host_ensure(pool=pool, worker=worker())
+
+    assert run_reap().redispatched == []
+
+
+def test_reaper_does_not_resend_while_every_host_is_busy(
+    campaign: Campaign, pool: LabPool, clock: Any
+) -> None:
+    busy, *waiting = runs_of(campaign)
+    host = host_ensure(pool=pool, worker=worker())
+    assert run_claim(run_id=busy.pk, attempt=1, host=host) is not None
+    for _ in range(4):
+        clock.advance(seconds=100)
+        run_report(run_id=busy.pk, attempt=1)
+
+    report = run_reap()
+
+    assert waiting
+    assert report.redispatched == []
+
+
+def test_reaper_does_not_resend_to_a_pool_without_online_hosts(
+    campaign: Campaign, pool: LabPool, clock: Any
+) -> None:
+    host_ensure(pool=pool, worker=worker())
+    clock.advance(seconds=301)  # the host went silent meanwhile: lost
+
+    assert run_reap().redispatched == []
