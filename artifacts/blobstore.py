@@ -50,14 +50,14 @@ class BlobFileSystemStorage(FileSystemStorage):
         return str(name).replace("\\", "/")
 
     def adopt(self, name: str, source: str) -> bool:
-        """Take the local file ``source`` over as ``name`` without copying (by
-        ``os.link``, then ``source`` is removed), as ``save`` does with a
-        temporary file but without ``save``'s per-file checks: the caller
-        derived ``name`` from the file's digest. False, and ``source`` left in
-        place, if ``name`` exists already."""
+        """Store the local file ``source`` as ``name`` without copying (by
+        ``os.link``), as ``save`` does with a temporary file but without
+        ``save``'s per-file checks: the caller derived ``name`` from the file's
+        digest. ``source`` stays where it is (its owner removes it; until then
+        it can put the bytes back). False if ``name`` exists already."""
         full_path = self.path(name)
         try:
-            self._link_into_place(source, full_path, os.path.dirname(full_path))
+            self._link(source, full_path, os.path.dirname(full_path))
         except FileExistsError:
             return False
         if self.file_permissions_mode is not None:
@@ -75,6 +75,10 @@ class BlobFileSystemStorage(FileSystemStorage):
             os.umask(old_umask)
 
     def _link_into_place(self, source: str, full_path: str, directory: str) -> None:
+        self._link(source, full_path, directory)
+        os.unlink(source)
+
+    def _link(self, source: str, full_path: str, directory: str) -> None:
         try:
             os.link(source, full_path)
         except FileNotFoundError:
@@ -87,7 +91,6 @@ class BlobFileSystemStorage(FileSystemStorage):
                 raise
             with open(source, "rb") as handle:
                 self._write_into_place(File(handle), full_path, directory)
-        os.unlink(source)
 
     def _write_into_place(
         self, content: File[Any], full_path: str, directory: str

@@ -19,9 +19,10 @@ before its transaction and record the rows inside it:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,6 +34,8 @@ from django.utils import timezone
 
 from artifacts.bulk import insert_rows
 from artifacts.models import Blob
+
+logger = logging.getLogger(__name__)
 
 BLOB_PREFIX: Final = "blobs"
 SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
@@ -137,13 +140,27 @@ def blob_record(stored: BlobWrite) -> Blob:
     return blob_record_many([stored])[stored.sha256]
 
 
-def blob_cleanup(keys: Iterable[str]) -> list[str]:
+def _referenced(keys: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(keys), QUERY_BATCH):
+        rows = Blob.objects.filter(storage_key__in=keys[start : start + QUERY_BATCH])
+        found.update(rows.values_list("storage_key", flat=True))
+    return found
+
+
+def blob_cleanup(
+    keys: Iterable[str], *, restore: Callable[[str], object] | None = None
+) -> list[str]:
     """Delete ``keys`` written by a failed ingest, unless a ``Blob`` row refers to
-    one. Returns the keys deleted; never raises (the ingest's own error matters)."""
+    one. Returns the keys deleted; never raises (the ingest's own error matters).
+
+    Another upload of the same bytes may have found a key present (so it did not
+    write it) and commit its row between the check and the delete. The rows are
+    checked again after deleting: such a key is written back with ``restore``
+    (the failed ingest still has the bytes); that upload checks too
+    (``blob_ensure``), so one of the two puts the bytes back."""
     keys = list(keys)
-    referenced = set(
-        Blob.objects.filter(storage_key__in=keys).values_list("storage_key", flat=True)
-    )
+    referenced = _referenced(keys)
     deleted = []
     for key in keys:
         if key in referenced:
@@ -153,7 +170,23 @@ def blob_cleanup(keys: Iterable[str]) -> list[str]:
         except Exception:  # noqa: S112 - best effort; a stray blob is harmless
             continue
         deleted.append(key)
-    return deleted
+    restored = _referenced(deleted) if restore is not None else set()
+    for key in sorted(restored):
+        try:
+            restore(key)  # type: ignore[misc]
+        except Exception:
+            logger.exception("putting back blob %s, recorded meanwhile, failed", key)
+    return [key for key in deleted if key not in restored]
+
+
+def blob_ensure(stored: Iterable[BlobWrite], rewrite: Callable[[str], object]) -> None:
+    """After an ingest recorded its rows: bytes it found stored by someone else
+    without a row (``written=False``) may have been deleted meanwhile by that
+    upload's clean-up (``blob_cleanup``); write those back with ``rewrite``."""
+    for item in stored:
+        if not item.written and not default_storage.exists(item.key):
+            logger.warning("blob %s vanished once recorded: written back", item.key)
+            rewrite(item.sha256)
 
 
 def blob_put_from_file(path: str | os.PathLike[str], sha256: str, size: int) -> Blob:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,7 +51,6 @@ from artifacts.conf import (
     bundle_environment_max_bytes,
     bundle_spool_dir,
     bundle_storage_is_local,
-    bundle_storage_threads,
 )
 from artifacts.escrow_storage import EscrowStorageError
 from artifacts.manifest import (
@@ -65,14 +63,18 @@ from artifacts.models import Bundle, BundleFile
 from artifacts.problems import BundleProblem, ProblemList
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
 from artifacts.services.escrow import deposit_bundle
+from artifacts.services.ingest_storage import (
+    BundleStorageError,
+    blob_jobs,
+    blob_write_again,
+    blobs_store,
+)
 from artifacts.spool import MEMORY_BUDGET, Spool, Spooled
 from artifacts.storage import (
     BlobWrite,
-    Source,
     blob_cleanup,
-    blob_known,
+    blob_ensure,
     blob_record_many,
-    blob_write,
 )
 from procurement import clock
 from procurement.models import Rfp
@@ -80,10 +82,6 @@ from procurement.services.bids import document_name
 
 MAX_STORED_PROBLEMS: Final = 500
 MAX_BUNDLE_PATH: Final = BundleFile._meta.get_field("path").max_length or 500
-
-
-class BundleStorageError(Exception):
-    """Storage failed while keeping an accepted bundle; nothing was kept."""
 
 
 def _file_digest(path: str | os.PathLike[str]) -> FileDigest:
@@ -242,89 +240,6 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class _Job:
-    """Bytes to keep: a spooled file or small file's bytes, or the archive."""
-
-    sha256: str
-    size: int
-    source: Source
-    consume: bool  # the storage may move the file instead of copying it
-
-
-def _jobs(
-    manifest: Manifest, spool: Spool, upload: _Upload, archive: FileDigest
-) -> dict[str, _Job]:
-    """One job per digest: every listed file, and the archive (the caller's
-    file, moved only if the caller allows it)."""
-    jobs = {
-        f.sha256: _Job(f.sha256, f.size, spool.files[f.path].source, True)
-        for f in manifest.files
-    }
-    jobs.setdefault(
-        archive.sha256, _Job(archive.sha256, archive.size, upload.path, upload.consume)
-    )
-    return jobs
-
-
-def _write_each(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
-    """Write one after the other (local files); stop at the first failure."""
-    stored = []
-    for job in jobs:
-        try:
-            result = blob_write(job.source, job.sha256, job.size, consume=job.consume)
-        except Exception as error:
-            raise BundleStorageError(f"Storing the bundle failed: {error}") from error
-        stored.append(result)
-        if result.written:
-            written.append(result.key)
-    return stored
-
-
-def _write_all(jobs: list[_Job], written: list[str]) -> list[BlobWrite]:
-    """Write in parallel where storage round trips dominate (S3), else in turn.
-    After a failure the writes not yet started are skipped, those under way
-    finish, and ``written`` lists every key written, for the clean-up."""
-    threads = bundle_storage_threads()
-    if threads == 1:
-        return _write_each(jobs, written)
-    failed = threading.Event()
-
-    def write(job: _Job) -> BlobWrite | None:
-        if failed.is_set():
-            return None
-        try:
-            return blob_write(job.source, job.sha256, job.size, consume=job.consume)
-        except Exception:
-            failed.set()
-            raise
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        futures = [pool.submit(write, job) for job in jobs]
-    errors = [error for f in futures if (error := f.exception()) is not None]
-    stored = [r for f in futures if not f.exception() and (r := f.result())]
-    written.extend(result.key for result in stored if result.written)
-    if errors:
-        message = f"Storing the bundle failed: {errors[0]}"
-        raise BundleStorageError(message) from errors[0]
-    return stored
-
-
-def _store(
-    manifest: Manifest, spool: Spool, upload: _Upload, archive: FileDigest,
-    written: list[str],
-) -> list[BlobWrite]:  # fmt: skip
-    """Write what storage lacks; ``written`` collects the keys, for clean-up."""
-    jobs = _jobs(manifest, spool, upload, archive)
-    known = blob_known(jobs)
-    kept = [
-        BlobWrite(sha256, jobs[sha256].size, blob.storage_key, written=False)
-        for sha256, blob in known.items()
-    ]
-    missing = [job for sha256, job in jobs.items() if sha256 not in known]
-    return kept + _write_all(missing, written)
-
-
 def _lock_published(rfp: Rfp) -> Rfp:
     """The RFP may have been cancelled while the bundle was checked."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
@@ -382,16 +297,21 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
 def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
     manifest = job.verdict.manifest
     assert manifest is not None  # noqa: S101 - accepted bundles have one
+    jobs = blob_jobs(manifest, spool, job.verdict.archive, upload.path, upload.consume)
     written: list[str] = []
     try:
-        stored = _store(manifest, spool, upload, job.verdict.archive, written)
+        recorded, fresh = blobs_store(jobs, written)
         try:
-            return _record_accepted(job, stored)
+            bundle = _record_accepted(job, recorded + fresh)
         except EscrowStorageError as error:
             raise BundleStorageError(f"Escrowing the bundle failed: {error}") from error
     except BaseException:
-        blob_cleanup(written)
+        blob_cleanup(written, restore=blob_write_again(jobs))
         raise
+    # Bytes another upload had stored but not recorded: its clean-up may have
+    # removed them meanwhile (the spool still has them).
+    blob_ensure(fresh, blob_write_again(jobs))
+    return bundle
 
 
 # --- the service ---------------------------------------------------------------------

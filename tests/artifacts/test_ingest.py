@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent, Organisation
+from artifacts import storage as storage_module
 from artifacts.models import Blob, Bundle, BundleFile
 from artifacts.selectors import (
     bundle_latest_accepted_by_organisation,
@@ -23,6 +25,7 @@ from artifacts.services import (
     signing_key_register,
     signing_key_revoke,
 )
+from artifacts.services import ingest as ingest_module
 from artifacts.storage import blob_key, blob_open
 from procurement import clock
 from procurement.models import Rfp
@@ -207,6 +210,68 @@ def test_a_failure_inside_the_transaction_removes_the_blobs_written(
     assert storage_names() == []
     assert not Bundle.objects.exists()
     assert not Blob.objects.exists()
+
+
+# --- two uploads of the same bytes, one failing ------------------------------------
+
+
+def test_a_failed_ingest_puts_back_a_blob_recorded_meanwhile(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
+    settings: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Another upload found a blob this one wrote (so it did not write it) and
+    records its row between this clean-up's check and its delete."""
+    use_failing_storage(settings, fail_on=3)  # two blobs written, then an outage
+    settings.BUNDLE_STORAGE_THREADS = 1
+    real_referenced = storage_module._referenced
+    other: list[str] = []
+
+    def other_upload_commits(keys: list[str]) -> set[str]:
+        found = real_referenced(keys)
+        if not other:  # the clean-up's first look: nothing refers to the keys yet
+            other.append(keys[0])
+            data = default_storage.open(keys[0]).read()
+            Blob.objects.create(
+                sha256=keys[0].rsplit("/", 1)[-1], size=len(data), storage_key=keys[0]
+            )
+            default_storage.fail_on = 10**6  # the outage is over
+        return found
+
+    monkeypatch.setattr(storage_module, "_referenced", other_upload_commits)
+
+    with pytest.raises(BundleStorageError):
+        _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
+
+    assert storage_names() == other  # put back; the other written blob is gone
+    blob = Blob.objects.get()
+    with blob_open(blob) as stored:
+        assert _sha(stored.read()) == blob.sha256
+    assert not Bundle.objects.exists()
+
+
+def test_an_accepted_ingest_writes_back_bytes_removed_after_it_found_them(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Another upload stored a file's bytes but failed later: its clean-up
+    removes them after this ingest found them there (and did not write them)."""
+    files = good_files() | {"traces/shared.bin": noise(7000, "shared")}
+    key = blob_key(_sha(files["traces/shared.bin"]))
+    default_storage.save(key, ContentFile(files["traces/shared.bin"]))  # no row
+    real_record = ingest_module._record_accepted
+
+    def recorded_then_removed(*args: Any, **kwargs: Any) -> Bundle:
+        bundle = real_record(*args, **kwargs)
+        default_storage.delete(key)  # the other upload's clean-up
+        return bundle
+
+    monkeypatch.setattr(ingest_module, "_record_accepted", recorded_then_removed)
+
+    bundle = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path, files))
+
+    assert bundle.status == Bundle.Status.ACCEPTED, bundle.problems
+    with default_storage.open(key) as stored:
+        assert stored.read() == files["traces/shared.bin"]
 
 
 # --- refusals of the request: no row at all ---------------------------------------
