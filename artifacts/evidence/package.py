@@ -1,10 +1,16 @@
 """An evidence package's contents (DESIGN §5), ready to stream: the small files
 are made up front (their bytes are named in the download's log entry), the
-blobs are read from storage by version id only while the zip is sent."""
+blobs are read from storage by version id only while the zip is sent.
+
+A blob that storage cannot give back (deleted or damaged behind escrow's back:
+``manage.py escrow_verify`` reports it too) is left out with an error in the log,
+so that the package stays a readable zip and the offline verifier names exactly
+that blob as missing, instead of the download breaking off midway."""
 
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +28,8 @@ from artifacts.evidence.layout import (
 )
 from artifacts.evidence.zipstream import Member, bytes_member, stream_zip
 from artifacts.models import Blob, Bundle, Deposit, EscrowEvent
+
+logger = logging.getLogger(__name__)
 
 
 def _b64(data: bytes) -> str:
@@ -63,9 +71,19 @@ class EvidencePackage:
         yield bytes_member(ALLOWED_SIGNERS, self.allowed_signers)
         yield bytes_member(README, self.readme)
         for blob in self.blobs:
+            try:
+                handle = deposit_blob_open(blob)
+            except Exception:
+                logger.exception(
+                    "evidence package of bundle %s: blob %s cannot be read from "
+                    "storage and is left out (run manage.py escrow_verify)",
+                    self.bundle.public_id,
+                    blob.sha256,
+                )
+                continue
             yield Member(
                 blob_name(blob.sha256),
-                lambda blob=blob: deposit_blob_open(blob),  # type: ignore[misc]
+                lambda handle=handle: handle,  # type: ignore[misc]
                 blob.size,
                 compress=False,  # archives are compressed already
             )

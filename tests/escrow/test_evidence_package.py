@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.test import Client
 
@@ -170,6 +171,28 @@ def test_removing_a_blob_fails_naming_it(package: Path, tmp_path: Path) -> None:
         assert any(
             f.subject == name and "missing" in f.message for f in report.failures
         ), report.failures
+
+
+def test_a_blob_lost_from_storage_is_left_out_and_named_by_the_verifier(
+    deposit: Deposit,
+    vendor_a: Any,
+    client_for: Any,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lost = deposit.items.exclude(role="archive").first().blob
+    default_storage.delete(lost.storage_key)  # behind escrow's back
+
+    package = download_to(client_for(vendor_a), deposit.bundle, tmp_path / "e.zip")
+
+    files = members(package)  # still a whole zip
+    assert f"blobs/{lost.sha256}" not in files
+    assert set(files) >= LAYOUT
+    report = verify_package(package)
+    assert not report.ok
+    assert [f.subject for f in report.failures] == [f"blobs/{lost.sha256}"]
+    assert "missing" in report.failures[0].message
+    assert lost.sha256 in caplog.text
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUT))
