@@ -141,6 +141,7 @@ class Sha256Hasher:
             )
             self._thread.start()
             self._stop = weakref.finalize(self, self._chunks.put, None)
+            self._stop.atexit = False  # a daemon thread needs no stopping at exit
 
     def update(self, chunk: bytes) -> None:
         if self._chunks is None:
