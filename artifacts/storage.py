@@ -182,11 +182,11 @@ def blob_cleanup(
 def blob_ensure(stored: Iterable[BlobWrite], rewrite: Callable[[str], object]) -> None:
     """After an ingest recorded its rows: bytes it found stored by someone else
     without a row (``written=False``) may have been deleted meanwhile by that
-    upload's clean-up (``blob_cleanup``); write those back with ``rewrite``."""
+    upload's clean-up (``blob_cleanup``); write those back with ``rewrite(key)``."""
     for item in stored:
         if not item.written and not default_storage.exists(item.key):
             logger.warning("blob %s vanished once recorded: written back", item.key)
-            rewrite(item.sha256)
+            rewrite(item.key)
 
 
 def blob_put_from_file(path: str | os.PathLike[str], sha256: str, size: int) -> Blob:

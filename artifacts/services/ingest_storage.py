@@ -14,7 +14,7 @@ from artifacts.archive import FileDigest
 from artifacts.conf import bundle_storage_threads
 from artifacts.manifest import Manifest
 from artifacts.spool import Spool
-from artifacts.storage import BlobWrite, Source, blob_known, blob_write
+from artifacts.storage import BlobWrite, Source, blob_key, blob_known, blob_write
 
 
 class BundleStorageError(Exception):
@@ -105,10 +105,11 @@ def blobs_store(
 
 
 def blob_write_again(jobs: dict[str, BlobJob]) -> Callable[[str], object]:
-    """Write one job's bytes again, by digest or by key (see ``blob_cleanup``)."""
+    """Write the bytes stored under a key again (``blob_cleanup``, ``blob_ensure``)."""
+    by_key = {blob_key(job.sha256): job for job in jobs.values()}
 
-    def write(name: str) -> BlobWrite:
-        job = jobs[name.rsplit("/", 1)[-1]]
+    def write(key: str) -> BlobWrite:
+        job = by_key[key]
         return blob_write(job.source, job.sha256, job.size, consume=job.consume)
 
     return write

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
 from benchmarks import conf
 from benchmarks.models import LabHost, LabPool
@@ -33,6 +33,15 @@ def host_status(host: LabHost, now: datetime | None = None) -> HostStatus:
 
 def host_online_cutoff(now: datetime | None = None) -> datetime:
     return (now or clock.now()) - timedelta(seconds=conf.lost_after_seconds())
+
+
+def hosts_online(now: datetime | None = None) -> QuerySet[LabHost]:
+    """The hosts ``host_status`` calls online, as a query: not shut down since
+    their last heartbeat, which came within ``RUNNER_LOST_AFTER_SECONDS``."""
+    return LabHost.objects.filter(
+        Q(stopped_at__isnull=True) | Q(stopped_at__lt=F("last_heartbeat_at")),
+        last_heartbeat_at__gte=host_online_cutoff(now),
+    )
 
 
 def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:

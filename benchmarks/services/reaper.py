@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import F, Q
 
 from benchmarks import conf
-from benchmarks.models import LabHost, Run
+from benchmarks.models import Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.selectors.pools import host_online_cutoff
+from benchmarks.selectors.pools import hosts_online
 from benchmarks.services.runs import (
     run_overdue_at,
     run_redispatch,
@@ -92,12 +91,8 @@ def run_reap() -> ReapReport:
 
 def _waiting_beside_idle_hosts(sent_before: datetime, now: datetime) -> list[int]:
     """Queued runs sent before ``sent_before`` to a pool with an idle online host."""
-    online = LabHost.objects.filter(
-        Q(stopped_at__isnull=True) | Q(stopped_at__lt=F("last_heartbeat_at")),
-        last_heartbeat_at__gte=host_online_cutoff(now),
-    )
     busy = Run.objects.filter(state__in=ACTIVE_STATES, host__isnull=False)
-    idle = online.exclude(pk__in=busy.values("host"))
+    idle = hosts_online(now).exclude(pk__in=busy.values("host"))
     return list(
         Run.objects.filter(
             state=Run.State.QUEUED,
