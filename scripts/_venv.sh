@@ -17,17 +17,35 @@ find_python() {
 }
 
 VENV="$ROOT/.venv"
+# One line per step on the console; pip's own output goes to this log, shown on error.
+PIP_LOG="$VENV/pip-install.log"
+
+run_pip() {
+  if ! "$VENV/bin/python" -m pip "$@" >>"$PIP_LOG" 2>&1; then
+    echo "pip $* failed; the last lines of $PIP_LOG:" >&2
+    tail -n 60 "$PIP_LOG" >&2
+    return 1
+  fi
+}
+
 if [ ! -x "$VENV/bin/python" ]; then
-  echo "==> creating the virtual environment in .venv"
+  echo "==> creating the virtual environment in .venv (a few seconds)"
   "$(find_python)" -m venv "$VENV"
 fi
 STAMP="$VENV/.reprogate-installed"
-WANT="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
+WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
-  echo "==> installing dependencies from pyproject.toml"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-  "$VENV/bin/python" -m pip install --quiet -e ".[dev]" 2>&1 | grep -v '^WARNING: Location' || true
-  "$VENV/bin/python" -c 'import django, celery, rest_framework, pytest' # fail loudly if it did not
-  echo "$WANT" > "$STAMP"
+  : >"$PIP_LOG"
+  echo "==> upgrading pip in .venv (a few seconds)"
+  run_pip install --upgrade pip
+  if [ -f "$STAMP" ]; then
+    echo "==> pyproject.toml changed: updating dependencies (usually under a minute)"
+  else
+    echo "==> installing dependencies from pyproject.toml (first time: about 3 minutes; log: .venv/pip-install.log)"
+  fi
+  run_pip install -e ".[dev]"
+  echo "==> checking the installation"
+  "$VENV/bin/python" -c 'import django, celery, sqlalchemy, rest_framework, pytest' # fail loudly if it did not
+  echo "$WANT" >"$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"
