@@ -1,0 +1,115 @@
+"""The run page reads as a page, not as Python: the scenario, the isolation the
+sandbox had, the captured environment and drift values are shown as nested
+definition lists and lists, never as a ``{'…': …}`` dict or ``['…']`` list."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from benchmarks.models import Campaign, LabPool, Run
+from tests.benchmarks.runner.support import runs_of, start
+
+pytestmark = pytest.mark.django_db
+
+ISOLATION = {
+    "method": "bwrap",
+    "network": "none",
+    "uid_dropped": True,
+    "pid_namespace": False,
+    "cgroup": None,
+    "limits": {
+        "memory_bytes": 2147483648,
+        "enforced_by": {"cpu": ["rlimit_cpu", "cgroup"], "memory": ["cgroup"]},
+    },
+    "notes": [],
+}
+ENVIRONMENT = {
+    "kernel": {"release": "6.1.0-18-amd64", "cmdline": "quiet"},
+    "nics": [{"name": "eth0", "driver": "mlx5_core"}, {"name": "eth1"}],
+    "gpus": [],
+}
+DRIFT = [
+    {
+        "field": "nics",
+        "declared": ["mlx5_core"],
+        "captured": {"eth0": "ixgbe"},
+        "severity": "minor",
+        "message": "NIC driver differs",
+    }
+]
+
+
+@pytest.fixture
+def run(bundle: Any, pool: LabPool, labops: Any) -> Run:
+    campaign: Campaign = start(bundle, pool, labops)
+    run = runs_of(campaign)[0]
+    Run.objects.filter(pk=run.pk).update(
+        scenario={**run.scenario, "params": {"queue_depth": 32, "block": "4k"}},
+        isolation=ISOLATION,
+        environment=ENVIRONMENT,
+        drift=DRIFT,
+    )
+    return run
+
+
+def _text(page: Any) -> str:
+    """The page as a reader sees it: tags dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", " ", page.content.decode()))
+
+
+def test_run_page_shows_no_python_literal(
+    run: Run, client_for: Any, buyer: Any
+) -> None:
+    page = client_for(buyer).get(reverse("benchmarks:run_detail", args=[run.public_id]))
+
+    assert page.status_code == 200
+    text = _text(page)
+    assert "{'" not in text
+    assert "['" not in text
+    assert "None" not in text
+    assert "True" not in text
+    assert "False" not in text
+
+
+def test_nested_values_become_definition_lists(
+    run: Run, client_for: Any, buyer: Any
+) -> None:
+    page = client_for(buyer).get(reverse("benchmarks:run_detail", args=[run.public_id]))
+
+    body = page.content.decode()
+    # isolation.limits.enforced_by.cpu: three levels of <dl>, then a list
+    assert re.search(
+        r"<dt>enforced_by</dt><dd><dl[^>]*><dt>cpu</dt><dd><ul[^>]*>"
+        r"<li>rlimit_cpu</li><li>cgroup</li></ul>",
+        body,
+    )
+    assert "<dt>queue_depth</dt><dd>32</dd>" in body  # the scenario's own object
+    assert "<dt>uid_dropped</dt><dd>yes</dd>" in body
+    assert "<dt>pid_namespace</dt><dd>no</dd>" in body
+    assert re.search(r"<dt>cgroup</dt><dd><span[^>]*>—</span></dd>", body)
+    assert re.search(r"<dt>notes</dt><dd><span[^>]*>—</span></dd>", body)
+    # the captured environment: an array of objects, each a definition list
+    assert "<dt>driver</dt><dd>mlx5_core</dd>" in body
+    assert "<dt>release</dt><dd>6.1.0-18-amd64</dd>" in body
+    # drift values that are arrays or objects
+    assert "<li>mlx5_core</li>" in body
+    assert "<dt>eth0</dt><dd>ixgbe</dd>" in body
+
+
+def test_text_that_looks_like_markup_stays_escaped(
+    run: Run, client_for: Any, buyer: Any
+) -> None:
+    Run.objects.filter(pk=run.pk).update(
+        isolation={"notes": ["<script>alert(1)</script>"], "method": "{'x': 1}"}
+    )
+
+    page = client_for(buyer).get(reverse("benchmarks:run_detail", args=[run.public_id]))
+
+    body = page.content.decode()
+    assert "<script>alert(1)</script>" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
