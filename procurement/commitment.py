@@ -18,8 +18,22 @@ whole encoded as UTF-8; and ``payload`` is::
       "claims": [{"metric", "stat", "value", "unit", "scenario"}, ...],
       "cost_inputs": {"currency": "EUR", "hardware_cost": "120000.00", ...},
       "documents": [{"name", "sha256", "size"}, ...],   # sorted by name
+      "bundle": {                           # the signed bundle the bid relies on
+        "id": "<bundle public id>",         # a UUID string
+        "sha256": "<64 hex>",               # of the uploaded archive
+        "manifest_sha256": "<64 hex>"       # of manifest.json's exact bytes
+      },
       "salt": "<32 random hex digits>"
     }
+
+``bundle`` is present only when the bid names one of its organisation's accepted
+bundles on the RFP; a bid without a bundle has no ``bundle`` key at all (not
+``null``), so that its payload has exactly the shape of the payloads issued
+before bids named bundles. No version field is needed to verify either shape:
+the commitment is the hash of the receipt's ``contents`` as stored, whatever keys
+they hold; a reader tells the two shapes apart by the key's presence. The bundle's
+claims and cost model are bound twice: by value (``claims`` and ``cost_inputs``,
+which are derived from the bundle) and by digest (``bundle``).
 
 Numbers that are not integers are written as strings (claim values as Python's
 shortest round-trip ``repr``, money and rates as plain decimals with the model's
@@ -88,10 +102,12 @@ def bid_payload(
     claims: Iterable[Mapping[str, Any]],
     cost_inputs: Mapping[str, Any] | None,
     documents: Iterable[Any],
+    bundle: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The payload described above, with a fresh salt. ``documents`` are objects
-    with ``name``, ``sha256`` and ``size``."""
-    return {
+    with ``name``, ``sha256`` and ``size``; ``bundle`` has ``id``, ``sha256`` and
+    ``manifest_sha256`` (None: the key is left out)."""
+    payload = {
         "rfp": rfp,
         "bid": bid,
         "version": version,
@@ -105,3 +121,8 @@ def bid_payload(
         ),
         "salt": new_salt(),
     }
+    if bundle is not None:
+        payload["bundle"] = {
+            key: str(bundle[key]) for key in ("id", "sha256", "manifest_sha256")
+        }
+    return payload

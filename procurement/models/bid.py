@@ -3,7 +3,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
@@ -33,10 +33,21 @@ class Bid(TimeStampedModel):
         max_length=24, choices=Status.choices, default=Status.SUBMITTED
     )
     cover_note = models.TextField(blank=True)
-    # Key claims typed in by the vendor until bundles (the artifacts app) carry them:
-    # [{"metric": "ttft_ms", "stat": "p99", "value": 180.0, "unit": "ms",
+    # Key claims: the named bundle's manifest claims, with any value the vendor
+    # typed instead (flagged in ``bundle_differences``), plus claims typed without
+    # a bundle: [{"metric": "ttft_ms", "stat": "p99", "value": 180.0, "unit": "ms",
     #   "scenario": "cold-c32"}]
     claimed_metrics = models.JSONField(default=list, blank=True)
+    # The signed bundle the bid relies on: one of the vendor organisation's
+    # accepted bundles on the RFP (no foreign key: artifacts depends on
+    # procurement, not the reverse). Empty when the bid names no bundle.
+    bundle_public_id = models.UUIDField(null=True, blank=True)
+    bundle_sha256 = models.CharField(max_length=64, blank=True)  # the archive's
+    bundle_manifest_sha256 = models.CharField(max_length=64, blank=True)
+    # Where what the vendor typed differs from the bundle, one sentence each:
+    # {"claims": {"ttft_ms|p99|cold-c32": "differs from the signed bundle: bundle
+    #   says 180.0 ms"}, "cost_inputs": {"hardware_cost": "differs …"}}
+    bundle_differences = models.JSONField(default=dict, blank=True)
     # SHA-256 over the canonical JSON of the bid's current content; public before
     # opening so that a vendor can later prove what it had submitted.
     commitment = models.CharField(max_length=64)
@@ -56,10 +67,46 @@ class Bid(TimeStampedModel):
                 ),
                 name="procurement_bid_status_valid",
             ),
+            models.CheckConstraint(
+                condition=Q(bundle_public_id__isnull=True, bundle_sha256="")
+                | (Q(bundle_public_id__isnull=False) & ~Q(bundle_sha256="")),
+                name="procurement_bid_bundle_has_digest",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"Bid {self.commitment[:12]}"
+
+    @property
+    def claims_with_flags(self) -> list[dict[str, Any]]:
+        """The claims, each with ``flag``: how it differs from the signed bundle
+        ("" where it does not)."""
+        flags = (self.bundle_differences or {}).get("claims") or {}
+        return [
+            {**claim, "flag": flags.get(claim_key(claim), "")}
+            for claim in self.claimed_metrics or []
+            if isinstance(claim, dict)
+        ]
+
+    @property
+    def cost_flags(self) -> list[tuple[str, str]]:
+        """(cost input, how it differs from the signed bundle), in field order."""
+        flags = (self.bundle_differences or {}).get("cost_inputs") or {}
+        order = [f.name for f in CostModelInput._meta.fields]
+        return sorted(
+            flags.items(), key=lambda i: order.index(i[0]) if i[0] in order else 99
+        )
+
+    @property
+    def differs_from_bundle(self) -> int:
+        """How many claims and cost inputs differ from the signed bundle."""
+        differences = self.bundle_differences or {}
+        return sum(len(differences.get(k) or {}) for k in ("claims", "cost_inputs"))
+
+
+def claim_key(claim: Mapping[str, Any]) -> str:
+    """A claim's identity: metric, stat and scenario (``ttft_ms|p99|cold-c32``)."""
+    return "|".join(str(claim.get(k) or "") for k in ("metric", "stat", "scenario"))
 
 
 B = Bid.Status
