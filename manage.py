@@ -15,6 +15,9 @@ def main() -> None:
         os.environ.setdefault("DJANGO_SECRET_KEY", "makemigrations-only-not-a-secret")
     from django.core.management import execute_from_command_line
 
+    from config.env import load_settings_or_exit
+
+    load_settings_or_exit(command=True)  # a bad setting: one line naming it, exit 3
     execute_from_command_line(sys.argv)
 
 

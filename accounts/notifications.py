@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from accounts.models import Notification
+from config.site import absolute_url
 
 
 def notify_users(
@@ -35,7 +36,7 @@ def notify_users(
             "recipient": user,
             # the message is read in a mail client: absolute links; the in-app
             # list keeps the relative one
-            "url": settings.REPROGATE_BASE_URL + url if url.startswith("/") else url,
+            "url": absolute_url(url) if url else "",
             "site": settings.REPROGATE_SITE_NAME,
         }
         subject = render_to_string(f"emails/{template}_subject.txt", ctx).strip()

@@ -16,6 +16,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@app.on_configure.connect
+def _load_settings(sender: Celery, **kwargs: Any) -> None:
+    """Before Celery reads the settings: a bad one is one line naming it, exit 3."""
+    from config.env import load_settings_or_exit
+
+    load_settings_or_exit()
+
+
 @app.on_after_configure.connect
 def _make_broker_folders(sender: Celery, **kwargs: Any) -> None:
     """kombu's filesystem transport does not create its folders itself."""

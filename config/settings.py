@@ -10,9 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_secret, env_str, env_url
+from config.env import (
+    SettingError,
+    env_bool,
+    env_int,
+    env_list,
+    env_origin,
+    env_secret,
+    env_str,
+    env_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -29,6 +37,17 @@ ALLOWED_HOSTS = env_list(
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # The demo accounts exist only where seed_demo ran; it refuses without DEBUG.
 REPROGATE_SITE_NAME = env_str("REPROGATE_SITE_NAME", "ReproGate")
+# The address scripts/run serves on (runserver), and the site's own URL: links that
+# leave the app (e-mails, hints for the CLI) start with it; config.site.absolute_url
+# builds them. Production sets REPROGATE_SITE_URL (e.g. https://reprogate.example.com).
+REPROGATE_HOST = env_str("REPROGATE_HOST", "127.0.0.1")
+REPROGATE_PORT = env_int("REPROGATE_PORT", default=8000, minimum=1, maximum=65535)
+_LINK_HOST = "127.0.0.1" if REPROGATE_HOST in ("0.0.0.0", "::") else REPROGATE_HOST  # noqa: S104
+REPROGATE_SITE_URL = env_origin(
+    "REPROGATE_SITE_URL",
+    # REPROGATE_BASE_URL is the variable's older name
+    env_str("REPROGATE_BASE_URL", f"http://{_LINK_HOST}:{REPROGATE_PORT}"),
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -97,7 +116,7 @@ try:
         )
     }
 except ValueError as exc:
-    raise ImproperlyConfigured(f"DATABASE_URL is not usable: {exc}") from None
+    raise SettingError(f"DATABASE_URL is not usable: {exc}") from None
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
@@ -125,8 +144,6 @@ REPROGATE_API_TOKEN_TTL_DAYS = env_int(
 PROCUREMENT_BID_DOCUMENT_MAX_BYTES = env_int(
     "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", default=100 * 1024 * 1024, minimum=1
 )
-# Links in e-mails are made absolute with this (e.g. https://reprogate.example.com).
-REPROGATE_BASE_URL = env_str("REPROGATE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # --- Internationalisation -----------------------------------------------------------
 LANGUAGE_CODE = "en-gb"
@@ -297,6 +314,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "artifacts.escrow_verify",
         "schedule": ESCROW_FIXITY_EVERY_HOURS * 3600.0,
     },
+    # Transparency log: a checkpoint if the log grew (deposits publish their own).
+    "log-checkpoint": {"task": "artifacts.checkpoint_publish", "schedule": 60.0},
 }
 
 # --- Email --------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_notifications_page_lists_only_own_and_marks_read(
 def test_email_links_are_absolute_and_in_app_links_relative(
     email_templates: None, buyer: Any, settings: Any
 ) -> None:
-    settings.REPROGATE_BASE_URL = "https://reprogate.example.com"
+    settings.REPROGATE_SITE_URL = "https://reprogate.example.com"
 
     (notification,) = notify_users(
         users=[buyer], template="hello", context={"thing": "x"}, url="/rfps/1/"

@@ -53,7 +53,7 @@ def test_startup_rejects_a_malformed_database_url(base_env: dict[str, str]) -> N
     result = manage(base_env, "check")
 
     assert result.returncode != 0
-    assert "ImproperlyConfigured: DATABASE_URL='nonsense'" in result.stderr
+    assert "ReproGate: DATABASE_URL='nonsense'" in result.stderr
 
 
 def test_startup_rejects_a_non_boolean_debug(base_env: dict[str, str]) -> None:
@@ -62,7 +62,7 @@ def test_startup_rejects_a_non_boolean_debug(base_env: dict[str, str]) -> None:
     result = manage(base_env, "check")
 
     assert result.returncode != 0
-    assert "ImproperlyConfigured: DJANGO_DEBUG='maybe'" in result.stderr
+    assert "ReproGate: DJANGO_DEBUG='maybe'" in result.stderr
 
 
 def test_startup_requires_a_secret_key_without_debug(
@@ -73,7 +73,7 @@ def test_startup_requires_a_secret_key_without_debug(
     result = manage(base_env, "check")
 
     assert result.returncode != 0
-    assert "ImproperlyConfigured: DJANGO_SECRET_KEY (or" in result.stderr
+    assert "ReproGate: DJANGO_SECRET_KEY is required" in result.stderr
 
 
 def test_startup_reads_the_secret_key_from_a_file(
@@ -95,7 +95,7 @@ def test_startup_rejects_an_unsupported_broker_url(base_env: dict[str, str]) -> 
     result = manage(base_env, "check")
 
     assert result.returncode != 0
-    assert "ImproperlyConfigured: CELERY_BROKER_URL='ftp://x'" in result.stderr
+    assert "ReproGate: CELERY_BROKER_URL='ftp://x'" in result.stderr
 
 
 def test_check_deploy_passes_with_a_production_environment(
