@@ -11,6 +11,13 @@ With no provider registered (procurement on its own), every vendor has "no
 accepted bundle". Callers must respect sealing themselves: the buyer side asks
 only after opening, a vendor only about its own organisation.
 
+A second provider, the *bundle source*, lists one vendor organisation's own
+bundles (``SignedBundle``: public id, digests, status, the manifest's claims and
+the bytes of its cost model) so that a bid can name the bundle it relies on and
+take its claims and cost inputs from it (``procurement.services.bid_inputs``).
+It answers only about the organisation asked for; the bid services ask only for
+the bidding vendor's own.
+
 Artifact presence is judged by kind against the RFP's checklist as it stands
 (``checklist_of``), the rule of the bundle's own completeness report: a required
 artifact is present when the bundle lists a file of its kind.
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from procurement.models import RequiredArtifact, Rfp
@@ -93,6 +100,69 @@ def evidence_for(
     if organisation_ids is not None and not organisation_ids:
         return {}
     return dict(_provider(rfp, organisation_ids))
+
+
+# --- the vendor's own bundles, for its bid -----------------------------------------
+
+
+@dataclass(frozen=True)
+class SignedBundle:
+    """One of a vendor's bundles as a bid sees it."""
+
+    bundle_id: str  # public id
+    url: str  # the bundle page
+    rfp_id: int
+    rfp_reference: str
+    accepted: bool
+    sha256: str  # of the uploaded archive
+    manifest_sha256: str
+    uploaded_at: datetime
+    claims: tuple[Mapping[str, Any], ...]  # the manifest's, as listed
+    cost_model_path: str  # the cost_model file read ("" if none)
+    cost_model: bytes | None  # its bytes (None: no such file, or too large)
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """What the commitment binds: ``id``, ``sha256``, ``manifest_sha256``."""
+        return {
+            "id": self.bundle_id,
+            "sha256": self.sha256,
+            "manifest_sha256": self.manifest_sha256,
+        }
+
+
+class BundleSource(Protocol):
+    def __call__(
+        self, organisation_id: int, *, rfp: Rfp | None = None, public_id: str = ""
+    ) -> list[SignedBundle]:
+        """The organisation's bundles, newest first, accepted or rejected: on
+        ``rfp`` only when given, the one with ``public_id`` only when given."""
+        ...
+
+
+_bundle_source: BundleSource | None = None
+
+
+def register_bundle_source(source: BundleSource | None) -> BundleSource | None:
+    """Install the bundle source (None removes it); returns the one it replaces."""
+    global _bundle_source  # the registry is this one module-level slot
+    previous, _bundle_source = _bundle_source, source
+    return previous
+
+
+def bundles_own(
+    organisation_id: int, *, rfp: Rfp | None = None, public_id: str = ""
+) -> list[SignedBundle]:
+    """The organisation's own bundles ([] without a source)."""
+    if _bundle_source is None:
+        return []
+    return list(_bundle_source(organisation_id, rfp=rfp, public_id=public_id))
+
+
+def bundles_accepted(rfp: Rfp, organisation_id: int) -> list[SignedBundle]:
+    """The organisation's accepted bundles on the RFP, newest first: the ones a
+    bid may name."""
+    return [b for b in bundles_own(organisation_id, rfp=rfp) if b.accepted]
 
 
 # --- the checklist ------------------------------------------------------------------

@@ -1,17 +1,21 @@
 """What a vendor hands in with a bid, checked before any row is written: the
-documents (stored content-addressed while hashing, before the bid's transaction)
-and the claimed metrics and cost-model inputs (validated, every problem named).
+documents (stored content-addressed while hashing, before the bid's transaction),
+the claimed metrics and cost-model inputs (validated, every problem named), and
+the signed bundle the bid relies on, whose manifest claims and cost model the
+claims and cost inputs are taken from (what the vendor types instead is kept and
+flagged as differing from the bundle).
 
 Re-exported by ``procurement.services.bids``, where callers import them from."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -22,8 +26,10 @@ from django.core.files.storage import default_storage
 from django.template.defaultfilters import filesizeformat
 
 from accounts.exceptions import Problem
+from procurement.evidence import SignedBundle, bundles_accepted, bundles_own
 from procurement.exceptions import ProcurementError
-from procurement.models import CostModelInput
+from procurement.models import CostModelInput, Rfp
+from procurement.models.bid import claim_key
 
 STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -174,3 +180,142 @@ def clean_cost_inputs(data: Mapping[str, Any]) -> dict[str, Any]:
             problems=problems,
         ) from None
     return {field: getattr(inputs, field) for field in COST_FIELDS}
+
+
+# --- the signed bundle a bid relies on ----------------------------------------------
+
+DIFFERS = "differs from the signed bundle: bundle says {}"
+NOT_IN_BUNDLE = "not in the signed bundle"
+
+
+def bundle_choose(
+    *, rfp: Rfp, organisation_id: int, public_id: str | None
+) -> SignedBundle | None:
+    """The accepted bundle the bid names: ``public_id`` (one of the organisation's
+    accepted bundles on ``rfp``), or without one the newest (None if there is
+    none). Anything else is refused with a problem at ``bundle``."""
+    if public_id is None or str(public_id).strip() == "":
+        accepted = bundles_accepted(rfp, organisation_id)
+        return accepted[0] if accepted else None
+    found = bundles_own(organisation_id, public_id=str(public_id).strip())
+    bundle = found[0] if found else None
+    if bundle is None:
+        code = "bundle_not_found"
+        message = (
+            f"No bundle of your organisation has the id “{public_id}”: a bid can "
+            f"name only one of your own accepted bundles on {rfp.reference}."
+        )
+    elif bundle.rfp_id != rfp.pk:
+        code = "bundle_other_rfp"
+        message = (
+            f"Bundle {bundle.bundle_id} was uploaded to {bundle.rfp_reference}, "
+            f"not to {rfp.reference}: a bid names a bundle of its own RFP."
+        )
+    elif not bundle.accepted:
+        code = "bundle_rejected"
+        message = (
+            f"Bundle {bundle.bundle_id} was rejected at upload: only an accepted "
+            "bundle can back a bid."
+        )
+    else:
+        return bundle
+    raise ProcurementError(
+        message, code=code, problems=[Problem(code, message, "bundle")]
+    )
+
+
+def _claim_text(claim: Mapping[str, Any]) -> str:
+    value = repr(float(claim["value"]))
+    return f"{value} {claim['unit']}".strip()
+
+
+def _bundle_claims(bundle: SignedBundle) -> list[dict[str, Any]]:
+    try:
+        return clean_claims(list(bundle.claims))
+    except ProcurementError as exc:
+        raise ProcurementError(
+            f"The claims of bundle {bundle.bundle_id} cannot back a bid: "
+            + exc.message,
+            code="bundle_claims_invalid",
+            problems=[Problem("bundle_claims_invalid", exc.message, "bundle")],
+        ) from None
+
+
+def claims_with_bundle(
+    bundle: SignedBundle, typed: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every claim of the bundle, in its order, with the value the vendor typed
+    for it instead (same metric, stat and scenario), then the typed claims the
+    bundle does not make; and a sentence per claim that differs from the bundle.
+    A claim the vendor leaves out stays: it is signed."""
+    own = {claim_key(c): c for c in clean_claims(typed)}
+    claims, flags = [], {}
+    for signed in _bundle_claims(bundle):
+        key = claim_key(signed)
+        mine = own.pop(key, None)
+        if mine is None:
+            claims.append(signed)
+            continue
+        claim = {
+            **signed,
+            "value": mine["value"],
+            "unit": mine["unit"] or signed["unit"],
+        }
+        if (
+            float(claim["value"]) != float(signed["value"])
+            or claim["unit"] != signed["unit"]
+        ):
+            flags[key] = DIFFERS.format(_claim_text(signed))
+        claims.append(claim)
+    for key, mine in own.items():
+        claims.append(mine)
+        flags[key] = NOT_IN_BUNDLE
+    return claims, flags
+
+
+def bundle_cost_inputs(bundle: SignedBundle) -> dict[str, Any]:
+    """The cost-model inputs the bundle's cost model names (``cost/model.json``:
+    a JSON object with the ``COST_FIELDS``; other keys, such as ``notes``, are
+    ignored), as text; {} when it has none or it is not such an object."""
+    if bundle.cost_model is None:
+        return {}
+    try:
+        data = json.loads(bundle.cost_model.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(data, Mapping):
+        return {}
+    return {
+        field: str(data[field])
+        for field in COST_FIELDS
+        if isinstance(data.get(field), str | int | float)
+        and not isinstance(data.get(field), bool)
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return Decimal(str(a).strip()) == Decimal(str(b).strip())
+    except InvalidOperation:
+        return str(a).strip().upper() == str(b).strip().upper()
+
+
+def cost_inputs_with_bundle(
+    bundle: SignedBundle, typed: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The bundle's cost inputs with the ones the vendor typed instead (a blank
+    one takes the bundle's), validated; and a sentence per typed input that
+    differs from the bundle."""
+    signed = bundle_cost_inputs(bundle)
+    mine = {
+        field: value
+        for field, value in (typed or {}).items()
+        if field in COST_FIELDS and value is not None and str(value).strip() != ""
+    }
+    inputs = clean_cost_inputs({**signed, **mine})
+    flags = {
+        field: DIFFERS.format(signed[field])
+        for field, value in mine.items()
+        if field in signed and not _same(value, signed[field])
+    }
+    return inputs, flags

@@ -1,9 +1,9 @@
 """Bids: submit, replace, withdraw and re-confirm; every action issues a receipt.
 
-A bid's content (cover note, claims, cost inputs, documents) is committed to by a
-SHA-256 hash (``procurement.commitment``); each action writes a ``BidReceipt`` whose
-``contents`` are exactly the committed payload, so the vendor always sees what it
-submitted and can recompute the hash.
+A bid's content (cover note, claims, cost inputs, documents and the signed bundle
+it relies on) is committed to by a SHA-256 hash (``procurement.commitment``); each
+action writes a ``BidReceipt`` whose ``contents`` are exactly the committed
+payload, so the vendor always sees what it submitted and can recompute the hash.
 
 Uploads are stored *before* the transaction by ``bid_documents_store``
 (``procurement.services.bid_inputs``, hashing while streaming), so that a large
@@ -12,7 +12,14 @@ unreferenced blob behind; blobs are content-addressed (``bids/<sha256>``), so th
 is harmless and the next upload of it reuses it.
 
 Sealing: audit events of bids belong to the vendor organisation's trail; the buyer
-is told only that "a bid was received" and how many there are now, nothing else.
+is told only that "a bid was received" and how many there are now, nothing else;
+which bundle a bid names is bid content, sealed like the rest (not in the audit
+event, which a buyer-side trail may summarise).
+
+The bundle: a bid names one of its organisation's accepted bundles on the RFP
+(the newest when the vendor names none; no bundle while there is none). Its
+claims and cost inputs are the bundle's manifest claims and cost model, with what
+the vendor typed instead kept and flagged (``procurement.services.bid_inputs``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.commitment import bid_payload, commitment_of
+from procurement.evidence import SignedBundle
 from procurement.exceptions import ProcurementError
 from procurement.models import (
     BID_TRANSITIONS,
@@ -50,8 +58,11 @@ from procurement.services.bid_inputs import (
     StoredDocument,
     bid_document_store,
     bid_documents_store,
+    bundle_choose,
+    claims_with_bundle,
     clean_claims,
     clean_cost_inputs,
+    cost_inputs_with_bundle,
     document_name,
     max_document_bytes,
 )
@@ -89,6 +100,16 @@ def _cost_values(bid: Bid) -> dict[str, Any] | None:
     return {f: getattr(inputs, f) for f in COST_FIELDS} if inputs else None
 
 
+def _bundle_digests(bid: Bid) -> dict[str, str] | None:
+    if bid.bundle_public_id is None:
+        return None
+    return {
+        "id": str(bid.bundle_public_id),
+        "sha256": bid.bundle_sha256,
+        "manifest_sha256": bid.bundle_manifest_sha256,
+    }
+
+
 def _payload(
     bid: Bid, *, documents: Iterable[Any], inputs: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -102,7 +123,38 @@ def _payload(
         claims=bid.claimed_metrics,
         cost_inputs=inputs,
         documents=documents,
+        bundle=_bundle_digests(bid),
     )
+
+
+def _content(
+    rfp: Rfp,
+    organisation: Organisation,
+    bundle: str | None,
+    claims: Sequence[Mapping[str, Any]] | None,
+    cost_inputs: Mapping[str, Any] | None,
+) -> tuple[SignedBundle | None, list[dict[str, Any]], dict[str, Any], dict]:
+    """The bundle the bid names, its claims and cost inputs, and where what the
+    vendor typed differs from the bundle."""
+    chosen = bundle_choose(rfp=rfp, organisation_id=organisation.pk, public_id=bundle)
+    if chosen is None:
+        return (
+            None,
+            clean_claims(claims or []),
+            clean_cost_inputs(cost_inputs or {}),
+            {},
+        )
+    claims, claim_flags = claims_with_bundle(chosen, claims or [])
+    inputs, cost_flags = cost_inputs_with_bundle(chosen, cost_inputs)
+    flags = {"claims": claim_flags, "cost_inputs": cost_flags}
+    return chosen, claims, inputs, {k: v for k, v in flags.items() if v}
+
+
+def _name_bundle(bid: Bid, bundle: SignedBundle | None, flags: dict) -> None:
+    bid.bundle_public_id = bundle.bundle_id if bundle else None
+    bid.bundle_sha256 = bundle.sha256 if bundle else ""
+    bid.bundle_manifest_sha256 = bundle.manifest_sha256 if bundle else ""
+    bid.bundle_differences = flags
 
 
 # --- moves ------------------------------------------------------------------------
@@ -236,16 +288,21 @@ def bid_submit(
     organisation: Organisation,
     actor: AbstractBaseUser,
     cover_note: str,
-    claims: Sequence[Mapping[str, Any]],
-    cost_inputs: Mapping[str, Any],
+    claims: Sequence[Mapping[str, Any]] | None = None,
+    cost_inputs: Mapping[str, Any] | None = None,
     documents: Sequence[StoredDocument] = (),
     remove_documents: Sequence[str] = (),
+    bundle: str | None = None,
 ) -> BidReceipt:
     """Submit the organisation's one bid on the RFP, or replace it with a new
     version (also after a withdrawal). Documents not removed and not re-uploaded
-    under the same name carry over; replaced ones keep their row, superseded."""
+    under the same name carry over; replaced ones keep their row, superseded.
+    ``bundle`` (a public id) names the accepted bundle the bid relies on; without
+    it, the newest. Claims and cost inputs default to the bundle's."""
     rfp = _rfp_accepting_bids(rfp, organisation)
-    claims, inputs = clean_claims(claims), clean_cost_inputs(cost_inputs)
+    chosen, claims, inputs, flags = _content(
+        rfp, organisation, bundle, claims, cost_inputs
+    )
     bid = Bid.objects.select_for_update().filter(
         rfp=rfp, vendor_organisation=organisation
     ).first() or Bid(rfp=rfp, vendor_organisation=organisation, version=0)
@@ -255,6 +312,7 @@ def bid_submit(
     _move(bid, Bid.Status.SUBMITTED)
     final = _check_documents(bid, documents, remove_documents)
     bid.cover_note, bid.claimed_metrics = cover_note.strip(), claims
+    _name_bundle(bid, chosen, flags)
     bid.version, bid.submitted_at = bid.version + 1, clock.now()
     payload = _payload(bid, documents=final, inputs=inputs)
     bid.commitment = commitment_of(payload)
@@ -286,6 +344,7 @@ def bid_documents_add(
         claims=bid.claimed_metrics,
         cost_inputs=inputs or {},
         documents=documents,
+        bundle=str(bid.bundle_public_id) if bid.bundle_public_id else None,
     )
 
 
