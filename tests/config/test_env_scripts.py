@@ -1,0 +1,94 @@
+"""scripts/manage runs management commands with scripts/run's environment, set by
+nobody: DEBUG on, the var dir, and links that follow REPROGATE_HOST/PORT."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+MANAGE = PROJECT_DIR / "scripts" / "manage"
+SHOW = (
+    "from django.conf import settings; "
+    "print(settings.DEBUG, settings.VAR_DIR, settings.REPROGATE_SITE_URL)"
+)
+
+
+@pytest.fixture(autouse=True)
+def _venv_up_to_date() -> None:
+    """scripts/_venv.sh would reinstall the virtualenv: never from a test."""
+    stamp = PROJECT_DIR / ".venv" / ".reprogate-installed"
+    want = hashlib.sha256((PROJECT_DIR / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.is_file() or stamp.read_text().strip() != want:
+        pytest.skip(".venv is not installed from the current pyproject.toml")
+
+
+def bare_env(**extra: str) -> dict[str, str]:
+    """What a new shell has: no DJANGO_* or REPROGATE_* variable at all."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    env.update(extra)
+    return env
+
+
+def manage(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(MANAGE), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_scripts_manage_runs_a_command_with_no_environment(tmp_path: Path) -> None:
+    var_dir = tmp_path / "var"
+
+    result = manage("check", cwd=tmp_path, env=bare_env(REPROGATE_VAR_DIR=str(var_dir)))
+
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+    assert "Traceback" not in result.stderr
+    assert var_dir.is_dir()  # made, as scripts/run does
+
+
+def test_scripts_manage_uses_the_environment_of_scripts_run(tmp_path: Path) -> None:
+    var_dir = tmp_path / "demo"
+    env = bare_env(REPROGATE_VAR_DIR=str(var_dir), REPROGATE_PORT="8140")
+
+    result = manage("shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR, env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", str(var_dir), "http://127.0.0.1:8140"]
+
+
+def test_scripts_manage_keeps_what_the_caller_set(tmp_path: Path) -> None:
+    env = bare_env(
+        REPROGATE_VAR_DIR=str(tmp_path / "var"),
+        DJANGO_DEBUG="False",
+        DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
+        REPROGATE_SITE_URL="https://reprogate.example.com",
+    )
+
+    result = manage("shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR, env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0::2] == ["False", "https://reprogate.example.com"]
+
+
+def test_scripts_manage_passes_a_bad_setting_through_as_one_line(
+    tmp_path: Path,
+) -> None:
+    env = bare_env(REPROGATE_VAR_DIR=str(tmp_path / "var"), REPROGATE_PORT="eighty")
+
+    result = manage("check", cwd=PROJECT_DIR, env=env)
+
+    assert result.returncode == 3
+    assert result.stderr.strip() == (
+        "ReproGate: REPROGATE_PORT='eighty' is not an integer."
+    )
