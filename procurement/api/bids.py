@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import uuid
 from decimal import Decimal
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
@@ -80,6 +86,34 @@ class CostInputsSerializer(serializers.Serializer):
     delivered_tokens_per_s = _money(14, 2, "0.01")
 
 
+class CostInputsInputSerializer(CostInputsSerializer):
+    """The same fields, each optional: a blank one takes the bid's bundle's value
+    (all are needed when the bid names no bundle)."""
+
+    class Meta:
+        ref_name = "BidCostInputsInput"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+
+
+class BidBundleSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BidBundle"
+
+    id = serializers.UUIDField(source="bundle_public_id")
+    sha256 = serializers.CharField(
+        source="bundle_sha256", help_text="SHA-256 of the uploaded archive"
+    )
+    manifest_sha256 = serializers.CharField(source="bundle_manifest_sha256")
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, bid: Bid) -> str:
+        return reverse("bundle-detail", args=[bid.bundle_public_id])
+
+
 class DocumentSerializer(serializers.Serializer):
     class Meta:
         ref_name = "BidDocument"
@@ -109,6 +143,21 @@ class BidSerializer(serializers.Serializer):
     claims = ClaimSerializer(source="claimed_metrics", many=True)
     cost_inputs = CostInputsSerializer(allow_null=True)
     documents = DocumentSerializer(source="current_documents", many=True)
+    bundle = serializers.SerializerMethodField(
+        help_text="The signed bundle the bid relies on (null: none)."
+    )
+    bundle_differences = serializers.JSONField(
+        help_text=(
+            'Where the bid differs from its bundle: {"claims": {"metric|stat|'
+            'scenario": sentence}, "cost_inputs": {field: sentence}}.'
+        )
+    )
+
+    @extend_schema_field(BidBundleSerializer(allow_null=True))
+    def get_bundle(self, bid: Bid) -> dict[str, Any] | None:
+        if bid.bundle_public_id is None:
+            return None
+        return BidBundleSerializer(bid).data
 
 
 class OpenedBidSerializer(BidSerializer):
@@ -169,8 +218,17 @@ class BidOwnApi(APIView):
         cover_note = serializers.CharField(
             allow_blank=True, max_length=20000, default=""
         )
-        claims = ClaimSerializer(many=True, max_length=200)
-        cost_inputs = CostInputsSerializer()
+        bundle = serializers.UUIDField(
+            required=False,
+            help_text=(
+                "Public id of one of your organisation's accepted bundles on this "
+                "RFP; without it, the newest. Its claims and cost model become the "
+                "bid's; claims and cost inputs given here replace the bundle's "
+                "values and are flagged as differing from the signed bundle."
+            ),
+        )
+        claims = ClaimSerializer(many=True, max_length=200, required=False)
+        cost_inputs = CostInputsInputSerializer(required=False)
         remove_documents = serializers.ListField(
             child=serializers.CharField(max_length=200), default=list
         )
@@ -192,11 +250,14 @@ class BidOwnApi(APIView):
         rfp, organisation = _bidder(request, rfp_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        bundle = data.pop("bundle", None)
         receipt = bid_submit(
             rfp=rfp,
             organisation=organisation,
             actor=request.user,
-            **serializer.validated_data,
+            bundle=str(bundle) if bundle is not None else None,
+            **data,
         )
         created = receipt.action == BidReceipt.Action.SUBMITTED
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
