@@ -1,9 +1,6 @@
 """``reprogate``: builds, verifies and submits signed artifact bundles and talks
-to a ReproGate server, with the standard library and ``cryptography`` only.
-
-Exit codes: 0 success; 1 the bundle has problems (each is printed); 2 usage,
-network or server errors. Later issues add ``parse`` and ``evidence verify``.
-"""
+to a ReproGate server, with the standard library and ``cryptography`` only
+(``DESCRIPTION`` is what ``reprogate --help`` says)."""
 
 from __future__ import annotations
 
@@ -25,7 +22,37 @@ from reprogate_cli import bundle_build, bundle_verify, submit
 from reprogate_cli.evidence_verify import add_evidence_commands
 from reprogate_cli.parse import add_parse_command
 
-DEFAULT_URL = "http://127.0.0.1:8000"
+DEFAULT_URL = "http://127.0.0.1:8000"  # scripts/run's default address
+DESCRIPTION = f"""\
+Builds, verifies and submits signed artifact bundles and talks to a ReproGate
+server, with the Python standard library and cryptography only.
+
+  login, whoami          get and check an API token
+  bundle build, verify   sign a folder into a bundle; check one offline
+  submit                 upload a bundle to an RFP
+  evidence verify        check an escrow evidence package offline
+  parse                  the benchmark runner's output parsers
+
+The server is --url, else $REPROGATE_URL, else {DEFAULT_URL} (where
+scripts/run serves by default).
+Exit codes: 0 success; 1 the bundle has problems (each is printed); 2 usage,
+network or server errors."""
+
+
+def default_url() -> str:
+    return os.environ.get("REPROGATE_URL") or DEFAULT_URL
+
+
+def _add_url_option(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--url`` before or after the command: ``reprogate login --url …`` and
+    ``reprogate --url … login`` mean the same (the one after the command wins)."""
+    parser.add_argument(
+        "--url",
+        metavar="URL",
+        # the command's own option only overrides what the top level found
+        default=default_url() if top else argparse.SUPPRESS,
+        help=f"server URL (default: $REPROGATE_URL, else {DEFAULT_URL})",
+    )
 
 
 class CliError(Exception):
@@ -143,7 +170,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if not token:
         raise CliError("give --token or set REPROGATE_TOKEN")
     outcome, response = submit.submit(
-        args.file, url=args.submit_url or args.url, token=token, rfp=args.rfp
+        args.file, url=args.url, token=token, rfp=args.rfp
     )
     lines, status = submit.render(outcome, response)
     print("\n".join(lines))
@@ -193,9 +220,7 @@ def _add_bundle_commands(commands: Any) -> None:
 def _add_submit_command(commands: Any) -> None:
     upload = commands.add_parser("submit", help="upload a bundle to an RFP")
     upload.add_argument("file", type=Path, metavar="FILE")
-    upload.add_argument(
-        "--url", dest="submit_url", metavar="URL", help="server URL (or REPROGATE_URL)"
-    )
+    _add_url_option(upload)
     upload.add_argument("--token", help="API token (or REPROGATE_TOKEN)")
     upload.add_argument("--rfp", required=True, help="RFP reference or id")
     upload.set_defaults(handler=cmd_submit)
@@ -206,18 +231,24 @@ def build_parser() -> argparse.ArgumentParser:
         installed = version("reprogate")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         installed = "unknown"
-    parser = argparse.ArgumentParser(prog="reprogate", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"reprogate {installed}")
-    parser.add_argument(
-        "--url", default=os.environ.get("REPROGATE_URL", DEFAULT_URL), help="server URL"
+    parser = argparse.ArgumentParser(
+        prog="reprogate",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"reprogate {installed}")
+    _add_url_option(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True)
-    login = commands.add_parser("login", help="print a new API token")
+    login = commands.add_parser(
+        "login", help="print a new API token (password: $REPROGATE_PASSWORD or asked)"
+    )
     login.add_argument("--username", required=True)
     login.add_argument("--name", default="reprogate CLI", help="label for the token")
+    _add_url_option(login)
     login.set_defaults(handler=cmd_login)
     whoami = commands.add_parser("whoami", help="check a token")
     whoami.add_argument("--token", default=os.environ.get("REPROGATE_TOKEN"))
+    _add_url_option(whoami)
     whoami.set_defaults(handler=cmd_whoami)
     _add_bundle_commands(commands)
     _add_submit_command(commands)
