@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+# The embedded broker, sqla+sqlite:///…: kombu's SQLAlchemy transport with leases
+# (config/broker.py). A name, resolved on first connection: no SQLAlchemy import here.
+TRANSPORT_ALIASES["sqla"] = TRANSPORT_ALIASES["sqlalchemy"] = "config.broker:Transport"
 
 app = Celery("reprogate")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -22,22 +26,6 @@ def _load_settings(sender: Celery, **kwargs: Any) -> None:
     from config.env import load_settings_or_exit
 
     load_settings_or_exit()
-
-
-@app.on_after_configure.connect
-def _make_broker_folders(sender: Celery, **kwargs: Any) -> None:
-    """kombu's filesystem transport does not create its folders itself."""
-    if not str(sender.conf.broker_url).startswith("filesystem://"):
-        return
-    options = sender.conf.broker_transport_options or {}
-    for key in (
-        "data_folder_in",
-        "data_folder_out",
-        "control_folder",
-        "processed_folder",
-    ):
-        if options.get(key):
-            Path(options[key]).mkdir(parents=True, exist_ok=True)
 
 
 DEFAULT_QUEUE = "celery"

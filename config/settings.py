@@ -1,7 +1,7 @@
 """ReproGate settings: one module, driven by the environment.
 
 With no environment variable at all this is the embedded default: SQLite and files
-under ``var/``, a Celery broker on the local filesystem. Production differs only by
+under ``var/``, a Celery broker in a SQLite file there. Production differs only by
 environment (see ``deploy/.env.example`` for every variable).
 """
 
@@ -276,20 +276,19 @@ SPECTACULAR_SETTINGS = {
 # --- Celery -------------------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
 BROKER_DIR = VAR_DIR / "broker"
+# Embedded default: kombu's SQLAlchemy transport on a SQLite file (config/broker.py),
+# no server. Production sets Redis or RabbitMQ. kombu's filesystem transport is not
+# accepted: its consumer reads message files still being written and dies.
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",
-    "filesystem://",
-    schemes=frozenset({"filesystem", "redis", "rediss", "amqp", "amqps", "pyamqp"}),
+    f"sqla+sqlite:///{BROKER_DIR / 'broker.sqlite3'}",
+    schemes=frozenset({"sqla+sqlite", "redis", "rediss", "amqp", "amqps", "pyamqp"}),
 )
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    # kombu's filesystem transport: no server; producer and consumer share one folder.
+if CELERY_BROKER_URL.startswith("sqla+"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "processed_folder": str(BROKER_DIR / "processed"),
-        "store_processed": False,
-        "polling_interval": 0.1,
+        "polling_interval": 0.2,
+        # An unacknowledged message comes back this long after its worker died.
+        "visibility_timeout": 60.0,
     }
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_SERIALIZER = "json"

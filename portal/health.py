@@ -1,9 +1,13 @@
-"""Probes for /healthz: database, broker and storage, each with a short timeout."""
+"""Probes for /healthz: database, broker and storage, each with a short timeout, and
+the embedded runtime's processes (config/supervise.py's status file)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +15,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection
+from sqlalchemy.engine import make_url
 
 from config.celery import app as celery_app
+from config.supervise import STATUS_FILE
 
-Probe = Callable[[], str]
+Probe = Callable[[], "str | dict[str, object]"]
 logger = logging.getLogger(__name__)
 BROKER_TIMEOUT = 2.0
 
@@ -27,14 +33,9 @@ def check_database() -> str:
 
 
 def check_broker() -> str:
-    url = celery_app.conf.broker_url  # reading the config makes the broker folders
-    if url.startswith("filesystem://"):
-        options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-        for key in ("data_folder_in", "control_folder"):
-            folder = Path(options[key])
-            if not folder.is_dir() or not os.access(folder, os.W_OK):
-                raise RuntimeError(f"broker folder {folder} is missing or not writable")
-        return "filesystem"
+    url = celery_app.conf.broker_url
+    if url.startswith("sqla+sqlite:"):
+        return _check_sqlite_broker(url.removeprefix("sqla+"))
     # Timeouts for this probe's own connection only: a broker that accepts the
     # connection but never answers must not hang /healthz.
     with celery_app.connection_for_write(
@@ -46,6 +47,73 @@ def check_broker() -> str:
     ) as conn:
         conn.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT)
     return url.partition("://")[0]
+
+
+def _check_sqlite_broker(url: str) -> str:
+    """The embedded broker's file: its folder writable, the database readable
+    (a read never waits for a writer in WAL mode; the timeout bounds the rest)."""
+    database = make_url(url).database or ""
+    folder = Path(database).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    if not os.access(folder, os.W_OK):
+        raise RuntimeError(f"broker folder {folder} is not writable")
+    with contextlib.closing(
+        sqlite3.connect(f"file:{database}?mode=rwc", uri=True, timeout=BROKER_TIMEOUT)
+    ) as conn:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return "sqlite"
+
+
+def check_processes() -> dict[str, object]:
+    """The embedded runtime's processes, as config/supervise.py last wrote them:
+    a worker or beat that is down (being restarted) fails this check. Without a
+    live supervisor (production, or runserver alone) there is nothing to report."""
+    path = Path(settings.VAR_DIR) / STATUS_FILE
+    try:
+        status = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"ok": True, "backend": "none"}
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(f"{path.name} is not readable: {exc}") from None
+    if not _pid_alive(status.get("supervisor_pid")):
+        return {"ok": True, "backend": "none"}
+    programs = {
+        name: {
+            "state": entry.get("state"),
+            "pid": entry.get("pid"),
+            "restarts": entry.get("restarts", 0),
+            "last_exit": entry.get("last_exit"),
+            **(
+                {"restart_in_s": entry["restart_in_s"]}
+                if "restart_in_s" in entry
+                else {}
+            ),
+        }
+        for name, entry in (status.get("programs") or {}).items()
+    }
+    down = sorted(
+        name for name, entry in programs.items() if entry["state"] != "running"
+    )
+    result: dict[str, object] = {
+        "ok": not down,
+        "backend": "supervisor",
+        "programs": programs,
+    }
+    if down:
+        result["error"] = f"not running: {', '.join(down)}"
+    return result
+
+
+def _pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def check_storage() -> str:
@@ -68,6 +136,7 @@ PROBES: dict[str, Probe] = {
     "database": check_database,
     "broker": check_broker,
     "storage": check_storage,
+    "processes": check_processes,
 }
 
 
@@ -80,6 +149,9 @@ def run_probes() -> dict[str, dict[str, object]]:
         except Exception as exc:
             results[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
         else:
-            results[name] = {"ok": True, "backend": detail}
+            if isinstance(detail, dict):
+                results[name] = {"ok": bool(detail.get("ok", True)), **detail}
+            else:
+                results[name] = {"ok": True, "backend": detail}
         results[name]["ms"] = round((time.monotonic() - started) * 1000, 1)
     return results

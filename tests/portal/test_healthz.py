@@ -17,21 +17,18 @@ from portal import health
 pytestmark = pytest.mark.django_db
 
 PROBE_TIMEOUT = 2.0  # portal.health.check_broker: ensure_connection(timeout=2)
-_FOLDERS = ("data_folder_in", "data_folder_out", "control_folder", "processed_folder")
 
 
 @pytest.fixture(autouse=True)
-def filesystem_broker(
+def embedded_broker(
     settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, str]:
-    """The embedded default broker, with its folders (as the app makes them) in tmp."""
-    options = {key: str(tmp_path / "broker" / key) for key in _FOLDERS}
-    for folder in options.values():
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
+) -> Path:
+    """The embedded default broker (a SQLite file) and var dir, in tmp."""
+    settings.VAR_DIR = tmp_path / "var"
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(celery_app.conf, "broker_url", "filesystem://")
-    return options
+    database = tmp_path / "var" / "broker" / "broker.sqlite3"
+    monkeypatch.setattr(celery_app.conf, "broker_url", f"sqla+sqlite:///{database}")
+    return database
 
 
 @pytest.fixture
@@ -54,8 +51,9 @@ def test_healthz_is_ok_when_every_probe_passes(client: Client) -> None:
         "database": True,
         "broker": True,
         "storage": True,
+        "processes": True,
     }
-    assert body["checks"]["broker"]["backend"] == "filesystem"
+    assert body["checks"]["broker"]["backend"] == "sqlite"
 
 
 def test_healthz_needs_no_login(client: Client) -> None:
@@ -86,10 +84,21 @@ def test_healthz_refuses_post(client: Client) -> None:
     assert response.status_code == 405
 
 
-def test_healthz_fails_when_a_broker_folder_is_missing(
-    client: Client, filesystem_broker: dict[str, str]
+def test_healthz_reports_the_embedded_broker_as_sqlite(client: Client) -> None:
+    response = client.get("/healthz")
+
+    assert response.json()["checks"]["broker"] == {
+        "ok": True,
+        "backend": "sqlite",
+        "ms": response.json()["checks"]["broker"]["ms"],
+    }
+
+
+def test_healthz_fails_when_the_broker_database_is_not_a_database(
+    client: Client, embedded_broker: Path
 ) -> None:
-    Path(filesystem_broker["control_folder"]).rmdir()
+    embedded_broker.parent.mkdir(parents=True)
+    embedded_broker.write_bytes(b"this is not a SQLite database, not even close!" * 4)
 
     response = client.get("/healthz")
 
@@ -98,12 +107,12 @@ def test_healthz_fails_when_a_broker_folder_is_missing(
     assert response.json()["checks"]["broker"]["ok"] is False
 
 
-def test_check_broker_names_the_missing_folder(
-    filesystem_broker: dict[str, str],
+def test_check_broker_names_a_folder_it_cannot_write(
+    embedded_broker: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Path(filesystem_broker["control_folder"]).rmdir()
+    monkeypatch.setattr(health.os, "access", lambda path, mode: False)
 
-    with pytest.raises(RuntimeError, match=r"broker folder .*control_folder"):
+    with pytest.raises(RuntimeError, match=r"broker folder .*broker is not writable"):
         health.check_broker()
 
 

@@ -1,0 +1,296 @@
+"""The embedded runtime's supervisor (``scripts/run``): the web server, a Celery
+worker for the default queue, one for the local lab pool and beat, each in a process
+group of its own.
+
+- A worker or beat that exits is started again after a back-off (1 s, 2 s, 4 s …
+  at most 30 s; back to 1 s once it stayed up for a minute), with a line on the
+  console. The web server is not restarted: when it exits, everything stops.
+- The state of every process (pid, restarts, last exit) is written to
+  ``$REPROGATE_VAR_DIR/supervisor.json`` whenever it changes; ``/healthz`` reports it
+  (portal/health.py).
+- SIGINT or SIGTERM (Ctrl-C) sends SIGTERM to every process group, waits at most
+  ``STOP_GRACE_S`` and then SIGKILLs what is left of the groups (a Celery worker's
+  warm shutdown would wait for a running benchmark to finish).
+
+Run as ``python -m config.supervise --host 127.0.0.1 --port 8000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+STATUS_FILE = "supervisor.json"
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+STABLE_AFTER_S = 60.0
+STOP_GRACE_S = 8.0
+POLL_S = 0.2
+# Celery warns whenever a worker runs as root (uid 0). The embedded default runs on
+# a developer's machine, often as root in a container, and this filter (a Python
+# warnings filter for that one message, in the embedded processes' environment
+# only) keeps the console for what matters. Production runs workers as a user.
+ROOT_WARNING_FILTER = "ignore:You're running the worker with superuser privileges"
+
+
+@dataclass
+class Program:
+    name: str
+    argv: list[str]
+    essential: bool = False  # its exit stops everything (the web server)
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    failures_in_a_row: int = 0
+    next_start_at: float | None = None
+    last_exit: dict[str, object] | None = None
+
+    @property
+    def state(self) -> str:
+        if self.process is not None and self.process.poll() is None:
+            return "running"
+        return "restarting" if self.next_start_at is not None else "stopped"
+
+
+def backoff(failures_in_a_row: int) -> float:
+    """Seconds before the next start after ``failures_in_a_row`` quick exits."""
+    exponent = max(failures_in_a_row - 1, 0)
+    return min(BACKOFF_FIRST_S * 2 ** min(exponent, 16), BACKOFF_MAX_S)
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with {returncode}"
+
+
+def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
+    """What ``scripts/run`` supervises. The lab pool's worker runs one task at a
+    time: a pool host runs one benchmark at a time."""
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
+    worker = [*celery, "worker", "--loglevel=INFO"]
+    schedule = var_dir / "celerybeat-schedule"
+    return [
+        Program(
+            "web",
+            [sys.executable, "manage.py", "runserver", "--noreload", f"{host}:{port}"],
+            essential=True,
+        ),
+        Program(
+            "worker",
+            [*worker, "--concurrency=2", "--queues=celery", "--hostname=embedded@%h"],
+        ),
+        Program(
+            "lab-worker",
+            [
+                *worker,
+                "--concurrency=1",
+                "--queues=pool.local",
+                "-n",
+                "embedded-lab@%h",
+            ],
+        ),
+        Program(
+            "beat",
+            [*celery, "beat", "--loglevel=INFO", f"--schedule={schedule}"],
+        ),
+    ]
+
+
+@dataclass
+class Supervisor:
+    programs: list[Program]
+    status_path: Path
+    stop_grace_s: float = STOP_GRACE_S
+    say: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
+    env: dict[str, str] | None = None
+    _stopping: bool = False
+    _exit_code: int = 0
+    _started_at: float = field(default_factory=time.time)
+
+    # --- processes ----------------------------------------------------------------
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ if self.env is None else self.env)
+        filters = [f for f in env.get("PYTHONWARNINGS", "").split(",") if f]
+        env["PYTHONWARNINGS"] = ",".join([*filters, ROOT_WARNING_FILTER])
+        return env
+
+    def _start(self, program: Program) -> None:
+        program.process = subprocess.Popen(  # noqa: S603 (argv built here)
+            program.argv, env=self._environment(), start_new_session=True
+        )
+        program.started_at = time.monotonic()
+        program.next_start_at = None
+
+    def _reap(self, program: Program, returncode: int) -> None:
+        now = time.monotonic()
+        program.last_exit = {
+            "code": returncode,
+            "description": describe_exit(returncode),
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+        if program.essential:
+            self.say(f"==> {program.name} {describe_exit(returncode)}; stopping")
+            self._exit_code = returncode if returncode > 0 else 1
+            self._stopping = True
+            return
+        if now - program.started_at >= STABLE_AFTER_S:
+            program.failures_in_a_row = 0
+        program.failures_in_a_row += 1
+        delay = backoff(program.failures_in_a_row)
+        program.next_start_at = now + delay
+        self.say(
+            f"==> {program.name} {describe_exit(returncode)}; restarting in {delay:g} s"
+        )
+
+    def step(self) -> bool:
+        """Reap exited processes and start those that are due; True if a state
+        changed."""
+        changed = False
+        for program in self.programs:
+            if program.process is not None and program.next_start_at is None:
+                returncode = program.process.poll()
+                if returncode is not None:
+                    # What the dead leader leaves (a worker's pool children) goes too.
+                    _signal_group(program.process, signal.SIGKILL)
+                    self._reap(program, returncode)
+                    changed = True
+            if (
+                not self._stopping
+                and program.next_start_at is not None
+                and time.monotonic() >= program.next_start_at
+            ):
+                program.restarts += 1
+                self._start(program)
+                changed = True
+        return changed
+
+    def stop(self) -> None:
+        """TERM every process group, wait at most the grace, KILL what is left."""
+        live = [p for p in self.programs if p.process is not None]
+        for program in live:
+            _signal_group(program.process, signal.SIGTERM)
+        deadline = time.monotonic() + self.stop_grace_s
+        while time.monotonic() < deadline and any(
+            _group_alive(p.process) for p in live
+        ):
+            for program in live:
+                program.process.poll()
+            time.sleep(0.1)
+        for program in live:
+            if _group_alive(program.process):
+                self.say(
+                    f"==> {program.name} did not stop in {self.stop_grace_s:g} s; "
+                    "killing it"
+                )
+                _signal_group(program.process, signal.SIGKILL)
+        for program in live:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                program.process.wait(timeout=5)
+            program.next_start_at = None
+
+    # --- status -------------------------------------------------------------------
+    def status(self) -> dict[str, object]:
+        programs: dict[str, object] = {}
+        for program in self.programs:
+            entry: dict[str, object] = {
+                "state": program.state,
+                "pid": program.process.pid if program.process else None,
+                "restarts": program.restarts,
+                "last_exit": program.last_exit,
+            }
+            if program.next_start_at is not None:
+                entry["restart_in_s"] = round(
+                    max(program.next_start_at - time.monotonic(), 0.0), 1
+                )
+            programs[program.name] = entry
+        return {
+            "supervisor_pid": os.getpid(),
+            "stopping": self._stopping,
+            "updated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "programs": programs,
+        }
+
+    def write_status(self) -> None:
+        self.status_path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = self.status_path.with_name(f".{self.status_path.name}.{os.getpid()}")
+        scratch.write_text(json.dumps(self.status(), indent=2), encoding="utf-8")
+        os.replace(scratch, self.status_path)
+
+    # --- main loop ----------------------------------------------------------------
+    def request_stop(self, signum: int, _frame: FrameType | None) -> None:
+        if not self._stopping:
+            self.say(f"==> {signal.Signals(signum).name}: stopping")
+        self._stopping = True
+
+    def run(self) -> int:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self.request_stop)
+        try:
+            for program in self.programs:
+                self._start(program)
+            self.write_status()
+            while not self._stopping:
+                if self.step():
+                    self.write_status()
+                time.sleep(POLL_S)
+        finally:
+            self._stopping = True
+            self.write_status()
+            self.stop()
+            self.status_path.unlink(missing_ok=True)
+        return self._exit_code
+
+
+def _signal_group(process: subprocess.Popen[bytes] | None, signum: int) -> None:
+    if process is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def _group_alive(process: subprocess.Popen[bytes] | None) -> bool:
+    """Whether any process of the group ``process`` leads is left (the pool
+    children of a worker whose main process is gone included)."""
+    if process is None:
+        return False
+    process.poll()  # reap the leader, or it stays a zombie member of its group
+    try:
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--var-dir", type=Path, required=True)
+    args = parser.parse_args(argv)
+    var_dir = args.var_dir.resolve()
+    supervisor = Supervisor(
+        embedded_programs(args.host, args.port, var_dir),
+        status_path=var_dir / STATUS_FILE,
+    )
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
