@@ -10,10 +10,33 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from accounts.models import Notification
 from config.site import absolute_url
+
+# The page a notification links to, named for its link in the in-app list.
+_LINK_LABELS = {
+    "procurement:rfp_detail": "Open the RFP",
+    "procurement:rfp_clarifications": "Open the clarifications",
+    "procurement:rfp_bids": "Open the bids",
+    "procurement:bid_receipt": "Open the receipt",
+    "procurement:rfp_evaluation": "Open the evaluation",
+    "procurement:rfp_award": "Open the award",
+    "artifacts:release_detail": "Open the escrow release",
+}
+
+
+def notification_link_label(url: str) -> str:
+    """``Open the RFP`` and the like for a path of this site; ``Open`` otherwise."""
+    if not url.startswith("/"):
+        return "Open"
+    try:
+        match = resolve(url.split("?", 1)[0])
+    except Resolver404:
+        return "Open"
+    return _LINK_LABELS.get(match.view_name, "Open")
 
 
 def notify_users(
