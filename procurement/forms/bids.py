@@ -6,7 +6,9 @@ from django import forms
 from django.forms.models import fields_for_model
 
 from accounts.exceptions import ApplicationError
+from procurement.evidence import SignedBundle
 from procurement.models import Bid, CostModelInput
+from procurement.services.bid_inputs import bundle_cost_inputs
 from procurement.services.bids import COST_FIELDS, STATS, max_document_bytes
 
 COST_LABELS = {
@@ -25,6 +27,12 @@ CLAIMS_HELP = (
     "“ttft_ms p99 180 ms cold-c32”. Write - for no unit. Stats: "
     + ", ".join(STATS)
     + "."
+)
+CLAIMS_FROM_BUNDLE_HELP = (
+    "Taken from the bundle you chose: its signed claims, one a line (metric stat "
+    "value [unit] [scenario]). A value you change, or a claim you add, is kept "
+    "and shown to the buyer as differing from the signed bundle; a claim you "
+    "delete stays, as the bundle signs it. "
 )
 
 
@@ -70,9 +78,26 @@ def _claim_from_line(line: str) -> dict[str, str]:
     }
 
 
-class BidForm(forms.Form):
-    """The vendor's bid: cover note, claimed key metrics, cost inputs, documents."""
+def _bundle_label(bundle: SignedBundle) -> str:
+    claims = len(bundle.claims)
+    return (
+        f"{bundle.sha256[:16]}… accepted {bundle.uploaded_at:%Y-%m-%d %H:%M} UTC, "
+        f"{claims} claim{'s' if claims != 1 else ''}"
+    )
 
+
+class BidForm(forms.Form):
+    """The vendor's bid: the signed bundle it relies on, cover note, claimed key
+    metrics and cost inputs (pre-filled from the bundle), documents."""
+
+    bundle = forms.ChoiceField(
+        label="Signed bundle",
+        widget=forms.RadioSelect,
+        help_text=(
+            "The bid names this bundle: its SHA-256 goes into your commitment, and "
+            "its claims and cost model into the fields below."
+        ),
+    )
     cover_note = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}), required=False, max_length=20000
     )
@@ -89,12 +114,30 @@ class BidForm(forms.Form):
         label="Remove documents",
     )
 
-    def __init__(self, *args: Any, bid: Bid | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        bid: Bid | None = None,
+        bundles: list[SignedBundle] | None = None,
+        load: str = "",
+        **kwargs: Any,
+    ) -> None:
+        """``bundles``: the vendor's accepted bundles on the RFP, newest first;
+        ``load``: the one to pre-fill from (default: the bid's, else the newest)."""
         super().__init__(*args, **kwargs)
+        self.bundles = bundles or []
         costs = fields_for_model(CostModelInput, fields=COST_FIELDS)
         for name, field in costs.items():
             field.label = COST_LABELS[name]
+            field.required = not self.bundles  # blank: the bundle's value
             self.fields[name] = field
+        if self.bundles:
+            self.fields["bundle"].choices = [
+                (b.bundle_id, _bundle_label(b)) for b in self.bundles
+            ]
+            self.fields["claims"].help_text = CLAIMS_FROM_BUNDLE_HELP + CLAIMS_HELP
+        else:
+            del self.fields["bundle"]
         limit = max_document_bytes() // (1024 * 1024)
         self.fields[
             "documents"
@@ -104,6 +147,9 @@ class BidForm(forms.Form):
         self.claim_lines: list[int] = []
         if bid is not None:
             self._fill_from(bid)
+        chosen = self._chosen(bid, load)
+        if chosen is not None:
+            self._fill_from_bundle(chosen, bid)
 
     def _fill_from(self, bid: Bid) -> None:
         self.initial.update(
@@ -114,6 +160,30 @@ class BidForm(forms.Form):
             self.initial.update({f: getattr(inputs, f) for f in COST_FIELDS})
         names = [d.name for d in bid.documents.filter(superseded_at__isnull=True)]
         self.fields["remove_documents"].choices = [(n, n) for n in sorted(names)]
+
+    def _chosen(self, bid: Bid | None, load: str) -> SignedBundle | None:
+        by_id = {b.bundle_id: b for b in self.bundles}
+        current = str(bid.bundle_public_id) if bid and bid.bundle_public_id else ""
+        for candidate in (load, current):
+            if candidate in by_id:
+                return by_id[candidate]
+        return self.bundles[0] if self.bundles else None
+
+    def _fill_from_bundle(self, bundle: SignedBundle, bid: Bid | None) -> None:
+        """The bundle's claims and cost inputs, unless the bid already names this
+        bundle (then the bid's own values, differences included, stand)."""
+        self.initial["bundle"] = bundle.bundle_id
+        if bid is not None and str(bid.bundle_public_id or "") == bundle.bundle_id:
+            return
+        claims = [c for c in bundle.claims if {"metric", "stat", "value"} <= set(c)]
+        self.initial["claims"] = claims_as_text(claims)
+        self.initial.update(bundle_cost_inputs(bundle))
+
+    @property
+    def chosen_bundle(self) -> SignedBundle | None:
+        """The bundle selected (bound: as posted; else the pre-filled one)."""
+        chosen = self["bundle"].value() if "bundle" in self.fields else None
+        return next((b for b in self.bundles if b.bundle_id == chosen), None)
 
     def clean_claims(self) -> list[dict[str, str]]:
         claims, errors = [], []
@@ -133,6 +203,9 @@ class BidForm(forms.Form):
     def cost_inputs(self) -> dict[str, Any]:
         return {f: self.cleaned_data[f] for f in COST_FIELDS}
 
+    def bundle_id(self) -> str | None:
+        return self.cleaned_data.get("bundle") or None
+
     def add_problems(self, exc: ApplicationError) -> None:
         """Show a service's refusal beside the fields it names."""
         placed = False
@@ -145,6 +218,9 @@ class BidForm(forms.Form):
                 placed = True
             elif path.startswith("cost_inputs."):
                 self.add_error(path.removeprefix("cost_inputs."), problem.message)
+                placed = True
+            elif path == "bundle" and "bundle" in self.fields:
+                self.add_error("bundle", problem.message)
                 placed = True
         if not placed:
             field = "documents" if exc.code.startswith("document_") else None

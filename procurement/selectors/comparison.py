@@ -46,7 +46,8 @@ class ComparisonRow:
     consensus: scoring.BidConsensus | None  # None while scores are hidden
     cells: list[tuple[Criterion, scoring.CellConsensus | None]]
     evidence: BidEvidence
-    claims: list[tuple[str, list[dict[str, Any]]]]  # per required metric, in order
+    # per required metric, in order; each claim with "flag" (differs from the bundle)
+    claims: list[tuple[str, list[dict[str, Any]]]]
     tco: TcoResult | None
 
 
@@ -74,7 +75,7 @@ class Comparison:
 def _claims_by_metric(
     bid: Bid, metrics: list[str]
 ) -> list[tuple[str, list[dict[str, Any]]]]:
-    claims = [c for c in bid.claimed_metrics or [] if isinstance(c, dict)]
+    claims = bid.claims_with_flags  # each with "flag": how it differs from the bundle
     return [(name, [c for c in claims if c.get("metric") == name]) for name in metrics]
 
 

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
 from procurement import clock
+from procurement.evidence import bundles_accepted
 from procurement.forms.bids import BidForm
 from procurement.models import BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, can_manage_rfp, is_buyer_side
@@ -190,7 +191,20 @@ def _submit_form(
         cost_inputs=form.cost_inputs(),
         documents=bid_documents_store(uploads=data["documents"]),
         remove_documents=data["remove_documents"],
+        bundle=form.bundle_id(),
     )
+
+
+def _bid_form(request: HttpRequest, rfp: Rfp, organisation: Organisation, bid: Any):
+    """Bound to the POST, or (on GET and on "load the chosen bundle") pre-filled
+    from the chosen bundle, keeping the cover note typed so far."""
+    bundles = bundles_accepted(rfp, organisation.pk)
+    if request.method == "POST" and "load" not in request.POST:
+        return BidForm(request.POST, request.FILES or None, bid=bid, bundles=bundles)
+    form = BidForm(bid=bid, bundles=bundles, load=request.POST.get("bundle", ""))
+    if "cover_note" in request.POST:
+        form.initial["cover_note"] = request.POST["cover_note"]
+    return form
 
 
 @login_required
@@ -199,9 +213,8 @@ def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_for_request(request, rfp_id)
     organisation = _bidder(request, rfp)
     bid = bid_get_own(rfp=rfp, organisation=organisation)
-    post = request.method == "POST"
-    form = BidForm(request.POST if post else None, request.FILES or None, bid=bid)
-    if post and form.is_valid():
+    form = _bid_form(request, rfp, organisation, bid)
+    if form.is_bound and form.is_valid():
         try:
             return _done(request, _submit_form(request, rfp, organisation, form))
         except ApplicationError as exc:
