@@ -166,6 +166,9 @@ class AuditEvent(models.Model):
     target_repr = models.CharField(max_length=300, blank=True)
     data = models.JSONField(default=dict, encoder=DjangoJSONEncoder)
     request_id = models.CharField(max_length=64, blank=True)
+    # The RFP the event is about (its reference), whoever's trail it lies in: a
+    # vendor's bid and bundle events belong to that RFP's buyer-side trail too.
+    rfp_reference = models.CharField(max_length=40, blank=True, default="")
 
     objects: ClassVar[AuditEventQuerySet] = AuditEventQuerySet.as_manager()  # type: ignore[assignment]
 
@@ -180,6 +183,10 @@ class AuditEvent(models.Model):
             # the audit page: one organisation's trail, newest first
             models.Index(
                 fields=["organisation", "occurred_at"], name="accounts_audit_org_idx"
+            ),
+            # one RFP's trail (the RFP filter, the RFP page's "audit" tab)
+            models.Index(
+                fields=["rfp_reference", "occurred_at"], name="accounts_audit_rfp_idx"
             ),
         ]
 

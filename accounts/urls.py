@@ -18,5 +18,7 @@ urlpatterns = [
         name="api_token_revoke",
     ),
     path("audit/", views.audit_list, name="audit_list"),
+    path("audit/export.csv", views.audit_export, {"fmt": "csv"}, name="audit_csv"),
+    path("audit/export.json", views.audit_export, {"fmt": "json"}, name="audit_json"),
     path("notifications/", views.notification_list, name="notifications"),
 ]

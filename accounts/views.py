@@ -9,16 +9,22 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.audit_rows import audit_lines, audit_rows
 from accounts.exceptions import ApplicationError
+from accounts.exports import audit_csv_lines, audit_json_chunks
 from accounts.forms import ApiTokenCreateForm, AuditFilterForm
+from accounts.models import AuditEvent
 from accounts.permissions import can_view_audit_trail
 from accounts.selectors import (
     api_token_list_for,
     audit_event_list_visible_to,
+    audit_event_page,
+    audit_rfp_references,
     membership_list_for,
     notification_list_for,
 )
@@ -115,23 +121,64 @@ def api_token_revoke_view(request: HttpRequest, token_id: uuid.UUID) -> HttpResp
     return redirect("accounts:profile")
 
 
-@login_required
-def audit_list(request: HttpRequest) -> HttpResponse:
+def _audit_filtered(
+    request: HttpRequest,
+) -> tuple[AuditFilterForm, QuerySet[AuditEvent], dict[str, str]]:
+    """The filter form, the trail it selects, and the filters as text."""
     if not can_view_audit_trail(request.user):
         raise PermissionDenied
-    form = AuditFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_bound and form.is_valid() else {}
-    events = audit_event_list_visible_to(
-        request.user, **{k: v for k, v in filters.items() if v}
+    form = AuditFilterForm(
+        request.GET or None, rfp_references=audit_rfp_references(request.user)
     )
-    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    valid = form.is_bound and form.is_valid()
+    filters = {k: v for k, v in (form.cleaned_data if valid else {}).items() if v}
+    events = audit_event_list_visible_to(request.user, **filters)
+    return form, events, {k: str(v) for k, v in filters.items()}
+
+
+def audit_page_context(
+    request: HttpRequest, events: QuerySet[AuditEvent], **extra: object
+) -> dict[str, object]:
+    """One page of the trail as lines (rows, and grouped runner noise)."""
+    number = request.GET.get("page")
+    trail = audit_event_page(events, number=number, size=AUDIT_PAGE_SIZE)
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
+    lines = audit_lines(trail)
+    return {"page": trail.page, "lines": lines, "query": query.urlencode(), **extra}
+
+
+@login_required
+def audit_list(request: HttpRequest) -> HttpResponse:
+    form, events, _filters = _audit_filtered(request)
+    context = audit_page_context(request, events, form=form)
     template = (
         "accounts/_audit_rows.html" if request.htmx else "accounts/audit_list.html"
     )
     return render(request, template, context)
+
+
+@login_required
+def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """Every row the filters select (no grouping, no pages), as CSV or JSON."""
+    form, events, filters = _audit_filtered(request)
+    if form.is_bound and not form.is_valid():
+        problems = [
+            {"code": "invalid", "message": str(message), "path": field}
+            for field, messages in form.errors.items()
+            for message in messages
+        ]
+        body = {"code": "invalid_filter", "message": "Check the filters."}
+        return JsonResponse({**body, "problems": problems}, status=400)
+    rows = audit_rows(events.iterator(chunk_size=500))
+    name = "-".join(["audit-trail", *filters.get("rfp", "").split()])
+    if fmt == "csv":
+        chunks, kind = audit_csv_lines(rows), "text/csv; charset=utf-8"
+    else:
+        chunks, kind = audit_json_chunks(rows, filters), "application/json"
+    response = StreamingHttpResponse(chunks, content_type=kind)
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
 
 
 @login_required

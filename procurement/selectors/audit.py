@@ -1,20 +1,56 @@
+"""The RFP's audit trail, and what procurement tells accounts about RFPs so that
+a buyer's trail includes its vendors' events, sealed until opening
+(``accounts.audit_scope``; registered in ``ProcurementConfig.ready()``)."""
+
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.contrib.contenttypes.models import ContentType
-from django.db.models import Q, QuerySet
+from collections.abc import Collection
+from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from accounts.audit_scope import register_rfp_scope
 from accounts.models import AuditEvent
 from accounts.selectors import audit_event_list_visible_to
 from procurement.models import Rfp
+
+OPENED = (Rfp.Status.OPENED, Rfp.Status.AWARDED)  # ``Rfp.is_sealed`` is False
 
 
 def rfp_audit_events(
     user: AbstractBaseUser | AnonymousUser, *, rfp: Rfp
 ) -> QuerySet[AuditEvent]:
-    """The RFP's trail as the user may read it: events on the RFP itself and every
-    event whose data names it (``data["rfp"]``), within the user's trail scope."""
-    rfp_type = ContentType.objects.get_for_model(Rfp)
-    return audit_event_list_visible_to(user).filter(
-        Q(target_type=rfp_type, target_id=str(rfp.pk)) | Q(data__rfp=rfp.reference)
-    )
+    """The RFP's trail as the user may read it: the events naming the RFP in the
+    user's trail scope, with its vendors' bid and bundle events (sealed until
+    opening) and, once opened, its vendors' signing-key events."""
+    return audit_event_list_visible_to(user, rfp=rfp.reference)
+
+
+class RfpTrailScope:
+    """``accounts.audit_scope.RfpScope`` over procurement's RFPs."""
+
+    def references(self, buyer_organisation_ids: Collection[int]) -> QuerySet[Any]:
+        return Rfp.objects.filter(
+            buyer_organisation_id__in=list(buyer_organisation_ids)
+        ).values_list("reference", flat=True)
+
+    def opened_references(
+        self, buyer_organisation_ids: Collection[int]
+    ) -> QuerySet[Any]:
+        return self.references(buyer_organisation_ids).filter(status__in=OPENED)
+
+    def opened_vendor_ids(
+        self, buyer_organisation_ids: Collection[int], reference: str = ""
+    ) -> QuerySet[Any]:
+        invitations = Rfp.invited_vendors.through.objects.filter(
+            rfp__buyer_organisation_id__in=list(buyer_organisation_ids),
+            rfp__status__in=OPENED,
+        )
+        if reference:
+            invitations = invitations.filter(rfp__reference=reference)
+        return invitations.values_list("organisation_id", flat=True)
+
+
+def register() -> None:
+    register_rfp_scope(RfpTrailScope())

@@ -7,6 +7,7 @@ import io
 from decimal import Decimal
 from typing import Any
 
+from accounts.exports import csv_safe
 from procurement import scoring
 from procurement.evidence import BidEvidence
 from procurement.selectors.comparison import Comparison
@@ -22,16 +23,6 @@ def claim_text(claim: dict[str, Any]) -> str:
     parts = [str(claim.get(k, "")) for k in ("stat", "value", "unit")]
     text = " ".join(p for p in parts if p)
     return f"{text} ({claim['scenario']})" if claim.get("scenario") else text
-
-
-def csv_safe(cell: str) -> str:
-    """Keep spreadsheets from running text as a formula (CSV injection)."""
-    if cell[:1] in {"=", "+", "-", "@", "\t", "\r"}:
-        try:
-            Decimal(cell)
-        except ArithmeticError:
-            return "'" + cell
-    return cell
 
 
 COMPLETENESS_COLUMNS = [

@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
 from accounts.permissions import can_view_audit_trail
+from accounts.views import audit_page_context
 from procurement.permissions import bidding_organisation
 from procurement.selectors.audit import rfp_audit_events
 from procurement.views.common import rfp_for_request, rfp_page_context
@@ -23,8 +24,9 @@ def rfp_audit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     ):
         raise PermissionDenied
     events = rfp_audit_events(request.user, rfp=rfp)
-    page = Paginator(events, 50).get_page(request.GET.get("page"))
-    context = rfp_page_context(request, rfp, "audit", page=page, query="")
+    export = urlencode({"rfp": rfp.reference})  # the trail page's exports
+    context = rfp_page_context(request, rfp, "audit")
+    context.update(audit_page_context(request, events, export_query=export))
     return render(request, "procurement/rfp_audit.html", context)
 
 
