@@ -44,6 +44,7 @@ from artifacts.services.keys import (
     signing_key_register,
     signing_key_revoke,
 )
+from config.site import site_url
 from procurement.models import Rfp
 from procurement.permissions import bidding_organisation
 from procurement.views.common import rfp_for_request
@@ -159,7 +160,7 @@ def _upload_page(
         )[:20],
         "max_bytes": bundle_max_upload_bytes(),
         "api_url": reverse("bundle-list", args=[rfp.public_id]),
-        "site_url": request.build_absolute_uri("/").rstrip("/"),
+        "site_url": site_url(),  # for the CLI command shown: what e-mails link to
     }
     return render(request, "artifacts/bundle_upload.html", context, status=status)
 

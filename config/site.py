@@ -11,3 +11,8 @@ def absolute_url(path: str = "/") -> str:
     if not path.startswith("/"):
         return path
     return settings.REPROGATE_SITE_URL + path
+
+
+def site_url() -> str:
+    """``REPROGATE_SITE_URL``: scheme, host and port, no trailing slash."""
+    return settings.REPROGATE_SITE_URL

@@ -191,3 +191,19 @@ def test_in_app_list_shows_title_and_link_not_the_email_body(
 )
 def test_link_labels_name_the_page(url: str, label: str) -> None:
     assert notification_link_label(url) == label
+
+
+def test_the_upload_page_shows_the_cli_command_with_the_site_url(
+    settings: Any, client_for: Any, buyer_org: Any, vendor_a: Any, vendor_a_org: Any
+) -> None:
+    settings.REPROGATE_SITE_URL = "https://reprogate.example.com"
+    rfp = published_rfp(buyer_org, vendor_a_org)
+
+    html = (
+        client_for(vendor_a)
+        .get(f"/artifacts/rfps/{rfp.public_id}/bundles/upload/")
+        .content.decode()
+    )
+
+    assert "--url https://reprogate.example.com --token" in html
+    assert "testserver" not in html  # not the address of this one request
