@@ -7,12 +7,14 @@ content: only the number of bids and their commitment hashes. A vendor never see
 another vendor's bid, receipt or document, by any URL (404).
 
 The tender invites the vendors directly (as a factory), because the invitations
-are the buyer's own act; what must never show is what the *bidding* adds."""
+are the buyer's own act; what must never show is what the *bidding* adds,
+including which signed bundle a bid names (its public id and digests)."""
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.models import Notification, Organisation, Role
+from artifacts.models import Bundle
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
@@ -31,6 +34,7 @@ from tests.procurement.factories_bids import (
     tender,
     upload,
 )
+from tests.procurement.factories_bundles import accepted_bundle
 
 pytestmark = pytest.mark.django_db
 
@@ -48,17 +52,25 @@ def buyer_admin(buyer_org: Organisation) -> Any:
 
 
 @pytest.fixture(params=["published", "closed"])
-def rfp(request: Any, buyer_org: Organisation, clock: Any) -> Rfp:
-    """Both vendors bid (A with a document); then either the deadline is still
-    ahead, or it passed and the buyer requested the opening (not confirmed).
-    Every watcher exists before the bids, so that it could be notified."""
+def rfp(request: Any, buyer_org: Organisation, clock: Any, tmp_path: Path) -> Rfp:
+    """Both vendors bid (A with a document, naming its accepted signed bundle);
+    then either the deadline is still ahead, or it passed and the buyer requested
+    the opening (not confirmed). Every watcher exists before the bids, so that it
+    could be notified."""
     get = request.getfixturevalue
     buyer, vendor_a, vendor_b = get("buyer"), get("vendor_a"), get("vendor_b")
     for persona in ("evaluator", "buyer_admin", "auditor", "labops"):
         get(persona)
     a_org, b_org = get("vendor_a_org"), get("vendor_b_org")
     rfp = tender(buyer_org, a_org, b_org)
-    submit(rfp, vendor_a, a_org, files=(upload("acme-flash-sizing.pdf"),))
+    bundle = accepted_bundle(rfp, a_org, tmp_path)
+    submit(
+        rfp,
+        vendor_a,
+        a_org,
+        files=(upload("acme-flash-sizing.pdf"),),
+        bundle=str(bundle.public_id),
+    )
     submit(rfp, vendor_a, a_org)  # a replacement: receipts, events
     b_claims = [{"metric": "ttft_ms", "stat": "p99", "value": 77.5, "unit": "ms"}]
     b_costs = {**COST_INPUTS, "hardware_cost": Decimal("55555.00")}
@@ -77,8 +89,19 @@ def rfp(request: Any, buyer_org: Organisation, clock: Any) -> Rfp:
     return rfp
 
 
+def _bundle_secrets() -> list[str]:
+    """The bundle a bid names: its public id and digests (in full and as the
+    pages abbreviate them)."""
+    secrets: list[str] = []
+    for bundle in Bundle.objects.all():
+        for value in (str(bundle.public_id), bundle.sha256, bundle.manifest_sha256):
+            secrets += [value, value[:14]]
+    return secrets
+
+
 def _leaks(text: str) -> list[str]:
-    return [secret for secret in EVERY_SECRET if secret in text]
+    every = [*EVERY_SECRET, *_bundle_secrets()]
+    return [secret for secret in every if secret in text]
 
 
 def _commitments(rfp: Rfp) -> list[str]:
@@ -185,6 +208,19 @@ def test_sealed_bid_pages_are_404_for_the_buyer_side(
     assert api.get(f"/api/v1/{path}").status_code == 404
 
 
+@pytest.mark.parametrize("persona", BUYER_SIDE)
+def test_sealed_bundle_pages_are_404_for_the_buyer_side(
+    rfp: Rfp, persona: str, request: Any, client_for: Any
+) -> None:
+    bundle = Bid.objects.get(vendor_organisation__slug="acme-flash").bundle_public_id
+    user = request.getfixturevalue(persona)
+
+    page = client_for(user).get(f"/artifacts/bundles/{bundle}/")
+    api = _api(user).get(f"/api/v1/bundles/{bundle}/")
+
+    assert (page.status_code, api.status_code) == (404, 404)
+
+
 def test_superuser_sees_no_sealed_bid_pages_or_api(
     rfp: Rfp, admin_client: Client, admin_user: Any
 ) -> None:
@@ -251,7 +287,10 @@ def _a_urls(rfp: Rfp) -> list[str]:
     receipt = BidReceipt.objects.filter(bid=bid).first()
     sha = BidDocument.objects.filter(bid=bid).first().sha256  # type: ignore[union-attr]
     r, b, rc = rfp.public_id, bid.public_id, receipt.public_id  # type: ignore[union-attr]
+    bundle = bid.bundle_public_id
     return [
+        f"/artifacts/bundles/{bundle}/",
+        f"/api/v1/bundles/{bundle}/",
         f"/rfps/{r}/bids/{b}/",
         f"/rfps/{r}/bids/{b}/documents/{sha}/",
         f"/rfps/{r}/bid/receipts/{rc}/",
@@ -296,7 +335,7 @@ def test_vendor_b_sees_only_its_own_bid(
     ]
 
     a_commitment = Bid.objects.get(vendor_organisation__slug="acme-flash").commitment
-    assert not [s for s in SECRETS if s in " ".join(pages)]
+    assert not [s for s in [*SECRETS, *_bundle_secrets()] if s in " ".join(pages)]
     assert a_commitment not in " ".join(pages)
     assert "Quartz-7" in pages[1]
 
@@ -355,6 +394,7 @@ def test_opened_bid_page_shows_content_and_serves_documents(
     assert "Zephyr-9" in page
     assert "181.25" in page
     assert "acme-flash-sizing.pdf" in page
+    assert bid.bundle_sha256 in page  # the bundle it names, once opened
     assert b"".join(download.streaming_content) == b"%PDF-1.7 signed"
 
 
