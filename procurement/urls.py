@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from procurement.views import (
     audit,
+    award,
     bids,
     clarifications,
     evaluation,
@@ -16,5 +17,6 @@ urlpatterns = [
     *clarifications.urlpatterns,
     *bids.urlpatterns,
     *evaluation.urlpatterns,
+    *award.urlpatterns,
     *audit.urlpatterns,
 ]

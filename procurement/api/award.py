@@ -1,6 +1,9 @@
-"""TCO formula and award API: the formula versions the comparison uses and the
-award with its rationale. Buyer side only (vendors 404, auditors and lab operators
-403); the award answers 409 unless the bids are opened."""
+"""TCO formula and award API: the formula versions the comparison uses, and the
+two-person award: a buyer or admin requests it (winning bid, rationale, and an
+override reason while score sheets are missing), another buyer-side member
+confirms it, any buyer-side member cancels a pending request. Buyer side only
+(vendors 404, auditors and lab operators 403); 409 unless the bids are opened or
+when no request is pending."""
 
 from __future__ import annotations
 
@@ -18,10 +21,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
-from procurement.models import Award, Bid
+from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp
+from procurement.selectors.award import (
+    award_get,
+    award_request_pending,
+    award_summary,
+)
 from procurement.selectors.evaluation import tco_formula_current, tco_formula_list
-from procurement.services.award import AWARD_RATIONALE_MIN, award_create
+from procurement.services.award import (
+    AWARD_RATIONALE_MIN,
+    award_cancel,
+    award_confirm,
+    award_request,
+)
 from procurement.services.evaluation import rfp_require_evaluation_open
 from procurement.services.tco import HOURS_PER_YEAR_MAX, tco_formula_create
 
@@ -91,6 +104,72 @@ class TcoFormulaListApi(APIView):
 # --- award ----------------------------------------------------------------------
 
 
+class AwardSheetsSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "AwardSheets"
+
+    submitted = serializers.IntegerField()
+    expected = serializers.IntegerField()
+    complete = serializers.BooleanField()
+    missing = serializers.ListField(child=serializers.CharField())
+
+
+class AwardRankSerializer(serializers.Serializer):
+    """One evaluated bid as the confirmer sees it (rank and total once the caller
+    may see the consensus; the evidence completeness always)."""
+
+    class Meta:
+        ref_name = "AwardRank"
+
+    bid = BidRefSerializer()
+    rank = serializers.IntegerField(source="consensus.rank", default=None)
+    weighted_total = serializers.DecimalField(
+        5, 2, source="consensus.weighted_total", default=None
+    )
+    scores_complete = serializers.BooleanField(
+        source="consensus.complete", default=None
+    )
+    mandatory_artifacts_present = serializers.IntegerField(
+        source="evidence.mandatory_present"
+    )
+    mandatory_artifacts = serializers.IntegerField(source="evidence.mandatory_total")
+
+
+class AwardRequestOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "AwardRequest"
+
+    id = serializers.UUIDField(source="public_id")
+    status = serializers.ChoiceField(AwardRequest.Status.choices)
+    bid = BidRefSerializer()
+    rationale = serializers.CharField()
+    override_reason = serializers.CharField()
+    sheets_submitted = serializers.IntegerField()
+    sheets_expected = serializers.IntegerField()
+    requested_by = serializers.CharField(source="requested_by.username")
+    requested_at = serializers.DateTimeField()
+    confirmed_by = serializers.CharField(
+        source="confirmed_by.username", allow_null=True, default=None
+    )
+    confirmed_at = serializers.DateTimeField(allow_null=True)
+    cancelled_by = serializers.CharField(
+        source="cancelled_by.username", allow_null=True, default=None
+    )
+    cancelled_at = serializers.DateTimeField(allow_null=True)
+    cancel_reason = serializers.CharField()
+
+
+class PendingAwardOutputSerializer(serializers.Serializer):
+    """The pending request with what a confirmer is about to sign."""
+
+    class Meta:
+        ref_name = "PendingAward"
+
+    request = AwardRequestOutputSerializer()
+    sheets = AwardSheetsSerializer()
+    ranking = AwardRankSerializer(many=True)
+
+
 class AwardOutputSerializer(serializers.Serializer):
     class Meta:
         ref_name = "Award"
@@ -101,59 +180,134 @@ class AwardOutputSerializer(serializers.Serializer):
     decided_by = serializers.CharField(source="decided_by.username")
     decided_at = serializers.DateTimeField()
     standstill_ends_at = serializers.DateTimeField()
+    requested_by = serializers.CharField(
+        source="request.requested_by.username", allow_null=True, default=None
+    )
+    requested_at = serializers.DateTimeField(
+        source="request.requested_at", allow_null=True, default=None
+    )
+    override_reason = serializers.CharField(
+        source="request.override_reason", default=""
+    )
+    sheets_submitted = serializers.IntegerField(
+        source="request.sheets_submitted", allow_null=True, default=None
+    )
+    sheets_expected = serializers.IntegerField(
+        source="request.sheets_expected", allow_null=True, default=None
+    )
 
 
 class AwardApi(APIView):
-    """GET the award (404 before there is one); POST awards the RFP to one of its
-    submitted bids with a written rationale (buyers, admins; 409 unless opened)."""
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "AwardInput"
-
-        bid = serializers.UUIDField()
-        rationale = serializers.CharField(min_length=AWARD_RATIONALE_MIN)
+    """The award (404 before there is one): winner, rationale, who requested and
+    who confirmed it, and the override reason when score sheets were missing."""
 
     @extend_schema(operation_id="rfp_award_get", responses={200: AwardOutputSerializer})
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = require_opened(buyer_side_rfp(request, rfp_id))
-        award = (
-            Award.objects.filter(rfp=rfp)
-            .select_related("bid__vendor_organisation", "decided_by")
-            .first()
-        )
+        award = award_get(require_opened(buyer_side_rfp(request, rfp_id)))
         if award is None:
             raise Http404
         return Response(AwardOutputSerializer(award).data)
 
+
+class AwardRequestApi(APIView):
+    """GET the pending award request with the ranks, totals and completeness the
+    confirmer signs (404 when none is pending); POST requests the award (buyers,
+    admins): 400 while score sheets are missing unless ``override_reason`` says
+    why the award cannot wait."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AwardRequestInput"
+
+        bid = serializers.UUIDField()
+        rationale = serializers.CharField(min_length=AWARD_RATIONALE_MIN)
+        override_reason = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=5000
+        )
+
     @extend_schema(
-        operation_id="rfp_award_create",
+        operation_id="rfp_award_request_get",
+        responses={200: PendingAwardOutputSerializer},
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = require_opened(buyer_side_rfp(request, rfp_id))
+        pending = award_request_pending(rfp)
+        if pending is None:
+            raise Http404
+        summary = award_summary(request.user, rfp)
+        data = {
+            "request": pending,
+            "sheets": summary.sheets,
+            "ranking": summary.comparison.rows,
+        }
+        return Response(PendingAwardOutputSerializer(data).data)
+
+    @extend_schema(
+        operation_id="rfp_award_request",
         request=InputSerializer,
-        responses={201: AwardOutputSerializer},
+        responses={201: AwardRequestOutputSerializer},
     )
     def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         if not can_manage_rfp(request.user, rfp):
-            raise PermissionDenied("Only the RFP's buyers and admins award.")
+            raise PermissionDenied("Only the RFP's buyers and admins request awards.")
         rfp_require_evaluation_open(rfp)  # 409 before looking at any bid
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        bid = Bid.objects.filter(rfp=rfp, public_id=data.validated_data["bid"]).first()
+        fields = dict(data.validated_data)
+        bid = Bid.objects.filter(rfp=rfp, public_id=fields.pop("bid")).first()
         if bid is None:
             raise serializers.ValidationError({"bid": "No such bid on this RFP."})
-        award = award_create(
-            rfp=rfp,
-            bid=bid,
-            rationale=data.validated_data["rationale"],
-            actor=request.user,
-        )
+        pending = award_request(rfp=rfp, bid=bid, actor=request.user, **fields)
         return Response(
-            AwardOutputSerializer(award).data, status=status.HTTP_201_CREATED
+            AwardRequestOutputSerializer(pending).data, status=status.HTTP_201_CREATED
         )
+
+
+class AwardConfirmApi(APIView):
+    """Another buyer-side member (not the requester) confirms: the RFP is awarded."""
+
+    @extend_schema(
+        operation_id="rfp_award_confirm",
+        request=None,
+        responses={200: AwardOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = buyer_side_rfp(request, rfp_id)
+        award = award_confirm(rfp=rfp, actor=request.user)
+        return Response(AwardOutputSerializer(award).data)
+
+
+class AwardCancelApi(APIView):
+    """Any buyer-side member cancels the pending request: the requester withdraws
+    it, another member declines it (with an optional reason)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AwardCancelInput"
+
+        reason = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=2000
+        )
+
+    @extend_schema(
+        operation_id="rfp_award_cancel",
+        request=InputSerializer,
+        responses={200: AwardRequestOutputSerializer},
+    )
+    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = buyer_side_rfp(request, rfp_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cancelled = award_cancel(rfp=rfp, actor=request.user, **data.validated_data)
+        return Response(AwardRequestOutputSerializer(cancelled).data)
 
 
 P = "rfps/<uuid:rfp_id>/"
 urlpatterns = [
     path(f"{P}tco-formulas/", TcoFormulaListApi.as_view(), name="rfp-tco-formulas"),
     path(f"{P}award/", AwardApi.as_view(), name="rfp-award"),
+    path(f"{P}award/request/", AwardRequestApi.as_view(), name="rfp-award-request"),
+    path(f"{P}award/confirm/", AwardConfirmApi.as_view(), name="rfp-award-confirm"),
+    path(f"{P}award/cancel/", AwardCancelApi.as_view(), name="rfp-award-cancel"),
 ]

@@ -8,7 +8,7 @@ from django.utils.text import slugify
 
 from procurement.models import Bid, Criterion, Score, TcoFormula
 from procurement.scoring import SCORE_MAX, SCORE_MIN
-from procurement.services.award import AWARD_RATIONALE_MIN
+from procurement.services.award import AWARD_RATIONALE_MIN, OVERRIDE_REASON_MIN
 from procurement.services.evaluation import ScoreEntry
 from procurement.services.tco import HOURS_PER_YEAR_MAX
 
@@ -132,7 +132,28 @@ class AwardForm(forms.Form):
             "Kept with the award for audit."
         ),
     )
+    override_reason = forms.CharField(
+        label="Award without every score sheet, because",
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=(
+            "Only when an evaluator has not submitted: why the award cannot wait, "
+            f"at least {OVERRIDE_REASON_MIN} characters. Shown on the award and "
+            "in the notices."
+        ),
+    )
 
     def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["bid"].choices = [("", "Choose the winning bid"), *choices]
+
+
+class AwardCancelForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason",
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why the request is withdrawn or declined (kept in the audit trail).",
+    )

@@ -9,7 +9,14 @@ from procurement.models.bid import (
     CostModelInput,
 )
 from procurement.models.clarification import Addendum, Clarification
-from procurement.models.evaluation import Award, Score, ScoreSheet, TcoFormula
+from procurement.models.evaluation import (
+    AWARD_REQUEST_TRANSITIONS,
+    Award,
+    AwardRequest,
+    Score,
+    ScoreSheet,
+    TcoFormula,
+)
 from procurement.models.rfp import (
     RFP_TRANSITIONS,
     ArtifactKind,
@@ -21,11 +28,13 @@ from procurement.models.rfp import (
 )
 
 __all__ = [
+    "AWARD_REQUEST_TRANSITIONS",
     "BID_TRANSITIONS",
     "RFP_TRANSITIONS",
     "Addendum",
     "ArtifactKind",
     "Award",
+    "AwardRequest",
     "Bid",
     "BidDocument",
     "BidOpening",

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Final
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -97,10 +99,106 @@ class TcoFormula(models.Model):
         return f"TCO formula v{self.version}"
 
 
+class AwardRequest(TimeStampedModel):
+    """An award takes two distinct buyer-side members: one requests it (winning
+    bid, rationale, and a written override when score sheets are missing), another
+    confirms it; either side may cancel a pending request. Rows are kept."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for confirmation"
+        CONFIRMED = "confirmed", "Confirmed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    rfp = models.ForeignKey(
+        Rfp, on_delete=models.PROTECT, related_name="award_requests"
+    )
+    bid = models.ForeignKey(Bid, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
+    rationale = models.TextField()
+    # Why the award goes ahead although not every evaluator submitted ("" if all did).
+    override_reason = models.TextField(blank=True)
+    sheets_submitted = models.PositiveSmallIntegerField()  # at the request
+    sheets_expected = models.PositiveSmallIntegerField()
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    requested_at = models.DateTimeField()
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancel_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "confirmed", "cancelled"]),
+                name="procurement_award_request_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(confirmed_by__isnull=True)
+                | ~Q(confirmed_by=models.F("requested_by")),
+                name="procurement_award_two_people",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="confirmed")
+                | Q(confirmed_by__isnull=False, confirmed_at__isnull=False),
+                name="procurement_award_confirmed_by_someone",
+            ),
+            # at most one pending or confirmed request per RFP (also the lookup
+            # of the pending request)
+            models.UniqueConstraint(
+                fields=["rfp"],
+                condition=Q(status__in=["pending", "confirmed"]),
+                name="procurement_award_request_one_live",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Award request on {self.rfp_id}"
+
+    @property
+    def sheets_complete(self) -> bool:
+        return self.sheets_submitted >= self.sheets_expected
+
+
+A = AwardRequest.Status
+AWARD_REQUEST_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
+    A.PENDING: frozenset({A.CONFIRMED, A.CANCELLED}),
+    A.CONFIRMED: frozenset(),
+    A.CANCELLED: frozenset(),
+}
+
+
 class Award(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     rfp = models.OneToOneField(Rfp, on_delete=models.PROTECT, related_name="award")
     bid = models.OneToOneField(Bid, on_delete=models.PROTECT, related_name="award")
+    # The confirmed request behind the award (empty on awards made in one step,
+    # before awards took two people). ``decided_by`` is its confirmer.
+    request = models.OneToOneField(
+        AwardRequest,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="award",
+    )
     rationale = models.TextField()
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

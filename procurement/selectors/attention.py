@@ -11,7 +11,7 @@ from django.urls import reverse
 from accounts.models import Role
 from accounts.selectors import organisation_ids_for
 from procurement import clock
-from procurement.models import Bid, BidOpening, Rfp, ScoreSheet
+from procurement.models import AwardRequest, Bid, BidOpening, Rfp, ScoreSheet
 from procurement.selectors.rfps import rfp_list_visible_to
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -20,7 +20,7 @@ LIMIT = 10
 
 @dataclass(frozen=True)
 class Attention:
-    kind: str  # questions, opening, scores, reconfirm, bid, deadline
+    kind: str  # questions, opening, award, scores, reconfirm, bid, deadline
     rfp: Rfp
     text: str
     url: str
@@ -81,6 +81,31 @@ def _confirm_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     ]
 
 
+def _award_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+    """Pending award requests another member of the user's buyer side made."""
+    own = organisation_ids_for(user, Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+    pending = (
+        AwardRequest.objects.filter(
+            rfp__in=rfps,
+            rfp__buyer_organisation_id__in=own,
+            rfp__status=Rfp.Status.OPENED,
+            status=AwardRequest.Status.PENDING,
+        )
+        .exclude(requested_by=user)
+        .select_related("rfp", "requested_by", "bid__vendor_organisation")[:LIMIT]
+    )
+    return [
+        Attention(
+            "award",
+            a.rfp,
+            f"{a.requested_by.get_username()} asks you to confirm the award to "
+            f"{a.bid.vendor_organisation.name}",
+            _url("rfp_award", a.rfp),
+        )
+        for a in pending
+    ]
+
+
 def _evaluator_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     own = organisation_ids_for(user, Role.EVALUATOR)
     submitted = ScoreSheet.objects.filter(evaluator=user, submitted_at__isnull=False)
@@ -125,6 +150,7 @@ def attention_for(user: AnyUser) -> list[Attention]:
     items = (
         _buyer_items(user, rfps)
         + _confirm_items(user, rfps)
+        + _award_items(user, rfps)
         + _evaluator_items(user, rfps)
         + _vendor_items(user, rfps)
     )

@@ -1,8 +1,22 @@
-"""The award: the buyer picks the winning bid with a written rationale; the RFP moves
-to awarded, its contract terms freeze, and the standstill period starts. Every
-bidding vendor is told: the winner that it won, the others that the RFP was
-awarded, when the standstill ends and their own rank and total (never another
-vendor's scores, nor the winner's name)."""
+"""The award takes two people of the buyer's team, as opening the bids does.
+
+One buyer or admin *requests* it: the winning bid and a written rationale. While
+not every evaluator has submitted their score sheet the request is refused,
+unless the requester overrides with a written reason, which stays on the award
+(page, API, notices). Another buyer-side member, evaluators included, *confirms*
+it: the RFP moves to awarded, its contract terms freeze, and the standstill period
+starts. Until then any buyer-side member may cancel the pending request (the
+requester withdraws it, the others decline it); a new one may follow.
+
+Who may do what is checked at the interface; these services enforce what holds
+whoever calls them: the RFP is opened, the confirmer is not the requester (also
+a database constraint on ``AwardRequest``), an evaluator confirms only after
+submitting their own sheet (blind scoring), and the request moves only as
+``AWARD_REQUEST_TRANSITIONS`` allows.
+
+Every bidding vendor is told at the confirmation: the winner that it won, the
+others that the RFP was awarded, when the standstill ends and their own rank and
+total (never another vendor's scores, nor the winner's name)."""
 
 from __future__ import annotations
 
@@ -13,17 +27,21 @@ from django.db import transaction
 from django.urls import reverse
 
 from accounts.audit import audit_record
+from accounts.exceptions import InvalidTransition
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.exceptions import ProcurementError
-from procurement.models import Award, Bid, Rfp
+from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
+from procurement.permissions import can_evaluate
 from procurement.scoring import BidConsensus
+from procurement.selectors.award import SheetCompleteness, score_sheet_completeness
 from procurement.selectors.evaluation import (
     consensus_rows,
     evaluation_bids,
     evaluation_criteria,
+    score_sheet_get,
     submitted_scores,
 )
 from procurement.services.evaluation import (
@@ -35,10 +53,44 @@ from procurement.services.rfps import rfp_transition
 from procurement.services.tco import tco_formula_ensure
 
 AWARD_RATIONALE_MIN = 30
+OVERRIDE_REASON_MIN = 20
+R = AwardRequest.Status
 
 
-def _check_award(rfp: Rfp, bid: Bid, rationale: str) -> None:
-    rfp_require_evaluation_open(rfp)
+class AwardRequestRefused(InvalidTransition):
+    """The award request is not in a state that allows the move: HTTP 409."""
+
+    def __init__(self, rfp: Rfp, current: AwardRequest | None, requested: str) -> None:
+        state = current.status if current is not None else "none"
+        super().__init__(entity="award request", current=state, requested=requested)
+        self.message = (
+            f"No award of {rfp.reference} is waiting for confirmation."
+            if current is None or current.status != R.PENDING
+            else f"A pending award request cannot become {requested}."
+        )
+        self.code = "no_pending_award"
+
+
+def _locked(rfp: Rfp) -> tuple[Rfp, AwardRequest | None]:
+    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    latest = (
+        AwardRequest.objects.select_for_update()
+        .filter(rfp=rfp)
+        .order_by("-requested_at", "-id")
+        .first()
+    )
+    return rfp, latest
+
+
+def _move(rfp: Rfp, request: AwardRequest | None, to: str) -> AwardRequest:
+    """Check ``AWARD_REQUEST_TRANSITIONS`` and set the new status (unsaved)."""
+    if request is None or to not in AWARD_REQUEST_TRANSITIONS[request.status]:
+        raise AwardRequestRefused(rfp, request, to)
+    request.status = to
+    return request
+
+
+def _check_bid(rfp: Rfp, bid: Bid) -> None:
     if bid.rfp_id != rfp.pk:
         raise ProcurementError(f"That bid is not a bid on {rfp.reference}.")
     if bid.status != Bid.Status.SUBMITTED:
@@ -46,16 +98,38 @@ def _check_award(rfp: Rfp, bid: Bid, rationale: str) -> None:
             f"The bid of {bid.vendor_organisation.name} is {bid.get_status_display()}"
             "; only a valid submitted bid can win."
         )
+
+
+def _check_sheets(sheets: SheetCompleteness, override_reason: str) -> None:
+    if sheets.submitted == 0:
+        raise EvaluationStateError(
+            "No evaluator has submitted scores yet; award after the evaluation.",
+            code="not_evaluated",
+        )
+    if sheets.complete or len(override_reason.strip()) >= OVERRIDE_REASON_MIN:
+        return
+    raise EvaluationStateError(
+        f"{sheets.expected - sheets.submitted} of {sheets.expected} evaluators have "
+        f"not submitted their score sheets ({', '.join(sheets.missing)}). Wait for "
+        "them, or give a written reason of at least "
+        f"{OVERRIDE_REASON_MIN} characters to award without them.",
+        code="sheets_incomplete",
+    )
+
+
+def _check_request(
+    rfp: Rfp, bid: Bid, rationale: str, override_reason: str
+) -> SheetCompleteness:
+    rfp_require_evaluation_open(rfp)
+    _check_bid(rfp, bid)
     if len(rationale.strip()) < AWARD_RATIONALE_MIN:
         raise ProcurementError(
             f"Explain the decision in at least {AWARD_RATIONALE_MIN} characters.",
             code="rationale_too_short",
         )
-    if not rfp.score_sheets.filter(submitted_at__isnull=False).exists():
-        raise EvaluationStateError(
-            "No evaluator has submitted scores yet; award after the evaluation.",
-            code="not_evaluated",
-        )
+    sheets = score_sheet_completeness(rfp)
+    _check_sheets(sheets, override_reason)
+    return sheets
 
 
 def _ranking(rfp: Rfp) -> dict[int, BidConsensus]:
@@ -64,18 +138,109 @@ def _ranking(rfp: Rfp) -> dict[int, BidConsensus]:
     return {row.bid.pk: row.result for row in rows}
 
 
+def _award_url(rfp: Rfp) -> str:
+    return reverse("procurement:rfp_award", args=[rfp.public_id])
+
+
+def _notify_team(rfp: Rfp, template: str, exclude: object, **context: object) -> None:
+    """The buyer's whole team but ``exclude`` (bids are opened: names may show)."""
+    notify_users(
+        users=user_list_in([rfp.buyer_organisation_id]).exclude(pk=exclude),
+        template=template,
+        context={"rfp": rfp, **context},
+        url=_award_url(rfp),
+    )
+
+
 @transaction.atomic
-def award_create(
-    *, rfp: Rfp, bid: Bid, rationale: str, actor: AbstractBaseUser
-) -> Award:
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
-    _check_award(rfp, bid, rationale)
-    formula = tco_formula_ensure(rfp=rfp, actor=actor)
-    now = clock.now()
-    award = Award(
+def award_request(
+    *,
+    rfp: Rfp,
+    bid: Bid,
+    rationale: str,
+    override_reason: str = "",
+    actor: AbstractBaseUser,
+) -> AwardRequest:
+    rfp, latest = _locked(rfp)
+    if latest is not None and latest.status == R.PENDING:
+        raise ProcurementError(
+            f"{latest.requested_by} already requested the award; another member "
+            "confirms it, or cancels it before a new request.",
+            code="award_already_requested",
+        )
+    sheets = _check_request(rfp, bid, rationale, override_reason)
+    request = AwardRequest(
         rfp=rfp,
         bid=bid,
         rationale=rationale.strip(),
+        override_reason="" if sheets.complete else override_reason.strip(),
+        sheets_submitted=sheets.submitted,
+        sheets_expected=sheets.expected,
+        requested_by=actor,
+        requested_at=clock.now(),
+    )
+    full_clean_or_problems(request)
+    request.save()
+    rank = _ranking(rfp).get(bid.pk)
+    audit_record(
+        actor=actor,
+        action="award.requested",
+        target=rfp,
+        organisation=rfp.buyer_organisation,
+        data={
+            "rfp": rfp.reference,
+            "vendor": bid.vendor_organisation.slug,
+            "rank": rank.rank if rank else None,
+            "weighted_total": rank.weighted_total if rank else None,
+            "sheets_submitted": sheets.submitted,
+            "sheets_expected": sheets.expected,
+            "override_reason": request.override_reason,
+        },
+    )
+    _notify_team(rfp, "award_requested", actor.pk, request=request)
+    return request
+
+
+def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> None:
+    if request.requested_by_id == actor.pk:
+        raise ProcurementError(
+            "You requested this award: another member of the buyer's team must "
+            "confirm it.",
+            code="award_same_person",
+        )
+    sheet = score_sheet_get(rfp, actor)
+    if can_evaluate(actor, rfp) and sheet is not None and sheet.submitted_at is None:
+        raise EvaluationStateError(
+            "Submit your own score sheet before you confirm the award.",
+            code="confirmer_sheet_open",
+        )
+    _check_bid(rfp, request.bid)
+    _check_sheets(score_sheet_completeness(rfp), request.override_reason)
+
+
+@transaction.atomic
+def award_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> Award:
+    """The second person: record the award and move the RFP to awarded, together."""
+    rfp, latest = _locked(rfp)
+    request = _move(rfp, latest, R.CONFIRMED)
+    rfp_require_evaluation_open(rfp)
+    _check_confirmer(rfp, request, actor)
+    request.confirmed_by, request.confirmed_at = actor, clock.now()
+    full_clean_or_problems(request)
+    request.save(update_fields=["status", "confirmed_by", "confirmed_at"])
+    award = _award_record(rfp, request, actor)
+    _notify_team(rfp, "award_confirmed", actor.pk, award=award, request=request)
+    return award
+
+
+def _award_record(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> Award:
+    formula = tco_formula_ensure(rfp=rfp, actor=actor)
+    now = request.confirmed_at
+    award = Award(
+        rfp=rfp,
+        bid=request.bid,
+        request=request,
+        rationale=request.rationale,
         decided_by=actor,
         decided_at=now,
         standstill_ends_at=now + timedelta(days=rfp.standstill_days),
@@ -93,15 +258,48 @@ def award_create(
         organisation=rfp.buyer_organisation,
         data={
             "rfp": rfp.reference,
-            "vendor": bid.vendor_organisation.slug,
-            "rank": ranking[bid.pk].rank,
-            "weighted_total": ranking[bid.pk].weighted_total,
+            "vendor": request.bid.vendor_organisation.slug,
+            "rank": ranking[request.bid_id].rank,
+            "weighted_total": ranking[request.bid_id].weighted_total,
             "tco_formula_version": formula.version,
             "standstill_ends_at": award.standstill_ends_at,
+            "requested_by": request.requested_by.get_username(),
+            "confirmed_by": actor.get_username(),
+            "sheets_submitted": request.sheets_submitted,
+            "sheets_expected": request.sheets_expected,
+            "override_reason": request.override_reason,
         },
     )
     _notify_vendors(award, ranking)
     return award
+
+
+@transaction.atomic
+def award_cancel(
+    *, rfp: Rfp, actor: AbstractBaseUser, reason: str = ""
+) -> AwardRequest:
+    """The requester withdraws a pending request, or another member declines it."""
+    rfp, latest = _locked(rfp)
+    request = _move(rfp, latest, R.CANCELLED)
+    request.cancelled_by, request.cancelled_at = actor, clock.now()
+    request.cancel_reason = reason.strip()
+    full_clean_or_problems(request)
+    request.save(
+        update_fields=["status", "cancelled_by", "cancelled_at", "cancel_reason"]
+    )
+    audit_record(
+        actor=actor,
+        action="award.request_cancelled",
+        target=rfp,
+        organisation=rfp.buyer_organisation,
+        data={
+            "rfp": rfp.reference,
+            "requested_by": request.requested_by.get_username(),
+            "reason": request.cancel_reason,
+        },
+    )
+    _notify_team(rfp, "award_cancelled", actor.pk, request=request)
+    return request
 
 
 def _notify_vendors(award: Award, ranking: dict[int, BidConsensus]) -> None:
@@ -118,6 +316,7 @@ def _notify_vendors(award: Award, ranking: dict[int, BidConsensus]) -> None:
                 "standstill_ends_at": award.standstill_ends_at,
                 "own": ranking.get(bid.pk),  # this vendor's own rank and total only
                 "ranked": len(ranking),
+                "override_reason": award.request.override_reason,
             },
             url=url,
         )

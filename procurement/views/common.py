@@ -84,8 +84,7 @@ def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
                 reverse("procurement:rfp_comparison", args=[rid]),
             )
         )
-    awarded = rfp.status == Rfp.Status.AWARDED
-    if opened and (can_manage_rfp(user, rfp) or (awarded and buyer_side)):
+    if opened and buyer_side:  # evaluators confirm awards there
         tabs.append(Tab("award", "Award", reverse("procurement:rfp_award", args=[rid])))
     if can_view_audit_trail(user) and not bidding_organisation(user, rfp):
         tabs.append(

@@ -1,6 +1,7 @@
-"""The evaluator workspace, the consensus, the comparison matrix (+ CSV/JSON), the
-TCO formula and the award. Buyer side only: vendors get 404 on every one of these
-pages, auditors and lab operators 403; nothing but an explanation before opening."""
+"""The evaluator workspace, the consensus, the comparison matrix (+ CSV/JSON) and
+the TCO formula (the award: ``procurement.views.award``). Buyer side only: vendors
+get 404 on every one of these pages, auditors and lab operators 403; nothing but
+an explanation before opening."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.exceptions import ApplicationError
-from procurement.forms.evaluation import AwardForm, ScoreSheetForm, TcoFormulaForm
-from procurement.models import Award, Rfp
+from procurement.forms.evaluation import ScoreSheetForm, TcoFormulaForm
+from procurement.models import Rfp
 from procurement.permissions import (
     bidding_organisation,
     can_evaluate,
@@ -43,7 +44,6 @@ from procurement.selectors.evaluation import (
     tco_formula_current,
     tco_formula_list,
 )
-from procurement.services.award import award_create
 from procurement.services.evaluation import score_sheet_save, score_sheet_submit
 from procurement.services.tco import FORMULA_FROZEN, tco_formula_create
 from procurement.views.common import rfp_for_request, rfp_page_context
@@ -233,74 +233,6 @@ def rfp_tco(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     return render(request, "procurement/tco.html", _tco_context(request, rfp, None))
 
 
-# --- award ----------------------------------------------------------------------
-
-
-def _award_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, Any]:
-    award = (
-        Award.objects.filter(rfp=rfp)
-        .select_related("bid__vendor_organisation", "decided_by")
-        .first()
-    )
-    comparison = None if rfp.is_sealed else comparison_for(request.user, rfp)
-    can_award = can_manage_rfp(request.user, rfp) and rfp.status == Rfp.Status.OPENED
-    if can_award and form is None and comparison is not None:
-        form = AwardForm(choices=award_choices(comparison))
-    return rfp_page_context(
-        request,
-        rfp,
-        "award",
-        award=award,
-        comparison=comparison,
-        form=form if can_award else None,
-    )
-
-
-def award_choices(comparison: Any) -> list[tuple[str, str]]:
-    choices = []
-    for row in comparison.rows:
-        name = row.bid.vendor_organisation.name
-        r = row.consensus
-        label = f"#{r.rank} {name} · {r.weighted_total}/100" if r else name
-        choices.append((str(row.bid.public_id), label))
-    return choices
-
-
-def _award_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
-    if not can_manage_rfp(request.user, rfp):
-        raise PermissionDenied
-    if rfp.status != Rfp.Status.OPENED:
-        messages.error(request, f"{rfp.reference} cannot be awarded now.")
-        return redirect("procurement:rfp_award", rfp.public_id)
-    comparison = comparison_for(request.user, rfp)
-    form = AwardForm(request.POST, choices=award_choices(comparison))
-    if form.is_valid():
-        bids = {str(row.bid.public_id): row.bid for row in comparison.rows}
-        try:
-            award_create(
-                rfp=rfp,
-                bid=bids[form.cleaned_data["bid"]],
-                rationale=form.cleaned_data["rationale"],
-                actor=request.user,
-            )
-            messages.success(request, "Awarded. Every bidder has been notified.")
-            return redirect("procurement:rfp_award", rfp.public_id)
-        except ApplicationError as error:
-            messages.error(request, error_text(error))
-    context = _award_context(request, rfp, form)
-    return render(request, "procurement/award.html", context, status=400)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def rfp_award(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = buyer_side_rfp(request, rfp_id)
-    if request.method == "POST":
-        return _award_post(request, rfp)
-    context = _award_context(request, rfp, None)
-    return render(request, "procurement/award.html", context)
-
-
 urlpatterns = [
     path("<uuid:rfp_id>/evaluation/", rfp_evaluation, name="rfp_evaluation"),
     path("<uuid:rfp_id>/comparison/", rfp_comparison, name="rfp_comparison"),
@@ -317,5 +249,4 @@ urlpatterns = [
         name="rfp_comparison_json",
     ),
     path("<uuid:rfp_id>/tco/", rfp_tco, name="rfp_tco"),
-    path("<uuid:rfp_id>/award/", rfp_award, name="rfp_award"),
 ]

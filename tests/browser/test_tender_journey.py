@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from accounts.models import Organisation, Role
+from accounts.models import Notification, Organisation, Role
 from accounts.services import membership_grant, user_create
 from portal.demo import DEMO_PASSWORD
 from procurement.defaults import DEFAULT_ARTIFACTS, DEFAULT_CRITERIA
@@ -290,27 +290,54 @@ def expect_ranking(page: Page) -> None:
     shot(page, "07-comparison")
 
 
-def award(page: Page, winner: str) -> None:
+def request_award(page: Page, winner: str) -> None:
+    """The buyer requests; the award waits for a second person."""
     page.get_by_test_id("comparison").get_by_test_id("award-link").click()
+    expect(page.get_by_test_id("award-sheets")).to_contain_text("All 2 evaluators")
     choice = page.get_by_test_id("award-bid")
     value = choice.locator("option", has_text=winner).get_attribute("value")
     choice.select_option(value)
     page.get_by_test_id("award-rationale-input").fill(RATIONALE)
     page.get_by_test_id("award-submit").click()
+    expect_message(page, "Award requested. Another member of your team confirms it.")
+    expect(page.get_by_test_id("award-pending-winner")).to_have_text(winner)
+    expect(page.get_by_test_id("award-confirm")).to_have_count(0)
+    expect(page.get_by_test_id("rfp-status")).to_have_text("Opened")
+    shot(page, "08-award-requested")
+
+
+def confirm_award(page: Page, winner: str) -> None:
+    """The evaluator follows the dashboard item, reads what they sign, confirms."""
+    attention = page.get_by_test_id("panel-attention")
+    attention.get_by_role("link", name="asks you to confirm the award").click()
+    summary = page.get_by_test_id("award-summary")
+    expect(summary.get_by_test_id("award-summary-acme-flash")).to_contain_text("1")
+    expect(summary.get_by_test_id("award-summary-bolt-storage")).to_contain_text("2")
+    expect(page.get_by_test_id("award-pending-rationale")).to_have_text(RATIONALE)
+    shot(page, "09-award-to-confirm")
+    page.get_by_test_id("award-confirm").click()
     expect_message(page, "Awarded. Every bidder has been notified.")
     expect(page.get_by_test_id("award-winner")).to_have_text(winner)
+    expect(page.get_by_test_id("award-requested-by")).to_contain_text("buyer")
+    expect(page.get_by_test_id("award-confirmed-by")).to_contain_text("evaluator")
     expect(page.get_by_test_id("rfp-status")).to_have_text("Awarded")
-    shot(page, "08-award")
+    shot(page, "10-award")
 
 
 def expect_award_notice(page: Page) -> None:
+    """The loser's notice: in the app its title and link, in the message its own
+    rank only (the in-app list shows no message bodies)."""
     page.get_by_test_id("notifications-link").click()
     notices = page.get_by_test_id("notification-list")
     notice = notices.locator("li", has_text=f"{REFERENCE} · {TITLE} has been awarded")
     expect(notice).to_have_count(1)
-    expect(notice).to_contain_text("ranked 2 of 2")
     expect(notice).not_to_contain_text(VENDORS["acme-flash"])
-    shot(page, "09-loser-notifications")
+    body = Notification.objects.get(
+        recipient__username="vendor-b", subject__endswith="has been awarded"
+    ).body
+    assert "ranked 2 of 2" in body
+    assert VENDORS["acme-flash"] not in body
+    shot(page, "11-loser-notifications")
 
 
 # --- the journey ----------------------------------------------------------------
@@ -365,7 +392,10 @@ def test_rfp_from_draft_to_award_through_the_ui(
 
     log_in(page, "buyer")
     expect_ranking(page)
-    award(page, VENDORS["acme-flash"])
+    request_award(page, VENDORS["acme-flash"])
+    log_out(page)
+    log_in(page, "evaluator")
+    confirm_award(page, VENDORS["acme-flash"])
     log_out(page)
 
     log_in(page, "vendor-b")

@@ -1,5 +1,6 @@
 """The award service and page: winner, rationale, standstill, frozen terms,
-notifications to every bidder."""
+notifications to every bidder (requested by a buyer, confirmed by an evaluator;
+the two-person rules: ``test_award_two_people``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from accounts.exceptions import StateConflict
 from accounts.models import AuditEvent, Notification, Organisation, Role
 from procurement.exceptions import ProcurementError
 from procurement.models import Award, Bid, Rfp, TcoFormula
-from procurement.services.award import award_create
+from procurement.services.award import award_confirm, award_request
 from procurement.services.evaluation import ScoreEntry, score_sheet_save
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 from tests.procurement.factories_evaluation import (
@@ -39,19 +40,21 @@ def rfp(
 def _award(
     rfp: Rfp, vendor: Organisation, buyer: Any, rationale: str = RATIONALE
 ) -> Award:
-    return award_create(
-        rfp=rfp, bid=bid_of(rfp, vendor), rationale=rationale, actor=buyer
-    )
+    """Requested by ``buyer``, confirmed by the evaluator who scored (``rfp``)."""
+    award_request(rfp=rfp, bid=bid_of(rfp, vendor), rationale=rationale, actor=buyer)
+    confirmer = rfp.score_sheets.get().evaluator
+    return award_confirm(rfp=rfp, actor=confirmer)
 
 
 def test_award_records_the_decision_and_the_standstill(
-    buyer: Any, rfp: Rfp, vendor_a_org: Any, clock: Any
+    buyer: Any, evaluator: Any, rfp: Rfp, vendor_a_org: Any, clock: Any
 ) -> None:
     award = _award(rfp, vendor_a_org, buyer)
 
     assert award.decided_at == clock.now()
     assert award.standstill_ends_at == clock.now() + timedelta(days=10)
-    assert (award.decided_by, award.rationale) == (buyer, RATIONALE)
+    assert (award.decided_by, award.rationale) == (evaluator, RATIONALE)
+    assert award.request.requested_by == buyer
     rfp.refresh_from_db()
     assert rfp.status == Rfp.Status.AWARDED
     assert rfp.terms_frozen_at == clock.now()
@@ -138,7 +141,7 @@ def test_award_refuses_a_bid_of_another_rfp(
     stranger = BidFactory(rfp=opened_rfp(buyer_org, []))
 
     with pytest.raises(ProcurementError, match="not a bid on") as error:
-        award_create(rfp=rfp, bid=stranger, rationale=RATIONALE, actor=buyer)
+        award_request(rfp=rfp, bid=stranger, rationale=RATIONALE, actor=buyer)
 
     assert not isinstance(error.value, StateConflict)
 
@@ -186,16 +189,19 @@ def test_page_offers_the_ranked_bids(client_for: Any, buyer: Any, rfp: Rfp) -> N
     assert "#2 Bolt Storage · 60.00/100" in html
 
 
-def test_page_post_awards_and_shows_the_decision(
-    client_for: Any, buyer: Any, rfp: Rfp, vendor_b_org: Any
+def test_page_post_requests_and_another_member_confirms(
+    client_for: Any, buyer: Any, evaluator: Any, rfp: Rfp, vendor_b_org: Any
 ) -> None:
     data = {"bid": str(bid_of(rfp, vendor_b_org).public_id), "rationale": RATIONALE}
 
-    response = client_for(buyer).post(
-        f"/rfps/{rfp.public_id}/award/", data, follow=True
+    requested = client_for(buyer).post(f"/rfps/{rfp.public_id}/award/", data)
+    awarded_before = Award.objects.exists()
+    confirmed = client_for(evaluator).post(
+        f"/rfps/{rfp.public_id}/award/confirm/", follow=True
     )
 
-    html = response.content.decode()
+    assert (requested.status_code, awarded_before) == (302, False)
+    html = confirmed.content.decode()
     assert 'data-testid="award-winner"><strong>Bolt Storage' in html
     assert RATIONALE in html
     assert Award.objects.get().bid.vendor_organisation == vendor_b_org

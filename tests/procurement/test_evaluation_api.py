@@ -28,6 +28,7 @@ READ_PATHS = [
     "comparison.csv",
     "tco-formulas/",
     "award/",
+    "award/request/",
 ]
 
 
@@ -263,7 +264,8 @@ def test_award_via_api(buyer: Any, evaluator: Any, rfp: Rfp, vendor_a_org: Any) 
     score_all(rfp, evaluator, 7)
     data = {"bid": str(bid_of(rfp, vendor_a_org).public_id), "rationale": RATIONALE}
 
-    response = _api(buyer).post(_url(rfp, "award/"), data, format="json")
+    response = _api(buyer).post(_url(rfp, "award/request/"), data, format="json")
+    _api(evaluator).post(_url(rfp, "award/confirm/"))
 
     assert response.status_code == 201
     assert response.json()["bid"]["vendor"]["slug"] == "acme-flash"
@@ -274,7 +276,7 @@ def test_award_before_opening_is_409(buyer: Any, rfp: Rfp, vendor_a_org: Any) ->
     Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.CLOSED)
     data = {"bid": str(bid_of(rfp, vendor_a_org).public_id), "rationale": RATIONALE}
 
-    response = _api(buyer).post(_url(rfp, "award/"), data, format="json")
+    response = _api(buyer).post(_url(rfp, "award/request/"), data, format="json")
 
     assert response.status_code == 409
     assert not Award.objects.exists()
@@ -287,7 +289,7 @@ def test_award_of_a_withdrawn_bid_is_400(
     Bid.objects.filter(vendor_organisation=vendor_b_org).update(status="withdrawn")
     data = {"bid": str(bid_of(rfp, vendor_b_org).public_id), "rationale": RATIONALE}
 
-    response = _api(buyer).post(_url(rfp, "award/"), data, format="json")
+    response = _api(buyer).post(_url(rfp, "award/request/"), data, format="json")
 
     assert response.status_code == 400
     assert not Award.objects.exists()
@@ -300,7 +302,7 @@ def test_award_of_a_bid_of_another_rfp_is_400(
     stranger = BidFactory(rfp=opened_rfp(buyer_org, []))
     data = {"bid": str(stranger.public_id), "rationale": RATIONALE}
 
-    response = _api(buyer).post(_url(rfp, "award/"), data, format="json")
+    response = _api(buyer).post(_url(rfp, "award/request/"), data, format="json")
 
     assert response.status_code == 400
     assert response.json()["problems"][0]["path"] == "bid"
@@ -310,7 +312,9 @@ def test_evaluators_may_not_award(evaluator: Any, rfp: Rfp, vendor_a_org: Any) -
     data = {"bid": str(bid_of(rfp, vendor_a_org).public_id), "rationale": RATIONALE}
 
     assert (
-        _api(evaluator).post(_url(rfp, "award/"), data, format="json").status_code
+        _api(evaluator)
+        .post(_url(rfp, "award/request/"), data, format="json")
+        .status_code
         == 403
     )
 
@@ -338,4 +342,4 @@ def test_vendor_cannot_write_scores_or_award(
 
     assert api.put(_url(rfp, "scores/"), _sheet(rfp), format="json").status_code == 404
     assert api.post(_url(rfp, "scores/submit/")).status_code == 404
-    assert api.post(_url(rfp, "award/"), data, format="json").status_code == 404
+    assert api.post(_url(rfp, "award/request/"), data, format="json").status_code == 404
