@@ -8,9 +8,10 @@ group of its own.
 - The state of every process (pid, restarts, last exit) is written to
   ``$REPROGATE_VAR_DIR/supervisor.json`` whenever it changes; ``/healthz`` reports it
   (portal/health.py).
-- SIGINT or SIGTERM (Ctrl-C) sends SIGTERM to every process group, waits at most
-  ``STOP_GRACE_S`` and then SIGKILLs what is left of the groups (a Celery worker's
-  warm shutdown would wait for a running benchmark to finish).
+- SIGINT or SIGTERM (Ctrl-C) sends SIGTERM to every process, waits at most
+  ``STOP_GRACE_S`` and then SIGKILLs what is left of their process groups (a Celery
+  worker's warm shutdown would wait for a running benchmark to finish; its
+  unacknowledged message comes back to the next worker).
 
 Run as ``python -m config.supervise --host 127.0.0.1 --port 8000``.
 """
@@ -183,13 +184,17 @@ class Supervisor:
         """TERM every process group, wait at most the grace, KILL what is left."""
         live = [p for p in self.programs if p.process is not None]
         for program in live:
-            _signal_group(program.process, signal.SIGTERM)
+            # The leader only: a Celery worker stops its own pool children.
+            with contextlib.suppress(ProcessLookupError):
+                program.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + self.stop_grace_s
         while time.monotonic() < deadline and any(
             _group_alive(p.process) for p in live
         ):
             for program in live:
-                program.process.poll()
+                if program.process.poll() is not None:
+                    # What an exited leader left behind has nobody to stop it.
+                    _signal_group(program.process, signal.SIGKILL)
             time.sleep(0.1)
         for program in live:
             if _group_alive(program.process):

@@ -1,0 +1,233 @@
+"""The embedded runtime's supervisor (config/supervise.py) with stand-in programs:
+restarts with back-off, the essential web process, the status file, and a stop
+that leaves no process behind, however stubborn."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from config import supervise
+from config.supervise import Program, Supervisor, backoff, describe_exit
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+def _wait_until(condition: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def lines() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def supervisor(tmp_path: Path, lines: list[str]) -> Iterator[Supervisor]:
+    sup = Supervisor(
+        [Program("web", SLEEPER, essential=True), Program("worker", SLEEPER)],
+        status_path=tmp_path / "supervisor.json",
+        stop_grace_s=2.0,
+        say=lines.append,
+    )
+    for program in sup.programs:
+        sup._start(program)
+    yield sup
+    sup.stop()
+
+
+def _program(sup: Supervisor, name: str) -> Program:
+    return next(p for p in sup.programs if p.name == name)
+
+
+@pytest.mark.parametrize(
+    ("failures", "seconds"),
+    [(0, 1.0), (1, 1.0), (2, 2.0), (3, 4.0), (5, 16.0), (6, 30.0), (60, 30.0)],
+)
+def test_backoff_doubles_up_to_thirty_seconds(failures: int, seconds: float) -> None:
+    assert backoff(failures) == seconds
+
+
+@pytest.mark.parametrize(
+    ("code", "text"),
+    [(1, "exited with 1"), (0, "exited with 0"), (-9, "was killed by SIGKILL")],
+)
+def test_describe_exit(code: int, text: str) -> None:
+    assert describe_exit(code) == text
+
+
+@pytest.mark.timeout(30)
+def test_a_killed_worker_is_restarted_with_back_off_and_the_web_untouched(
+    supervisor: Supervisor, lines: list[str]
+) -> None:
+    worker, web = _program(supervisor, "worker"), _program(supervisor, "web")
+    web_pid = web.process.pid
+
+    first_pid = worker.process.pid
+    os.kill(first_pid, signal.SIGKILL)
+    assert _wait_until(supervisor.step, 5)
+    supervisor.write_status()
+    status = json.loads(supervisor.status_path.read_text())
+
+    assert lines == ["==> worker was killed by SIGKILL; restarting in 1 s"]
+    assert status["programs"]["worker"]["state"] == "restarting"
+    assert status["programs"]["worker"]["last_exit"]["code"] == -9
+    assert status["programs"]["web"] == {
+        "state": "running",
+        "pid": web_pid,
+        "restarts": 0,
+        "last_exit": None,
+    }
+
+    killed_at = time.monotonic()
+    assert _wait_until(supervisor.step, 5)  # started again
+    assert 0.9 <= time.monotonic() - killed_at <= 2.0
+    second_pid = worker.process.pid
+    assert second_pid != first_pid
+    assert worker.state == "running"
+    assert worker.restarts == 1
+
+    os.kill(second_pid, signal.SIGKILL)  # a second quick death: 2 s
+    assert _wait_until(supervisor.step, 5)
+    assert lines[-1] == "==> worker was killed by SIGKILL; restarting in 2 s"
+    assert web.process.pid == web_pid
+    assert web.process.poll() is None
+
+
+def test_a_worker_that_stayed_up_starts_again_after_one_second(
+    supervisor: Supervisor, lines: list[str]
+) -> None:
+    worker = _program(supervisor, "worker")
+    worker.failures_in_a_row = 5  # it had been crashing ...
+    worker.started_at -= supervise.STABLE_AFTER_S  # ... then ran for a minute
+
+    worker.process.kill()
+    assert _wait_until(supervisor.step, 5)
+
+    assert lines == ["==> worker was killed by SIGKILL; restarting in 1 s"]
+
+
+def test_an_exit_of_the_web_stops_the_supervisor(
+    supervisor: Supervisor, lines: list[str]
+) -> None:
+    web = _program(supervisor, "web")
+
+    web.process.terminate()
+    assert _wait_until(supervisor.step, 5)
+
+    assert supervisor._stopping
+    assert lines == ["==> web was killed by SIGTERM; stopping"]
+    assert web.next_start_at is None
+
+
+def test_the_orphans_of_a_dead_worker_are_killed_with_it(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    child_pid_file = tmp_path / "child.pid"
+    parent = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        child = subprocess.Popen({SLEEPER!r})
+        open({str(child_pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(300)
+        """
+    )
+    sup = Supervisor(
+        [Program("worker", [sys.executable, "-c", parent])],
+        status_path=tmp_path / "supervisor.json",
+        say=lines.append,
+    )
+    sup._start(sup.programs[0])
+    try:
+        assert _wait_until(lambda: child_pid_file.is_file(), 10)
+        time.sleep(0.1)
+        child_pid = int(child_pid_file.read_text())
+
+        os.kill(sup.programs[0].process.pid, signal.SIGKILL)  # the leader only
+        assert _wait_until(sup.step, 5)
+
+        assert _wait_until(lambda: not _alive(child_pid), 5)
+    finally:
+        sup.stop()
+
+
+STUBBORN = textwrap.dedent(
+    """
+    import signal, subprocess, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "time.sleep(300)"])
+    print(child.pid, flush=True)
+    time.sleep(300)
+    """
+)
+
+
+@pytest.mark.timeout(60)
+def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
+    tmp_path: Path,
+) -> None:
+    """A supervisor process, as scripts/run runs it, with a web stand-in that
+    stops on SIGTERM and a worker stand-in that ignores it, with a child."""
+    status = tmp_path / "supervisor.json"
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from config.supervise import Program, Supervisor
+        sup = Supervisor(
+            [Program("web", {SLEEPER!r}, essential=True),
+             Program("worker", [sys.executable, "-c", {STUBBORN!r}])],
+            status_path=Path({str(status)!r}), stop_grace_s=3.0)
+        sys.exit(sup.run())
+        """
+    )
+    with pids.open("w") as out:
+        runner = subprocess.Popen(
+            [sys.executable, "-c", script], cwd=PROJECT_DIR, stdout=out
+        )
+    try:
+        assert _wait_until(lambda: pids.read_text().strip() != "", 20)
+        assert _wait_until(status.is_file, 5)
+        programs = json.loads(status.read_text())["programs"]
+        children = [entry["pid"] for entry in programs.values()]
+        children.append(int(pids.read_text().split()[0]))
+        assert all(_alive(pid) for pid in children)
+
+        started = time.monotonic()
+        runner.send_signal(signal.SIGINT)
+        runner.wait(timeout=15)
+        elapsed = time.monotonic() - started
+
+        assert elapsed < 3.0 + 2.0
+        assert [pid for pid in children if _alive(pid)] == []
+        assert not status.exists()
+    finally:
+        if runner.poll() is None:
+            runner.kill()
