@@ -28,6 +28,7 @@ Builds, verifies and submits signed artifact bundles and talks to a ReproGate
 server, with the Python standard library and cryptography only.
 
   login, whoami          get and check an API token
+  key register           register a signing key of your vendor organisation
   bundle build, verify   sign a folder into a bundle; check one offline
   submit                 upload a bundle to an RFP
   evidence verify        check an escrow evidence package offline
@@ -59,6 +60,15 @@ class CliError(Exception):
     pass
 
 
+class ApiError(CliError):
+    """The server answered with an error: its HTTP status and ``code``."""
+
+    def __init__(self, message: str, *, status: int, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
 def _request(
     url: str, path: str, *, token: str | None = None, body: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -77,22 +87,26 @@ def _request(
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        raise CliError(_describe_error(exc)) from None
+        raise _api_error(exc) from None
     except urllib.error.URLError as exc:
         raise CliError(f"cannot reach {url}: {exc.reason}") from None
 
 
-def _describe_error(exc: urllib.error.HTTPError) -> str:
+def _api_error(exc: urllib.error.HTTPError) -> ApiError:
     try:
         body = json.loads(exc.read())
     except ValueError:
-        return f"HTTP {exc.code}"
-    lines = [f"HTTP {exc.code} {body.get('code', '')}: {body.get('message', '')}"]
+        body = None
+    if not isinstance(body, dict):
+        return ApiError(f"HTTP {exc.code}", status=exc.code, code="")
+    code = str(body.get("code", ""))
+    lines = [f"HTTP {exc.code} {code}: {body.get('message', '')}"]
     lines += [
         f"  - {p.get('path', '')}: {p.get('message', '')}"
         for p in body.get("problems", [])
+        if isinstance(p, dict)
     ]
-    return "\n".join(lines)
+    return ApiError("\n".join(lines), status=exc.code, code=code)
 
 
 def cmd_login(args: argparse.Namespace) -> int:
@@ -114,6 +128,79 @@ def cmd_whoami(args: argparse.Namespace) -> int:
     roles = ", ".join(f"{m['role']}@{m['organisation']}" for m in me["memberships"])
     print(f"{me['username']} ({roles or 'no roles'})")
     return 0
+
+
+def _token(args: argparse.Namespace) -> str:
+    token = args.token or os.environ.get("REPROGATE_TOKEN")
+    if not token:
+        raise CliError("give --token or set REPROGATE_TOKEN")
+    return token
+
+
+def cmd_key_register(args: argparse.Namespace) -> int:
+    """Register a public key for the caller's vendor organisation. The same key
+    registered before (and not revoked) is no error: scripts may run this again."""
+    token = _token(args)
+    try:
+        line = args.public_key.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise CliError(f"{args.public_key}: {exc.strerror}") from None
+    body: dict[str, Any] = {"public_key": line}
+    if args.organisation:
+        body["organisation"] = args.organisation
+    try:
+        key = _request(args.url, "/api/v1/signing-keys/", token=token, body=body)
+    except ApiError as exc:
+        if exc.code != "key_duplicate":
+            raise
+        known = _registered_key(args, token, line)
+        if known is None or known.get("revoked_at"):
+            raise
+        print(f"already registered {known['fingerprint']} ({known['organisation']})")
+        return 0
+    print(f"registered {key['fingerprint']} ({key['organisation']})")
+    return 0
+
+
+def _registered_key(
+    args: argparse.Namespace, token: str, line: str
+) -> dict[str, Any] | None:
+    """The organisation's key with the fingerprint of ``line``, if listed."""
+    from artifacts.signatures import SignatureError
+    from artifacts.signatures.sshkeys import parse_public_key_line
+
+    try:
+        fingerprint = parse_public_key_line(line).fingerprint
+    except SignatureError:
+        return None
+    keys: Any = _request(args.url, "/api/v1/signing-keys/", token=token)
+    for key in keys if isinstance(keys, list) else []:
+        if key.get("fingerprint") == fingerprint and (
+            not args.organisation or key.get("organisation") == args.organisation
+        ):
+            return key
+    return None
+
+
+def _add_key_commands(commands: Any) -> None:
+    key = commands.add_parser("key", help="register a signing key with the server")
+    actions = key.add_subparsers(dest="key_command", required=True)
+    register = actions.add_parser(
+        "register",
+        help="register a public key for your vendor organisation",
+        description=(
+            "Registers an OpenSSH public key (.pub) as a signing key of your "
+            "vendor organisation (POST /api/v1/signing-keys/), so that bundles "
+            "it signs are accepted. A key already registered is reported, exit 0."
+        ),
+    )
+    register.add_argument("public_key", type=Path, metavar="KEY.pub")
+    register.add_argument("--token", help="API token (or REPROGATE_TOKEN)")
+    register.add_argument(
+        "--organisation", help="vendor slug, if you act for several vendors"
+    )
+    _add_url_option(register)
+    register.set_defaults(handler=cmd_key_register)
 
 
 def _print_problems(problems: Sequence[BundleProblem]) -> None:
@@ -166,9 +253,7 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get("REPROGATE_TOKEN")
-    if not token:
-        raise CliError("give --token or set REPROGATE_TOKEN")
+    token = _token(args)
     outcome, response = submit.submit(
         args.file, url=args.url, token=token, rfp=args.rfp
     )
@@ -251,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_url_option(whoami)
     whoami.set_defaults(handler=cmd_whoami)
     _add_bundle_commands(commands)
+    _add_key_commands(commands)
     _add_submit_command(commands)
     add_evidence_commands(commands)
     add_parse_command(commands)
