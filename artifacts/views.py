@@ -38,6 +38,7 @@ from artifacts.services.ingest import (
     BundleStorageError,
     bundle_ingest,
     bundle_refuse_upload,
+    bundle_upload_closed_message,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -47,6 +48,7 @@ from artifacts.services.keys import (
 from config.site import site_url
 from procurement.models import Rfp
 from procurement.permissions import bidding_organisation
+from procurement.selectors.bids import rfp_submissions_closed
 from procurement.views.common import rfp_for_request
 
 logger = logging.getLogger(__name__)
@@ -150,9 +152,11 @@ def _upload_page(
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
+    closed = rfp_submissions_closed(rfp)
     context = {
         "rfp": rfp,
         "organisation": organisation,
+        "closed": bundle_upload_closed_message(closed) if closed else "",
         "form": BundleUploadForm(),
         "error": error,
         "bundles": bundle_list_visible_for_rfp(request.user, rfp).filter(
@@ -271,6 +275,7 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
         or (bundle.manifest or {}).get("claims")
         or [],
         "own": bidding_organisation(request.user, bundle.rfp) == bundle.organisation,
+        "can_upload": rfp_submissions_closed(bundle.rfp) is None,
     }
     return render(request, "artifacts/bundle_detail.html", context)
 

@@ -78,6 +78,7 @@ from artifacts.storage import (
 )
 from procurement import clock
 from procurement.models import Rfp
+from procurement.selectors.bids import SubmissionsClosed, rfp_submissions_closed
 from procurement.services.bids import document_name
 
 MAX_STORED_PROBLEMS: Final = 500
@@ -323,19 +324,17 @@ def bundle_refuse_upload(*, rfp: Rfp, organisation: Organisation) -> None:
         raise ApplicationError(
             f"{organisation} is not invited to {rfp.reference}.", code="not_invited"
         )
-    if rfp.status != Rfp.Status.PUBLISHED:
-        raise ApplicationError(
-            f"{rfp.reference} is {rfp.get_status_display().lower()}: bundles are "
-            "accepted only while it is published.",
-            code="rfp_not_published",
-        )
-    if clock.now() >= rfp.submission_deadline:
-        raise ApplicationError(
-            f"The submission deadline passed at "
-            f"{rfp.submission_deadline:%Y-%m-%d %H:%M} UTC: bundles can no longer "
-            "be uploaded.",
-            code="deadline_passed",
-        )
+    closed = rfp_submissions_closed(rfp)  # the rule the upload pages follow too
+    if closed is not None:
+        raise ApplicationError(bundle_upload_closed_message(closed), code=closed.code)
+
+
+def bundle_upload_closed_message(closed: SubmissionsClosed) -> str:
+    ending = {
+        "rfp_not_published": "bundles are accepted only while it is published",
+        "deadline_passed": "bundles can no longer be uploaded",
+    }[closed.code]
+    return f"{closed.reason}: {ending}."
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ live bid once the RFP is opened."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
+from procurement import clock
 from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
 from procurement.permissions import is_buyer_side
 
@@ -29,6 +31,29 @@ def _current_documents() -> Prefetch:
         ),
         to_attr="current_documents",
     )
+
+
+@dataclass(frozen=True)
+class SubmissionsClosed:
+    """Why an RFP takes no bids and no bundles now."""
+
+    code: str  # "rfp_not_published" or "deadline_passed"
+    reason: str  # a sentence without its ending, e.g. "RFP-1 is closed"
+
+
+def rfp_submissions_closed(rfp: Rfp) -> SubmissionsClosed | None:
+    """None while the RFP takes bids and bundles (published, before its
+    submission deadline, by the clock now), else why not. The one rule: the bid
+    and bundle services refuse by it, the pages offer their forms by it."""
+    if rfp.status != Rfp.Status.PUBLISHED:
+        status = rfp.get_status_display().lower()
+        return SubmissionsClosed("rfp_not_published", f"{rfp.reference} is {status}")
+    if clock.now() >= rfp.submission_deadline:
+        deadline = f"{rfp.submission_deadline:%Y-%m-%d %H:%M}"
+        return SubmissionsClosed(
+            "deadline_passed", f"The submission deadline passed at {deadline} UTC"
+        )
+    return None
 
 
 def bid_count_live(*, rfp: Rfp) -> int:

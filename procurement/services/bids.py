@@ -49,6 +49,7 @@ from procurement.models import (
     CostModelInput,
     Rfp,
 )
+from procurement.selectors.bids import rfp_submissions_closed
 from procurement.services.bid_inputs import (
     COST_FIELDS,
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -172,19 +173,15 @@ def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
     if not rfp.invited_vendors.filter(pk=organisation.pk).exists():
         raise ProcurementError(f"{organisation} is not invited to {rfp.reference}.")
-    if rfp.status != Rfp.Status.PUBLISHED:
-        raise ProcurementError(
-            f"{rfp.reference} is {rfp.get_status_display().lower()}: bids can be "
-            "changed only while it is published.",
-            code="rfp_not_published",
-        )
-    if clock.now() >= rfp.submission_deadline:
-        raise ProcurementError(
-            f"The submission deadline passed at "
-            f"{rfp.submission_deadline:%Y-%m-%d %H:%M} UTC: bids can no longer be "
-            "submitted, replaced, withdrawn or re-confirmed.",
-            code="deadline_passed",
-        )
+    closed = rfp_submissions_closed(rfp)
+    if closed is not None:
+        ending = {
+            "rfp_not_published": "bids can be changed only while it is published",
+            "deadline_passed": (
+                "bids can no longer be submitted, replaced, withdrawn or re-confirmed"
+            ),
+        }[closed.code]
+        raise ProcurementError(f"{closed.reason}: {ending}.", code=closed.code)
     return rfp
 
 

@@ -25,7 +25,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from procurement import clock
 from procurement.evidence import bundles_accepted
 from procurement.forms.bids import BidForm
 from procurement.models import BidDocument, BidReceipt, Rfp
@@ -42,6 +41,7 @@ from procurement.selectors.bids import (
     bid_opening_get,
     bid_receipt_get_visible,
     bid_receipt_list,
+    rfp_submissions_closed,
 )
 from procurement.selectors.evidence import bid_evidence_own
 from procurement.services.bids import (
@@ -73,7 +73,7 @@ def _bidder(request: HttpRequest, rfp: Rfp) -> Organisation:
 
 
 def _accepting(rfp: Rfp) -> bool:
-    return rfp.status == Rfp.Status.PUBLISHED and clock.now() < rfp.submission_deadline
+    return rfp_submissions_closed(rfp) is None
 
 
 def _done(request: HttpRequest, receipt: BidReceipt) -> HttpResponse:
