@@ -22,7 +22,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.models import Notification, Organisation, Role
-from artifacts.models import Bundle
+from artifacts.models import Bundle, SigningKey
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
@@ -171,6 +171,50 @@ def test_sealed_audit_trails_name_no_bidder(
 
     assert response.status_code in {200, 403}  # evaluators and labs read no trail
     assert _leaks(response.content.decode()) == []
+
+
+AUDIT_EXPORTS = [
+    "/accounts/audit/export.csv",
+    "/accounts/audit/export.json",
+    "/accounts/audit/export.csv?rfp={ref}",
+    "/accounts/audit/export.json?rfp={ref}",
+]
+
+
+def _key_secrets() -> list[str]:
+    """Who uploaded A's bundle and with which key."""
+    return ["up-acme", *SigningKey.objects.values_list("fingerprint", flat=True)]
+
+
+@pytest.mark.parametrize("persona", WATCHERS)
+@pytest.mark.parametrize("url", AUDIT_EXPORTS)
+def test_sealed_audit_exports_name_no_bidder(
+    rfp: Rfp, persona: str, url: str, request: Any, client_for: Any
+) -> None:
+    client = client_for(request.getfixturevalue(persona))
+
+    response = client.get(url.format(ref=rfp.reference))
+
+    assert response.status_code in {200, 403}  # evaluators and labs read no trail
+    streamed = response.status_code == 200
+    body = b"".join(response.streaming_content) if streamed else response.content
+    assert _leaks(body.decode()) == []
+    assert [s for s in _key_secrets() if s in body.decode()] == []
+
+
+@pytest.mark.parametrize("persona", ["buyer", "buyer_admin", "auditor"])
+@pytest.mark.parametrize("trail", ["/accounts/audit/", "/rfps/{id}/audit/"])
+def test_sealed_audit_trails_show_each_bid_as_a_sealed_row(
+    rfp: Rfp, persona: str, trail: str, request: Any, client_for: Any
+) -> None:
+    client = client_for(request.getfixturevalue(persona))
+
+    page = client.get(trail.format(id=rfp.public_id)).content.decode()
+
+    assert all(c in page for c in _commitments(rfp))
+    assert "Bid submitted" in page
+    assert "Bundle accepted" in page
+    assert [s for s in _key_secrets() if s in page] == []
 
 
 @pytest.mark.parametrize("persona", BUYER_SIDE)
@@ -407,6 +451,33 @@ def test_opened_bids_stay_closed_to_labs_and_auditors(
         body = _api(user).get(f"/api/v1/rfps/{rfp.public_id}/bids/").json()
         assert body["bids"] is None
         assert _leaks(json.dumps(body)) == []
+
+
+@pytest.mark.parametrize("persona", ["buyer", "auditor"])
+def test_opened_audit_trail_and_exports_name_the_bidders(
+    rfp: Rfp,
+    persona: str,
+    buyer: Any,
+    evaluator: Any,
+    clock: Any,
+    request: Any,
+    client_for: Any,
+) -> None:
+    rfp = _open(rfp, buyer, evaluator, clock)
+    client = client_for(request.getfixturevalue(persona))
+
+    page = client.get(f"/rfps/{rfp.public_id}/audit/").content.decode()
+    export = client.get("/accounts/audit/export.json", {"rfp": rfp.reference})
+    events = json.loads(b"".join(export.streaming_content))["events"]
+
+    assert "vendor-a" in page
+    assert "vendor-b" in page
+    assert "Acme Flash" in page
+    assert {e["organisation"] for e in events if e["action"] == "bid.submitted"} == {
+        "Acme Flash",
+        "Bolt Storage",
+    }
+    assert not [e for e in events if e["sealed"]]
 
 
 def test_opened_bids_appear_in_the_admin(
