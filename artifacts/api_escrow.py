@@ -116,8 +116,8 @@ class DepositSerializer(serializers.Serializer):
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_evidence_url(self, deposit: Deposit) -> str | None:
-        if deposit.bundle is None:
-            return None
+        if deposit.kind != Deposit.Kind.BUNDLE or deposit.bundle is None:
+            return None  # a run output names the bundle it ran, not a package
         return reverse("bundle-evidence", args=[deposit.bundle.public_id])
 
 

@@ -45,7 +45,7 @@ def deposit_list_visible_to(user: AnyUser) -> QuerySet[Deposit]:
         return Deposit.objects.none()
     return (
         Deposit.objects.filter(_visible(user, "organisation_id", "rfp"))
-        .select_related("rfp", "organisation", "bundle", "deposited_by")
+        .select_related("rfp", "organisation", "bundle__organisation", "deposited_by")
         .order_by("-log_index")
     )
 
@@ -63,12 +63,20 @@ class DepositFilter:
         return "&".join(f"{k}={v}" for k, v in pairs if v)
 
 
+def _of_vendor(slug: str) -> Q:
+    """A vendor's deposits: those it made, and the outputs of lab runs of its
+    bundles (deposited by the lab, named after the bundle run)."""
+    return Q(organisation__slug=slug) | Q(
+        kind=Deposit.Kind.RUN_OUTPUT, bundle__organisation__slug=slug
+    )
+
+
 def deposit_list_filtered(user: AnyUser, where: DepositFilter) -> QuerySet[Deposit]:
     deposits = deposit_list_visible_to(user)
     if where.rfp:
         deposits = deposits.filter(rfp__reference=where.rfp)
     if where.vendor:
-        deposits = deposits.filter(organisation__slug=where.vendor)
+        deposits = deposits.filter(_of_vendor(where.vendor))
     if where.kind:
         deposits = deposits.filter(kind=where.kind)
     return deposits
@@ -79,11 +87,17 @@ def deposit_get_visible(user: AnyUser, public_id: uuid.UUID) -> Deposit | None:
 
 
 def deposit_filter_choices(user: AnyUser) -> dict[str, list[str]]:
-    """RFP references and vendor slugs the user's deposits name, for the filters."""
+    """RFP references and vendor slugs the user's deposits name, for the
+    filters: a run output's vendor is the one whose bundle was run."""
     deposits = deposit_list_visible_to(user).order_by()
     rfps = deposits.values_list("rfp__reference", flat=True).distinct()
-    vendors = deposits.values_list("organisation__slug", flat=True).distinct()
-    return {"rfps": sorted(set(rfps)), "vendors": sorted(set(vendors))}
+    runs = deposits.filter(kind=Deposit.Kind.RUN_OUTPUT)
+    depositors = deposits.exclude(kind=Deposit.Kind.RUN_OUTPUT).values_list(
+        "organisation__slug", flat=True
+    )
+    run_vendors = runs.values_list("bundle__organisation__slug", flat=True)
+    vendors = {*depositors.distinct(), *run_vendors.distinct()} - {None}
+    return {"rfps": sorted(set(rfps)), "vendors": sorted(vendors)}
 
 
 def deposit_items(deposit: Deposit) -> QuerySet[DepositBlob]:
@@ -115,9 +129,10 @@ def evidence_bundle_get(user: AnyUser, public_id: uuid.UUID) -> Bundle | None:
 
 
 def bundle_deposits(bundle: Bundle) -> list[Deposit]:
-    """The bundle's deposits, oldest first (one, unless later issues add more)."""
+    """The bundle's own deposits (kind ``bundle``; one), oldest first. Run
+    outputs name the bundle they ran too, but belong to a campaign's package."""
     return list(
-        Deposit.objects.filter(bundle=bundle)
+        Deposit.objects.filter(kind=Deposit.Kind.BUNDLE, bundle=bundle)
         .select_related("organisation", "rfp")
         .order_by("log_index")
     )

@@ -57,7 +57,11 @@ def deposit_create(
 ) -> Deposit:
     """Deposit ``items`` (blobs already stored) for ``organisation`` on ``rfp``:
     lock them (Object Lock), log the record, keep the row. Runs inside the
-    caller's transaction if there is one (an ingest's), else in its own."""
+    caller's transaction if there is one (an ingest's), else in its own.
+
+    ``bundle`` is the bundle the deposit is of (kind ``bundle``) or from (a run
+    output: the bundle that was run); ``extra`` must then name it as
+    ``"bundle"`` too, since fixity compares the row with the leaf."""
     if not items:
         raise ApplicationError(
             "A deposit names at least one blob.", code="deposit_empty"
@@ -114,7 +118,7 @@ def deposit_bundle(
         raise ApplicationError(
             "Only an accepted bundle is deposited.", code="bundle_not_accepted"
         )
-    if Deposit.objects.filter(bundle=bundle).exists():
+    if Deposit.objects.filter(kind=Deposit.Kind.BUNDLE, bundle=bundle).exists():
         raise StateConflict(
             "This bundle is deposited already.", code="bundle_already_deposited"
         )

@@ -173,6 +173,7 @@ def _deposit(run: Run, attempt: int, stored: list[StoredOutput]) -> Deposit:
         rfp=campaign.rfp,
         items=[DepositItem(s.blob, DepositBlob.Role.OUTPUT, s.path) for s in stored],
         actor=None,
+        bundle=campaign.bundle,  # the row says what the leaf says: the bundle run
         extra={
             "run": str(run.public_id),
             "campaign": str(campaign.public_id),
