@@ -128,3 +128,31 @@ def test_buyer_sees_the_difference_after_opening_on_bid_page_and_matrix(
     assert FLAG in page
     assert bundle.sha256 in page
     assert FLAG in matrix
+
+
+def test_loading_another_bundle_refills_its_claims_and_keeps_the_cover_note(
+    rfp: Rfp,
+    bundle: Bundle,
+    vendor_a: Any,
+    vendor_a_org: Organisation,
+    tmp_path: Path,
+    client_for: Any,
+    clock: Any,
+) -> None:
+    clock.advance(minutes=5)
+    example_bundle(rfp, vendor_a_org, tmp_path)  # newer: pre-filled by default
+    two_claims = {**bundle.manifest, "claims": MANIFEST["claims"][:2]}
+    Bundle.objects.filter(pk=bundle.pk).update(manifest=two_claims)  # the older one
+
+    response = client_for(vendor_a).post(
+        f"/rfps/{rfp.public_id}/bid/",
+        {"load": "1", "bundle": str(bundle.public_id), "cover_note": "Draft note"},
+    )
+
+    form = response.context["form"]
+    assert response.status_code == 200
+    assert not form.is_bound
+    assert form.initial["bundle"] == str(bundle.public_id)
+    assert len(form.initial["claims"].splitlines()) == 2
+    assert form.initial["cover_note"] == "Draft note"
+    assert not Bid.objects.exists()
