@@ -89,15 +89,17 @@ def audit_event_list_visible_to(
     since: date | None = None,
     until: date | None = None,
     rfp: str = "",
+    vendor_events: bool = False,
 ) -> QuerySet[AuditEvent]:
-    """The user's trail (``audit_trail_organisation_ids``) with the vendors'
-    events on the buyers' RFPs (``accounts.audit_scope``), newest first. Each
-    row is annotated ``sealed``: shown as ``audit_rows`` seals it."""
+    """The user's trail (``audit_trail_organisation_ids``), newest first; with
+    ``vendor_events``, also the vendors' events on the buyers' RFPs
+    (``accounts.audit_scope``), each row annotated ``sealed``: a caller that
+    asks for them shows them through ``accounts.audit_rows``, which seals."""
     own_ids = audit_trail_organisation_ids(user)
     own = Q(organisation_id__in=own_ids)
     scope = rfp_scope()
     visible, sealed = own, Q(pk__in=[])
-    if scope is not None and own_ids:
+    if vendor_events and scope is not None and own_ids:
         shared, sealed = shared_events(scope, own_ids, rfp)
         visible = own | shared
         sealed &= ~own

@@ -132,7 +132,7 @@ def _audit_filtered(
     )
     valid = form.is_bound and form.is_valid()
     filters = {k: v for k, v in (form.cleaned_data if valid else {}).items() if v}
-    events = audit_event_list_visible_to(request.user, **filters)
+    events = audit_event_list_visible_to(request.user, vendor_events=True, **filters)
     return form, events, {k: str(v) for k, v in filters.items()}
 
 

@@ -24,7 +24,7 @@ def rfp_audit_events(
     """The RFP's trail as the user may read it: the events naming the RFP in the
     user's trail scope, with its vendors' bid and bundle events (sealed until
     opening) and, once opened, its vendors' signing-key events."""
-    return audit_event_list_visible_to(user, rfp=rfp.reference)
+    return audit_event_list_visible_to(user, rfp=rfp.reference, vendor_events=True)
 
 
 class RfpTrailScope:

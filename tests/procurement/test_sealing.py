@@ -202,6 +202,18 @@ def test_sealed_audit_exports_name_no_bidder(
     assert [s for s in _key_secrets() if s in body.decode()] == []
 
 
+@pytest.mark.parametrize("persona", WATCHERS)
+def test_sealed_dashboard_activity_names_no_bidder(
+    rfp: Rfp, persona: str, request: Any, client_for: Any
+) -> None:
+    response = client_for(request.getfixturevalue(persona)).get("/dashboard/")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert _leaks(page) == []
+    assert [s for s in _key_secrets() if s in page] == []
+
+
 @pytest.mark.parametrize("persona", ["buyer", "buyer_admin", "auditor"])
 @pytest.mark.parametrize("trail", ["/accounts/audit/", "/rfps/{id}/audit/"])
 def test_sealed_audit_trails_show_each_bid_as_a_sealed_row(
