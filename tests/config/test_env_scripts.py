@@ -92,3 +92,44 @@ def test_scripts_manage_passes_a_bad_setting_through_as_one_line(
     assert result.stderr.strip() == (
         "ReproGate: REPROGATE_PORT='eighty' is not an integer."
     )
+
+
+def test_scripts_run_and_manage_share_one_environment() -> None:
+    """Both source scripts/_env.sh; neither sets the variables on its own."""
+    for script in ("run", "manage", "celery"):
+        text = (PROJECT_DIR / "scripts" / script).read_text()
+        assert 'source "$ROOT/scripts/_env.sh"' in text, script
+        assert "DJANGO_DEBUG=" not in text, script
+        assert "REPROGATE_PORT:-" not in text, script
+
+
+def test_the_files_the_readme_writes_are_ignored_by_git() -> None:
+    names = ["acme.tar.gz", "var/demo-bundles/acme-flash.tar.gz", "evidence.zip"]
+
+    result = subprocess.run(
+        ["git", "check-ignore", "--no-index", *names],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.stdout.split() == names
+
+
+def test_scripts_celery_uses_the_environment_of_scripts_run(tmp_path: Path) -> None:
+    var_dir = tmp_path / "var"
+
+    result = subprocess.run(
+        [str(PROJECT_DIR / "scripts" / "celery"), "report"],
+        cwd=tmp_path,
+        env=bare_env(REPROGATE_VAR_DIR=str(var_dir)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "DEBUG: True" in result.stdout
+    assert f"VAR_DIR: PosixPath('{var_dir}')" in result.stdout
