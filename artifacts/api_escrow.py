@@ -192,7 +192,9 @@ def _visible_deposit(request: Request, deposit_id: uuid.UUID) -> Deposit:
 
 class DepositDetailApi(APIView):
     """One deposit: its leaf, blobs and inclusion proof in the latest
-    checkpoint (verified by the server; check it yourself too)."""
+    checkpoint (verified by the server; check it yourself too). A deposit
+    newer than the latest checkpoint has ``inclusion: null`` and says so in
+    ``inclusion_pending`` (the next checkpoint comes within a minute)."""
 
     @extend_schema(
         operation_id="deposit_detail",
@@ -202,7 +204,10 @@ class DepositDetailApi(APIView):
         deposit = _visible_deposit(request, deposit_id)
         data = dict(DepositDetailSerializer(deposit).data)
         inclusion = leaf_inclusion(deposit.log_index, bytes(deposit.leaf))
-        data["inclusion"] = InclusionSerializer(inclusion).data
+        data["inclusion"] = (
+            None if inclusion.pending else InclusionSerializer(inclusion).data
+        )
+        data["inclusion_pending"] = inclusion.problem if inclusion.pending else ""
         return Response(data)
 
 

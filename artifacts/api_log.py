@@ -1,6 +1,7 @@
 """Transparency log API (DESIGN §5, §8), for any signed-in user: the latest
-checkpoint (a signed note, text), the log's verifier key (text), inclusion and
-consistency proofs (JSON, hashes in base64 as in the RFC 9162 test vectors).
+published checkpoint (a signed note, text; reads never sign one), the log's
+verifier key (text), inclusion and consistency proofs (JSON, hashes in
+base64 as in the RFC 9162 test vectors).
 
 The log holds hashes only; leaves (deposit records) are served with the
 deposits they belong to, under those deposits' permissions. Bad parameters
@@ -28,12 +29,13 @@ from rest_framework.views import APIView
 from artifacts.api import PlainTextRenderer
 from artifacts.log_selectors import (
     LogIntegrityError,
+    checkpoint_latest,
     log_consistency_proof,
     log_inclusion_proof,
     log_root,
+    log_size,
     log_verifier_key,
 )
-from artifacts.services.transparency import checkpoint_publish
 from artifacts.transparency.keyfile import LogKeyError
 
 logger = logging.getLogger(__name__)
@@ -65,8 +67,18 @@ def _text(content: str) -> HttpResponse:
     return HttpResponse(content, content_type="text/plain; charset=utf-8")
 
 
+class NoCheckpointYet(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "no_checkpoint"
+    default_detail = (
+        "No checkpoint is signed yet; the first is published within a minute."
+    )
+
+
 class LogCheckpointApi(APIView):
-    """The latest checkpoint, signed for the current size if the log grew."""
+    """The latest published checkpoint (a read: deposits publish one as they
+    commit, the beat task every minute). ``Reprogate-Log-Pending`` counts the
+    entries appended since it; 503 ``no_checkpoint`` before the first one."""
 
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
@@ -75,9 +87,12 @@ class LogCheckpointApi(APIView):
         responses={(200, "text/plain"): OpenApiTypes.STR},
     )
     def get(self, request: Request) -> HttpResponse:
-        with _log_guard():
-            checkpoint = checkpoint_publish()
-        return _text(checkpoint.note)
+        checkpoint = checkpoint_latest()
+        if checkpoint is None:
+            raise NoCheckpointYet
+        response = _text(checkpoint.note)
+        response["Reprogate-Log-Pending"] = str(max(0, log_size() - checkpoint.size))
+        return response
 
 
 class LogKeyApi(APIView):

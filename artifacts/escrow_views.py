@@ -1,6 +1,7 @@
 """Escrow pages: deposits by RFP, vendor and kind; one deposit with its leaf
 and inclusion proof (checked by the server), legal hold and retention; the log
-page ("has anything been rewritten since my last visit?"). The evidence
+page ("has anything been rewritten since my last visit?", a read; marking the
+checkpoint seen is a POST). The evidence
 package itself downloads from the API (session authentication works there).
 
 Deposits are sealed like bundles (``artifacts.escrow.selectors``): 404 for a
@@ -24,7 +25,12 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
-from artifacts.escrow.forms import DepositFilterForm, LegalHoldForm, RetentionForm
+from artifacts.escrow.forms import (
+    DepositFilterForm,
+    LegalHoldForm,
+    LogSeenForm,
+    RetentionForm,
+)
 from artifacts.escrow.proofs import b64, leaf_inclusion, log_since_visit
 from artifacts.escrow.selectors import (
     DepositFilter,
@@ -39,7 +45,7 @@ from artifacts.escrow.selectors import (
 from artifacts.escrow_storage import EscrowStorageError
 from artifacts.models import Deposit
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
-from artifacts.services.log_visits import log_visit_remember
+from artifacts.services.log_visits import log_visit_mark_seen
 
 logger = logging.getLogger(__name__)
 PAGE_SIZE = 25
@@ -146,20 +152,38 @@ def escrow_deposit_retention(
 
 @login_required
 def escrow_log(request: HttpRequest) -> HttpResponse:
-    """The current checkpoint against the one this user saw last: the
-    consistency proof, verified here. The current one is remembered only if
-    it extends the previous one (a failure stays on screen until resolved)."""
+    """The latest checkpoint against the one this user marked as seen: the
+    consistency proof, verified here. A read: marking is ``escrow_log_seen``."""
     since = log_since_visit(log_visit_get(request.user))
-    if since.head is not None and since.consistent is not False:
-        log_visit_remember(
-            user=request.user, size=since.head.size, root_hash=since.head.root_hash
-        )
     return render(request, "artifacts/escrow_log.html", {"since": since})
+
+
+@login_required
+@require_POST
+def escrow_log_seen(request: HttpRequest) -> HttpResponse:
+    """Remember the checkpoint the page showed (its size and root hash, posted
+    back) as seen; refused unless it extends the one seen before."""
+    form = LogSeenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "That checkpoint could not be read; reload the page.")
+        return redirect("artifacts:escrow_log")
+    try:
+        visit = log_visit_mark_seen(user=request.user, **form.cleaned_data)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request,
+            f"Checkpoint of size {visit.size} marked as seen: your next visit is "
+            "checked against it.",
+        )
+    return redirect("artifacts:escrow_log")
 
 
 urlpatterns = [
     path("escrow/", escrow_deposits, name="escrow_deposits"),
     path("escrow/log/", escrow_log, name="escrow_log"),
+    path("escrow/log/seen/", escrow_log_seen, name="escrow_log_seen"),
     path(
         "escrow/deposits/<uuid:deposit_id>/",
         escrow_deposit_detail,

@@ -6,6 +6,7 @@ from celery import shared_task
 
 from artifacts.models import FixityRun
 from artifacts.services.fixity import fixity_run
+from artifacts.services.transparency import checkpoint_publish_if_grown
 
 FIXITY_TIME_LIMIT_S = 6 * 3600  # hashing a large store takes a while
 
@@ -16,3 +17,12 @@ def escrow_verify_task() -> int:
     records a run like ``manage.py escrow_verify``; its number of findings.
     Runs are independent, so a repeated delivery only checks once more."""
     return fixity_run(trigger=FixityRun.Trigger.SCHEDULE).findings_count
+
+
+@shared_task(name="artifacts.checkpoint_publish", soft_time_limit=60)
+def checkpoint_publish_task() -> int | None:
+    """The beat's checkpoint (every minute): signs one if the log grew since the
+    latest (a deposit's own publication failed or is still to come); the new
+    size, or None if there was nothing to sign."""
+    checkpoint = checkpoint_publish_if_grown()
+    return None if checkpoint is None else checkpoint.size

@@ -1,7 +1,10 @@
-"""Forms of the escrow pages: the deposit filters, legal hold, retention."""
+"""Forms of the escrow pages: the deposit filters, legal hold, retention, the
+checkpoint marked as seen on the log page."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from django import forms
@@ -45,3 +48,19 @@ class RetentionForm(forms.Form):
         help_text="UTC. Retention is only ever extended.",
     )
     reason = forms.CharField(max_length=500)
+
+
+class LogSeenForm(forms.Form):
+    """The checkpoint the log page showed: its size and base64 root hash."""
+
+    size = forms.IntegerField(min_value=0, max_value=2**63 - 1)
+    root_hash = forms.CharField(max_length=64)
+
+    def clean_root_hash(self) -> bytes:
+        try:
+            root = base64.b64decode(self.cleaned_data["root_hash"], validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise forms.ValidationError("Not a base64 root hash.") from error
+        if len(root) != 32:
+            raise forms.ValidationError("A root hash is 32 bytes.")
+        return root

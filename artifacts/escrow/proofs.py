@@ -1,6 +1,10 @@
 """Proofs the escrow pages show, verified on the server with the same pure code
 the offline verifier runs: a deposit's inclusion in the latest checkpoint, and
-the log's consistency since the checkpoint a user saw last."""
+the log's consistency since the checkpoint a user saw last.
+
+Reads only: the latest *published* checkpoint is shown (deposits publish one
+when they commit, the beat task every minute); entries appended since are
+counted and said to be pending, never signed here."""
 
 from __future__ import annotations
 
@@ -10,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artifacts.log_selectors import (
+    checkpoint_latest,
     log_consistency_proof,
     log_inclusion_proof,
+    log_size,
     log_verifier_key,
 )
 from artifacts.models import LogVisit
-from artifacts.services.transparency import checkpoint_latest, checkpoint_publish
 from artifacts.transparency.merkle import (
     ProofError,
     leaf_hash,
@@ -46,7 +51,8 @@ class SignedHead:
         return b64(self.root_hash)
 
 
-def _signed_head(checkpoint: Any) -> SignedHead:
+def signed_head(checkpoint: Any) -> SignedHead:
+    """``checkpoint`` with its signature checked against the log key."""
     try:
         opened = open_checkpoint(checkpoint.note, log_verifier_key())
     except NoteError as error:
@@ -67,23 +73,28 @@ def _signed_head(checkpoint: Any) -> SignedHead:
     )
 
 
-def current_head(*, covering: int | None = None) -> SignedHead | None:
-    """The latest checkpoint; one is published first if none covers leaf
-    ``covering`` (None: the latest signed one as it is; a log with no leaves
-    has none)."""
+PENDING = "published within a minute"
+
+
+def current_head() -> SignedHead | None:
+    """The latest published checkpoint (None: none yet)."""
     checkpoint = checkpoint_latest()
-    if covering is not None and (checkpoint is None or checkpoint.size <= covering):
-        checkpoint = checkpoint_publish()
-    return None if checkpoint is None else _signed_head(checkpoint)
+    return None if checkpoint is None else signed_head(checkpoint)
+
+
+def pending_entries(head: SignedHead | None) -> int:
+    """Entries appended since the latest checkpoint (not signed yet)."""
+    return max(0, log_size() - (head.size if head is not None else 0))
 
 
 @dataclass(frozen=True)
 class Inclusion:
-    head: SignedHead
+    head: SignedHead | None
     leaf_hash: bytes
     proof: list[bytes]
     ok: bool
     problem: str = ""
+    pending: bool = False  # the leaf is newer than the latest checkpoint
 
     @property
     def proof_b64(self) -> list[str]:
@@ -91,10 +102,13 @@ class Inclusion:
 
 
 def leaf_inclusion(index: int, leaf: bytes) -> Inclusion:
-    """Leaf ``index`` in the latest checkpoint (published if it lacks it)."""
-    head = current_head(covering=index)
-    assert head is not None  # noqa: S101 - covering publishes one
+    """Leaf ``index`` in the latest checkpoint; ``pending`` if that one does
+    not hold it yet."""
+    head = current_head()
     hashed = leaf_hash(bytes(leaf))
+    if head is None or head.size <= index:
+        problem = f"Not in a signed checkpoint yet: the next one is {PENDING}."
+        return Inclusion(head, hashed, [], False, problem, pending=True)
     proof = log_inclusion_proof(index, head.size)
     if not head.signature_ok:
         return Inclusion(head, hashed, proof, False, head.problem)
@@ -115,6 +129,17 @@ class SinceVisit:
     proof: list[bytes] = field(default_factory=list)
     consistent: bool | None = None  # None: nothing to compare with
     message: str = ""
+    pending: int = 0  # entries appended since the latest checkpoint
+
+    @property
+    def seen(self) -> bool:
+        """The user marked this very checkpoint as seen already."""
+        return (
+            self.head is not None
+            and self.previous is not None
+            and (self.previous.size, self.previous.root_hash)
+            == (self.head.size, self.head.root_hash.hex())
+        )
 
     @property
     def proof_b64(self) -> list[str]:
@@ -127,7 +152,9 @@ class SinceVisit:
         return b64(bytes.fromhex(self.previous.root_hash))
 
 
-def _compare(previous: LogVisit, head: SignedHead) -> tuple[bool, list[bytes], str]:
+def compare_with_visit(
+    previous: LogVisit, head: SignedHead
+) -> tuple[bool, list[bytes], str]:
     old_root = bytes.fromhex(previous.root_hash)
     if previous.size > head.size:
         return False, [], f"The log shrank from {previous.size} to {head.size} entries."
@@ -147,15 +174,15 @@ def _compare(previous: LogVisit, head: SignedHead) -> tuple[bool, list[bytes], s
 
 
 def log_since_visit(previous: LogVisit | None) -> SinceVisit:
-    """Compare the current checkpoint (published if the log grew) with the one
-    remembered for the user; a failure is logged as an error."""
-    checkpoint = checkpoint_publish()
-    head = None if checkpoint is None else _signed_head(checkpoint)
+    """Compare the latest checkpoint with the one the user marked as seen; a
+    failure is logged as an error."""
+    head = current_head()
+    pending = pending_entries(head)
     if head is None or previous is None:
-        return SinceVisit(head, previous)
+        return SinceVisit(head, previous, pending=pending)
     if not head.signature_ok:
-        return SinceVisit(head, previous, [], False, head.problem)
-    consistent, proof, message = _compare(previous, head)
+        return SinceVisit(head, previous, [], False, head.problem, pending)
+    consistent, proof, message = compare_with_visit(previous, head)
     if not consistent:
         logger.error("log inconsistency since a visit: %s", message)
-    return SinceVisit(head, previous, proof, consistent, message)
+    return SinceVisit(head, previous, proof, consistent, message, pending)

@@ -30,7 +30,7 @@ from artifacts.escrow.records import DepositItem, deposit_leaf, event_leaf
 from artifacts.escrow_storage import blobs_lock
 from artifacts.evidence.layout import format_time
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
-from artifacts.services.transparency import log_append
+from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
 from artifacts.transparency.merkle import leaf_hash
 from procurement import clock
 from procurement.models import Rfp
@@ -80,6 +80,7 @@ def deposit_create(
         leaf = deposit_leaf(deposit, items, extra or {})
         blobs_lock([i.blob for i in items], retain_until=deposit.retain_until)
         entry = log_append(leaf)
+        checkpoint_publish_on_commit()
         deposit.leaf, deposit.leaf_hash = leaf, leaf_hash(leaf).hex()
         deposit.log_index = entry.index
         deposit.save()
@@ -162,6 +163,7 @@ def escrow_event_log(
     event.leaf = event_leaf(event, deposits, data)
     event.leaf_hash = leaf_hash(event.leaf).hex()
     event.log_index = log_append(event.leaf).index
+    checkpoint_publish_on_commit()
     event.save()
     return event
 

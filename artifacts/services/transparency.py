@@ -10,7 +10,10 @@ until commit, so every append in the installation waits for it.
 
 ``checkpoint_publish`` signs a checkpoint for the current size only after proving
 it consistent with the latest one (never two inconsistent checkpoints); the
-signed note is stored byte for byte."""
+signed note is stored byte for byte. Reads never sign: a checkpoint is
+published when a deposit or escrow event commits
+(``checkpoint_publish_on_commit``) and by the beat task every minute
+(``checkpoint_publish_if_grown``); pages and the API show the latest one."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from artifacts.log_selectors import (
     checkpoint_latest,
     log_consistency_proof,
     log_private_key,
+    log_size,
 )
 from artifacts.models import Checkpoint, LogEntry, LogNode, LogState
 from artifacts.transparency import merkle, note, tree
@@ -36,6 +40,8 @@ __all__ = [
     "LogOutsideTransaction",
     "checkpoint_latest",
     "checkpoint_publish",
+    "checkpoint_publish_if_grown",
+    "checkpoint_publish_on_commit",
     "log_append",
 ]
 
@@ -139,3 +145,27 @@ def checkpoint_publish() -> Checkpoint:
         data={"size": state.size, "root_hash": base64.b64encode(root).decode()},
     )  # fmt: skip
     return checkpoint
+
+
+def checkpoint_publish_if_grown() -> Checkpoint | None:
+    """Sign a checkpoint if the log grew since the latest one (the new one),
+    else None; looks first without taking the log's lock."""
+    latest = checkpoint_latest()
+    if latest is not None and latest.size >= log_size():
+        return None
+    checkpoint = checkpoint_publish()
+    return None if latest is not None and checkpoint.pk == latest.pk else checkpoint
+
+
+def _publish_after_commit() -> None:
+    try:
+        checkpoint_publish_if_grown()
+    except Exception:  # the deposit stands; the beat task publishes within a minute
+        logger.exception("publishing a checkpoint after a commit failed")
+
+
+def checkpoint_publish_on_commit() -> None:
+    """Publish a checkpoint covering what the current transaction appended,
+    once it commits (after the log's lock is released: appends never wait on
+    a signature). Call it in the transaction that appends."""
+    transaction.on_commit(_publish_after_commit)

@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from artifacts.models import Deposit
+from artifacts.services.transparency import checkpoint_publish
 from artifacts.transparency.merkle import leaf_hash, verify_inclusion
 from artifacts.transparency.note import open_checkpoint
 from tests.escrow.conftest import open_bids
@@ -45,9 +46,21 @@ def test_deposit_list_with_filters(api: APIClient, deposit: Deposit) -> None:
     assert none["count"] == 0
 
 
+def test_deposit_detail_before_a_checkpoint_says_its_proof_is_pending(
+    api: APIClient, deposit: Deposit
+) -> None:
+    body = api.get(_url(deposit)).json()
+
+    assert body["inclusion"] is None
+    assert "published within a minute" in body["inclusion_pending"]
+    assert body["log_index"] == deposit.log_index
+
+
 def test_deposit_detail_proof_checks_out_on_the_client(
     api: APIClient, deposit: Deposit
 ) -> None:
+    checkpoint_publish()
+
     body = api.get(_url(deposit)).json()
     key = api.get("/api/v1/log/key").content.decode().strip()
 

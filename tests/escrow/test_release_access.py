@@ -17,6 +17,7 @@ from accounts.models import AuditEvent
 from artifacts.escrow.selectors import deposit_get_visible
 from artifacts.models import Deposit, EscrowEvent, Release
 from artifacts.services.release_execution import release_execute
+from artifacts.services.transparency import checkpoint_publish
 from procurement.models import Rfp
 from tests.escrow.release_support import (
     after_notice,
@@ -189,6 +190,7 @@ def test_certificate_page_and_json_show_the_logged_certificate(
     request: Any, released: Release
 ) -> None:
     client = _client(request, "vendor_a")
+    checkpoint_publish()  # as the execution's commit does
 
     page = client.get(f"/artifacts/escrow/releases/{released.public_id}/certificate/")
     raw = client.get(

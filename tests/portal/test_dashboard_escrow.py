@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 
 from accounts.models import Organisation
+from artifacts.escrow.proofs import b64
 from artifacts.models import Deposit
+from artifacts.services.transparency import checkpoint_publish
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
 from tests.escrow.conftest import ingest_and_deposit, open_bids
@@ -73,7 +75,11 @@ def test_log_entries_since_the_last_check_are_counted(
     rfp = open_bids(Rfp.objects.get(pk=deposit.rfp_id))
     client = Client()
     client.force_login(buyer)
+    checkpoint = checkpoint_publish()
     assert client.get("/artifacts/escrow/log/").status_code == 200
+    assert "You have not checked the log yet" in _panel(buyer)  # reading: no mark
+    seen = {"size": checkpoint.size, "root_hash": b64(checkpoint.root_hash)}
+    assert client.post("/artifacts/escrow/log/seen/", seen).status_code == 302
     assert "No new log entries since your last check" in _panel(buyer)
     Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.PUBLISHED)
     rfp.refresh_from_db()

@@ -1,6 +1,7 @@
-"""The log API: a signed checkpoint and the key to check it (text), proofs that
-verify against it (JSON, base64), 400s in the DESIGN §8 shape for bad parameters,
-nothing for anonymous callers, 503 (not a wrong proof) for a tampered log."""
+"""The log API: the latest published checkpoint and the key to check it (text;
+reading never signs one), proofs that verify against it (JSON, base64), 400s in
+the DESIGN §8 shape for bad parameters, nothing for anonymous callers, 503 (not
+a wrong proof) for a tampered log."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from artifacts.models import LogEntry
+from artifacts.models import Checkpoint, LogEntry
+from artifacts.services.transparency import checkpoint_publish
 from artifacts.transparency import merkle, note
 from tests.artifacts.transparency.conftest import numbered
 
@@ -49,21 +51,50 @@ def test_anonymous_callers_get_nothing(append: Append, url: str) -> None:
     assert response.json()["code"] == "not_authenticated"
 
 
-def test_checkpoint_is_a_signed_note_for_the_current_size(
-    append: Append, vendor_b: Any
-) -> None:
+def test_checkpoint_is_the_latest_signed_note(append: Append, vendor_b: Any) -> None:
     append(*numbered(5))
+    checkpoint_publish()
 
     response = _api(vendor_b).get(CHECKPOINT)
 
     assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Reprogate-Log-Pending"] == "0"
     checkpoint = _checkpoint(_api(vendor_b))
     assert checkpoint.size == 5
+
+
+def test_checkpoint_read_does_not_sign_and_counts_pending_entries(
+    append: Append, vendor_b: Any
+) -> None:
+    append(*numbered(5))
+    checkpoint_publish()
+    append(*numbered(2, start=5))
+
+    response = _api(vendor_b).get(CHECKPOINT)
+
+    assert response.status_code == 200
+    assert response["Reprogate-Log-Pending"] == "2"
+    assert _checkpoint(_api(vendor_b)).size == 5
+    assert Checkpoint.objects.count() == 1
+
+
+def test_no_checkpoint_yet_answers_503_saying_when(
+    append: Append, vendor_b: Any
+) -> None:
+    append(b"x")
+
+    response = _api(vendor_b).get(CHECKPOINT)
+
+    assert response.status_code == 503
+    assert response.json()["code"] == "no_checkpoint"
+    assert "within a minute" in response.json()["message"]
+    assert not Checkpoint.objects.exists()
 
 
 def test_inclusion_proof_leads_to_the_checkpoint(append: Append, auditor: Any) -> None:
     leaves = numbered(11)
     append(*leaves)
+    checkpoint_publish()
     checkpoint = _checkpoint(_api(auditor))
 
     body = _api(auditor).get(INCLUSION, {"index": 4, "size": 11}).json()
@@ -78,8 +109,10 @@ def test_inclusion_proof_leads_to_the_checkpoint(append: Append, auditor: Any) -
 def test_consistency_proof_links_two_checkpoints(append: Append, buyer: Any) -> None:
     client = _api(buyer)
     append(*numbered(3))
+    checkpoint_publish()
     old = _checkpoint(client)
     append(*numbered(8, start=3))
+    checkpoint_publish()
     new = _checkpoint(client)
 
     body = client.get(CONSISTENCY, {"first": 3, "second": 11}).json()
@@ -150,11 +183,11 @@ def test_a_tampered_log_answers_503_without_details(
 def test_a_missing_key_answers_503_without_its_path(
     append: Append, auditor: Any, key_path: Any
 ) -> None:
-    _api(auditor).get(CHECKPOINT)
-    key_path.unlink()
     append(b"x")
+    checkpoint_publish()
+    key_path.unlink()
 
-    response = _api(auditor).get(CHECKPOINT)
+    response = _api(auditor).get(KEY)
 
     assert response.status_code == 503
     assert str(key_path) not in response.content.decode()
