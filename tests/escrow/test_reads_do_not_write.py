@@ -23,22 +23,27 @@ from artifacts.services.escrow import deposit_create, deposit_legal_hold_set
 from artifacts.services.transparency import checkpoint_publish, log_append
 from artifacts.storage import blob_record, blob_write
 from artifacts.tasks import checkpoint_publish_task
-from tests.escrow.conftest import open_bids
+from tests.escrow.conftest import ingest_and_deposit, open_bids
 
 pytestmark = pytest.mark.django_db
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
 @pytest.fixture
-def grown(deposit: Deposit) -> Deposit:
-    """A checkpoint of size 1, a visit that saw it, then the log grew by two:
-    what a read used to sign a new checkpoint for."""
-    open_bids(deposit.rfp)
+def grown(
+    deposit: Deposit, tmp_path: Path, vendor_b: Any, vendor_b_org: Any
+) -> Deposit:
+    """A checkpoint of size 1, then the log grew by two (vendor b's deposit and
+    one more entry): what a read used to sign a new checkpoint for. The newer
+    deposit, not in any checkpoint yet."""
     checkpoint_publish()
+    newer = ingest_and_deposit(
+        tmp_path / "b", deposit.rfp, vendor_b_org, vendor_b, key="vendor_b"
+    )
     with transaction.atomic():
-        log_append(b'{"n":1}')
         log_append(b'{"n":2}')
-    return deposit
+    open_bids(deposit.rfp)
+    return newer
 
 
 def _urls(deposit: Deposit) -> list[str]:
