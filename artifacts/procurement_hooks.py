@@ -67,11 +67,31 @@ def evidence_summary(bundle: Bundle) -> EvidenceSummary:
     )
 
 
+def _named_accepted(rfp: Rfp, named: Mapping[int, str]) -> dict[int, Bundle]:
+    """organisation id -> the accepted bundle on ``rfp`` named for it (a name
+    that is not one of its accepted bundles there is left out)."""
+    ids = {}
+    for organisation_id, public_id in named.items():
+        try:
+            ids[uuid.UUID(str(public_id))] = organisation_id
+        except ValueError:
+            continue
+    rows = Bundle.objects.filter(
+        rfp=rfp, status=Bundle.Status.ACCEPTED, public_id__in=list(ids)
+    ).defer("manifest", "problems")
+    return {b.organisation_id: b for b in rows if ids[b.public_id] == b.organisation_id}
+
+
 def bundle_evidence(
-    rfp: Rfp, organisation_ids: Collection[int] | None = None
+    rfp: Rfp,
+    organisation_ids: Collection[int] | None = None,
+    named: Mapping[int, str] | None = None,
 ) -> dict[int, EvidenceSummary]:
-    """The evidence provider: one query whatever the number of vendors."""
+    """The evidence provider: one query whatever the number of vendors, and one
+    more for the bundles ``named`` by bids."""
     latest = bundle_latest_accepted_completeness(rfp, organisation_ids)
+    if named:
+        latest |= _named_accepted(rfp, named)
     return {org: evidence_summary(bundle) for org, bundle in latest.items()}
 
 

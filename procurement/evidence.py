@@ -3,9 +3,10 @@
 The dependency runs artifacts → procurement, so procurement cannot ask for bundles
 itself. Instead artifacts registers an *evidence provider* when Django starts
 (``ArtifactsConfig.ready()`` → ``artifacts.procurement_hooks``): a callable that
-takes an RFP (and optionally the organisations asked about) and returns, per
-vendor organisation id, an ``EvidenceSummary`` of that vendor's newest accepted
-bundle on the RFP. Vendors without an accepted bundle are simply absent.
+takes an RFP (and optionally the organisations asked about, and the bundle each
+one's bid names) and returns, per vendor organisation id, an ``EvidenceSummary``
+of the accepted bundle its bid names, else of its newest accepted bundle on the
+RFP. Vendors without an accepted bundle are simply absent.
 
 With no provider registered (procurement on its own), every vendor has "no
 accepted bundle". Callers must respect sealing themselves: the buyer side asks
@@ -66,11 +67,16 @@ class EvidenceSummary:
 
 class EvidenceProvider(Protocol):
     def __call__(
-        self, rfp: Rfp, organisation_ids: Collection[int] | None = None
+        self,
+        rfp: Rfp,
+        organisation_ids: Collection[int] | None = None,
+        named: Mapping[int, str] | None = None,
     ) -> Mapping[int, EvidenceSummary]:
         """Organisation id -> summary of its newest accepted bundle on ``rfp``
-        (only the ``organisation_ids`` asked about, when given). A query count
-        that does not depend on the number of vendors."""
+        (only the ``organisation_ids`` asked about, when given), or of the one
+        ``named`` for it (organisation id -> bundle public id: what its bid
+        names) where that is one of its accepted bundles on ``rfp``. A query
+        count that does not depend on the number of vendors."""
         ...
 
 
@@ -91,14 +97,18 @@ def evidence_provider() -> EvidenceProvider | None:
 
 
 def evidence_for(
-    rfp: Rfp, organisation_ids: Collection[int] | None = None
+    rfp: Rfp,
+    organisation_ids: Collection[int] | None = None,
+    named: Mapping[int, str] | None = None,
 ) -> dict[int, EvidenceSummary]:
-    """Organisation id -> its newest accepted bundle's summary; {} without a
-    provider."""
+    """Organisation id -> the summary of the bundle ``named`` for it (its bid's),
+    else of its newest accepted bundle; {} without a provider."""
     if _provider is None:
         return {}
     if organisation_ids is not None and not organisation_ids:
         return {}
+    if named:
+        return dict(_provider(rfp, organisation_ids, named))
     return dict(_provider(rfp, organisation_ids))
 
 

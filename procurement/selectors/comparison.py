@@ -1,6 +1,7 @@
 """The comparison matrix: vendors x criteria with consensus scores (when the user
-may see them), completeness from each vendor's newest accepted bundle, claimed key
-metrics and TCO. Its query count does not depend on the number of bids, scores and
+may see them), completeness from the bundle each bid names (else the vendor's
+newest accepted one), claimed key metrics (flagged where they differ from the
+bundle) and TCO. Its query count does not depend on the number of bids, scores and
 bundles (tested with 2 and with 20 vendors)."""
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from procurement.selectors.evidence import bid_evidence_for
 from procurement.tco import TcoResult
 
 COMPLETENESS_BASIS = (
-    "Each vendor's newest accepted signed bundle, checked against the RFP's "
+    "The signed bundle each bid names (for a bid naming none: the vendor's newest "
+    "accepted bundle), checked against the RFP's "
     "required artifacts (an artifact is present when the bundle lists a file of its "
     "kind), with the environment fields its manifests name, its claims whose "
     "scenario the harness defines and the required metrics it claims. A vendor "
@@ -97,7 +99,12 @@ def _evidence(
     """Bundle evidence per bid; no bundle is asked for while the bids are sealed
     (the views never show a sealed comparison: this is the second guard)."""
     vendors = [] if rfp.is_sealed else [b.vendor_organisation_id for b in bids]
-    found = bid_evidence_for(rfp, vendors, artifacts=artifacts)
+    named = {
+        b.vendor_organisation_id: str(b.bundle_public_id)
+        for b in bids
+        if b.bundle_public_id is not None and not rfp.is_sealed
+    }
+    found = bid_evidence_for(rfp, vendors, artifacts=artifacts, named=named)
     none = checklist_of(artifacts, None)
     return {b.pk: found.get(b.vendor_organisation_id, none) for b in bids}
 

@@ -1,12 +1,13 @@
 """Reads of bundle evidence through the provider registry (``procurement.evidence``):
-each vendor's newest accepted bundle checked against the RFP's required artifacts.
+each vendor's newest accepted bundle (or the one its bid names) checked against the
+RFP's required artifacts.
 
 Sealing is the caller's duty: the buyer side asks only once the RFP is opened, a
 vendor only about its own organisation."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from accounts.models import Organisation
 from procurement.evidence import BidEvidence, checklist_of, evidence_for
@@ -18,14 +19,15 @@ def bid_evidence_for(
     organisation_ids: Collection[int],
     *,
     artifacts: Sequence[RequiredArtifact] | None = None,
+    named: Mapping[int, str] | None = None,
 ) -> dict[int, BidEvidence]:
     """Every organisation asked about -> its evidence (without an accepted bundle:
     every required artifact missing). Two queries at most, whatever the number of
     organisations: the RFP's checklist (none when given or prefetched) and the
-    provider's."""
+    provider's. ``named``: organisation id -> the bundle its bid names."""
     ids = list(dict.fromkeys(organisation_ids))
     artifacts = list(rfp.artifacts.all()) if artifacts is None else artifacts
-    summaries = evidence_for(rfp, ids)
+    summaries = evidence_for(rfp, ids, named)
     return {pk: checklist_of(artifacts, summaries.get(pk)) for pk in ids}
 
 

@@ -156,3 +156,28 @@ def test_loading_another_bundle_refills_its_claims_and_keeps_the_cover_note(
     assert len(form.initial["claims"].splitlines()) == 2
     assert form.initial["cover_note"] == "Draft note"
     assert not Bid.objects.exists()
+
+
+def test_completeness_in_the_matrix_follows_the_bundle_the_bid_names(
+    rfp: Rfp,
+    bundle: Bundle,
+    vendor_a: Any,
+    vendor_a_org: Organisation,
+    buyer: Any,
+    evaluator: Any,
+    tmp_path: Path,
+    clock: Any,
+    client_for: Any,
+) -> None:
+    submit(rfp, vendor_a, vendor_a_org, bundle=str(bundle.public_id))
+    clock.advance(minutes=5)
+    newer = example_bundle(rfp, vendor_a_org, tmp_path)  # uploaded, not bound
+    tab = client_for(vendor_a).get(f"/rfps/{rfp.public_id}/bids/").content.decode()
+    rfp = _open(rfp, buyer, evaluator, clock)
+
+    matrix = client_for(buyer).get(f"/rfps/{rfp.public_id}/comparison/")
+
+    row = matrix.context["comparison"].rows[0]
+    assert row.evidence.summary.bundle_id == str(bundle.public_id)
+    assert str(newer.public_id) not in matrix.content.decode()
+    assert 'data-testid="newer-bundle"' in tab

@@ -89,7 +89,7 @@ def test_page_explains_how_completeness_is_counted(
 ) -> None:
     html = _get(client_for(buyer), rfp).content.decode()
 
-    assert "Each vendor&#x27;s newest accepted signed bundle" in html
+    assert "The signed bundle each bid names" in html
 
 
 def test_a_sealed_rfp_asks_the_provider_for_nothing(
