@@ -16,7 +16,12 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
-from procurement.services.bids import bid_documents_add, bid_documents_store
+from procurement.services.bids import (
+    bid_documents_add,
+    bid_documents_store,
+    bid_reconfirm,
+    bids_require_reconfirmation,
+)
 from tests.artifacts.corpus.build import good_files
 from tests.procurement.factories_bids import submit, tender, upload
 from tests.procurement.factories_bundles import accepted_bundle
@@ -242,3 +247,15 @@ def test_adding_documents_keeps_the_named_bundle(
     )
 
     assert receipt.contents["bundle"]["id"] == str(bundle.public_id)
+
+
+def test_reconfirming_binds_the_same_bundle_again(
+    rfp: Rfp, bundle: Bundle, vendor_a: Any, vendor_a_org: Organisation
+) -> None:
+    submit(rfp, vendor_a, vendor_a_org, bundle=str(bundle.public_id))
+    bids_require_reconfirmation(rfp=rfp, actor=None, note="addendum 1")
+
+    receipt = bid_reconfirm(rfp=rfp, organisation=vendor_a_org, actor=vendor_a)
+
+    assert receipt.contents["bundle"]["id"] == str(bundle.public_id)
+    assert recomputed(receipt.contents) == receipt.commitment

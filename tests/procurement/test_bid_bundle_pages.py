@@ -124,10 +124,12 @@ def test_buyer_sees_the_difference_after_opening_on_bid_page_and_matrix(
 
     page = client.get(f"/rfps/{rfp.public_id}/bids/{bid.public_id}/").content.decode()
     matrix = client.get(f"/rfps/{rfp.public_id}/comparison/").content.decode()
+    listing = client.get(f"/rfps/{rfp.public_id}/bids/").content.decode()
 
     assert FLAG in page
     assert bundle.sha256 in page
     assert FLAG in matrix
+    assert "1 differs from the signed bundle" in listing
 
 
 def test_loading_another_bundle_refills_its_claims_and_keeps_the_cover_note(
