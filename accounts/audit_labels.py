@@ -53,6 +53,7 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "signing_key.revoked": "Signing key revoked",
     "bundle.accepted": "Bundle accepted",
     "bundle.rejected": "Bundle rejected",
+    "bundle.resubmitted": "Bundle uploaded again (the accepted one stands)",
     "bundle.downloaded": "Bundle downloaded",
     "evidence.downloaded": "Evidence package downloaded",
     "deposit.created": "Escrow deposit made",

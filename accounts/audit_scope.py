@@ -10,7 +10,7 @@ values), inlined by the trail selector into its one query.
 
 The rule (``shared_events``):
 
-- a vendor's ``bid.*``, ``bundle.accepted``/``bundle.rejected`` and
+- a vendor's ``bid.*``, ``bundle.accepted``/``rejected``/``resubmitted`` and
   ``deposit.created`` events on an RFP of the buyer belong to that RFP's trail:
   sealed (time, kind, commitment hash; no actor, target, organisation, request or
   other data) until the RFP is opened, in full after;
@@ -32,7 +32,12 @@ from typing import Any, Protocol
 from django.db.models import Q, QuerySet
 
 # Vendor actions about an RFP that are part of that RFP's buyer-side trail.
-SHARED_ACTIONS = ("bundle.accepted", "bundle.rejected", "deposit.created")
+SHARED_ACTIONS = (
+    "bundle.accepted",
+    "bundle.rejected",
+    "bundle.resubmitted",
+    "deposit.created",
+)
 SHARED_PREFIXES = ("bid.",)
 KEY_PREFIX = "signing_key."
 # What a sealed row keeps of ``data``: the bid's commitment hash, nothing else.

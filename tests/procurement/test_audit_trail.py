@@ -22,6 +22,8 @@ from accounts.models import AuditEvent, Organisation, Role
 from artifacts.models import Bundle, SigningKey
 from procurement.models import Bid, Rfp
 from tests.accounts.factories import MembershipFactory, UserFactory
+from tests.artifacts.corpus.build import good_files, good_manifest, manifest_bytes
+from tests.artifacts.ingest_support import build_bundle, ingest
 from tests.procurement.factories_bids import SECRETS, submit, tender
 from tests.procurement.factories_bundles import accepted_bundle
 
@@ -114,6 +116,39 @@ def test_opened_vendor_events_show_in_full(
     assert Bundle.objects.get().sha256 in page
     assert "Signing key registered" in page
     assert SigningKey.objects.get().fingerprint in page
+
+
+def _rejected_upload(rfp: Rfp, user: Any, org: Organisation, tmp_path: Path) -> Any:
+    """A bundle whose harness is not the one its manifest lists."""
+    files = good_files()
+    manifest = good_manifest(files, rfp=rfp.reference, vendor=org.slug)
+    files["harness/run.sh"] = b"#!/bin/sh\necho tampered\n"
+    path = build_bundle(tmp_path / "bad", files, manifest=manifest_bytes(manifest))
+    bundle = ingest(rfp, org, user, path)
+    assert bundle.status == Bundle.Status.REJECTED
+    return bundle
+
+
+def test_a_rejected_upload_is_sealed_then_named(
+    rfp: Rfp,
+    buyer: Any,
+    vendor_b: Any,
+    vendor_b_org: Organisation,
+    tmp_path: Path,
+    client_for: Any,
+) -> None:
+    bad = _rejected_upload(rfp, vendor_b, vendor_b_org, tmp_path)
+    client = client_for(buyer)
+
+    sealed = json.loads(_export(client, "json", action="bundle.rejected"))
+    _open(rfp)
+    opened = json.loads(_export(client, "json", action="bundle.rejected"))
+
+    assert [e["sealed"] for e in sealed["events"]] == [True]
+    assert bad.sha256 not in json.dumps(sealed)
+    assert sealed["events"][0]["details"] == {}
+    assert opened["events"][0]["organisation"] == "Bolt Storage"
+    assert opened["events"][0]["details"]["sha256"] == bad.sha256
 
 
 @pytest.mark.parametrize("opened", [False, True])
