@@ -5,7 +5,9 @@ cost inputs, and what the vendor types instead is flagged."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,15 @@ COST_MODEL = (EXAMPLES / "cost" / "model.json").read_bytes()
 THREE_TYPED = [dict(c) for c in MANIFEST["claims"][:3]]
 
 
+_BUILT = itertools.count()
+
+
 def example_bundle(rfp: Rfp, organisation: Organisation, directory: Path) -> Bundle:
-    """An accepted bundle with the Acme example's 7 claims and cost model."""
+    """An accepted bundle with the Acme example's 7 claims and cost model; each
+    call's manifest differs (its ``created`` time), so that two are two bundles,
+    not the same bytes uploaded twice."""
     files = {**good_files(), "cost/model.json": COST_MODEL}
+    created = datetime(2025, 11, 29, 12, tzinfo=UTC) + timedelta(minutes=next(_BUILT))
     return accepted_bundle(
         rfp,
         organisation,
@@ -44,6 +52,7 @@ def example_bundle(rfp: Rfp, organisation: Organisation, directory: Path) -> Bun
         files=files,
         harness=MANIFEST["harness"],
         claims=MANIFEST["claims"],
+        created=created.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
 
 
