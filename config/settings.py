@@ -161,6 +161,18 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "config.staticfinders.PlotlyFinder",  # plotly.js from the installed package
 ]
+# plotly.js served by the finder in DEBUG: a versioned copy with .gz/.br beside it.
+STATIC_VENDOR_CACHE = VAR_DIR / "cache" / "static"
+
+
+def _static_immutable(path: str, url: str) -> bool:
+    """Versioned and hashed static names are cached by browsers for good."""
+    from config.staticfinders import immutable_file_test
+
+    return immutable_file_test(path, url)
+
+
+WHITENOISE_IMMUTABLE_FILE_TEST = _static_immutable
 MEDIA_ROOT = VAR_DIR / "media"
 MEDIA_URL = "media/"
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME", "")
@@ -188,9 +200,9 @@ else:
 STORAGES = {
     "default": _default_storage,
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        "BACKEND": "config.staticfinders.StaticFilesStorage"
         if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        else "config.staticfinders.CompressedManifestStaticFilesStorage"
     },
 }
 
