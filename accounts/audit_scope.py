@@ -17,7 +17,9 @@ The rule (``shared_events``):
 - a vendor's ``signing_key.*`` events name no RFP: they are shown in full once an
   RFP of the buyer that invited the vendor is opened, and not at all before (a
   sealed row could only say "an invited vendor is getting ready to upload", and
-  how many do — so nothing is the safer answer);
+  how many do — so nothing is the safer answer). Only those that happened before
+  such an opening: a key registered later, a minute before a sealed upload on
+  another of the buyer's RFPs, would name that upload's vendor;
 - everything else a vendor records stays its own: clarification questions (the
   buyer reads them without the asker, for ever), its downloads of its own bundles.
 
@@ -57,11 +59,13 @@ class RfpScope(Protocol):
         """The references of those whose bids are opened (no longer sealed)."""
         ...
 
-    def opened_vendor_ids(
+    def key_events_shown(
         self, buyer_organisation_ids: Collection[int], reference: str = ""
-    ) -> QuerySet[Any]:
-        """The vendor organisations invited to an opened RFP of these buyers
-        (to the one with ``reference``, when given)."""
+    ) -> Q:
+        """The condition on an ``AuditEvent`` of a vendor's organisation under
+        which that vendor's signing-key event is shown: an opened RFP of these
+        buyers (the one with ``reference``, when given) invited the vendor and
+        was opened after the event."""
         ...
 
 
@@ -100,8 +104,6 @@ def shared_events(
     rfp_events = _shared_action() & on_rfp
     if reference:
         rfp_events &= Q(rfp_reference__in=scope.references(ids))
-    keys = Q(action__startswith=KEY_PREFIX) & Q(
-        organisation_id__in=scope.opened_vendor_ids(ids, reference)
-    )
+    keys = Q(action__startswith=KEY_PREFIX) & scope.key_events_shown(ids, reference)
     sealed = rfp_events & ~Q(rfp_reference__in=scope.opened_references(ids))
     return rfp_events | keys, sealed

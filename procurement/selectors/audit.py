@@ -8,7 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.audit_scope import register_rfp_scope
 from accounts.models import AuditEvent
@@ -40,16 +40,18 @@ class RfpTrailScope:
     ) -> QuerySet[Any]:
         return self.references(buyer_organisation_ids).filter(status__in=OPENED)
 
-    def opened_vendor_ids(
+    def key_events_shown(
         self, buyer_organisation_ids: Collection[int], reference: str = ""
-    ) -> QuerySet[Any]:
+    ) -> Q:
         invitations = Rfp.invited_vendors.through.objects.filter(
             rfp__buyer_organisation_id__in=list(buyer_organisation_ids),
             rfp__status__in=OPENED,
+            organisation_id=OuterRef("organisation_id"),
+            rfp__opened_at__gte=OuterRef("occurred_at"),
         )
         if reference:
             invitations = invitations.filter(rfp__reference=reference)
-        return invitations.values_list("organisation_id", flat=True)
+        return Q(Exists(invitations))
 
 
 def register() -> None:

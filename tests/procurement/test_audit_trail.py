@@ -16,6 +16,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.audit import audit_record
 from accounts.models import AuditEvent, Organisation, Role
@@ -52,7 +53,8 @@ def rfp(
 
 
 def _open(rfp: Rfp) -> None:
-    Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.OPENED)
+    opened = {"status": Rfp.Status.OPENED, "opened_at": timezone.now()}
+    Rfp.objects.filter(pk=rfp.pk).update(**opened)
 
 
 def _secrets() -> list[str]:
@@ -231,6 +233,24 @@ def test_rfp_filter_shows_key_events_of_the_opened_rfps_vendors_only(
 
     assert "Signing key registered" in mine
     assert "Signing key registered" not in theirs
+
+
+def test_key_events_after_the_opening_wait_for_the_next_one(
+    rfp: Rfp, buyer: Any, vendor_a: Any, vendor_a_org: Organisation, client_for: Any
+) -> None:
+    _open(rfp)
+    with transaction.atomic():  # as a second key's registration would
+        audit_record(
+            actor=vendor_a,
+            action="signing_key.revoked",
+            organisation=vendor_a_org,
+            data={"fingerprint": "SHA256:later"},
+        )
+
+    events = json.loads(_export(client_for(buyer), "json"))["events"]
+
+    keys = [e["action"] for e in events if e["action"].startswith("signing_key.")]
+    assert keys == ["signing_key.registered"]
 
 
 def test_actor_filter_never_finds_a_sealed_row(
