@@ -91,6 +91,15 @@ def test_trail_shows_the_label_beside_the_code(
     assert re.search(r"Bid opening confirmed\s*<code[^>]*>rfp.opening_confirmed<", html)
 
 
+def test_trail_page_says_when_an_rfp_is_not_one_to_filter_by(
+    client_for: Any, buyer: Any
+) -> None:
+    response = client_for(buyer).get("/accounts/audit/", {"rfp": "RFP-ELSEWHERE"})
+
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+
+
 # --- grouping ----------------------------------------------------------------------
 
 
