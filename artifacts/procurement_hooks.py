@@ -142,13 +142,19 @@ def signed_bundle(bundle: Bundle, cost_file: BundleFile | None) -> SignedBundle:
 
 
 def own_bundles(
-    organisation_id: int, *, rfp: Rfp | None = None, public_id: str = ""
+    organisation_id: int,
+    *,
+    rfp: Rfp | None = None,
+    public_id: str = "",
+    accepted_only: bool = False,
 ) -> list[SignedBundle]:
     """The bundle source: one organisation's bundles, newest first (at most
     ``OWN_BUNDLES_LIMIT``); three queries and one small read per accepted one."""
     bundles = Bundle.objects.filter(organisation_id=organisation_id)
     if rfp is not None:
         bundles = bundles.filter(rfp=rfp)
+    if accepted_only:
+        bundles = bundles.filter(status=Bundle.Status.ACCEPTED)
     if public_id:
         try:
             bundles = bundles.filter(public_id=uuid.UUID(str(public_id)))

@@ -143,10 +143,16 @@ class SignedBundle:
 
 class BundleSource(Protocol):
     def __call__(
-        self, organisation_id: int, *, rfp: Rfp | None = None, public_id: str = ""
+        self,
+        organisation_id: int,
+        *,
+        rfp: Rfp | None = None,
+        public_id: str = "",
+        accepted_only: bool = False,
     ) -> list[SignedBundle]:
-        """The organisation's bundles, newest first, accepted or rejected: on
-        ``rfp`` only when given, the one with ``public_id`` only when given."""
+        """The organisation's bundles, newest first, accepted or rejected (only
+        accepted ones when ``accepted_only``): on ``rfp`` only when given, the
+        one with ``public_id`` only when given."""
         ...
 
 
@@ -161,18 +167,26 @@ def register_bundle_source(source: BundleSource | None) -> BundleSource | None:
 
 
 def bundles_own(
-    organisation_id: int, *, rfp: Rfp | None = None, public_id: str = ""
+    organisation_id: int,
+    *,
+    rfp: Rfp | None = None,
+    public_id: str = "",
+    accepted_only: bool = False,
 ) -> list[SignedBundle]:
     """The organisation's own bundles ([] without a source)."""
     if _bundle_source is None:
         return []
-    return list(_bundle_source(organisation_id, rfp=rfp, public_id=public_id))
+    found = _bundle_source(
+        organisation_id, rfp=rfp, public_id=public_id, accepted_only=accepted_only
+    )
+    return list(found)
 
 
 def bundles_accepted(rfp: Rfp, organisation_id: int) -> list[SignedBundle]:
     """The organisation's accepted bundles on the RFP, newest first: the ones a
     bid may name."""
-    return [b for b in bundles_own(organisation_id, rfp=rfp) if b.accepted]
+    found = bundles_own(organisation_id, rfp=rfp, accepted_only=True)
+    return [b for b in found if b.accepted]
 
 
 # --- the checklist ------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
+from procurement.evidence import bundles_accepted
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
 from procurement.services.bids import (
@@ -268,3 +269,21 @@ def test_reconfirming_binds_the_same_bundle_again(
 
     assert receipt.contents["bundle"]["id"] == str(bundle.public_id)
     assert recomputed(receipt.contents) == receipt.commitment
+
+
+def test_only_accepted_bundles_of_the_rfp_are_offered(
+    rfp: Rfp,
+    bundle: Bundle,
+    buyer_org: Organisation,
+    vendor_a_org: Organisation,
+    tmp_path: Path,
+) -> None:
+    rejected = example_bundle(rfp, vendor_a_org, tmp_path)
+    Bundle.objects.filter(pk=rejected.pk).update(status=Bundle.Status.REJECTED)
+    example_bundle(tender(buyer_org, vendor_a_org), vendor_a_org, tmp_path)
+
+    offered = bundles_accepted(rfp, vendor_a_org.pk)
+
+    assert [b.bundle_id for b in offered] == [str(bundle.public_id)]
+    assert offered[0].cost_model == COST_MODEL
+    assert offered[0].cost_model_path == "cost/model.json"
