@@ -21,7 +21,7 @@ class RfpOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField(source="public_id")
     reference = serializers.CharField()
     title = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.CharField(source="status_now")  # by the clock at read time
     submission_deadline = serializers.DateTimeField()
     buyer_organisation = OrganisationRefSerializer()
     invited_vendors = serializers.SerializerMethodField()

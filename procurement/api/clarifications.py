@@ -38,7 +38,6 @@ from procurement.services.clarifications import (
     clarification_answer,
     clarification_ask,
 )
-from procurement.services.deadlines import rfp_apply_deadlines
 
 PAGE_PARAMETERS = [
     OpenApiParameter("limit", int, description="Page size (default 50)."),
@@ -52,7 +51,6 @@ def _rfp_and_scope(
     rfp = rfp_get_visible(request.user, public_id=rfp_id)
     if rfp is None:
         raise Http404
-    rfp = rfp_apply_deadlines(rfp=rfp)
     scope = clarification_scope_for(request.user, rfp)
     if not scope.can_read:
         raise exceptions.PermissionDenied(

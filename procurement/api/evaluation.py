@@ -42,7 +42,6 @@ from procurement.selectors.evaluation import (
     score_sheet_missing,
     score_sheet_scores,
 )
-from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.evaluation import (
     EvaluationStateError,
     ScoreEntry,
@@ -56,7 +55,6 @@ def buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
     rfp = rfp_get_visible(request.user, public_id=rfp_id)
     if rfp is None or bidding_organisation(request.user, rfp) is not None:
         raise Http404
-    rfp = rfp_apply_deadlines(rfp=rfp)
     if not is_buyer_side(request.user, rfp):
         raise PermissionDenied
     return rfp

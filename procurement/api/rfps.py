@@ -30,7 +30,6 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
 )
 from procurement.serializers import RfpOutputSerializer
-from procurement.services.deadlines import rfp_apply_deadlines, rfp_apply_due_deadlines
 from procurement.services.rfps import (
     rfp_cancel,
     rfp_configure,
@@ -124,13 +123,13 @@ def _detail(request: Request, rfp: Rfp, code: int = status.HTTP_200_OK) -> Respo
 
 def _rfp_for(request: Request, rfp_id: uuid.UUID, *, manage: bool = False) -> Rfp:
     """404 if the caller may not know the RFP; 403 if ``manage`` and they may not
-    author it. Deadlines are applied first."""
+    author it. Its status is read by the clock (writes apply deadlines)."""
     rfp = rfp_get_visible(request.user, public_id=rfp_id)
     if rfp is None:
         raise Http404
     if manage and not can_manage_rfp(request.user, rfp):
         raise PermissionDenied
-    return rfp_apply_deadlines(rfp=rfp)
+    return rfp
 
 
 # --- collection ---------------------------------------------------------------------
@@ -175,12 +174,11 @@ class RfpListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         rfps = rfp_list_visible_to(request.user)
-        rfp_apply_due_deadlines(rfps)
         wanted = request.query_params.get("status", "")
         if wanted and wanted not in Rfp.Status.values:
             raise serializers.ValidationError({"status": f"Unknown status {wanted!r}."})
         if wanted:
-            rfps = rfps.filter(status=wanted)
+            rfps = rfps.filter(effective_status=wanted)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(
             rfps.prefetch_related("invited_vendors"), request, view=self

@@ -129,6 +129,17 @@ class Rfp(TimeStampedModel):
         return f"{self.reference} · {self.title}"
 
     @property
+    def status_now(self) -> str:
+        """The status by the clock at read time: the ``effective_status`` the read
+        selectors annotate (``procurement.selectors.rfps``: a published RFP past
+        its deadline reads as closed before the sweep records it), else the
+        stored status (fresh from a write, which applies due deadlines first)."""
+        return getattr(self, "effective_status", self.status)
+
+    def get_status_now_display(self) -> str:
+        return str(self.Status(self.status_now).label)
+
+    @property
     def is_sealed(self) -> bool:
         """Bids stay sealed until the RFP is opened, and for ever if it never is."""
         return self.status not in {self.Status.OPENED, self.Status.AWARDED}

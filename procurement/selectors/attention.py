@@ -56,7 +56,9 @@ def _buyer_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
             "Deadline passed: request the opening of the bids",
             _url("rfp_bids", r),
         )
-        for r in managed.filter(status=Rfp.Status.CLOSED, opening__isnull=True)[:LIMIT]
+        for r in managed.filter(
+            effective_status=Rfp.Status.CLOSED, opening__isnull=True
+        )[:LIMIT]
     ]
     return items
 

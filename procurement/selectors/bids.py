@@ -45,14 +45,15 @@ def rfp_submissions_closed(rfp: Rfp) -> SubmissionsClosed | None:
     """None while the RFP takes bids and bundles (published, before its
     submission deadline, by the clock now), else why not. The one rule: the bid
     and bundle services refuse by it, the pages offer their forms by it."""
-    if rfp.status != Rfp.Status.PUBLISHED:
-        status = rfp.get_status_display().lower()
-        return SubmissionsClosed("rfp_not_published", f"{rfp.reference} is {status}")
-    if clock.now() >= rfp.submission_deadline:
+    by_deadline = {Rfp.Status.PUBLISHED, Rfp.Status.CLOSED, Rfp.Status.UNSUCCESSFUL}
+    if rfp.status_now in by_deadline and clock.now() >= rfp.submission_deadline:
         deadline = f"{rfp.submission_deadline:%Y-%m-%d %H:%M}"
         return SubmissionsClosed(
             "deadline_passed", f"The submission deadline passed at {deadline} UTC"
         )
+    if rfp.status_now != Rfp.Status.PUBLISHED:
+        status = rfp.get_status_now_display().lower()
+        return SubmissionsClosed("rfp_not_published", f"{rfp.reference} is {status}")
     return None
 
 

@@ -2,16 +2,29 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import (
     BooleanField,
+    Case,
+    CharField,
+    Count,
+    Exists,
     ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
     Q,
     QuerySet,
+    Subquery,
+    Value,
+    When,
     prefetch_related_objects,
 )
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThan
 
 from accounts.models import AuditEvent, Organisation, Role
 from accounts.selectors import (
@@ -19,7 +32,7 @@ from accounts.selectors import (
     membership_list_for,
 )
 from procurement import clock
-from procurement.models import Rfp, RfpTemplate
+from procurement.models import Bid, Clarification, Rfp, RfpTemplate
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -30,6 +43,75 @@ def _organisation_ids_of_kind(user: AnyUser, kind: str) -> set[int]:
         .filter(organisation__kind=kind)
         .values_list("organisation_id", flat=True)
     )
+
+
+# --- the tender's status by the clock ----------------------------------------------
+
+
+def rfp_effective_status_expression(now: datetime) -> Case:
+    """The status an RFP has at ``now``, in SQL: the one rule every read uses.
+
+    A published RFP whose submission deadline has passed is closed, unless a
+    clarification is still unanswered (closing waits for the last answer), and
+    unsuccessful when it has fewer submitted bids than ``min_bids`` — exactly what
+    ``procurement.services.deadlines.rfp_close`` records when the beat task (or a
+    write) persists it. Every other RFP has its stored status."""
+    unanswered = Clarification.objects.filter(
+        rfp=OuterRef("pk"), answered_at__isnull=True
+    )
+    valid_bids = Coalesce(
+        Subquery(
+            Bid.objects.filter(rfp=OuterRef("pk"), status=Bid.Status.SUBMITTED)
+            .values("rfp")
+            .annotate(n=Count("pk"))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        0,
+    )
+    due = Q(status=Rfp.Status.PUBLISHED, submission_deadline__lte=now) & ~Exists(
+        unanswered
+    )
+    return Case(
+        When(
+            due,
+            then=Case(
+                When(
+                    GreaterThan(F("min_bids"), valid_bids),
+                    then=Value(Rfp.Status.UNSUCCESSFUL),
+                ),
+                default=Value(Rfp.Status.CLOSED),
+            ),
+        ),
+        default=F("status"),
+        output_field=CharField(),
+    )
+
+
+def rfp_with_effective_status(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
+    """``rfps``, each with ``effective_status`` (read it as ``Rfp.status_now``)."""
+    return rfps.annotate(effective_status=rfp_effective_status_expression(now))
+
+
+def rfp_effective_status(rfp: Rfp, now: datetime) -> str:
+    """The status of one RFP at ``now`` (``rfp_effective_status_expression``); no
+    query unless it is published and its deadline has passed."""
+    if rfp.status != Rfp.Status.PUBLISHED or rfp.submission_deadline > now:
+        return rfp.status
+    found = rfp_with_effective_status(Rfp.objects.filter(pk=rfp.pk), now)
+    return found.values_list("effective_status", flat=True).get()
+
+
+def rfp_list_due(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
+    """The RFPs among ``rfps`` whose status by the clock is not the stored one
+    yet: what the deadline sweep persists."""
+    published = rfps.filter(status=Rfp.Status.PUBLISHED, submission_deadline__lte=now)
+    return rfp_with_effective_status(published, now).exclude(
+        effective_status=F("status")
+    )
+
+
+# --- visibility -----------------------------------------------------------------------
 
 
 def rfp_list_visible_to(user: AnyUser) -> QuerySet[Rfp]:
@@ -48,7 +130,8 @@ def rfp_list_visible_to(user: AnyUser) -> QuerySet[Rfp]:
         | (Q(buyer_organisation_id__in=served) & ~Q(status=Rfp.Status.DRAFT))
     )
     ids = Rfp.objects.filter(visible).values("id")
-    return Rfp.objects.filter(id__in=ids).select_related("buyer_organisation")
+    rfps = Rfp.objects.filter(id__in=ids).select_related("buyer_organisation")
+    return rfp_with_effective_status(rfps, clock.now())  # reads never write
 
 
 def rfp_get_visible(user: AnyUser, *, public_id: uuid.UUID) -> Rfp | None:
@@ -86,13 +169,14 @@ RFP_CONFIGURATION = ("artifacts", "metrics", "criteria", "invited_vendors")
 
 def rfp_list_for_page(visible: QuerySet[Rfp], *, status: str = "") -> QuerySet[Rfp]:
     """The RFP list page: the visible RFPs (``rfp_list_visible_to``), optionally of
-    one status, each with ``deadline_passed`` by the procurement clock."""
+    one status (by the clock), each with ``deadline_passed`` by the procurement
+    clock."""
     rfps = visible.annotate(
         deadline_passed=ExpressionWrapper(
             Q(submission_deadline__lte=clock.now()), output_field=BooleanField()
         )
     )
-    return rfps.filter(status=status) if status else rfps
+    return rfps.filter(effective_status=status) if status else rfps
 
 
 def rfp_with_configuration(rfp: Rfp) -> Rfp:

@@ -37,6 +37,7 @@ from procurement.exceptions import ProcurementError
 from procurement.models import Addendum, Rfp
 from procurement.selectors.clarifications import addendum_diff_rows
 from procurement.services.bids import bids_require_reconfirmation
+from procurement.services.deadlines import rfp_apply_deadlines
 
 AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "title",
@@ -206,7 +207,7 @@ def rfp_amend(
     *, rfp: Rfp, changes: dict[str, object], reason: str, actor: AbstractBaseUser
 ) -> Addendum:
     """Issue the next addendum of a published RFP."""
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
     if rfp.status != Rfp.Status.PUBLISHED:
         raise ProcurementError("Only a published RFP is amended by an addendum.")
     reason = (reason or "").strip()

@@ -67,6 +67,7 @@ from procurement.services.bid_inputs import (
     document_name,
     max_document_bytes,
 )
+from procurement.services.deadlines import rfp_apply_deadlines
 
 __all__ = [  # the inputs' names stay importable from here
     "COST_FIELDS",
@@ -170,7 +171,7 @@ def _move(bid: Bid, to: str) -> str:
 
 
 def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
     if not rfp.invited_vendors.filter(pk=organisation.pk).exists():
         raise ProcurementError(f"{organisation} is not invited to {rfp.reference}.")
     closed = rfp_submissions_closed(rfp)

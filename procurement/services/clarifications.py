@@ -26,6 +26,7 @@ from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import Clarification, Rfp
+from procurement.services.deadlines import rfp_apply_deadlines
 
 QUESTION_MAX_LENGTH = 4000
 ANSWER_MAX_LENGTH = 10000
@@ -47,7 +48,8 @@ def clean_text(text: str, *, what: str, max_length: int) -> str:
 def questions_closed_reason(rfp: Rfp) -> str:
     """Why no question can be asked now, or "" while questions are open."""
     now = clock.now()
-    if rfp.status != Rfp.Status.PUBLISHED:
+    by_deadline = {Rfp.Status.PUBLISHED, Rfp.Status.CLOSED, Rfp.Status.UNSUCCESSFUL}
+    if rfp.status_now not in by_deadline:
         return "Questions can be asked only while the RFP is published."
     if rfp.questions_deadline is not None and now >= rfp.questions_deadline:
         deadline = rfp.questions_deadline
@@ -55,6 +57,8 @@ def questions_closed_reason(rfp: Rfp) -> str:
     if now >= rfp.submission_deadline:
         deadline = rfp.submission_deadline
         return f"The submission deadline passed on {deadline:%Y-%m-%d %H:%M} UTC."
+    if rfp.status_now != Rfp.Status.PUBLISHED:  # closed early: never by the clock
+        return "Questions can be asked only while the RFP is published."
     return ""
 
 
@@ -67,7 +71,7 @@ def clarification_ask(
     *, rfp: Rfp, organisation: Organisation, question: str, actor: AbstractBaseUser
 ) -> Clarification:
     """A question of an invited vendor, private to it until the buyer answers."""
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
     closed = questions_closed_reason(rfp)
     if closed:
         raise ProcurementError(closed, code="questions_closed")

@@ -1,10 +1,14 @@
 """The clock's side of the lifecycle: closing at the submission deadline.
 
-Deadlines are enforced twice: the Celery beat task ``procurement.apply_deadlines``
-(``procurement.tasks``, every minute) sweeps every due RFP, and every page or API
-request that reads an RFP re-checks it first (``rfp_apply_deadlines``, or
-``rfp_apply_due_deadlines`` for a list), so nobody ever sees an RFP that should
-have closed. What happens at the deadline, as a user would expect:
+Reads never write. What an RFP's status is at any moment is derived from the
+clock by one selector (``procurement.selectors.rfps.rfp_effective_status`` and its
+SQL form, which every page, API and list reads through ``rfp_list_visible_to``),
+so a page read after the deadline shows the RFP closed before anything recorded
+it. The move is persisted by the Celery beat task ``procurement.apply_deadlines``
+(``procurement.tasks``, every minute: ``rfp_apply_all_deadlines``) and by every
+write service that depends on the status: it calls ``rfp_apply_deadlines`` inside
+its own transaction before checking its preconditions. What happens at the
+deadline, as a user would expect:
 
 (a) Closing waits while any clarification is unanswered (as Prozorro's tendering
     cannot end with open questions): vendors must be able to read every answer
@@ -26,6 +30,7 @@ from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
+from procurement.selectors.rfps import rfp_effective_status, rfp_list_due
 from procurement.services.rfps import (
     Actor,
     notify_vendors,
@@ -100,13 +105,16 @@ def rfp_declare_unsuccessful(*, rfp: Rfp, actor: Actor = None) -> Rfp:
 
 
 def rfp_apply_deadlines(*, rfp: Rfp) -> Rfp:
-    """Close ``rfp`` if its deadline passed and nothing blocks it. Costs no query
+    """Record the status the clock gives ``rfp`` (``rfp_effective_status``): close
+    it if its deadline passed and nothing blocks it. For write services, inside
+    their transaction and before their own checks; never on a read. Costs no query
     when nothing is due, and then returns the very instance it was given."""
-    if rfp.status != Rfp.Status.PUBLISHED or rfp.submission_deadline > clock.now():
+    now = clock.now()
+    if rfp_effective_status(rfp, now) == rfp.status:
         return rfp
     with transaction.atomic():
         locked = Rfp.objects.select_for_update().get(pk=rfp.pk)
-        if locked.status != Rfp.Status.PUBLISHED or _close_blocker(locked):
+        if rfp_effective_status(locked, now) == locked.status:
             return locked
         return rfp_close(rfp=locked, actor=None)
 
@@ -114,11 +122,8 @@ def rfp_apply_deadlines(*, rfp: Rfp) -> Rfp:
 def rfp_apply_due_deadlines(rfps: QuerySet[Rfp]) -> int:
     """Apply deadlines to the due RFPs among ``rfps``; one query when none is due.
     Returns how many RFPs changed status."""
-    due = rfps.filter(
-        status=Rfp.Status.PUBLISHED, submission_deadline__lte=clock.now()
-    ).values_list("pk", flat=True)
     changed = 0
-    for pk in list(due):
+    for pk in list(rfp_list_due(rfps, clock.now()).values_list("pk", flat=True)):
         rfp = rfp_apply_deadlines(rfp=Rfp.objects.get(pk=pk))
         changed += rfp.status != Rfp.Status.PUBLISHED
     return changed

@@ -20,6 +20,7 @@ from accounts.selectors import user_list_in
 from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, BidOpening, Rfp
+from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.rfps import rfp_transition
 
 LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)
@@ -37,7 +38,8 @@ class OpeningRefused(InvalidTransition):
 
 
 def _locked(rfp: Rfp) -> tuple[Rfp, BidOpening | None]:
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
+    """The RFP locked, its due deadline applied first (reads only derive it)."""
+    rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
     opening = BidOpening.objects.select_for_update().filter(rfp=rfp).first()
     return rfp, opening
 

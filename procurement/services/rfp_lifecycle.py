@@ -87,7 +87,9 @@ def rfp_cancel(*, rfp: Rfp, reason: str, actor: Actor) -> Rfp:
             "Give a reason for cancelling; invited vendors will read it.",
             code="reason_required",
         )
-    was = rfp_lock(rfp).status
+    from procurement.services.deadlines import rfp_apply_deadlines  # it builds on us
+
+    was = rfp_apply_deadlines(rfp=rfp_lock(rfp)).status
     rfp = rfp_transition(rfp=rfp, to=Rfp.Status.CANCELLED, actor=actor, note=reason)
     if was != Rfp.Status.DRAFT:
         vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)

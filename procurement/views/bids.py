@@ -91,7 +91,7 @@ def _opening_context(request: HttpRequest, rfp: Rfp) -> dict[str, Any]:
     user, opening = request.user, bid_opening_get(rfp=rfp)
     pending = opening is not None and opening.confirmed_at is None
     mine = pending and opening.requested_by_id == user.pk  # type: ignore[union-attr]
-    closed = rfp.status == Rfp.Status.CLOSED
+    closed = rfp.status_now == Rfp.Status.CLOSED  # by the clock; writes persist it
     return {
         "opening": opening,
         "can_request_opening": closed and opening is None and can_manage_rfp(user, rfp),

@@ -55,7 +55,9 @@ def _rfp_and_scope(
 
 
 def _deadline_passed(rfp: Rfp) -> bool:
-    return rfp.status == Rfp.Status.PUBLISHED and rfp.submission_deadline <= clock.now()
+    return rfp.status_now == Rfp.Status.PUBLISHED and (
+        rfp.submission_deadline <= clock.now()
+    )
 
 
 def _questions(
@@ -88,7 +90,7 @@ def _page(
 ) -> HttpResponse:
     """The tab; 400 when it shows a refused addendum form again."""
     manage = can_manage_rfp(request.user, rfp)
-    published = rfp.status == Rfp.Status.PUBLISHED
+    published = rfp.status_now == Rfp.Status.PUBLISHED
     context = rfp_page_context(
         request,
         rfp,
@@ -132,7 +134,7 @@ def clarification_detail(
         scope=scope,
         answer_max_length=ANSWER_MAX_LENGTH,
         can_answer=can_manage_rfp(request.user, rfp)
-        and rfp.status == Rfp.Status.PUBLISHED,
+        and rfp.status_now == Rfp.Status.PUBLISHED,
     )
     return render(request, "procurement/clarifications_detail.html", context)
 

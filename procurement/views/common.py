@@ -20,15 +20,15 @@ from procurement.permissions import (
     is_buyer_side,
 )
 from procurement.selectors import rfp_get_visible
-from procurement.services.deadlines import rfp_apply_deadlines
 
 
 def rfp_for_request(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
-    """The RFP if the user may know it exists (else 404), deadlines applied."""
+    """The RFP if the user may know it exists (else 404). Read-only: its status
+    by the clock is ``rfp.status_now``; write services apply due deadlines."""
     rfp = rfp_get_visible(request.user, public_id=rfp_id)
     if rfp is None:
         raise Http404("No such RFP.")
-    return rfp_apply_deadlines(rfp=rfp)
+    return rfp
 
 
 def rfp_to_manage(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:

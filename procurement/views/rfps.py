@@ -38,7 +38,6 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
     vendor_organisation_list,
 )
-from procurement.services.deadlines import rfp_apply_due_deadlines
 from procurement.services.rfps import (
     rfp_cancel,
     rfp_invite_vendor,
@@ -73,7 +72,6 @@ def rfp_list(request: HttpRequest) -> HttpResponse:
     form = RfpFilterForm(request.GET)
     status = form.cleaned_data["status"] if form.is_valid() else ""
     visible = rfp_list_visible_to(request.user)
-    rfp_apply_due_deadlines(visible)
     rfps = rfp_list_for_page(visible, status=status)
     page = Paginator(rfps, RFP_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {

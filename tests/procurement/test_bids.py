@@ -405,7 +405,9 @@ def test_withdraw_after_the_deadline_shows_the_refusal(
         f"/rfps/{rfp.public_id}/bid/withdraw/", follow=True
     )
 
-    assert "only while it is published" in response.content.decode()
+    assert "bids can no longer be submitted, replaced, withdrawn" in (
+        response.content.decode()
+    )
     assert Bid.objects.get().status == Bid.Status.SUBMITTED
 
 

@@ -182,7 +182,7 @@ def test_the_beat_task_is_scheduled() -> None:
     assert "procurement.apply_deadlines" in tasks
 
 
-def test_opening_the_rfp_page_applies_the_deadline(
+def test_the_rfp_page_shows_closed_before_the_sweep_records_it(
     tender: Rfp, vendor_a: Any, client_for: Any, clock: Any
 ) -> None:
     clock.advance(days=15)
@@ -190,21 +190,25 @@ def test_opening_the_rfp_page_applies_the_deadline(
     response = client_for(vendor_a).get(f"/rfps/{tender.public_id}/")
 
     assert 'data-testid="rfp-status">Closed' in response.content.decode()
+    assert _status(tender) == Rfp.Status.PUBLISHED  # the read wrote nothing
+    assert not AuditEvent.objects.filter(action="rfp.transitioned", data__to="closed")
 
 
-def test_the_rfp_list_page_applies_deadlines(
+def test_the_rfp_list_page_shows_deadlines_by_the_clock(
     tender: Rfp, buyer: Any, client_for: Any, clock: Any
 ) -> None:
     clock.advance(days=15)
 
-    html = client_for(buyer).get("/rfps/").content.decode()
+    html = client_for(buyer).get("/rfps/?status=closed").content.decode()
 
-    assert _status(tender) == Rfp.Status.CLOSED
+    assert _status(tender) == Rfp.Status.PUBLISHED
+    assert tender.reference in html
     assert "(passed)" in html
+    assert ">Closed<" in html
 
 
 @pytest.mark.parametrize("listing", [True, False])
-def test_the_api_applies_deadlines(
+def test_the_api_shows_deadlines_by_the_clock(
     listing: bool, tender: Rfp, buyer: Any, clock: Any
 ) -> None:
     api = APIClient()
@@ -217,3 +221,4 @@ def test_the_api_applies_deadlines(
         body = api.get(f"/api/v1/rfps/{tender.public_id}/").json()
 
     assert body["status"] == "closed"
+    assert _status(tender) == Rfp.Status.PUBLISHED

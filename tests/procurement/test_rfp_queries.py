@@ -20,7 +20,7 @@ DETAIL_QUERIES_BUYER = 20
 DETAIL_QUERIES_VENDOR = 20
 # Session and user; memberships; the due-deadline check; "may author?"; count and
 # page of RFPs (with their buyers); the header's role list and unread count.
-LIST_QUERIES = 11
+LIST_QUERIES = 10
 
 
 def _tender(buyer_org: Organisation, size: int, reference: str) -> Rfp:
