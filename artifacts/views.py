@@ -36,7 +36,8 @@ from artifacts.selectors import (
 )
 from artifacts.services.ingest import (
     BundleStorageError,
-    bundle_ingest,
+    IngestOutcome,
+    bundle_ingest_outcome,
     bundle_refuse_upload,
     bundle_upload_closed_message,
 )
@@ -195,12 +196,14 @@ def _received_file(request: HttpRequest) -> Any:
     return upload
 
 
-def _ingest(request: HttpRequest, rfp: Rfp, organisation: Organisation) -> Bundle | str:
+def _ingest(
+    request: HttpRequest, rfp: Rfp, organisation: Organisation
+) -> IngestOutcome | str:
     """The recorded bundle, or why nothing was recorded."""
     try:
         bundle_refuse_upload(rfp=rfp, organisation=organisation)
         upload = _received_file(request)
-        return bundle_ingest(
+        return bundle_ingest_outcome(
             rfp=rfp, organisation=organisation, uploaded_by=request.user,
             upload_path=upload.temporary_file_path(), filename=upload.name or "",
             archive_digest=upload.digest, consume_upload=True,
@@ -217,10 +220,17 @@ def _bundle_upload(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp, organisation = _bidder(request, rfp_id)
     if request.method != "POST":
         return _upload_page(request, rfp, organisation)
-    bundle = _ingest(request, rfp, organisation)
-    if isinstance(bundle, str):
-        return _upload_page(request, rfp, organisation, error=bundle, status=400)
-    if bundle.status == Bundle.Status.ACCEPTED:
+    outcome = _ingest(request, rfp, organisation)
+    if isinstance(outcome, str):
+        return _upload_page(request, rfp, organisation, error=outcome, status=400)
+    bundle = outcome.bundle
+    if not outcome.created:
+        messages.info(
+            request,
+            "You uploaded these exact bytes before: this is the bundle accepted "
+            "then (nothing new was deposited).",
+        )
+    elif bundle.status == Bundle.Status.ACCEPTED:
         messages.success(request, f"Bundle accepted: SHA-256 {bundle.sha256}.")
     else:
         messages.error(request, "The bundle was rejected; see the problems below.")

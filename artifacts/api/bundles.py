@@ -45,7 +45,7 @@ from artifacts.selectors import (
 from artifacts.services.downloads import bundle_record_download
 from artifacts.services.ingest import (
     BundleStorageError,
-    bundle_ingest,
+    bundle_ingest_outcome,
     bundle_refuse_upload,
 )
 from artifacts.storage import blob_open
@@ -55,12 +55,13 @@ from procurement.views.common import rfp_for_request
 logger = logging.getLogger(__name__)
 
 
-# Status codes of an upload: 201 accepted; 422 ``bundle_rejected`` when the request
-# was fine but the bundle failed verification (the rejection is recorded, its ``id``
-# is in the body); 400 for a bad request (no ``file`` field, RFP closed, deadline
-# passed); 403 for callers who do not bid on the RFP; 404 for an RFP they cannot
-# see; 413 when the upload exceeds BUNDLE_MAX_UPLOAD_BYTES; 415 for a body that is
-# not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept).
+# Status codes of an upload: 201 accepted; 200 the same bytes were accepted before
+# (the body is that bundle; nothing new is kept); 422 ``bundle_rejected`` when the
+# request was fine but the bundle failed verification (the rejection is recorded,
+# its ``id`` is in the body); 400 for a bad request (no ``file`` field, RFP closed,
+# deadline passed); 403 for callers who do not bid on the RFP; 404 for an RFP they
+# cannot see; 413 when the upload exceeds BUNDLE_MAX_UPLOAD_BYTES; 415 for a body
+# that is not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept).
 
 
 class BundleUploadHandler(TemporaryFileUploadHandler):
@@ -237,7 +238,8 @@ def _rejected(bundle: Bundle) -> Response:
 
 class BundleListApi(APIView):
     """The bundles of an RFP you may see (GET); upload one (POST, multipart
-    field ``file``): 201 accepted, or 422 with every problem found."""
+    field ``file``): 201 accepted, 200 with the bundle accepted before when the
+    same bytes were (nothing new is kept), or 422 with every problem found."""
 
     parser_classes = [MultiPartParser]
 
@@ -268,7 +270,11 @@ class BundleListApi(APIView):
     @extend_schema(
         operation_id="bundle_upload",
         request={"multipart/form-data": UploadSerializer},
-        responses={201: BundleDetailSerializer, 422: OpenApiTypes.OBJECT},
+        responses={
+            200: BundleDetailSerializer,
+            201: BundleDetailSerializer,
+            422: OpenApiTypes.OBJECT,
+        },
     )
     def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for_request(request, rfp_id)
@@ -279,7 +285,7 @@ class BundleListApi(APIView):
         if _declared_too_large(request) or (upload := _uploaded_file(request)) is None:
             return _too_large(bundle_max_upload_bytes())
         try:
-            bundle = bundle_ingest(
+            outcome = bundle_ingest_outcome(
                 rfp=rfp, organisation=organisation, uploaded_by=request.user,
                 upload_path=upload.temporary_file_path(), filename=upload.name or "",
                 archive_digest=upload.digest, consume_upload=True,
@@ -288,10 +294,12 @@ class BundleListApi(APIView):
             logger.exception("bundle storage failed for %s", rfp.reference)
             body = error_body("storage_unavailable", "Storage failed; upload again.")
             return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        bundle = outcome.bundle
         if bundle.status != Bundle.Status.ACCEPTED:
             return _rejected(bundle)
         data = BundleDetailSerializer(bundle).data
-        return Response(data, status=status.HTTP_201_CREATED)
+        created = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
+        return Response(data, status=created)
 
 
 def _visible_bundle(request: Request, bundle_id: uuid.UUID) -> Bundle:

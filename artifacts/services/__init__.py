@@ -6,7 +6,9 @@ from artifacts.services.bundle_signature import bundle_check_signature
 from artifacts.services.downloads import bundle_record_download
 from artifacts.services.ingest import (
     BundleStorageError,
+    IngestOutcome,
     bundle_ingest,
+    bundle_ingest_outcome,
     bundle_refuse_upload,
 )
 from artifacts.services.keys import (
@@ -17,9 +19,11 @@ from artifacts.services.keys import (
 
 __all__ = [
     "BundleStorageError",
+    "IngestOutcome",
     "allowed_signers_text",
     "bundle_check_signature",
     "bundle_ingest",
+    "bundle_ingest_outcome",
     "bundle_record_download",
     "bundle_refuse_upload",
     "signing_key_register",

@@ -434,7 +434,8 @@ def test_latest_accepted_bundle_per_vendor_feeds_the_evaluation(
     vendor_b: Any, vendor_b_org: Organisation,
 ) -> None:  # fmt: skip
     older = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "1"))
-    newer = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "2"))
+    second = good_files() | {"notes/v2.txt": b"second version\n"}  # other bytes
+    newer = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "2", second))
     _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "3", key="stranger"))
     bolt = build_bundle(tmp_path / "4", key="vendor_b")
     _upload(rfp, vendor_b_org, vendor_b, bolt)  # rejected: names acme-flash

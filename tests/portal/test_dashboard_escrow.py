@@ -83,7 +83,13 @@ def test_log_entries_since_the_last_check_are_counted(
     assert "No new log entries since your last check" in _panel(buyer)
     Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.PUBLISHED)
     rfp.refresh_from_db()
-    ingest_and_deposit(tmp_path / "again", rfp, deposit.organisation, vendor_a)
+    ingest_and_deposit(
+        tmp_path / "again",
+        rfp,
+        deposit.organisation,
+        vendor_a,
+        extra_files={"notes/v2.txt": b"a second version"},  # other bytes: new
+    )
     open_bids(rfp)
 
     panel = _panel(buyer)
