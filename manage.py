@@ -18,7 +18,33 @@ def main() -> None:
     from config.env import load_settings_or_exit
 
     load_settings_or_exit(command=True)  # a bad setting: one line naming it, exit 3
-    execute_from_command_line(sys.argv)
+    from django.db import DatabaseError
+
+    try:
+        execute_from_command_line(sys.argv)
+    except DatabaseError:
+        if not _database_unmigrated():
+            raise
+        print(
+            "ReproGate: the database has no tables yet: start scripts/run once, "
+            "or run scripts/manage migrate (manage.py migrate)",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+def _database_unmigrated() -> bool:
+    """Whether migrations are pending: a command on a fresh database fails on a
+    missing table, which says nothing to someone who never started the product."""
+    from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+    from django.db.migrations.executor import MigrationExecutor
+
+    try:
+        connection = connections[DEFAULT_DB_ALIAS]
+        executor = MigrationExecutor(connection)
+        return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    except DatabaseError:
+        return False
 
 
 if __name__ == "__main__":

@@ -133,3 +133,18 @@ def test_scripts_celery_uses_the_environment_of_scripts_run(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     assert "DEBUG: True" in result.stdout
     assert f"VAR_DIR: PosixPath('{var_dir}')" in result.stdout
+
+
+def test_a_command_on_a_database_never_migrated_says_so_in_one_line(
+    tmp_path: Path,
+) -> None:
+    env = bare_env(REPROGATE_VAR_DIR=str(tmp_path / "fresh"))
+
+    result = manage("escrow_verify", cwd=PROJECT_DIR, env=env)
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip() == (
+        "ReproGate: the database has no tables yet: start scripts/run once, "
+        "or run scripts/manage migrate (manage.py migrate)"
+    )
