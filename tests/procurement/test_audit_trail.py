@@ -111,7 +111,7 @@ def test_opened_vendor_events_show_in_full(
 
     page = _page(client, trail, rfp)
 
-    assert "badge-sealed" not in page
+    assert 'badge-sealed" title="Sealed' not in page
     assert ">vendor-a <" in page
     assert "(Acme Flash)" in page
     assert ">vendor-b <" in page
