@@ -6,20 +6,25 @@ vendor kept under ``VAR_DIR/demo-keys`` (never in the repository; reused by late
 seeds), and ingested for RFP-DEMO-1 unless the vendor already has an accepted
 bundle there.
 
-RFP-DEMO-2 ("lab validation") is the lab's playground: both vendors bid and
-submit the example bundles, the submission deadline (two minutes ahead) is
-reached by moving the procurement clock there for a moment, the deadline service
-closes it and two buyer-side members open the bids. The lab pool ``local``
-(northwind-lab) is what ``scripts/run``'s embedded worker consumes, so labops can
-start campaigns on both bundles at once."""
+RFP-DEMO-2 ("lab validation") is the lab's playground, and its trail reads as a
+real tender in order: published with its submission deadline a few seconds
+ahead, both vendors bid and submit the example bundles, the deadline passes
+(the seed waits for the real clock, doing the rest of its work meanwhile; a
+frozen test clock is moved instead), the deadline service closes it, and two
+buyer-side members request and confirm the opening. Every recorded time and
+every audit row follows the one before it, all before the seed ends: the
+deadline shows as passed, never "in 0 minutes" beside an opened RFP. The lab
+pool ``local`` (northwind-lab) is what ``scripts/run``'s embedded worker
+consumes, so labops can start campaigns on both bundles at once."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
@@ -46,7 +51,7 @@ from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.bids import bid_submit
-from procurement.services.deadlines import rfp_close
+from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
 from reprogate_cli.bundle_build import build_bundle
@@ -71,7 +76,7 @@ ACCOUNTS = [
 DEMO_RFP = "RFP-DEMO-1"
 LAB_RFP = "RFP-DEMO-2"
 LAB_POOL = "local"  # scripts/run's embedded worker consumes pool.local
-LAB_DEADLINE_AHEAD = timedelta(minutes=2)
+LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
 
@@ -91,12 +96,12 @@ def demo_seed() -> SeedReport:
     The bundles are ingested after the rest is committed (ingest writes storage
     before its own transaction)."""
     report = _seed_records()
-    for vendor, username in DEMO_BUNDLES:
-        _seed_bundle(report, vendor=vendor, username=username)
     if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
-        for vendor, username in DEMO_BUNDLES:
+        for vendor, username in DEMO_BUNDLES:  # first: its deadline is near
             _seed_bid(report, vendor=vendor, username=username)
             _seed_bundle(report, vendor=vendor, username=username, reference=LAB_RFP)
+    for vendor, username in DEMO_BUNDLES:
+        _seed_bundle(report, vendor=vendor, username=username)
     _open_lab_rfp(report)
     return report
 
@@ -304,24 +309,41 @@ def _seed_bid(report: SeedReport, *, vendor: str, username: str) -> None:
     report.created.append(f"{LAB_RFP} bid {vendor}")
 
 
+def _reach(moment: datetime) -> None:
+    """Let the procurement clock reach ``moment``: the real clock is waited for
+    (RFP-DEMO-2's deadline is seconds ahead), a frozen one (tests) moved there."""
+    if clock.frozen_at() is not None:
+        clock.travel_to(max(clock.now(), moment))
+        return
+    remaining = (moment - clock.now()).total_seconds()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+def _tick() -> None:
+    """A frozen clock moves a second between two steps (the real one moves)."""
+    if clock.frozen_at() is not None:
+        clock.travel_to(clock.now() + timedelta(seconds=1))
+
+
 def _open_lab_rfp(report: SeedReport) -> None:
-    """Close RFP-DEMO-2 at its deadline (the clock moved there for a moment, as
-    the deadline sweep would do two minutes later) and open its bids: requested
-    by ``buyer``, confirmed by ``evaluator``."""
+    """Close RFP-DEMO-2 once its deadline has passed (as the sweep would) and open
+    its bids: requested by ``buyer``, then confirmed by ``evaluator``, each step
+    after the one before (a frozen clock advances a second per step)."""
     rfp = Rfp.objects.filter(reference=LAB_RFP).first()
     if rfp is None or rfp.status not in (Rfp.Status.PUBLISHED, Rfp.Status.CLOSED):
         return
     users = get_user_model().objects
     frozen = clock.frozen_at()  # put back as it was (tests freeze the clock)
-    if rfp.status == Rfp.Status.PUBLISHED:
-        clock.travel_to(max(clock.now(), rfp.submission_deadline))
     try:
+        _reach(rfp.submission_deadline + timedelta(milliseconds=1))
         with transaction.atomic():
-            if rfp.status == Rfp.Status.PUBLISHED:
-                rfp = rfp_close(rfp=rfp, actor=None)
+            rfp = rfp_apply_deadlines(rfp=rfp)  # closes it, unless the sweep did
+            if rfp.status == Rfp.Status.CLOSED and not hasattr(rfp, "opening"):
+                _tick()
+                bid_opening_request(rfp=rfp, actor=users.get(username="buyer"))
             if rfp.status == Rfp.Status.CLOSED:
-                if not hasattr(rfp, "opening"):
-                    bid_opening_request(rfp=rfp, actor=users.get(username="buyer"))
+                _tick()
                 bid_opening_confirm(rfp=rfp, actor=users.get(username="evaluator"))
     finally:
         clock.travel_to(frozen)
