@@ -35,7 +35,9 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["buyer_rfps"] = list(
             rfps.exclude(status__in=[Rfp.Status.AWARDED, Rfp.Status.CANCELLED])[:RECENT]
         )
-        context["bids_to_open"] = list(rfps.filter(status=Rfp.Status.CLOSED)[:RECENT])
+        context["bids_to_open"] = list(  # by the clock, before the sweep records it
+            rfps.filter(effective_status=Rfp.Status.CLOSED)[:RECENT]
+        )
     if Role.EVALUATOR in roles:
         context["rfps_in_evaluation"] = list(
             rfps.filter(status=Rfp.Status.OPENED)[:RECENT]

@@ -218,3 +218,18 @@ def test_too_few_bids_read_as_unsuccessful(due: Rfp, buyer: Any, clock: Any) -> 
     assert rfp_effective_status(due, clock.now()) == Rfp.Status.UNSUCCESSFUL
     assert listed.status_now == Rfp.Status.UNSUCCESSFUL
     assert listed.status == Rfp.Status.PUBLISHED
+
+
+def test_the_dashboard_shows_the_bids_to_open_by_the_clock(
+    due: Rfp, buyer: Any, client_for: Any
+) -> None:
+    client = client_for(buyer)
+
+    with CaptureQueriesContext(connection) as captured:
+        html = client.get("/dashboard/").content.decode()
+
+    panel = html.split('data-testid="panel-bids-to-open"')[1].split("</section>")[0]
+    assert due.reference in panel
+    assert "Deadline passed: request the opening of the bids" in html
+    writes = [q["sql"] for q in captured if q["sql"].upper().startswith(WRITES)]
+    assert writes == []
