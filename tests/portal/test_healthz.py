@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,3 +151,92 @@ def test_healthz_fails_fast_when_the_broker_never_answers(
     assert response.status_code == 503
     assert response.json()["checks"]["broker"]["ok"] is False
     assert elapsed < PROBE_TIMEOUT + 1.0
+
+
+def _write_status(settings: Any, supervisor_pid: int, worker_state: str) -> None:
+    worker: dict[str, object] = {
+        "state": worker_state,
+        "pid": 4242,
+        "restarts": 3,
+        "last_exit": {"code": 1, "description": "exited with 1", "at": "now"},
+    }
+    if worker_state == "restarting":
+        worker["restart_in_s"] = 4.0
+    status = {
+        "supervisor_pid": supervisor_pid,
+        "programs": {
+            "web": {"state": "running", "pid": 4241, "restarts": 0, "last_exit": None},
+            "worker": worker,
+        },
+    }
+    path = Path(settings.VAR_DIR) / "supervisor.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(status), encoding="utf-8")
+
+
+def test_healthz_reports_no_processes_without_a_supervisor(client: Client) -> None:
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["processes"]["backend"] == "none"
+
+
+def test_healthz_shows_a_worker_being_restarted_and_still_answers(
+    client: Client, settings: Any
+) -> None:
+    _write_status(settings, os.getpid(), "restarting")
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "fail"
+    processes = body["checks"]["processes"]
+    assert processes["ok"] is False
+    assert processes["backend"] == "supervisor"
+    assert processes["programs"]["worker"] == {
+        "state": "restarting",
+        "pid": 4242,
+        "restarts": 3,
+        "last_exit": {"code": 1, "description": "exited with 1", "at": "now"},
+        "restart_in_s": 4.0,
+    }
+    assert processes["programs"]["web"]["state"] == "running"
+    assert body["checks"]["database"]["ok"] is True
+
+
+def test_healthz_is_ok_when_every_supervised_process_runs(
+    client: Client, settings: Any
+) -> None:
+    _write_status(settings, os.getpid(), "running")
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["processes"]["programs"]["worker"]["restarts"] == 3
+
+
+def test_healthz_ignores_the_status_of_a_supervisor_that_is_gone(
+    client: Client, settings: Any
+) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    _write_status(settings, gone.pid, "restarting")
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["processes"] == {
+        "ok": True,
+        "backend": "none",
+        "ms": response.json()["checks"]["processes"]["ms"],
+    }
+
+
+def test_check_processes_fails_on_an_unreadable_status_file(settings: Any) -> None:
+    path = Path(settings.VAR_DIR) / "supervisor.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json", encoding="utf-8")
+
+    with pytest.raises(RuntimeError, match=r"supervisor.json is not readable"):
+        health.check_processes()
