@@ -243,7 +243,8 @@ def test_runserver_in_debug_sends_plotly_gzipped_and_cached(tmp_path: Path) -> N
         "REPROGATE_VAR_DIR": str(tmp_path / "var"),
         "PYTHONUNBUFFERED": "1",
     }
-    env.pop("DJANGO_SECRET_KEY", None)
+    for production_only in ("DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"):
+        env.pop(production_only, None)  # the embedded default: SQLite under var/
     server = subprocess.Popen(
         [
             sys.executable,
