@@ -1,9 +1,9 @@
-"""Issue 6, acceptance 1: in the embedded default (filesystem broker, no server),
+"""Issue 6, acceptance 1: in the embedded default (SQLite broker, no server),
 ``labops`` starts a campaign on each example bundle of the seeded RFP-DEMO-2 from
 the browser, watches the progress bars move and the campaigns complete, and the
 Plotly charts render.
 
-A real Celery worker process consumes ``pool.local`` from a filesystem broker in
+A real Celery worker process consumes ``pool.local`` from the SQLite broker in
 a temporary folder, against the live server's database: on SQLite the test
 switches the (in-memory) test database for a file both can open; on PostgreSQL
 the worker opens the test database itself. Blobs live on files both share."""
@@ -41,19 +41,9 @@ VENDORS = ("Acme Flash", "Bolt Storage")
 CHARTS = ("latency", "throughput", "warm-cold", "spread")
 
 
-def _broker_options(var_dir: Path) -> dict[str, Any]:
+def _broker_url(var_dir: Path) -> str:
     """What config/settings.py gives a worker whose VAR_DIR is ``var_dir``."""
-    broker = var_dir / "broker"
-    for folder in ("queue", "control", "processed"):
-        (broker / folder).mkdir(parents=True, exist_ok=True)
-    return {
-        "data_folder_in": str(broker / "queue"),
-        "data_folder_out": str(broker / "queue"),
-        "control_folder": str(broker / "control"),
-        "processed_folder": str(broker / "processed"),
-        "store_processed": False,
-        "polling_interval": 0.1,
-    }
+    return f"sqla+sqlite:///{var_dir / 'broker' / 'broker.sqlite3'}"
 
 
 def _postgres_url(settings_dict: dict[str, Any]) -> str:
@@ -107,7 +97,7 @@ def lab(
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """The demo seeded, blobs on shared files, tasks sent through the filesystem
+    """The demo seeded, blobs on shared files, tasks sent through the SQLite
     broker of ``tmp_path`` and one worker process consuming ``pool.local``."""
     var_dir = tmp_path / "var"
     media = var_dir / "media"
@@ -122,8 +112,7 @@ def lab(
     }
     settings.REPROGATE_LOG_KEY_PATH = str(var_dir / "keys" / "log.pem")
     demo_seed()
-    client = Celery("lab-acceptance", broker="filesystem://", set_as_current=False)
-    client.conf.broker_transport_options = _broker_options(var_dir)
+    client = Celery("lab-acceptance", broker=_broker_url(var_dir), set_as_current=False)
 
     def send(args: list[Any], queue: str, **options: Any) -> None:
         client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
@@ -142,7 +131,7 @@ def lab(
 
 def _start_worker(database_url: str, var_dir: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNNER_")}
-    env.pop("CELERY_BROKER_URL", None)  # the embedded default: filesystem
+    env.pop("CELERY_BROKER_URL", None)  # the embedded default: SQLite broker
     env.update(
         DATABASE_URL=database_url,
         DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
