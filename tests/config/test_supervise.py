@@ -231,3 +231,49 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
     finally:
         if runner.poll() is None:
             runner.kill()
+
+
+def test_the_lab_pool_has_a_worker_of_its_own_that_runs_one_task_at_a_time(
+    tmp_path: Path,
+) -> None:
+    programs = {p.name: p for p in supervise.embedded_programs("h", 8130, tmp_path)}
+
+    assert set(programs) == {"web", "worker", "lab-worker", "beat"}
+    assert [p.name for p in programs.values() if p.essential] == ["web"]
+    lab, default = programs["lab-worker"].argv, programs["worker"].argv
+    assert "--queues=pool.local" in lab
+    assert "--concurrency=1" in lab
+    assert not any("pool.local" in arg for arg in default)
+    assert "--queues=celery" in default
+    assert "--beat" not in default + lab  # beat is a process of its own
+    assert programs["web"].argv[-1] == "h:8130"
+    assert f"--schedule={tmp_path / 'celerybeat-schedule'}" in programs["beat"].argv
+
+
+def test_the_embedded_processes_filter_celerys_root_warning_only(
+    tmp_path: Path,
+) -> None:
+    sup = Supervisor(
+        [], status_path=tmp_path / "s.json", env={"PYTHONWARNINGS": "error::Warning"}
+    )
+
+    env = sup._environment()
+
+    filters = env["PYTHONWARNINGS"].split(",")
+    assert filters[0] == "error::Warning"  # the user's own filters stay
+    assert filters[1] == supervise.ROOT_WARNING_FILTER
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import warnings\n"
+            'warnings.warn("You\'re running the worker with superuser privileges: x")\n'
+            "warnings.warn('another warning')\n",
+        ],
+        env={**env, "PYTHONWARNINGS": supervise.ROOT_WARNING_FILTER},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "superuser" not in probe.stderr
+    assert "another warning" in probe.stderr
