@@ -41,7 +41,7 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   if [ -f "$STAMP" ]; then
     echo "==> pyproject.toml changed: updating dependencies (usually under a minute)"
   else
-    echo "==> installing dependencies from pyproject.toml (first time: about 3 minutes; log: .venv/pip-install.log)"
+    echo "==> installing dependencies from pyproject.toml (first time: 1 to 3 minutes, mostly downloads; log: .venv/pip-install.log)"
   fi
   run_pip install -e ".[dev]"
   echo "==> checking the installation"
