@@ -209,8 +209,8 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -
             code="award_same_person",
         )
     sheet = score_sheet_get(rfp, actor)
-    if can_evaluate(actor, rfp) and sheet is not None and sheet.submitted_at is None:
-        raise EvaluationStateError(
+    if can_evaluate(actor, rfp) and (sheet is None or sheet.submitted_at is None):
+        raise EvaluationStateError(  # blind scoring: they cannot see the ranking yet
             "Submit your own score sheet before you confirm the award.",
             code="confirmer_sheet_open",
         )

@@ -221,6 +221,18 @@ def test_an_evaluator_with_an_open_sheet_cannot_confirm(
     assert not Award.objects.exists()
 
 
+def test_an_evaluator_who_never_scored_cannot_confirm(
+    half_scored: Rfp, vendor_a_org: Any, buyer: Any
+) -> None:
+    slow = half_scored.buyer_organisation.memberships.get(user__username="slow").user
+    _request(half_scored, vendor_a_org, buyer, override_reason=OVERRIDE)
+
+    with pytest.raises(StateConflict, match="Submit your own score sheet"):
+        award_confirm(rfp=half_scored, actor=slow)
+
+    assert AwardRequest.objects.get().status == S.PENDING
+
+
 def test_the_requester_withdraws_and_a_new_request_may_follow(
     scored: Rfp, vendor_a_org: Any, vendor_b_org: Any, buyer: Any
 ) -> None:
