@@ -65,7 +65,7 @@ class ApiError(CliError):
 
     def __init__(self, message: str, *, status: int, code: str) -> None:
         super().__init__(message)
-        self.status = status
+        self.http_status = status
         self.code = code
 
 
