@@ -98,8 +98,9 @@ def demo_seed() -> SeedReport:
     report = _seed_records()
     if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
         for vendor, username in DEMO_BUNDLES:  # first: its deadline is near
-            _seed_bid(report, vendor=vendor, username=username)
+            # the bundle first: the bid names it and takes its claims
             _seed_bundle(report, vendor=vendor, username=username, reference=LAB_RFP)
+            _seed_bid(report, vendor=vendor, username=username)
     for vendor, username in DEMO_BUNDLES:
         _seed_bundle(report, vendor=vendor, username=username)
     _open_lab_rfp(report)

@@ -17,6 +17,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
+# the embedded lab (a real Celery worker process) for the tests that run campaigns
+from tests.browser.lab import lab, shared_database  # noqa: F401
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

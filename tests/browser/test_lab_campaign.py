@@ -1,214 +1,37 @@
-"""Issue 6, acceptance 1: in the embedded default (SQLite broker, no server),
-``labops`` starts a campaign on each example bundle of the seeded RFP-DEMO-2 from
-the browser, watches the progress bars move and the campaigns complete, and the
-Plotly charts render.
-
-A real Celery worker process consumes ``pool.local`` from the SQLite broker in
-a temporary folder, against the live server's database: on SQLite the test
-switches the (in-memory) test database for a file both can open; on PostgreSQL
-the worker opens the test database itself. Blobs live on files both share."""
+"""In the embedded default (SQLite broker, no server), ``labops`` starts a
+campaign on each example bundle of the seeded RFP-DEMO-2 from the browser, watches
+the progress bars move and the campaigns complete, and the Plotly charts render.
+The lab (a real worker process on ``pool.local``) is ``tests/browser/lab.py``'s."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-from urllib.parse import quote
 
 import pytest
-from celery import Celery
-from django.contrib.contenttypes.models import ContentType
-from django.core.management import call_command
-from django.db import connections
 from playwright.sync_api import Page, expect
 
-from benchmarks.tasks import execute_run_task
-from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
+from tests.browser.lab import (
+    CAMPAIGN_TIMEOUT_S,
+    expect_charts,
+    log_in,
+    start_campaign,
+    watch_campaign,
+)
 
 pytestmark = pytest.mark.browser
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-CELERY_BIN = Path(sys.executable).with_name("celery")
-READY_TIMEOUT_S = 60
-CAMPAIGN_TIMEOUT_S = 300
 VENDORS = ("Acme Flash", "Bolt Storage")
 CHARTS = ("latency", "throughput", "warm-cold", "spread")
-
-
-def _broker_url(var_dir: Path) -> str:
-    """What config/settings.py gives a worker whose VAR_DIR is ``var_dir``."""
-    return f"sqla+sqlite:///{var_dir / 'broker' / 'broker.sqlite3'}"
-
-
-def _postgres_url(settings_dict: dict[str, Any]) -> str:
-    user = quote(settings_dict["USER"] or "", safe="")
-    password = settings_dict["PASSWORD"]
-    secret = f":{quote(password, safe='')}" if password else ""
-    host = settings_dict["HOST"] or "localhost"
-    port = settings_dict["PORT"] or 5432
-    return f"postgres://{user}{secret}@{host}:{port}/{settings_dict['NAME']}"
-
-
-@pytest.fixture
-def shared_database(
-    transactional_db: None, live_server: Any, tmp_path: Path
-) -> Iterator[str]:
-    """A database URL the worker process can open, holding what the live server
-    serves. SQLite: a migrated file in place of the in-memory test database, put
-    back afterwards. For an in-memory database the live server's request threads
-    share the test's connection object (``connections_override``); with a file
-    that sharing is wrong (one sqlite3 connection used by concurrent requests:
-    "bad parameter or other API misuse"), so meanwhile each request thread opens
-    the file itself."""
-    connection = connections["default"]
-    if connection.vendor == "postgresql":
-        yield _postgres_url(connection.settings_dict)
-        return
-    saved, saved_raw = dict(connection.settings_dict), connection.connection
-    overrides = live_server.thread.connections_override  # the request threads' too
-    shared = overrides.pop("default", None) if overrides is not None else None
-    name = str(tmp_path / "lab.sqlite3")
-    connection.connection = None  # the next query opens the file
-    connection.settings_dict["NAME"] = name
-    ContentType.objects.clear_cache()  # its ids are the other database's
-    try:
-        call_command("migrate", verbosity=0, interactive=False)
-        yield f"sqlite:///{name}"
-    finally:
-        connection.close()
-        connection.settings_dict.clear()
-        connection.settings_dict.update(saved)
-        connection.connection = saved_raw
-        if shared is not None:
-            overrides["default"] = shared
-        ContentType.objects.clear_cache()  # back to the test database's ids
-
-
-@pytest.fixture
-def lab(
-    shared_database: str,
-    tmp_path: Path,
-    settings: Any,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[subprocess.Popen[bytes]]:
-    """The demo seeded, blobs on shared files, tasks sent through the SQLite
-    broker of ``tmp_path`` and one worker process consuming ``pool.local``."""
-    var_dir = tmp_path / "var"
-    media = var_dir / "media"
-    media.mkdir(parents=True)
-    settings.VAR_DIR = var_dir
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
-            "OPTIONS": {"location": str(media)},
-        },
-    }
-    settings.REPROGATE_LOG_KEY_PATH = str(var_dir / "keys" / "log.pem")
-    demo_seed()
-    client = Celery("lab-acceptance", broker=_broker_url(var_dir), set_as_current=False)
-
-    def send(args: list[Any], queue: str, **options: Any) -> None:
-        client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
-
-    monkeypatch.setattr(execute_run_task, "apply_async", send)
-    worker = _start_worker(shared_database, var_dir)
-    yield worker
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait(timeout=10)
-    client.close()
-
-
-def _start_worker(database_url: str, var_dir: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNNER_")}
-    env.pop("CELERY_BROKER_URL", None)  # the embedded default: SQLite broker
-    env.update(
-        DATABASE_URL=database_url,
-        DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
-        DJANGO_SECURE_SSL_REDIRECT="False",
-        DJANGO_DEBUG="False",
-        REPROGATE_VAR_DIR=str(var_dir),
-        REPROGATE_LOG_KEY_PATH=str(var_dir / "keys" / "log.pem"),
-        RUNNER_PROGRESS_WRITE_SECONDS="0.2",
-    )
-    log = var_dir / "worker.log"
-    command = [str(CELERY_BIN), "-A", "config", "worker", "-Q", f"pool.{LAB_POOL}"]
-    command += ["--concurrency", "2", "-n", "lab-acceptance@%h", "-l", "INFO"]
-    command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            command, cwd=PROJECT_DIR, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while " ready." not in log.read_text(errors="replace"):
-        if worker.poll() is not None or time.monotonic() > deadline:
-            worker.kill()
-            pytest.fail(f"the worker did not start:\n{log.read_text(errors='replace')}")
-        time.sleep(0.2)
-    return worker
-
-
-def _log_in(page: Page, username: str) -> None:
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill(username)
-    page.locator("#id_password").fill(DEMO_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-
-
-def _start_campaign(page: Page, vendor: str) -> str:
-    page.goto("/lab/campaigns/new/")
-    bundle = page.locator("#id_bundle option", has_text=f"{LAB_RFP} · {vendor}")
-    page.locator("#id_bundle").select_option(value=bundle.get_attribute("value"))
-    page.locator("#id_pool").select_option(label=LAB_POOL)
-    page.locator("#id_repetitions").fill("1")
-    page.get_by_test_id("campaign-start-submit").click()
-    expect(page).to_have_url(re.compile(r"/lab/campaigns/[0-9a-f-]{36}/$"))
-    return page.url
-
-
-def _watch(page: Page, url: str) -> list[int]:
-    """Stay on the campaign page (htmx polls it) until no run is queued or
-    running; the campaign progress values seen on the way."""
-    page.goto(url)
-    runs = page.get_by_test_id("campaign-runs")
-    seen: list[int] = []
-    deadline = time.monotonic() + CAMPAIGN_TIMEOUT_S
-    while time.monotonic() < deadline:
-        seen.append(
-            int(page.get_by_test_id("campaign-progress").get_attribute("value"))
-        )
-        if runs.get_attribute("data-status") not in ("queued", "running"):
-            return seen
-        page.wait_for_timeout(500)
-    pytest.fail(f"the campaign did not finish; progress seen: {seen}")
-
-
-def _expect_charts(page: Page, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        chart = page.get_by_test_id(f"chart-{key}")
-        expect(
-            chart.locator("[data-testid=chart-plot] svg.main-svg").first
-        ).to_be_visible(timeout=20_000)
 
 
 @pytest.mark.timeout(CAMPAIGN_TIMEOUT_S * 2 + 120)
 def test_labops_runs_both_example_bundles_and_sees_progress_and_charts(
     lab: subprocess.Popen[bytes], page: Page
 ) -> None:
-    _log_in(page, "labops")
-    urls = [_start_campaign(page, vendor) for vendor in VENDORS]
+    log_in(page, "labops")
+    urls = [start_campaign(page, vendor) for vendor in VENDORS]
 
-    progress = [_watch(page, url) for url in urls]
+    progress = [watch_campaign(page, url) for url in urls]
 
     assert len(set(progress[0])) >= 2, f"the progress bar never moved: {progress}"
     for url in urls:
@@ -217,7 +40,7 @@ def test_labops_runs_both_example_bundles_and_sees_progress_and_charts(
         expect(page.get_by_test_id("campaign-progress")).to_have_attribute(
             "value", "100"
         )
-        _expect_charts(page, CHARTS)
+        expect_charts(page, CHARTS)
     page.get_by_test_id("run-row").first.get_by_role("link").click()
-    _expect_charts(page, ("series",))
+    expect_charts(page, ("series",))
     assert lab.poll() is None, "the worker died"
