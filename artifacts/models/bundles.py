@@ -21,7 +21,7 @@ class Blob(models.Model):
     sha256 = models.CharField(max_length=64, unique=True)
     size = models.PositiveBigIntegerField()
     storage_key = models.CharField(max_length=200)
-    # S3 Object Lock: the version id the bucket returned (escrow, issue 5).
+    # S3 Object Lock: the version id the bucket returned (escrow).
     version_id = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -42,7 +42,7 @@ class Blob(models.Model):
 
 class BlobIsImmutable(Exception):
     """Blobs are content: written once, never changed or deleted through the
-    application (escrow, issue 5)."""
+    application (escrow)."""
 
 
 class Bundle(TimeStampedModel):

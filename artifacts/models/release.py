@@ -1,4 +1,4 @@
-"""Release of a vendor's escrow to the buyer (DESIGN §5, issue 5).
+"""Release of a vendor's escrow to the buyer.
 
 A ``Release`` is the buyer's request to release the deposits the awarded
 vendor made on an RFP, citing a condition of the contract's escrow clause; its

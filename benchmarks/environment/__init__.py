@@ -1,4 +1,4 @@
-"""Environment capture and drift (issue #6, DESIGN §4).
+"""Environment capture and drift.
 
     from benchmarks.environment import capture_environment, environment_drift
     captured = capture_environment()                     # this host, JSON-able

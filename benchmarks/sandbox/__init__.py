@@ -1,4 +1,4 @@
-"""Execution sandbox for benchmark harnesses (issue #6, DESIGN §4).
+"""Execution sandbox for benchmark harnesses.
 
     from benchmarks.sandbox import SandboxLimits, run_harness
     result = run_harness(

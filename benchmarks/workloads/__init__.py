@@ -1,4 +1,4 @@
-"""Workloads and synthetic traces (issue 6): workload definitions
+"""Workloads and synthetic traces: workload definitions
 (``definitions``) and the deterministic trace generator (``tracegen``, stdlib
 only, copied byte for byte into the example bundles as ``harness/tracegen.py``).
 No Django here.

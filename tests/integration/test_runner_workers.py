@@ -1,4 +1,4 @@
-"""Issue 6, acceptance 2: a real Redis broker and real runner worker processes
+"""A real Redis broker and real runner worker processes
 on two pool queues. A campaign is executed by the worker of its own pool; a
 worker killed with SIGKILL mid-run leaves a run that the reaper re-queues and a
 replacement worker of the same pool completes: never stuck, counted once.

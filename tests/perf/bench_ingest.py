@@ -1,4 +1,4 @@
-"""Ingest throughput and memory (issue 4, acceptance 3): prints figures, asserts
+"""Ingest throughput and memory: prints figures, asserts
 nothing about timing.
 
     python -m tests.perf.bench_ingest --size 1GiB|100MiB|64MiB [--format tar|tgz]

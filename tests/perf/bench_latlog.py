@@ -1,4 +1,4 @@
-"""Latency-log parsing benchmark (issue 6, acceptance 5): prints figures,
+"""Latency-log parsing benchmark: prints figures,
 asserts nothing about timing.
 
     python -m tests.perf.bench_latlog [--samples 10000000] [--seed 6]

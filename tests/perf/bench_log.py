@@ -1,4 +1,4 @@
-"""Transparency log benchmark (issue 5, acceptance 6): prints figures, asserts
+"""Transparency log benchmark: prints figures, asserts
 nothing about timing.
 
     python -m tests.perf.bench_log [--entries 100000] [--points 10000,100000]

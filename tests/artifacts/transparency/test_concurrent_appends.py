@@ -1,4 +1,4 @@
-"""Issue 5, acceptance 4: 1,000 appends from 4 PROCESSES at once give one
+"""1,000 appends from 4 PROCESSES at once give one
 consistent tree on PostgreSQL (the test database); so do 1,000 real escrow
 deposits (row + log entry + audit row per transaction); 200 appends do on SQLite
 (a file: its busy handler sleeps, so contention is slow there, not wrong):

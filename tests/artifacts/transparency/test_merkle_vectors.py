@@ -1,5 +1,5 @@
 """Every inclusion and consistency vector of transparency-dev/merkle passes or
-fails as it should (issue 5, acceptance 1), and the proofs the log generates
+fails as it should, and the proofs the log generates
 are byte for byte the vectors' happy paths."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The corpus of real tool outputs (tests/fixtures/outputs/, copied verbatim
-from ../shared/corpus/outputs/) and their expected parse
+from public tool outputs, see tests/fixtures/outputs/README.md) and their expected parse
 (tests/fixtures/outputs/expected/<file>.json).
 
 Regenerate the expected files after a deliberate change, then review the diff

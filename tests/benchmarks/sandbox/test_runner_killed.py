@@ -1,4 +1,4 @@
-"""A worker SIGKILLed mid-run (acceptance 2's scenario) takes its harness down
+"""A worker SIGKILLed mid-run takes its harness down
 with it. With a pid namespace (bwrap, unshare) every process of the run dies;
 without one ("none") only the harness process itself does: its children are
 orphans, which the next run leasing the same uid kills (test_uids)."""
