@@ -88,3 +88,14 @@ def test_empty_dashboard_explains_itself(client_for: Any, vendor_a: Any) -> None
     html = client_for(vendor_a).get("/dashboard/").content.decode()
 
     assert "No open invitations" in html
+
+
+def test_recent_activity_labels_each_action(demo: None) -> None:
+    client = Client()
+    assert client.login(username="buyer", password=DEMO_PASSWORD)
+
+    html = client.get("/dashboard/").content.decode()
+
+    assert (
+        'Bid opening confirmed <code class="muted small">rfp.opening_confirmed' in html
+    )

@@ -1,0 +1,14 @@
+"""``{{ event.action|action_label }}``: the human label of an audit action code."""
+
+from __future__ import annotations
+
+from django import template
+
+from accounts.audit_labels import action_label as label_of
+
+register = template.Library()
+
+
+@register.filter
+def action_label(code: str) -> str:
+    return label_of(code)
