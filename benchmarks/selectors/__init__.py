@@ -33,6 +33,7 @@ from benchmarks.selectors.pools import (
     host_status,
     pool_list_with_hosts,
 )
+from benchmarks.selectors.results import campaign_run_results
 
 __all__ = [
     "CampaignSummary",
@@ -45,6 +46,7 @@ __all__ = [
     "campaign_metrics_csv",
     "campaign_metrics_json",
     "campaign_run_list",
+    "campaign_run_results",
     "campaign_summary",
     "can_operate_campaign",
     "can_operate_pool",
