@@ -20,6 +20,7 @@ from typing import Any
 from artifacts.problems import BundleProblem
 from reprogate_cli import bundle_build, bundle_verify, submit
 from reprogate_cli.evidence_verify import add_evidence_commands
+from reprogate_cli.gate import add_gate_commands
 from reprogate_cli.parse import add_parse_command
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # scripts/run's default address
@@ -33,6 +34,7 @@ server, with the Python standard library and cryptography only.
   submit                 upload a bundle to an RFP
   evidence verify        check an escrow evidence package offline
   parse                  the benchmark runner's output parsers
+  gate evaluate          recompute acceptance-gate verdicts offline (numpy)
 
 The server is --url, else $REPROGATE_URL, else {DEFAULT_URL} (where
 scripts/run serves by default).
@@ -340,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_submit_command(commands)
     add_evidence_commands(commands)
     add_parse_command(commands)
+    add_gate_commands(commands)
     return parser
 
 
