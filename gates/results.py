@@ -31,33 +31,52 @@ Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
   drift at all → ``none``.
 - ``metrics``: the metrics of the run's current attempt, ``{"name", "stat",
   "value", "unit", "source": {"file", "key"}}`` (the output file and the key inside
-  it the parser read). A metric that names another scenario than its run's
-  (``reprogate-metrics`` allows a ``scenario`` per metric; the runner warns) is left
-  out: a value is only evidence for the scenario the runner actually ran.
+  it the parser read). Left out, because they are no evidence a gate can judge:
 
-Order is deterministic: runs by scenario, repetition, id; metrics by name, stat,
-source file, source key (then value). Two queries whatever the number of runs.
+  - a metric naming another scenario than its run's (``reprogate-metrics`` allows
+    a ``scenario`` per metric; the runner warns): a value only speaks for the
+    scenario the runner actually ran;
+  - a stat outside DESIGN §4's list (``mean``, ``max``, ``min``, ``p50`` …
+    ``p99.99``; parsers also record e.g. ``total`` counts or ``p99.999``) and a
+    name that is not lower_snake;
+  - a name and stat the run reports more than once (fio's per-job scopes, two
+    outputs with the same metric): the unscoped value is kept when there is
+    exactly one, and one value when all are equal; otherwise none, since picking
+    one job's value would be arbitrary (a criterion on it then reads "not
+    measured", and the run page shows every scope).
+
+Order is deterministic: runs by scenario, repetition, id; metrics by name and
+stat (one value each). Two queries whatever the number of runs; benchmarks is read
+through its selectors only.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Final
 
-from benchmarks.models import Campaign, Run
 from benchmarks.selectors import campaign_run_results
 
-SCHEMA: Final = "reprogate.results/v1"
+if TYPE_CHECKING:
+    from benchmarks.models import Campaign, Run, RunMetric
 
-S = Run.State
+SCHEMA: Final = "reprogate.results/v1"
+STATS: Final = frozenset(
+    {"mean", "max", "min", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99"}
+)
+NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+# Run.State values -> results status (the table in the module docstring).
 STATUS: Final[dict[str, str]] = {
-    S.SUCCEEDED: "succeeded",
-    S.FAILED: "failed",
-    S.TIMED_OUT: "failed",
-    S.CANCELLED: "cancelled",
-    S.QUEUED: "pending",
-    S.PREPARING: "pending",
-    S.RUNNING: "pending",
-    S.PARSING: "pending",
+    "succeeded": "succeeded",
+    "failed": "failed",
+    "timed_out": "failed",
+    "cancelled": "cancelled",
+    "queued": "pending",
+    "preparing": "pending",
+    "running": "pending",
+    "parsing": "pending",
 }
 DRIFT: Final[dict[str, str]] = {"major": "major", "minor": "minor", "info": "none"}
 DRIFT_ORDER: Final = ("none", "minor", "major")
@@ -80,27 +99,43 @@ def run_drift(drift: Any) -> str:
     return worst
 
 
+def _row(m: RunMetric) -> dict[str, Any]:
+    return {
+        "name": m.name,
+        "stat": m.stat,
+        "value": m.value,
+        "unit": m.unit,
+        "source": {"file": m.source_path, "key": m.source_key},
+    }
+
+
+def _pick(candidates: list[RunMetric]) -> RunMetric | None:
+    """The one value of a name and stat, or ``None`` when it is ambiguous."""
+    if len(candidates) == 1:
+        return candidates[0]
+    unscoped = [m for m in candidates if not m.scope]
+    if len(unscoped) == 1:
+        return unscoped[0]
+    if len({m.value for m in candidates}) == 1:
+        return candidates[0]
+    return None
+
+
 def _metrics(run: Run) -> list[dict[str, Any]]:
-    rows = [
-        {
-            "name": m.name,
-            "stat": m.stat,
-            "value": m.value,
-            "unit": m.unit,
-            "source": {"file": m.source_path, "key": m.source_key},
-        }
-        for m in run.current_metrics  # type: ignore[attr-defined]
-        if not m.scenario or m.scenario == run.scenario_name
-    ]
-    rows.sort(
-        key=lambda r: (
-            r["name"],
-            r["stat"],
-            r["source"]["file"],
-            r["source"]["key"],
-            r["value"],
+    by_key: dict[tuple[str, str], list[RunMetric]] = defaultdict(list)
+    for m in run.current_metrics:  # type: ignore[attr-defined]
+        if m.scenario and m.scenario != run.scenario_name:
+            continue
+        if m.stat in STATS and NAME.match(m.name):
+            by_key[(m.name, m.stat)].append(m)
+    rows = []
+    for key in sorted(by_key):
+        candidates = sorted(
+            by_key[key], key=lambda m: (m.source_path, m.source_key, m.scope, m.id)
         )
-    )
+        picked = _pick(candidates)
+        if picked is not None:
+            rows.append(_row(picked))
     return rows
 
 
