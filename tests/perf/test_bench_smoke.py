@@ -34,3 +34,24 @@ def test_bench_ingest_prints_its_figures_and_exits_0(mode: str, repeat: int) -> 
     assert re.search(r"CPU time of the call \(all threads\)\s+\d+\.\d\d", done.stdout)
     runs = re.findall(r"^run \d: ingest \d+\.\d\d s \(CPU", done.stdout, re.M)
     assert len(runs) == (repeat if repeat > 1 else 0)
+
+
+def test_bench_gates_prints_its_figures_and_exits_0() -> None:
+    """The gate evaluation benchmark at 200 runs: it works end to end and prints
+    its figures (the 5,000-run figure is in the README); no timing asserted."""
+    command = [sys.executable, "-m", "tests.perf.bench_gates", "--runs", "200"]
+
+    done = subprocess.run(
+        [*command, "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"^python \d+\.\d+\.\d+, numpy \d+\.\d+", done.stdout, re.M)
+    assert re.search(r"^runs\s+200 in 1 scenario", done.stdout, re.M)
+    assert re.search(r"^criteria, stop-loss\s+7, 4$", done.stdout, re.M)
+    assert re.search(r"^evaluate_plan CPU time \(s\)\s+\d+\.\d{3}", done.stdout, re.M)
