@@ -58,6 +58,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from accounts.exceptions import ApplicationError, Problem
+from gates.engine.validate import STATS
 
 SCHEMA: Final = "reprogate.gate-plan/v1"
 GATES: Final = (("lab-validation", "lab"), ("pilot", "pilot"), ("rollout", "rollout"))
@@ -67,18 +68,6 @@ MAX_CV_PCT: Final = 15
 ON_HIGH_CV: Final = "inconclusive"
 LATENCY_CEILING_PCT: Final[Decimal | None] = None
 
-STATS: Final = (
-    "mean",
-    "max",
-    "min",
-    "p50",
-    "p90",
-    "p95",
-    "p99",
-    "p99.5",
-    "p99.9",
-    "p99.99",
-)
 BANDWIDTH = re.compile(r"_(b|kb|mb|gb|kib|mib|gib)_s$")
 LOWER_NAMES: Final = frozenset({"prefix_recompute_pct", "ssd_write_amplification"})
 LOWER_SUFFIXES: Final = ("_ms", "_us", "_ns", "_s", "_error_rate", "_errors")

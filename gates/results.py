@@ -52,20 +52,16 @@ through its selectors only.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 
 from benchmarks.selectors import campaign_run_results
+from gates.engine.validate import METRIC_NAME, STATS
 
 if TYPE_CHECKING:
     from benchmarks.models import Campaign, Run, RunMetric
 
 SCHEMA: Final = "reprogate.results/v1"
-STATS: Final = frozenset(
-    {"mean", "max", "min", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99"}
-)
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # Run.State values -> results status (the table in the module docstring).
 STATUS: Final[dict[str, str]] = {
@@ -126,7 +122,7 @@ def _metrics(run: Run) -> list[dict[str, Any]]:
     for m in run.current_metrics:  # type: ignore[attr-defined]
         if m.scenario and m.scenario != run.scenario_name:
             continue
-        if m.stat in STATS and NAME.match(m.name):
+        if m.stat in STATS and METRIC_NAME.match(m.name):
             by_key[(m.name, m.stat)].append(m)
     rows = []
     for key in sorted(by_key):
