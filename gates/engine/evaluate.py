@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Final
 
@@ -76,7 +76,9 @@ def evaluate_plan(
         raise InvalidDocument(problems)
     digests = {"plan_sha256": sha256_hex(plan), "results_sha256": sha256_hex(results)}
     index = _Index(results)
-    return [_gate(gate, index, digests) for gate in plan["gates"]]
+    # the same decimal arithmetic whatever context the caller has set
+    with localcontext(Context(prec=28, rounding=ROUND_HALF_EVEN)):
+        return [_gate(gate, index, digests) for gate in plan["gates"]]
 
 
 def _gate(
@@ -182,7 +184,7 @@ def _criterion(c: dict[str, Any], index: _Index, seed: int) -> dict[str, Any]:
         out.update(verdict="INCONCLUSIVE", more_runs_needed=more)
         out["reason"] = (
             f"{head}: fewer runs than the {c['min_runs']} required; "
-            f"{say.count(more)} more would let it be judged."
+            f"{say.more_runs(more)} would let it be judged."
         )
         return out
     max_cv = dec(c["max_cv_pct"])
@@ -193,7 +195,7 @@ def _criterion(c: dict[str, Any], index: _Index, seed: int) -> dict[str, Any]:
         out["reason"] = (
             f"{head}: the runs vary too much to judge against the band (CV "
             f"{say.fmt(cv_shown)} %, more than the {say.fmt(max_cv)} % allowed); "
-            f"steadier runs, or about {say.count(more)} more, are needed."
+            f"steadier runs, or about {say.more_runs(more)}, are needed."
         )
         return out
     return _non_blocking(c, _judge(c, out, head, estimate, ci, limit, n, unit))
@@ -226,7 +228,7 @@ def _judge(c: dict[str, Any], out: dict[str, Any], head: str, estimate: Decimal,
         out.update(verdict="INCONCLUSIVE", more_runs_needed=more)
         out["reason"] = (
             f"{head}: the interval straddles the limit of {lim}; about "
-            f"{say.count(more)} more would decide it."
+            f"{say.more_runs(more)} would decide it."
         )
     return out
 

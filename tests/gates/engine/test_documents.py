@@ -132,3 +132,14 @@ def test_the_same_inputs_give_the_same_bytes_across_processes(tmp_path: Path) ->
     assert outputs[0] == b"".join(in_process)
     ci = json.loads(outputs[0].splitlines()[0])["criteria"][0]["ci"]
     assert ci[0] < ci[1]  # a real interval, not the all-equal shortcut
+
+
+def test_the_callers_decimal_context_does_not_change_the_result() -> None:
+    from decimal import ROUND_DOWN, Context, localcontext
+
+    plan_doc, results_doc = plan(criterion(claim=0.3, band={"pct": 10})), spread_runs()
+    expected = evaluation_bytes(evaluate(plan_doc, results_doc))
+    with localcontext(Context(prec=3, rounding=ROUND_DOWN)):
+        got = evaluation_bytes(evaluate(plan_doc, results_doc))
+
+    assert got == expected
