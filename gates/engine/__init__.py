@@ -52,7 +52,8 @@ Estimate and bootstrap interval (``statistics.py``)
 
 Spread
     ``cv_pct`` = sample standard deviation (n-1) / |mean| x 100 with
-    ``math.fsum`` sums; ``null`` for one value or a zero mean (then not judged).
+    ``math.fsum`` sums, at most 1e12; ``null`` for one value or a zero mean
+    (then not judged).
 
 Verdict of a criterion, in this order
     1. no values: FAIL "not measured";

@@ -19,10 +19,7 @@ def fmt(value: Decimal) -> str:
 
 def fmt_measured(value: Decimal) -> str:
     """A measured number to 6 significant digits, trailing zeros as measured."""
-    rounded = _SIX.plus(value)
-    if rounded.adjusted() >= 6:
-        return format(rounded.quantize(Decimal(1)), "f")
-    return format(rounded, "f")
+    return format(_SIX.plus(value), "f")
 
 
 def _unit(unit: str) -> str:
@@ -67,3 +64,7 @@ def runs_list(run_ids: list[str]) -> str:
 
 def count(n: int, word: str = "run") -> str:
     return f"1 {word}" if n == 1 else f"{n} {word}s"
+
+
+def more_runs(n: int) -> str:
+    return "1 more run" if n == 1 else f"{n} more runs"

@@ -17,6 +17,7 @@ from typing import Final
 import numpy as np
 
 RESAMPLES: Final = 2000
+CV_CAP: Final = 1e12
 CI_LEVEL: Final = 0.95
 LO_RANK: Final = -(-RESAMPLES * 25 // 1000)  # ⌈B·0.025⌉ = 50
 HI_RANK: Final = -(-RESAMPLES * 975 // 1000)  # ⌈B·0.975⌉ = 1950
@@ -44,7 +45,8 @@ def median(sorted_values: Sequence[Decimal]) -> Decimal:
 
 def cv_pct(values: Sequence[float]) -> float | None:
     """Sample standard deviation / mean x 100 (``math.fsum``: exactly rounded
-    sums, so the same on every machine); ``None`` for one value or a zero mean."""
+    sums, so the same on every machine), at most ``CV_CAP`` (a mean near 0);
+    ``None`` for one value or a zero mean."""
     n = len(values)
     if n < 2:
         return None
@@ -52,7 +54,8 @@ def cv_pct(values: Sequence[float]) -> float | None:
     if mean == 0:
         return None
     var = math.fsum((v - mean) * (v - mean) for v in values) / (n - 1)
-    return math.sqrt(var) / abs(mean) * 100
+    cv = math.sqrt(var) / abs(mean) * 100
+    return cv if cv < CV_CAP else CV_CAP
 
 
 def resample_median_ranks(n: int, seed: int) -> np.ndarray:

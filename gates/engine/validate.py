@@ -22,6 +22,7 @@ ON_HIGH_CV: Final = ("inconclusive", "warn")
 DRIFT_LEVELS: Final = ("none", "minor", "major")  # in this order of severity
 RUN_STATUSES: Final = ("succeeded", "failed", "cancelled", "pending")
 METRIC_NAME: Final = re.compile(r"^[a-z][a-z0-9_]*$")
+MAGNITUDE: Final = 1e100  # no number is larger: no overflow in any sum or square
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class _Checker:
                high: float | None = None, *, above: bool = False) -> bool:  # fmt: skip
         if not _is_number(value):
             self.add(path, "must be a number")
+            return False
+        if abs(value) > MAGNITUDE:
+            self.add(path, "must be a number between -1e100 and 1e100")
             return False
         if low is not None and high is not None and not low <= value <= high:
             self.add(path, f"must be between {_n(low)} and {_n(high)}")
@@ -173,7 +177,8 @@ def _gate(c: _Checker, gate: Any, path: str) -> None:
         c.items(criteria, f"{path}.criteria", lambda x, p: _criterion(c, x, p),
                 non_empty=True)  # fmt: skip
         c.unique(criteria, "id", f"{path}.criteria", "names the criterion")
-        weights = [x.get("weight") for x in criteria if isinstance(x, dict)]
+        listed = criteria if isinstance(criteria, list) else []
+        weights = [x.get("weight") for x in listed if isinstance(x, dict)]
         if criteria and weights and all(_is_number(w) and w == 0 for w in weights):
             c.add(f"{path}.criteria", "the weights must not all be 0")
     if "stop_loss" in gate:
@@ -245,6 +250,7 @@ def _stop_loss(c: _Checker, item: Any, path: str) -> None:
     if len(kinds) != 1:
         c.add(path, "must have exactly one of metric (with above or below), "
               "drift_at_least, run_failed")  # fmt: skip
+        kinds = []
     kind = kinds[0] if kinds else ""
     if kind == "metric":
         bound = [k for k in ("above", "below") if k in item]
@@ -305,7 +311,9 @@ def _run(c: _Checker, run: Any, path: str) -> None:
     c.items(metrics, f"{path}.metrics", lambda m, p: _metric(c, m, p), non_empty=False)
     seen: dict[tuple[Any, Any], int] = {}
     for index, m in enumerate(metrics if isinstance(metrics, list) else []):
-        if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+        if not isinstance(m, dict) or not all(
+            isinstance(m.get(k), str) for k in ("name", "stat")
+        ):
             continue
         key = (m.get("name"), m.get("stat"))
         if key in seen:

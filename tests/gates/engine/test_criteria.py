@@ -250,3 +250,17 @@ def test_one_run_has_no_spread_and_a_point_interval() -> None:
     got = judge(criterion(min_runs=1), 176.2)
 
     assert (got["cv_pct"], got["ci"], got["verdict"]) == (None, [176.2, 176.2], "PASS")
+
+
+def test_extreme_values_are_judged_without_overflow() -> None:
+    """Values that nearly cancel (a mean near 0, a huge CV) and the largest
+    allowed magnitudes still give a document that can be written."""
+    from gates.engine import evaluation_bytes
+
+    got = judge(criterion(), 1e100, -1e100, 0.30000000000000004, 9007199254740993)
+    doc = evaluate(plan(criterion(min_runs=1)), results(*values(1e100, 5e-324)))
+
+    assert got["verdict"] == "INCONCLUSIVE"
+    assert got["cv_pct"] == 1e12  # capped
+    assert "CV 1000000000000 %" in got["reason"]
+    assert evaluation_bytes(doc)

@@ -183,3 +183,31 @@ def test_evaluate_refuses_invalid_documents_with_all_problems() -> None:
         "gates[0].criteria[0].band.pct: must be between 0 and 100",
         "runs: must be a list",
     ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["gates"][0].update(criteria=None),
+         "gates[0].criteria: must be a list"),
+        (lambda d: d["gates"][0]["criteria"][0].update(claim=1e101),
+         "gates[0].criteria[0].claim: must be a number between -1e100 and 1e100"),
+    ],
+)  # fmt: skip
+def test_odd_plan_values_are_problems_not_crashes(change: Any, expected: str) -> None:
+    doc = good_plan()
+    change(doc)
+
+    assert messages(plan_problems(doc)) == [expected]
+
+
+def test_odd_results_values_are_problems_not_crashes() -> None:
+    doc = results(*values(1.0, 2.0))
+    doc["runs"][0]["metrics"][0]["stat"] = ["p99"]
+    doc["runs"][1]["metrics"][0]["value"] = -1e300
+
+    assert messages(results_problems(doc)) == [
+        "runs[0].metrics[0].stat: must be one of mean, max, min, p50, p90, p95, "
+        "p99, p99.5, p99.9, p99.99",
+        "runs[1].metrics[0].value: must be a number between -1e100 and 1e100",
+    ]
