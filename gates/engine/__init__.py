@@ -8,8 +8,11 @@ verdict offline::
         print(evaluation_bytes(doc).decode())     # canonical JSON
 
 ``evaluate_plan`` validates both documents first and raises ``InvalidDocument``
-(``.problems``: every problem, each ``path: message``). What follows is enough
-to reimplement it.
+(``.problems``: every problem, each ``path: message``). Numbers must be JSON
+numbers (``int``/``float``, not ``Decimal`` or ``bool``) within ±1e100; a gate may
+carry ``max_extra_runs`` (an integer >= 0, for automatic top-up; the engine does
+not use it); any other unknown key is a problem. What follows is enough to
+reimplement it.
 
 Documents and digests
     Canonical JSON: UTF-8, keys sorted, separators ``,`` and ``:``, non-ASCII as
