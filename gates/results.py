@@ -37,8 +37,9 @@ Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
     a ``scenario`` per metric; the runner warns): a value only speaks for the
     scenario the runner actually ran;
   - a stat outside DESIGN §4's list (``mean``, ``max``, ``min``, ``p50`` …
-    ``p99.99``; parsers also record e.g. ``total`` counts or ``p99.999``) and a
-    name that is not lower_snake;
+    ``p99.99``; parsers also record e.g. ``total`` counts or ``p99.999``), a
+    name that is not lower_snake, and a value that is not finite (vLLM's ``inf``
+    request rate: JSON has no infinity);
   - a name and stat the run reports more than once (fio's per-job scopes, two
     outputs with the same metric): the unscoped value is kept when there is
     exactly one, and one value when all are equal; otherwise none, since picking
@@ -52,6 +53,7 @@ through its selectors only.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 
@@ -122,7 +124,7 @@ def _metrics(run: Run) -> list[dict[str, Any]]:
     for m in run.current_metrics:  # type: ignore[attr-defined]
         if m.scenario and m.scenario != run.scenario_name:
             continue
-        if m.stat in STATS and METRIC_NAME.match(m.name):
+        if m.stat in STATS and METRIC_NAME.match(m.name) and math.isfinite(m.value):
             by_key[(m.name, m.stat)].append(m)
     rows = []
     for key in sorted(by_key):

@@ -246,6 +246,8 @@ def test_metrics_a_gate_cannot_judge_are_left_out(make_campaign: Any) -> None:
             {**TTFT, "stat": "p99.999"},
             {**TTFT, "name": "TTFT-ms"},
             {**TTFT, "stat": "p50", "scenario": "warm-c1"},  # another scenario
+            {**TTFT, "stat": "p90", "value": float("inf")},
+            {**TTFT, "stat": "p95", "value": float("-inf")},
         ],
     )
 
