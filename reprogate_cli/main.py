@@ -1,6 +1,6 @@
 """``reprogate``: builds, verifies and submits signed artifact bundles and talks
-to a ReproGate server, with the standard library and ``cryptography`` only
-(``DESCRIPTION`` is what ``reprogate --help`` says)."""
+to a ReproGate server, with the standard library and ``cryptography`` (and numpy
+for the gate engine) only (``DESCRIPTION`` is what ``reprogate --help`` says)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from reprogate_cli.parse import add_parse_command
 DEFAULT_URL = "http://127.0.0.1:8000"  # scripts/run's default address
 DESCRIPTION = f"""\
 Builds, verifies and submits signed artifact bundles and talks to a ReproGate
-server, with the Python standard library and cryptography only.
+server, with the Python standard library and cryptography only (numpy too for
+gate evaluate); no Django.
 
   login, whoami          get and check an API token
   key register           register a signing key of your vendor organisation
