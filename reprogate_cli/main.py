@@ -358,6 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, submit.SubmitError, bundle_verify.AllowedSignersError) as exc:
         print(f"reprogate: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`reprogate parse … | head`)
+        # Point stdout at /dev/null so the interpreter's final flush stays quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a killed pipeline member
 
 
 if __name__ == "__main__":  # pragma: no cover
