@@ -1,6 +1,6 @@
-"""A reader that goes away early (``reprogate gate evaluate … | head -c 100``,
-as any command that prints line by line)
-ends the command quietly: no traceback on stderr, the shell's SIGPIPE status."""
+"""A reader that goes away early (``reprogate gate evaluate … | head -c 100``, as
+for any command that prints line by line) ends the command quietly: no traceback
+on stderr, the shell's SIGPIPE status."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_output_into_a_closed_pipe_ends_without_a_traceback(tmp_path: Path) -> N
     with subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     ) as process:
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         start = process.stdout.read(100)
         process.stdout.close()
         errors = process.stderr.read().decode()
