@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.core.files.storage import InMemoryStorage, default_storage
 
 from accounts.models import Organisation
@@ -39,6 +40,20 @@ def open_rfp(
     return RfpFactory(
         published=True, reference=reference, invited=list(vendors), **extra
     )
+
+
+@pytest.fixture(name="rfp")
+def upload_rfp(
+    vendor_a: Any,
+    vendor_a_org: Organisation,
+    vendor_b_org: Organisation,
+    buyer_org: Organisation,
+) -> Rfp:
+    """The ``rfp`` fixture of the tests that ingest corpus bundles: an open RFP of
+    ``buyer_org`` inviting both vendors, every corpus key registered. A test module
+    takes it by importing ``upload_rfp``."""
+    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
+    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def register_corpus_keys(organisations: list[Organisation], actor: Any) -> None:

@@ -15,20 +15,13 @@ from artifacts.models import Bundle
 from artifacts.views import bundle_file_tree
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files
-from tests.artifacts.ingest_support import build_bundle, open_rfp, register_corpus_keys
+from tests.artifacts.ingest_support import (
+    build_bundle,
+    open_rfp,
+    upload_rfp,  # noqa: F401 (fixture rfp)
+)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def _upload(client: Client, rfp: Rfp, path: Path) -> Any:

@@ -19,8 +19,8 @@ from tests.artifacts.corpus.build import good_files, noise
 from tests.artifacts.ingest_support import (
     build_bundle,
     open_rfp,
-    register_corpus_keys,
     storage_names,
+    upload_rfp,  # noqa: F401 (fixture rfp)
     use_failing_storage,
 )
 
@@ -32,17 +32,6 @@ def _api(user: Any = None) -> APIClient:
     if user is not None:
         client.force_authenticate(user)
     return client
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def _post(user: Any, rfp: Rfp, path: Path) -> Any:

@@ -23,20 +23,10 @@ from tests.artifacts.ingest_support import (
     open_rfp,
     register_corpus_keys,
     storage_names,
+    upload_rfp,  # noqa: F401 (fixture rfp)
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def _ingest(rfp: Rfp, org: Organisation, user: Any, path: Path, **kw: Any) -> Any:

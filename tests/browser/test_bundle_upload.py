@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from accounts.models import Organisation
 from procurement.models import Rfp
 from tests.accounts.factories import PASSWORD
 from tests.artifacts.corpus.build import good_files
-from tests.artifacts.ingest_support import build_bundle, open_rfp, register_corpus_keys
+from tests.artifacts.ingest_support import (
+    build_bundle,
+    upload_rfp,  # noqa: F401 (fixture rfp)
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def _upload(page: Page, rfp: Rfp, bundle: Path) -> None:

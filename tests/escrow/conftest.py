@@ -16,8 +16,7 @@ from tests.artifacts.corpus.build import good_files, good_manifest, manifest_byt
 from tests.artifacts.ingest_support import (
     build_bundle,
     ingest,
-    open_rfp,
-    register_corpus_keys,
+    upload_rfp,  # noqa: F401 (fixture rfp)
 )
 
 
@@ -25,17 +24,6 @@ from tests.artifacts.ingest_support import (
 def _log_key(settings: Any, tmp_path: Path) -> None:
     settings.REPROGATE_LOG_KEY_PATH = str(tmp_path / "keys" / "log.pem")
     settings.REPROGATE_LOG_ORIGIN = "escrow.test/log"
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 def ingest_and_deposit(

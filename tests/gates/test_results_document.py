@@ -15,21 +15,12 @@ from benchmarks.models import Campaign, Run, RunMetric
 from gates.engine.validate import results_problems
 from gates.results import STATUS, results_document, run_drift, run_status
 from procurement.models import Rfp
-from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
+from tests.artifacts.ingest_support import (
+    upload_rfp,  # noqa: F401 (fixture rfp)
+)
 from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 @pytest.fixture

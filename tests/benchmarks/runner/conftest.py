@@ -13,7 +13,9 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from procurement.models import Rfp
-from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
+from tests.artifacts.ingest_support import (
+    upload_rfp,  # noqa: F401 (fixture rfp)
+)
 from tests.benchmarks.runner.support import accepted_bundle, make_pool
 
 
@@ -47,17 +49,6 @@ def lab_org(buyer_org: Organisation) -> Organisation:
 @pytest.fixture
 def pool(lab_org: Organisation) -> LabPool:
     return make_pool(lab_org)
-
-
-@pytest.fixture
-def rfp(
-    vendor_a: Any,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    buyer_org: Organisation,
-) -> Rfp:
-    register_corpus_keys([vendor_a_org, vendor_b_org], vendor_a)
-    return open_rfp(vendor_a_org, vendor_b_org, buyer=buyer_org)
 
 
 @pytest.fixture
