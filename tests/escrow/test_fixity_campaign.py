@@ -23,19 +23,13 @@ from portal.demo import LAB_POOL, LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
+    runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
     worker,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _runner(settings: Any, tmp_path: Path) -> None:
-    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
-    (tmp_path / "runner-work").mkdir()
-    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 
 
 def run_campaign(campaign: Campaign) -> list[Run]:

@@ -43,6 +43,7 @@ from benchmarks.services.execution import run_execute
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
+    runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
     worker,
@@ -54,14 +55,7 @@ from tests.escrow.release_support import (
     request_breach,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _runner(settings: Any, tmp_path: Path) -> None:
-    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
-    (tmp_path / "runner-work").mkdir()
-    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 
 
 def _run_output(bundle: Any, buyer_org: Organisation, labops: Any) -> Deposit:

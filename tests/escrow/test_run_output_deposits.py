@@ -20,20 +20,14 @@ from benchmarks.services.execution import run_execute
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
+    runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
     worker,
 )
 from tests.escrow.conftest import ingest_and_deposit
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _runner(settings: Any, tmp_path: Path) -> None:
-    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
-    (tmp_path / "runner-work").mkdir()
-    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 
 
 @pytest.fixture

@@ -30,7 +30,11 @@ from gates.plans import default_plan, rfp_terms
 from gates.results import results_document
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import start, worker
+from tests.benchmarks.runner.support import (
+    runner_work_dir,  # noqa: F401 (fixture)
+    start,
+    worker,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,11 +42,8 @@ REPETITIONS = 3  # the default plan's min_runs
 
 
 @pytest.fixture(autouse=True)
-def _runner(settings: Any, tmp_path: Path) -> None:
+def _runner(settings: Any, tmp_path: Path, runner_work_dir: Path) -> None:  # noqa: F811
     settings.VAR_DIR = tmp_path
-    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
-    (tmp_path / "runner-work").mkdir()
-    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
 
 
 def lab_campaign(bundle: Bundle) -> Campaign:

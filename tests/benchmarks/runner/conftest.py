@@ -16,15 +16,16 @@ from procurement.models import Rfp
 from tests.artifacts.ingest_support import (
     upload_rfp,  # noqa: F401 (fixture rfp)
 )
-from tests.benchmarks.runner.support import accepted_bundle, make_pool
+from tests.benchmarks.runner.support import (
+    accepted_bundle,
+    make_pool,
+    runner_work_dir,  # noqa: F401 (fixture)
+)
 
 
 @pytest.fixture(autouse=True)
-def _runner_settings(settings: Any, tmp_path: Path) -> None:
+def _runner_settings(settings: Any, runner_work_dir: Path) -> None:  # noqa: F811
     settings.REPROGATE_LOG_ORIGIN = "runner.test/log"
-    settings.RUNNER_WORK_DIR = str(tmp_path / "runner-work")
-    (tmp_path / "runner-work").mkdir()
-    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool, Run
@@ -157,3 +159,14 @@ def finish(
         RunOutput.objects.create(run=run, attempt=run.attempt, path=path, blob=blob)
     run.refresh_from_db()
     return run
+
+
+@pytest.fixture
+def runner_work_dir(settings: Any, tmp_path: Path) -> Path:
+    """Runs execute in a folder of the test's own, their progress written at once.
+    A test module takes it by importing ``runner_work_dir`` (and using it)."""
+    work = tmp_path / "runner-work"
+    work.mkdir()
+    settings.RUNNER_WORK_DIR = str(work)
+    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0
+    return work
