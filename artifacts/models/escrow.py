@@ -67,6 +67,7 @@ class Deposit(_Immutable):
         BUNDLE = "bundle", "Artifact bundle"
         RUN_OUTPUT = "run_output", "Run outputs"
         REPORT = "report", "Signed report"
+        EVALUATION = "evaluation", "Gate evaluation"
 
     MUTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"legal_hold", "retain_until"})
 
@@ -106,7 +107,7 @@ class Deposit(_Immutable):
         ordering = ["-log_index"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=["bundle", "run_output", "report"]),
+                condition=Q(kind__in=["bundle", "run_output", "report", "evaluation"]),
                 name="artifacts_deposit_kind_valid",
             ),
             models.CheckConstraint(
@@ -142,6 +143,7 @@ class DepositBlob(_Immutable):
         FILE = "file", "Bundle file"
         OUTPUT = "output", "Run output"
         REPORT = "report", "Report"
+        DOCUMENT = "document", "Gate document"
 
     deposit = models.ForeignKey(Deposit, on_delete=models.PROTECT, related_name="items")
     blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")

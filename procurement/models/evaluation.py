@@ -120,6 +120,9 @@ class AwardRequest(TimeStampedModel):
     rationale = models.TextField()
     # Why the award goes ahead although not every evaluator submitted ("" if all did).
     override_reason = models.TextField(blank=True)
+    # Why the award goes ahead although the winning vendor's lab validation has
+    # not passed ("" if it has).
+    gates_override_reason = models.TextField(blank=True)
     sheets_submitted = models.PositiveSmallIntegerField()  # at the request
     sheets_expected = models.PositiveSmallIntegerField()
     requested_by = models.ForeignKey(

@@ -84,6 +84,14 @@ class Rfp(TimeStampedModel):
         validators=[MinValueValidator(Decimal(0)), MaxValueValidator(Decimal(100))],
     )
     retest_vendor_funded = models.BooleanField(default=True)
+    # A re-test obligation's deadline (days after the failing evaluation) and
+    # how many re-tests the vendor may use to answer it.
+    retest_deadline_days = models.PositiveSmallIntegerField(
+        default=30, validators=[MinValueValidator(1), MaxValueValidator(365)]
+    )
+    retest_max_attempts = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(10)]
+    )
     audit_rights_clause = models.TextField(blank=True)
     terms_frozen_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

@@ -1,0 +1,21 @@
+"""The gates app's rows: plans (versioned, frozen), evaluations (the three §6
+documents byte-exact, one escrow deposit each, one row per criterion for the
+board and the history), decisions and re-test obligations."""
+
+from __future__ import annotations
+
+from gates.models.decisions import DECISION_TRANSITIONS, Decision
+from gates.models.evaluations import CriterionResult, Evaluation
+from gates.models.obligations import OBLIGATION_TRANSITIONS, RetestObligation
+from gates.models.plans import PLAN_TRANSITIONS, GatePlan
+
+__all__ = [
+    "DECISION_TRANSITIONS",
+    "OBLIGATION_TRANSITIONS",
+    "PLAN_TRANSITIONS",
+    "CriterionResult",
+    "Decision",
+    "Evaluation",
+    "GatePlan",
+    "RetestObligation",
+]

@@ -1,0 +1,245 @@
+"""``gate_evaluate``: judge one gate of a frozen plan on one campaign's runs.
+
+The server builds ``reprogate.results/v1`` from the campaign (``gates.results``),
+runs the Django-free engine (the same code path as ``reprogate gate evaluate``)
+and keeps the three documents byte-exact, one ``CriterionResult`` per
+criterion, and an escrow deposit whose leaf names the three digests. Then the
+evaluation's consequences follow in the same transaction: a re-test obligation
+on the vendor for blocking FAILs on a matching environment, the answer to the
+obligation the campaign was run for, and notifications."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+
+from accounts.audit import audit_record
+from artifacts.escrow.records import DepositItem
+from artifacts.models import Deposit, DepositBlob
+from artifacts.services.escrow import deposit_create
+from artifacts.storage import blob_record, blob_write
+from benchmarks.models import Campaign
+from gates.engine.documents import canonical_json, evaluation_bytes
+from gates.engine.evaluate import evaluate_plan
+from gates.engine.validate import InvalidDocument
+from gates.exceptions import GatesConflict, GatesError, engine_problems
+from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
+from gates.results import results_document
+from procurement import clock
+
+Actor = AbstractBaseUser | AnonymousUser | None
+DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}
+
+
+def gate_evaluate_problems(
+    *, plan: GatePlan, gate: str, campaign: Campaign
+) -> list[str]:
+    """Why this campaign cannot be judged against this gate (empty when it can)."""
+    problems = []
+    if plan.status != GatePlan.Status.FROZEN:
+        problems.append(
+            f"Plan v{plan.version} is {plan.get_status_display().lower()}: only "
+            "the current frozen plan is evaluated (freeze the draft first)."
+        )
+    if gate not in plan.gate_names:
+        problems.append(f"The plan has no gate named {gate!r}.")
+    if campaign.rfp_id != plan.rfp_id:
+        problems.append("The campaign re-ran a bundle of another RFP.")
+    elif campaign.bundle.organisation_id != plan.vendor_organisation_id:
+        problems.append("The campaign re-ran another vendor's bundle.")
+    return problems
+
+
+@transaction.atomic
+def gate_evaluate(
+    *,
+    plan: GatePlan,
+    gate: str,
+    campaign: Campaign,
+    actor: Actor,
+    obligation: RetestObligation | None = None,
+) -> Evaluation:
+    """Evaluate ``gate`` of the frozen ``plan`` on ``campaign``'s runs as they are
+    now (unfinished runs are ``pending`` and not counted). ``obligation``: the
+    re-test obligation this campaign answers (found from the campaign when not
+    given)."""
+    plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
+    problems = gate_evaluate_problems(plan=plan, gate=gate, campaign=campaign)
+    if problems:
+        conflict = plan.status != GatePlan.Status.FROZEN
+        error = GatesConflict if conflict else GatesError
+        raise error(" ".join(problems), code="not_evaluable")
+    if obligation is None:
+        obligation = _obligation_of(campaign, plan, gate)
+    plan_doc = plan.plan
+    results = results_document(campaign=campaign)
+    try:
+        documents = evaluate_plan(plan_doc, results)
+    except InvalidDocument as invalid:  # a frozen plan was validated: the results
+        raise GatesError(
+            "The campaign's results cannot be evaluated.",
+            code="invalid_results",
+            problems=engine_problems(invalid.problems),
+        ) from invalid
+    doc = next(d for d in documents if d["gate"] == gate)
+    plan_bytes, results_bytes = canonical_json(plan_doc), canonical_json(results)
+    doc_bytes = evaluation_bytes(doc)
+    judged = _judged_runs(plan_doc, gate, results)
+    evaluation = Evaluation.objects.create(
+        plan=plan,
+        rfp_id=plan.rfp_id,
+        vendor_organisation_id=plan.vendor_organisation_id,
+        gate=gate,
+        campaign=campaign,
+        verdict=doc["verdict"],
+        score_pct=doc.get("score_pct"),
+        plan_document=plan_bytes.decode("utf-8"),
+        results_document=results_bytes.decode("utf-8"),
+        evaluation_document=doc_bytes.decode("utf-8"),
+        plan_sha256=_sha(plan_bytes),
+        results_sha256=_sha(results_bytes),
+        evaluation_sha256=_sha(doc_bytes),
+        max_drift=max(
+            (r["drift"] for r in judged), key=DRIFT_ORDER.__getitem__, default="none"
+        ),
+        stop_loss_triggered=any(s["triggered"] for s in doc["stop_loss"]),
+        more_runs_needed=max(
+            (
+                c["more_runs_needed"]
+                for c in doc["criteria"]
+                if c["verdict"] == "INCONCLUSIVE"
+            ),
+            default=0,
+        ),
+        obligation=obligation,
+        evaluated_by=actor if actor is not None and actor.is_authenticated else None,
+        evaluated_at=clock.now(),
+    )
+    CriterionResult.objects.bulk_create(
+        _criterion_rows(evaluation, plan_doc, gate, doc)
+    )
+    evaluation.deposit = _deposit(evaluation, plan_bytes, results_bytes, doc_bytes)
+    evaluation.save(update_fields=["deposit"])
+    audit_record(
+        actor=actor,
+        action="gate.evaluated",
+        target=evaluation,
+        organisation=plan.rfp.buyer_organisation,
+        data={
+            "rfp": plan.rfp.reference,
+            "vendor": plan.vendor_organisation.slug,
+            "gate": gate,
+            "plan_version": plan.version,
+            "campaign": str(campaign.public_id),
+            "verdict": evaluation.verdict,
+            "evaluation_sha256": evaluation.evaluation_sha256,
+            "log_index": evaluation.deposit.log_index,
+        },
+    )
+    from gates.services.obligations import obligations_after_evaluation
+
+    obligations_after_evaluation(evaluation=evaluation)
+    return evaluation
+
+
+def _obligation_of(
+    campaign: Campaign, plan: GatePlan, gate: str
+) -> RetestObligation | None:
+    return (
+        RetestObligation.objects.filter(campaign=campaign, plan__rfp_id=plan.rfp_id)
+        .filter(gate=gate)
+        .order_by("-id")
+        .first()
+    )
+
+
+def _judged_runs(
+    plan_doc: dict[str, Any], gate: str, results: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The succeeded runs in the gate's scenarios (their drift is what the gate's
+    criteria were judged on)."""
+    spec = next(g for g in plan_doc["gates"] if g["name"] == gate)
+    scenarios = {c["scenario"] for c in spec["criteria"]}
+    return [
+        r
+        for r in results["runs"]
+        if r["status"] == "succeeded" and r["scenario"] in scenarios
+    ]
+
+
+def _criterion_rows(
+    evaluation: Evaluation, plan_doc: dict[str, Any], gate: str, doc: dict[str, Any]
+) -> list[CriterionResult]:
+    spec = next(g for g in plan_doc["gates"] if g["name"] == gate)
+    by_id = {c["id"]: c for c in spec["criteria"]}
+    rows = []
+    for position, done in enumerate(doc["criteria"]):
+        c = by_id[done["id"]]
+        ci = done.get("ci") or [None, None]
+        rows.append(
+            CriterionResult(
+                evaluation=evaluation,
+                position=position,
+                criterion=done["id"],
+                metric=c["metric"],
+                stat=c["stat"],
+                scenario=c["scenario"],
+                direction=c["direction"],
+                blocking=c["blocking"],
+                verdict=done["verdict"],
+                reason=done["reason"],
+                claim=c.get("claim"),
+                limit=done.get("limit"),
+                estimate=done.get("estimate"),
+                ci_low=ci[0],
+                ci_high=ci[1],
+                cv_pct=done.get("cv_pct"),
+                runs=len(done.get("runs", [])),
+                more_runs_needed=done.get("more_runs_needed", 0),
+            )
+        )
+    return rows
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _blob(data: bytes) -> Any:
+    return blob_record(blob_write(data, _sha(data), len(data)))
+
+
+def _deposit(
+    evaluation: Evaluation, plan: bytes, results: bytes, doc: bytes
+) -> Deposit:
+    """The evaluation in escrow: its three documents as blobs, its leaf naming
+    the three digests (and what was judged), deposited by the buyer."""
+    role = DepositBlob.Role.DOCUMENT
+    campaign = evaluation.campaign
+    return deposit_create(
+        kind=Deposit.Kind.EVALUATION,
+        organisation=evaluation.plan.rfp.buyer_organisation,
+        rfp=evaluation.plan.rfp,
+        items=[
+            DepositItem(_blob(plan), role, "plan.json"),
+            DepositItem(_blob(results), role, "results.json"),
+            DepositItem(_blob(doc), role, "evaluation.json"),
+        ],
+        actor=evaluation.evaluated_by,
+        bundle=campaign.bundle,
+        extra={
+            "bundle": str(campaign.bundle.public_id),
+            "evaluation": str(evaluation.public_id),
+            "campaign": str(campaign.public_id),
+            "gate": evaluation.gate,
+            "vendor": evaluation.vendor_organisation.slug,
+            "plan_version": evaluation.plan.version,
+            "verdict": evaluation.verdict,
+            "plan_sha256": evaluation.plan_sha256,
+            "results_sha256": evaluation.results_sha256,
+            "evaluation_sha256": evaluation.evaluation_sha256,
+        },
+    )

@@ -1,0 +1,155 @@
+"""Test factories for the gates app: a frozen plan written directly (as
+factories do; plan services are tested on their own) and a campaign of the
+vendor's accepted bundle with runs finished at chosen values.
+
+The fixtures ``gate_bundle``, ``gate_campaign`` and ``frozen_plan`` are
+loaded for every test under ``tests/gates`` by its ``conftest.py``."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accounts.models import Organisation
+from artifacts.models import Bundle
+from benchmarks.models import Campaign, Run
+from gates.engine.documents import canonical_json, sha256_hex
+from gates.models import GatePlan
+from procurement import clock
+from procurement.models import Rfp
+from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
+
+# The runner bundle's scenarios are cold-c1 and warm-c1.
+CRITERION: dict[str, Any] = {
+    "id": "ttft-p99-cold-c1",
+    "metric": "ttft_ms",
+    "stat": "p99",
+    "scenario": "cold-c1",
+    "direction": "lower",
+    "claim": 180.0,
+    "band": {"pct": 10},
+    "min_runs": 3,
+    "max_cv_pct": 15,
+    "on_high_cv": "inconclusive",
+    "blocking": True,
+    "weight": 1,
+}
+STOP_LOSS: list[dict[str, Any]] = [
+    {"id": "env-drift", "drift_at_least": "major"},
+    {"id": "failed-run", "run_failed": True},
+]
+
+
+def plan_document(
+    rfp: str = "RFP-T",
+    vendor: str = "vendor-a",
+    *,
+    criteria: list[dict[str, Any]] | None = None,
+    stop_loss: list[dict[str, Any]] | None = None,
+    consecutive_passes: int = 1,
+) -> dict[str, Any]:
+    """A three-gate plan with the same criteria and stop-loss in every gate."""
+    crit = criteria if criteria is not None else [CRITERION]
+    stops = stop_loss if stop_loss is not None else STOP_LOSS
+    return {
+        "schema": "reprogate.gate-plan/v1",
+        "rfp": rfp,
+        "vendor": vendor,
+        "gates": [
+            {
+                "name": name,
+                "stage": stage,
+                "consecutive_passes": consecutive_passes,
+                "score": {"pass_pct": 90, "warn_pct": 75},
+                "criteria": copy.deepcopy(crit),
+                "stop_loss": copy.deepcopy(stops),
+            }
+            for name, stage in (
+                ("lab-validation", "lab"),
+                ("pilot", "pilot"),
+                ("rollout", "rollout"),
+            )
+        ],
+    }
+
+
+def make_frozen_plan(
+    rfp: Rfp,
+    vendor: Organisation,
+    actor: Any,
+    document: dict[str, Any] | None = None,
+    *,
+    bundle: Bundle | None = None,
+    version: int = 1,
+    lab_environment_accepted: bool = False,
+) -> GatePlan:
+    doc = document or plan_document(rfp.reference, vendor.slug)
+    return GatePlan.objects.create(
+        rfp=rfp,
+        vendor_organisation=vendor,
+        bundle=bundle,
+        version=version,
+        status=GatePlan.Status.FROZEN,
+        document=canonical_json(doc).decode("utf-8"),
+        sha256=sha256_hex(doc),
+        lab_environment_accepted=lab_environment_accepted,
+        created_by=actor,
+        frozen_by=actor,
+        frozen_at=clock.now(),
+    )
+
+
+def finish_runs(
+    campaign: Campaign,
+    values: dict[str, list[float]],
+    *,
+    metric: str = "ttft_ms",
+    stat: str = "p99",
+) -> None:
+    """Finish the campaign's runs of each scenario with these values, one per
+    repetition in order; other runs stay queued (pending)."""
+    for scenario, series in values.items():
+        runs = campaign.runs.filter(scenario_name=scenario).order_by("repetition")
+        for run, value in zip(runs, series, strict=False):
+            finish(run, metrics=[{"name": metric, "stat": stat, "value": value}])
+
+
+def set_drift(run: Run, severity: str) -> None:
+    """Record one drift of ``severity`` on the run (as the runner does)."""
+    drift = [
+        {
+            "field": "kernel.release",
+            "severity": severity,
+            "declared": "5.15",
+            "captured": "6.1",
+        }
+    ]
+    Run.objects.filter(pk=run.pk).update(drift=drift)
+
+
+@pytest.fixture
+def gate_bundle(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation
+) -> Bundle:
+    return accepted_bundle(tmp_path / "gate-bundle", rfp, vendor_a_org, vendor_a)
+
+
+@pytest.fixture
+def gate_campaign(gate_bundle: Bundle, buyer_org: Organisation, labops: Any) -> Any:
+    """``gate_campaign(repetitions=3)``: a new campaign of the vendor's bundle."""
+    pools = iter(range(100))
+
+    def make(repetitions: int = 3, bundle: Bundle | None = None) -> Campaign:
+        lab = buyer_org.engages.get(kind=Organisation.Kind.LAB)
+        pool = make_pool(lab, name=f"gate-pool-{next(pools)}")
+        return start(bundle or gate_bundle, pool, labops, repetitions=repetitions)
+
+    return make
+
+
+@pytest.fixture
+def frozen_plan(rfp: Rfp, vendor_a_org: Organisation, buyer: Any) -> GatePlan:
+    return make_frozen_plan(rfp, vendor_a_org, buyer)
