@@ -5,7 +5,7 @@ board and the history), decisions and re-test obligations."""
 from __future__ import annotations
 
 from gates.models.decisions import DECISION_TRANSITIONS, Decision
-from gates.models.evaluations import CriterionResult, Evaluation
+from gates.models.evaluations import CriterionResult, Evaluation, GateCampaign
 from gates.models.obligations import OBLIGATION_TRANSITIONS, RetestObligation
 from gates.models.plans import PLAN_TRANSITIONS, GatePlan
 
@@ -16,6 +16,7 @@ __all__ = [
     "CriterionResult",
     "Decision",
     "Evaluation",
+    "GateCampaign",
     "GatePlan",
     "RetestObligation",
 ]

@@ -154,3 +154,53 @@ class CriterionResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion}: {self.verdict}"
+
+
+class GateCampaign(models.Model):
+    """A campaign run for one gate of one plan: evaluated automatically once
+    its runs have finished. ``extra_runs``: the runs it added to an earlier
+    evaluation's campaign (adaptive repetitions), 0 for a campaign started for
+    the gate."""
+
+    plan = models.ForeignKey(
+        "gates.GatePlan", on_delete=models.PROTECT, related_name="gate_campaigns"
+    )
+    gate = models.CharField(max_length=64)
+    campaign = models.ForeignKey(
+        "benchmarks.Campaign", on_delete=models.PROTECT, related_name="gate_links"
+    )
+    # The INCONCLUSIVE evaluation whose runs needed were scheduled (if any).
+    after = models.ForeignKey(
+        Evaluation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="scheduled",
+    )
+    extra_runs = models.PositiveIntegerField(default=0)
+    automatic = models.BooleanField(default=False)  # scheduled by the plan's top-up
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    requested_at = models.DateTimeField()
+    # The evaluation made once the runs finished (empty while they run).
+    evaluation = models.OneToOneField(
+        Evaluation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="gate_campaign",
+    )
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        indexes = [
+            models.Index(fields=["campaign"], name="gates_gatecampaign_camp_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gate} on campaign {self.campaign_id}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -53,6 +54,12 @@ class GatePlan(TimeStampedModel):
     # is then the vendor's to answer (a re-test obligation), not a lab deviation.
     lab_environment_accepted = models.BooleanField(default=False)
     lab_environment_note = models.TextField(blank=True)
+    # Adaptive repetitions: how many extra runs per scenario may be scheduled
+    # automatically when an evaluation is INCONCLUSIVE for want of runs
+    # (0: the lab operator schedules them by hand).
+    max_extra_runs = models.PositiveSmallIntegerField(
+        default=0, validators=[MaxValueValidator(50)]
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
