@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("artifacts.api_escrow")),
     path("", include("benchmarks.api")),
     path("", include("artifacts.api_release")),
+    path("", include("gates.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"

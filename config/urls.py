@@ -17,6 +17,7 @@ urlpatterns = [
     path("rfps/", include("procurement.urls")),
     path("artifacts/", include("artifacts.urls")),
     path("lab/", include("benchmarks.urls")),
+    path("gates/", include("gates.urls")),
     path("api/v1/", include("config.api_urls")),
     path("admin/", admin.site.urls),
 ]
