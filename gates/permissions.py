@@ -28,6 +28,7 @@ from accounts.selectors import (
     organisation_ids_for,
 )
 from procurement.models import Rfp
+from procurement.permissions import can_manage_rfp
 from procurement.selectors import rfp_list_visible_to
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -92,6 +93,22 @@ def gate_scope(user: AnyUser, rfp: Rfp) -> GateScope:
             o for o, r, k in rows if k == Organisation.Kind.VENDOR and r in VENDOR_ROLES
         ),
     )
+
+
+def can_view_gate_plan(user: AnyUser, rfp: Rfp, vendor: Organisation) -> bool:
+    """The plans of ``vendor`` on ``rfp``: the buyer side and the engaged lab and
+    audit organisations see every vendor's, a vendor its own."""
+    return gate_scope(user, rfp).sees_vendor(vendor.pk)
+
+
+def can_see_gate_plan_drafts(user: AnyUser, rfp: Rfp) -> bool:
+    """Drafts are the buyer's work in progress: the buyer side's only."""
+    return gate_scope(user, rfp).buyer_side
+
+
+def can_edit_gate_plan(user: AnyUser, rfp: Rfp) -> bool:
+    """Writing, freezing, importing plans: the RFP's buyers and admins."""
+    return can_manage_rfp(user, rfp)
 
 
 def can_view_gates(user: AnyUser, rfp: Rfp) -> bool:
