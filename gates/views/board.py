@@ -1,7 +1,199 @@
-"""(being written)"""
+"""The read pages of the gates: an RFP's gate board, one vendor's gate, one
+criterion over re-tests (with its chart), one evaluation's three documents, and
+the lab operators' list of lab deviations. GET only; 404 for an RFP, vendor or
+evaluation the user may not see (a vendor sees only its own)."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+import hashlib
+import uuid
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import select_template
+from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.views.decorators.http import require_safe
+
+from accounts.models import Organisation
+from gates.charts import criterion_chart
+from gates.permissions import gate_scope
+from gates.selectors.board import board_gate_names, gate_board
+from gates.selectors.evaluations import (
+    criterion_page,
+    evaluation_get_visible,
+    gate_page,
+    lab_deviation_list_for,
+    vendor_get_visible,
+)
+from procurement.models import Rfp
+from procurement.views.common import rfp_for_request, rfp_page_context
+
+DOCUMENTS = {"plan": "plan_document", "results": "results_document"}
+DOCUMENTS["evaluation"] = "evaluation_document"
+
+
+def url_or_none(name: str, *args: Any) -> str | None:
+    """The URL if the page is routed (the pages of other parts are optional)."""
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+def _rfp_and_vendor(
+    request: HttpRequest, rfp_id: uuid.UUID, vendor: str
+) -> tuple[Rfp, Organisation, bool]:
+    rfp = rfp_for_request(request, rfp_id)
+    org, buyer_side = vendor_get_visible(request.user, rfp, vendor)
+    if org is None:
+        raise Http404("No such vendor on this RFP.")
+    return rfp, org, buyer_side
+
+
+@login_required
+@require_safe
+def board(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+    rfp = rfp_for_request(request, rfp_id)
+    scope = gate_scope(request.user, rfp)
+    if not scope.visible:
+        raise Http404("No such RFP.")
+    rows = gate_board(rfp=rfp, user=request.user)
+    context = rfp_page_context(
+        request,
+        rfp,
+        "gates",
+        rows=rows,
+        gates=board_gate_names(rows),
+        scope=scope,
+        plan_routed=url_or_none("gates:plan", rfp.public_id, "vendor") is not None,
+    )
+    return render(request, "gates/board.html", context)
+
+
+def _more_runs(page: Any) -> dict[str, int] | None:
+    """What an INCONCLUSIVE latest evaluation needs, when runs can be added here."""
+    latest = page.latest
+    if latest is None or latest.verdict != "INCONCLUSIVE":
+        return None
+    if url_or_none("gates:schedule_runs", latest.public_id) is None:
+        return None
+    from gates.services.runs import evaluation_more_runs
+
+    return evaluation_more_runs(latest) or None
+
+
+@login_required
+@require_safe
+def gate(
+    request: HttpRequest, rfp_id: uuid.UUID, vendor: str, gate: str
+) -> HttpResponse:
+    rfp, org, buyer_side = _rfp_and_vendor(request, rfp_id, vendor)
+    page = gate_page(
+        rfp=rfp, vendor=org, gate=gate, user=request.user, page=request.GET.get("page")
+    )
+    if page is None or (page.spec is None and page.latest is None):
+        raise Http404("No such gate.")
+    latest = page.latest
+    context = rfp_page_context(
+        request,
+        rfp,
+        "gates",
+        page=page,
+        buyer_side=buyer_side,
+        more_runs=_more_runs(page),
+        plan_url=url_or_none("gates:plan", rfp.public_id, org.slug),
+        decide_url=latest and url_or_none("gates:decide", latest.public_id),
+        more_runs_template=_optional("gates/_more_runs.html"),
+        decision_template=_optional("gates/_decision_forms.html"),
+    )
+    return render(request, "gates/gate.html", context)
+
+
+def _optional(name: str) -> str | None:
+    try:
+        select_template([name])
+    except Exception:
+        return None
+    return name
+
+
+@login_required
+@require_safe
+def criterion(
+    request: HttpRequest, rfp_id: uuid.UUID, vendor: str, gate: str, criterion: str
+) -> HttpResponse:
+    rfp, org, _ = _rfp_and_vendor(request, rfp_id, vendor)
+    page = criterion_page(
+        rfp=rfp, vendor=org, gate=gate, criterion=criterion, user=request.user
+    )
+    if page is None or page.latest is None:
+        raise Http404("No such criterion.")
+    context = rfp_page_context(
+        request, rfp, "gates", page=page, charts=[criterion_chart(page)]
+    )
+    return render(request, "gates/criterion.html", context)
+
+
+def _evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> Any:
+    evaluation = evaluation_get_visible(request.user, evaluation_id)
+    if evaluation is None:
+        raise Http404("No such evaluation.")
+    return evaluation
+
+
+@login_required
+@require_safe
+def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
+    found = _evaluation(request, evaluation_id)
+    documents = [
+        (name, f"{name}.json", getattr(found, f"{name}_sha256")) for name in DOCUMENTS
+    ]
+    context = rfp_page_context(
+        request,
+        found.rfp,
+        "gates",
+        evaluation=found,
+        documents=documents,
+        api_url=f"/api/v1/evaluations/{found.public_id}/",
+    )
+    return render(request, "gates/evaluation.html", context)
+
+
+@login_required
+@require_safe
+def evaluation_document(
+    request: HttpRequest, evaluation_id: uuid.UUID, name: str
+) -> HttpResponse:
+    """One of the three documents exactly as evaluated (its sha256 is the one
+    stored and deposited)."""
+    if name not in DOCUMENTS:
+        raise Http404("No such document.")
+    data = getattr(_evaluation(request, evaluation_id), DOCUMENTS[name]).encode()
+    response = HttpResponse(data, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+    response["X-Content-SHA256"] = hashlib.sha256(data).hexdigest()
+    return response
+
+
+@login_required
+@require_safe
+def lab_deviations(request: HttpRequest) -> HttpResponse:
+    found = lab_deviation_list_for(request.user)
+    return render(request, "gates/lab_deviations.html", {"deviations": found})
+
+
+GATE = "rfps/<uuid:rfp_id>/vendors/<slug:vendor>/gates/<str:gate>/"
+urlpatterns: list[URLPattern] = [
+    path("rfps/<uuid:rfp_id>/board/", board, name="board"),
+    path(GATE, gate, name="gate"),
+    path(f"{GATE}criteria/<str:criterion>/", criterion, name="criterion"),
+    path("evaluations/<uuid:evaluation_id>/", evaluation, name="evaluation"),
+    path(
+        "evaluations/<uuid:evaluation_id>/<str:name>.json",
+        evaluation_document,
+        name="evaluation_document",
+    ),
+    path("lab-deviations/", lab_deviations, name="lab_deviations"),
+]

@@ -1,0 +1,148 @@
+"""What needs a user now on the gates, in the dashboard's ``Attention`` shape
+(``procurement.selectors.attention``): one query per kind of item.
+
+- buyer side: decisions due (a gate's latest evaluation with no decision resting
+  on it, except INCONCLUSIVE ones waiting for more runs) and promotions waiting
+  for a second sign-off by someone other than the one who asked;
+- vendor: the re-tests its organisation owes, with their deadlines;
+- lab operator: the lab deviations of the buyers whose lab they operate."""
+
+from __future__ import annotations
+
+from django.db.models import Exists, OuterRef
+from django.urls import NoReverseMatch, reverse
+
+from accounts.models import Role
+from accounts.selectors import organisation_ids_for
+from gates.models import Decision, Evaluation, RetestObligation
+from gates.permissions import AnyUser
+from gates.selectors.board import newest_of
+from gates.selectors.evaluations import (
+    evaluation_list_visible_to,
+    lab_deviation_list_for,
+)
+from gates.selectors.obligations import obligation_list_due_for
+from procurement.selectors.attention import LIMIT, Attention
+
+BUYER_SIDE = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+
+
+def gate_url(evaluation: Evaluation) -> str:
+    return reverse(
+        "gates:gate",
+        args=[
+            evaluation.rfp.public_id,
+            evaluation.vendor_organisation.slug,
+            evaluation.gate,
+        ],
+    )
+
+
+def _decisions_due(user: AnyUser) -> list[Attention]:
+    own = organisation_ids_for(user, *BUYER_SIDE)
+    if not own:
+        return []
+    decided = Decision.objects.filter(evaluation=OuterRef("pk")).exclude(
+        status=Decision.Status.WITHDRAWN
+    )
+    candidates = evaluation_list_visible_to(user).filter(
+        rfp__buyer_organisation_id__in=own
+    )
+    due = (
+        newest_of(candidates)
+        .exclude(verdict="INCONCLUSIVE")
+        .filter(~Exists(decided))
+        .select_related("rfp", "vendor_organisation")
+        .order_by("-evaluated_at")[:LIMIT]
+    )
+    return [
+        Attention(
+            "gate_decision",
+            e.rfp,
+            f"Decide on {e.vendor_organisation.name}'s {e.gate} gate "
+            f"({e.get_verdict_display().lower()})",
+            gate_url(e),
+        )
+        for e in due
+    ]
+
+
+def _seconds_due(user: AnyUser) -> list[Attention]:
+    own = organisation_ids_for(user, *BUYER_SIDE)
+    if not own:
+        return []
+    pending = (
+        Decision.objects.filter(
+            status=Decision.Status.PENDING,
+            plan__rfp__buyer_organisation_id__in=own,
+        )
+        .exclude(decided_by=user)
+        .select_related("decided_by", "evaluation__rfp")
+        .select_related("evaluation__vendor_organisation")
+        .defer("evaluation__plan_document", "evaluation__results_document")
+        .defer("evaluation__evaluation_document")
+        .order_by("-decided_at")[:LIMIT]
+    )
+    return [
+        Attention(
+            "gate_second",
+            d.evaluation.rfp,
+            f"{d.decided_by.get_username()} asks you to second the promotion of "
+            f"{d.evaluation.vendor_organisation.name}'s {d.gate} gate",
+            gate_url(d.evaluation),
+        )
+        for d in pending
+    ]
+
+
+def _retest_url(obligation: RetestObligation) -> str:
+    try:
+        return reverse("gates:retest", args=[obligation.public_id])
+    except NoReverseMatch:  # the re-test pages are optional to this list
+        return reverse(
+            "gates:gate",
+            args=[
+                obligation.rfp.public_id,
+                obligation.vendor_organisation.slug,
+                obligation.gate,
+            ],
+        )
+
+
+def _retests_due(user: AnyUser) -> list[Attention]:
+    return [
+        Attention(
+            "retest",
+            o.rfp,
+            f"Re-test of the {o.gate} gate due by {o.deadline:%Y-%m-%d %H:%M} UTC "
+            f"({o.attempts_left} attempt{'s' if o.attempts_left != 1 else ''} left)",
+            _retest_url(o),
+        )
+        for o in obligation_list_due_for(user)[:LIMIT]
+    ]
+
+
+def _lab_deviations(user: AnyUser) -> list[Attention]:
+    return [
+        Attention(
+            "lab_deviation",
+            e.rfp,
+            f"Lab deviation: {e.vendor_organisation.name}'s {e.gate} gate "
+            f"{e.get_verdict_display().lower()} on a host that drifts from the "
+            "vendor's manifest",
+            gate_url(e),
+        )
+        for e in lab_deviation_list_for(user)[:LIMIT]
+    ]
+
+
+def gate_attention_for(user: AnyUser) -> list[Attention]:
+    """Every gate item that waits for this user."""
+    if not user.is_authenticated:
+        return []
+    return (
+        _decisions_due(user)
+        + _seconds_due(user)
+        + _retests_due(user)
+        + _lab_deviations(user)
+    )

@@ -1,0 +1,230 @@
+"""The gate board of one RFP: each vendor the user may see by the gates of its
+current plan, with the latest evaluation, the decision state, the open re-test
+obligations and whether the latest failure is a lab deviation.
+
+A constant number of queries whatever the number of vendors: one per kind of
+row for the whole RFP (plans, bidding vendors, latest evaluations, decisions,
+live obligations), grouped in Python. Reads never write: an obligation past its
+deadline counts as expired (``RetestObligation.status_at``) before the beat task
+records it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, OuterRef, QuerySet, Subquery
+
+from accounts.models import Organisation
+from gates.models import Decision, Evaluation, GatePlan, RetestObligation
+from gates.permissions import AnyUser, GateScope, gate_scope
+from procurement import clock
+from procurement.models import Rfp
+from procurement.selectors.bids import bid_list_opened
+
+DOCUMENTS = ("plan_document", "results_document", "evaluation_document")
+LIVE = (RetestObligation.Status.OPEN, RetestObligation.Status.SCHEDULED)
+DEVIATION_VERDICTS = ("FAIL", "HALTED")
+
+
+def is_lab_deviation(evaluation: Evaluation, lab_environment_accepted: bool) -> bool:
+    """A failed or halted evaluation on runs that drifted majorly from the
+    vendor's manifest, on a plan that does not accept the lab's environment: the
+    lab's to answer, not the vendor's."""
+    return (
+        evaluation.verdict in DEVIATION_VERDICTS
+        and evaluation.max_drift == "major"
+        and not lab_environment_accepted
+    )
+
+
+@dataclass(frozen=True)
+class GateCell:
+    gate: str
+    stage: str
+    evaluation: Evaluation | None = None
+    decision: Decision | None = None  # the latest recorded decision
+    pending: Decision | None = None  # a promotion waiting for its second sign-off
+    obligations: tuple[RetestObligation, ...] = ()  # open or scheduled by the clock
+    lab_deviation: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return self.evaluation.verdict if self.evaluation else ""
+
+    @property
+    def open_obligations(self) -> int:
+        return len(self.obligations)
+
+    @property
+    def undecided(self) -> bool:
+        """The latest evaluation has no decision resting on it yet."""
+        if self.evaluation is None:
+            return False
+        decided = [d for d in (self.decision, self.pending) if d is not None]
+        return all(d.evaluation_id != self.evaluation.pk for d in decided)
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    vendor: Organisation
+    plan: GatePlan | None  # the current frozen plan
+    draft: GatePlan | None
+    cells: tuple[GateCell, ...] = field(default=())
+
+
+def _plans(rfp: Rfp, scope: GateScope) -> QuerySet[GatePlan]:
+    plans = GatePlan.objects.filter(
+        rfp=rfp, status__in=[GatePlan.Status.FROZEN, GatePlan.Status.DRAFT]
+    ).select_related("vendor_organisation")
+    if scope.full:
+        return plans
+    return plans.filter(vendor_organisation__in=scope.vendor_ids)
+
+
+def _bidders(rfp: Rfp, scope: GateScope) -> QuerySet[Organisation]:
+    """The vendors of the live bids once opened (none while sealed)."""
+    ids = bid_list_opened(rfp=rfp).values("vendor_organisation_id")
+    vendors = Organisation.objects.filter(id__in=ids)
+    return vendors if scope.full else vendors.filter(id__in=scope.vendor_ids)
+
+
+def newest_of(found: QuerySet[Evaluation]) -> QuerySet[Evaluation]:
+    """The rows of ``found`` that are the newest evaluation of their RFP, vendor
+    and gate (any plan version), without their documents, with their plan's
+    version and lab acceptance."""
+    newest = (
+        Evaluation.objects.filter(
+            rfp_id=OuterRef("rfp_id"),
+            vendor_organisation_id=OuterRef("vendor_organisation_id"),
+            gate=OuterRef("gate"),
+        )
+        .order_by("-evaluated_at", "-id")
+        .values("id")[:1]
+    )
+    return (
+        found.annotate(
+            newest_id=Subquery(newest),
+            plan_version=F("plan__version"),
+            lab_accepted=F("plan__lab_environment_accepted"),
+        )
+        .filter(id=F("newest_id"))
+        .defer(*DOCUMENTS)
+    )
+
+
+def latest_evaluations(rfp: Rfp, vendor_ids: Any = None) -> QuerySet[Evaluation]:
+    """The newest evaluation of each vendor and gate of the RFP."""
+    found = Evaluation.objects.filter(rfp=rfp)
+    if vendor_ids is not None:
+        found = found.filter(vendor_organisation_id__in=vendor_ids)
+    return newest_of(found)
+
+
+def _by_key(rows: Any, vendor: str = "vendor_organisation_id") -> dict[Any, list[Any]]:
+    grouped: dict[Any, list[Any]] = defaultdict(list)
+    for row in rows:
+        grouped[(getattr(row, vendor), row.gate)].append(row)
+    return grouped
+
+
+def _decisions(rfp: Rfp, vendor_ids: Any) -> dict[Any, list[Decision]]:
+    found = (
+        Decision.objects.filter(plan__rfp=rfp)
+        .exclude(status=Decision.Status.WITHDRAWN)
+        .annotate(vendor_id=F("plan__vendor_organisation_id"))
+        .select_related("decided_by", "second_by")
+        .order_by("-decided_at", "-id")
+    )
+    if vendor_ids is not None:
+        found = found.filter(plan__vendor_organisation_id__in=vendor_ids)
+    return _by_key(found, vendor="vendor_id")
+
+
+def _obligations(
+    rfp: Rfp, vendor_ids: Any, now: datetime
+) -> dict[Any, list[RetestObligation]]:
+    found = RetestObligation.objects.filter(rfp=rfp, status__in=LIVE)
+    if vendor_ids is not None:
+        found = found.filter(vendor_organisation_id__in=vendor_ids)
+    return _by_key(o for o in found if o.status_at(now) in LIVE)
+
+
+def _gates(plan: GatePlan | None) -> list[tuple[str, str]]:
+    if plan is None:
+        return []
+    return [(g["name"], g.get("stage", "")) for g in plan.plan.get("gates", [])]
+
+
+def _cell(
+    gate: str,
+    stage: str,
+    evaluation: Evaluation | None,
+    decisions: list[Decision],
+    obligations: list[RetestObligation],
+) -> GateCell:
+    recorded = [d for d in decisions if d.status == Decision.Status.RECORDED]
+    pending = [d for d in decisions if d.status == Decision.Status.PENDING]
+    deviation = evaluation is not None and is_lab_deviation(
+        evaluation, bool(getattr(evaluation, "lab_accepted", False))
+    )
+    return GateCell(
+        gate=gate,
+        stage=stage,
+        evaluation=evaluation,
+        decision=recorded[0] if recorded else None,
+        pending=pending[0] if pending else None,
+        obligations=tuple(obligations),
+        lab_deviation=deviation,
+    )
+
+
+def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
+    """One row per vendor the user may see (vendors with a plan, then bidders
+    without one yet), by vendor name; empty for a user who sees no gates."""
+    scope = gate_scope(user, rfp)
+    if not scope.visible:
+        return []
+    vendor_ids = None if scope.full else scope.vendor_ids
+    current: dict[int, GatePlan] = {}
+    drafts: dict[int, GatePlan] = {}
+    vendors: dict[int, Organisation] = {}
+    for plan in _plans(rfp, scope):
+        vendors[plan.vendor_organisation_id] = plan.vendor_organisation
+        kind = current if plan.status == GatePlan.Status.FROZEN else drafts
+        kind[plan.vendor_organisation_id] = plan
+    for org in _bidders(rfp, scope):
+        vendors.setdefault(org.id, org)
+    latest = {
+        (e.vendor_organisation_id, e.gate): e
+        for e in latest_evaluations(rfp, vendor_ids)
+    }
+    decisions = _decisions(rfp, vendor_ids)
+    obligations = _obligations(rfp, vendor_ids, clock.now())
+    rows = []
+    for vid, vendor in sorted(vendors.items(), key=lambda v: (v[1].name, v[0])):
+        plan = current.get(vid)
+        cells = tuple(
+            _cell(
+                gate,
+                stage,
+                latest.get((vid, gate)),
+                decisions.get((vid, gate), []),
+                obligations.get((vid, gate), []),
+            )
+            for gate, stage in _gates(plan or drafts.get(vid))
+        )
+        rows.append(BoardRow(vendor, plan, drafts.get(vid), cells))
+    return rows
+
+
+def board_gate_names(rows: list[BoardRow]) -> list[str]:
+    """The board's columns: every gate named by a row, in plan order."""
+    names: list[str] = []
+    for row in rows:
+        for cell in row.cells:
+            if cell.gate not in names:
+                names.append(cell.gate)
+    return names

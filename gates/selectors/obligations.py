@@ -1,0 +1,37 @@
+"""Reads of re-test obligations: the ones a user may see (a vendor: its own),
+with their status by the clock (reads never write: the beat task persists
+expiry)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from accounts.selectors import organisation_ids_for
+from gates.models import RetestObligation
+from gates.permissions import VENDOR_ROLES, AnyUser, gate_rows_visible_q
+from procurement import clock
+
+LIVE = (RetestObligation.Status.OPEN, RetestObligation.Status.SCHEDULED)
+
+
+def obligation_list_visible_to(user: AnyUser) -> QuerySet[RetestObligation]:
+    return RetestObligation.objects.filter(gate_rows_visible_q(user)).select_related(
+        "rfp", "vendor_organisation"
+    )
+
+
+def obligation_list_due_for(
+    user: AnyUser, now: datetime | None = None
+) -> list[RetestObligation]:
+    """The live obligations of the user's own vendor organisations whose
+    deadline has not passed, soonest deadline first: the re-tests they owe."""
+    now = now or clock.now()
+    own = organisation_ids_for(user, *VENDOR_ROLES)
+    if not own:
+        return []
+    found = obligation_list_visible_to(user).filter(
+        vendor_organisation_id__in=own, status__in=LIVE, deadline__gt=now
+    )
+    return [o for o in found.order_by("deadline", "id") if o.status_at(now) in LIVE]
