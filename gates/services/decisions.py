@@ -1,0 +1,259 @@
+"""Decisions on a gate: promote, hold or roll back.
+
+Who: buyer-side members of the RFP's buyer organisation (buyers, evaluators,
+admins). Every decision names its rationale and rests on the gate's latest
+evaluation (``gates.selectors.decisions``: the vendor's history on the RFP,
+across plan versions). Hold and rollback are recorded at once. A promotion is
+``pending`` until a second buyer-side person signs it off (never the same
+person: also the ``gates_decision_two_people`` constraint); it may be
+withdrawn meanwhile. Promotion needs the gate's latest ``consecutive_passes``
+campaigns to PASS, no stop-loss on the latest evaluation, and the previous gate
+promoted; the second sign-off checks all that again.
+
+Each step is one transaction with one audit row (``gate.decided``,
+``gate.decision_seconded``, ``gate.decision_withdrawn``) and, for ``decided``
+and ``seconded``, one transparency-log entry (``reprogate.gate-decision/v1``,
+canonical JSON naming the evaluation's digest and escrow leaf): ``log_index``
+is the entry of the decision's latest step (a recorded promotion: its second
+sign-off, whose leaf cites the first's index). The vendor's members are told of
+every decision; the buyer's team is asked for a pending promotion's second
+sign-off."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.urls import reverse
+
+from accounts.audit import audit_record
+from accounts.exceptions import InvalidTransition
+from accounts.models import Role
+from accounts.notifications import notify_users
+from accounts.selectors import user_list_in
+from artifacts.evidence.layout import format_time
+from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
+from gates.engine.documents import canonical_json
+from gates.exceptions import GatesConflict, GatesError
+from gates.models import DECISION_TRANSITIONS, Decision, GatePlan
+from gates.selectors.decisions import gate_state
+from procurement import clock
+from procurement.permissions import is_buyer_side
+
+LOG_SCHEMA: Final = "reprogate.gate-decision/v1"
+RATIONALE_MAX: Final = 4000
+PENDING_MESSAGE: Final = "A promotion is waiting for its second sign-off."
+K, S = Decision.Kind, Decision.Status
+
+
+def _require_buyer_side(actor: AbstractBaseUser, plan: GatePlan, what: str) -> None:
+    if not is_buyer_side(actor, plan.rfp):
+        raise GatesError(
+            f"Only members of {plan.rfp.buyer_organisation.name} {what}.",
+            code="not_buyer_side",
+        )
+
+
+def _text(text: str, what: str, *, required: bool) -> str:
+    text = (text or "").strip()
+    if required and not text:
+        raise GatesError(f"Write the {what}.", code=f"{what}_required")
+    if len(text) > RATIONALE_MAX:
+        raise GatesError(
+            f"The {what} is at most {RATIONALE_MAX} characters.", code="text_too_long"
+        )
+    return text
+
+
+def _log(
+    decision: Decision, step: str, actor: AbstractBaseUser, status: str = ""
+) -> int:
+    """Append the step's leaf (the decision as the step leaves it: ``status``)
+    to the transparency log; its index."""
+    evaluation, plan = decision.evaluation, decision.plan
+    record: dict[str, Any] = {
+        "schema": LOG_SCHEMA,
+        "action": f"gate.{step}",
+        "decision": str(decision.public_id),
+        "rfp": plan.rfp.reference,
+        "vendor": plan.vendor_organisation.slug,
+        "gate": decision.gate,
+        "kind": decision.kind,
+        "status": status or decision.status,
+        "plan_version": plan.version,
+        "plan_sha256": plan.sha256,
+        "evaluation": str(evaluation.public_id),
+        "evaluation_sha256": evaluation.evaluation_sha256,
+        "evaluation_leaf_index": getattr(evaluation.deposit, "log_index", None),
+        "verdict": evaluation.verdict,
+        "rationale_sha256": hashlib.sha256(decision.rationale.encode()).hexdigest(),
+        "decided_by": decision.decided_by.get_username(),
+        "decided_at": format_time(decision.decided_at),
+        "actor": actor.get_username(),
+        "time": format_time(clock.now()),
+    }
+    if decision.second_by is not None:
+        record["second_by"] = decision.second_by.get_username()
+        record["first_log_index"] = decision.log_index
+    index = log_append(canonical_json(record)).index
+    checkpoint_publish_on_commit()
+    return index
+
+
+def _facts(decision: Decision) -> dict[str, Any]:
+    return {
+        "rfp": decision.plan.rfp.reference,
+        "vendor": decision.plan.vendor_organisation.slug,
+        "gate": decision.gate,
+        "kind": decision.kind,
+        "status": decision.status,
+        "plan_version": decision.plan.version,
+        "evaluation": str(decision.evaluation.public_id),
+        "verdict": decision.evaluation.verdict,
+        "rationale": decision.rationale,
+        "log_index": decision.log_index,
+    }
+
+
+def decision_url(decision: Decision) -> str:
+    return reverse("gates:decisions", args=[decision.plan.public_id, decision.gate])
+
+
+def _notify(decision: Decision, actor: AbstractBaseUser) -> None:
+    plan = decision.plan
+    context = {"decision": decision, "rfp": plan.rfp, "plan": plan}
+    notify_users(
+        users=user_list_in([plan.vendor_organisation_id], Role.VENDOR, Role.ADMIN),
+        template="gate_decided",
+        context=context,
+        url=decision_url(decision),
+    )
+    if decision.status == S.PENDING:
+        team = user_list_in(
+            [plan.rfp.buyer_organisation_id], Role.BUYER, Role.EVALUATOR, Role.ADMIN
+        ).exclude(pk=actor.pk)
+        notify_users(
+            users=team,
+            template="gate_decision_pending",
+            context=context,
+            url=decision_url(decision),
+        )
+
+
+def _refuse_promotion(reasons: list[str]) -> None:
+    if reasons:
+        raise GatesConflict(" ".join(reasons), code="not_promotable")
+
+
+@transaction.atomic
+def decision_record(
+    *, plan: GatePlan, gate: str, kind: str, rationale: str, actor: AbstractBaseUser
+) -> Decision:
+    """Record ``kind`` on ``gate`` (a promotion: pending its second sign-off)."""
+    plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
+    _require_buyer_side(actor, plan, "decide on a gate")
+    if kind not in K.values:
+        raise GatesError("Choose promote, hold or roll back.", code="invalid_kind")
+    rationale = _text(rationale, "rationale", required=True)
+    if gate not in plan.gate_names:
+        raise GatesError(f"The plan has no gate named {gate!r}.", code="no_such_gate")
+    state = gate_state(plan, gate)
+    if plan.status != GatePlan.Status.FROZEN or state.latest is None:
+        raise GatesConflict(" ".join(state.why_not[:2]), code="not_decidable")
+    if kind == K.PROMOTE:
+        _refuse_promotion(state.why_not)
+    decision = Decision.objects.create(
+        plan=plan,
+        gate=gate,
+        evaluation=state.latest,
+        kind=kind,
+        status=S.PENDING if kind == K.PROMOTE else S.RECORDED,
+        rationale=rationale,
+        decided_by=actor,
+        decided_at=clock.now(),
+    )
+    decision.log_index = _log(decision, "decided", actor)
+    decision.save(update_fields=["log_index"])
+    audit_record(
+        actor=actor, action="gate.decided", target=decision, data=_facts(decision)
+    )
+    _notify(decision, actor)
+    return decision
+
+
+def decision_transition(
+    *,
+    decision: Decision,
+    to: str,
+    actor: AbstractBaseUser,
+    action: str,
+    fields: tuple[str, ...] = (),
+    note: str = "",
+) -> Decision:
+    """Move ``decision`` (locked by the caller) to ``to`` if
+    ``DECISION_TRANSITIONS`` allows, saving ``fields`` set with it; one audit row."""
+    if to not in DECISION_TRANSITIONS[decision.status]:
+        raise InvalidTransition(
+            entity="decision", current=decision.status, requested=to
+        )
+    old, decision.status = decision.status, to
+    decision.save(update_fields=["status", *fields])
+    audit_record(
+        actor=actor,
+        action=action,
+        target=decision,
+        data={**_facts(decision), "from": old, "to": to, "note": note},
+    )
+    return decision
+
+
+def _locked(decision: Decision) -> Decision:
+    return Decision.objects.select_for_update().get(pk=decision.pk)
+
+
+@transaction.atomic
+def decision_second(
+    *, decision: Decision, actor: AbstractBaseUser, note: str = ""
+) -> Decision:
+    """The second sign-off of a pending promotion: it is recorded."""
+    decision = _locked(decision)
+    _require_buyer_side(actor, decision.plan, "sign off a promotion")
+    if decision.status != S.PENDING:
+        raise InvalidTransition(
+            entity="decision", current=decision.status, requested=S.RECORDED
+        )
+    if actor.pk == decision.decided_by_id:
+        raise GatesError(
+            "You proposed this promotion: another member of your team signs it off.",
+            code="same_person",
+        )
+    note = _text(note, "note", required=False)
+    state = gate_state(decision.plan, decision.gate)
+    _refuse_promotion([r for r in state.why_not if r != PENDING_MESSAGE])
+    decision.second_by, decision.second_at = actor, clock.now()
+    decision.second_note = note
+    decision.log_index = _log(decision, "decision_seconded", actor, S.RECORDED)
+    fields = ("second_by", "second_at", "second_note", "log_index")
+    decision = decision_transition(
+        decision=decision, to=S.RECORDED, actor=actor,
+        action="gate.decision_seconded", fields=fields, note=note,
+    )  # fmt: skip
+    _notify(decision, actor)
+    return decision
+
+
+@transaction.atomic
+def decision_withdraw(*, decision: Decision, actor: AbstractBaseUser) -> Decision:
+    """Withdraw a pending promotion (any buyer-side member)."""
+    decision = _locked(decision)
+    _require_buyer_side(actor, decision.plan, "withdraw a promotion")
+    decision.withdrawn_by, decision.withdrawn_at = actor, clock.now()
+    return decision_transition(
+        decision=decision,
+        to=S.WITHDRAWN,
+        actor=actor,
+        action="gate.decision_withdrawn",
+        fields=("withdrawn_by", "withdrawn_at"),
+    )

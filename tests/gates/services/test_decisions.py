@@ -1,0 +1,310 @@
+"""Decisions on a gate: hold and rollback recorded at once, a promotion pending
+its second sign-off by another buyer-side person (service and database), the
+canary streak, a stop-loss forcing hold, gate order, withdrawal, the
+transparency-log entry, audit rows and the vendor's notification."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from accounts.exceptions import InvalidTransition
+from accounts.models import AuditEvent, Notification
+from artifacts.models import LogEntry
+from gates.exceptions import GatesConflict, GatesError
+from gates.models import DECISION_TRANSITIONS, Decision, Evaluation, GatePlan
+from gates.selectors.decisions import gate_state
+from gates.services.decisions import (
+    decision_record,
+    decision_second,
+    decision_transition,
+    decision_withdraw,
+)
+from gates.services.evaluations import gate_evaluate
+from procurement.models import Rfp
+from tests.gates.support import finish_runs, make_frozen_plan, plan_document, set_drift
+
+pytestmark = pytest.mark.django_db
+
+PASS = [176.2, 171.0, 178.9]
+FAIL = [230.0, 241.0, 236.5]
+LAB = "lab-validation"
+
+
+@pytest.fixture
+def evaluate(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
+    """``evaluate(plan, values, gate=LAB, drift=None)``: a real evaluation of a
+    new campaign, a minute after the previous one."""
+
+    def make(
+        plan: GatePlan, values: list[float], gate: str = LAB, drift: str = ""
+    ) -> Evaluation:
+        clock.advance(minutes=1)
+        campaign = gate_campaign(3)
+        finish_runs(campaign, {"cold-c1": values})
+        if drift:
+            set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), drift)
+        return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=buyer)
+
+    return make
+
+
+def canary_plan(rfp: Rfp, vendor: Any, buyer: Any, passes: int) -> GatePlan:
+    doc = plan_document(rfp.reference, vendor.slug, consecutive_passes=passes)
+    return make_frozen_plan(rfp, vendor, buyer, doc)
+
+
+def test_hold_is_recorded_logged_audited_and_told_to_the_vendor(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, vendor_a: Any
+) -> None:
+    evaluation = evaluate(frozen_plan, FAIL)
+
+    decision = decision_record(
+        plan=frozen_plan, gate=LAB, kind="hold", rationale="Misses p99.", actor=buyer
+    )
+
+    assert (decision.status, decision.evaluation) == ("recorded", evaluation)
+    leaf = json.loads(bytes(LogEntry.objects.get(index=decision.log_index).leaf))
+    assert leaf["schema"] == "reprogate.gate-decision/v1"
+    assert (leaf["kind"], leaf["gate"]) == ("hold", LAB)
+    assert leaf["evaluation_sha256"] == evaluation.evaluation_sha256
+    event = AuditEvent.objects.get(action="gate.decided")
+    assert event.data["rationale"] == "Misses p99."
+    assert event.data["log_index"] == decision.log_index
+    told = Notification.objects.filter(recipient=vendor_a, subject__contains="hold")
+    assert told.get().subject.endswith("lab-validation on hold")
+
+
+def test_rationale_and_buyer_side_are_required(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, vendor_a: Any, labops: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+
+    with pytest.raises(GatesError, match="rationale"):
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="hold", rationale=" ", actor=buyer
+        )
+    for outsider in (vendor_a, labops):
+        with pytest.raises(GatesError, match="Only members"):
+            decision_record(
+                plan=frozen_plan, gate=LAB, kind="hold", rationale="x", actor=outsider
+            )
+    with pytest.raises(GatesError, match="promote, hold or roll back"):
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="ship", rationale="x", actor=buyer
+        )
+    assert not Decision.objects.exists()
+
+
+def test_no_decision_before_an_evaluation(frozen_plan: GatePlan, buyer: Any) -> None:
+    with pytest.raises(GatesConflict, match="not been evaluated"):
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="hold", rationale="x", actor=buyer
+        )
+
+
+def test_promotion_takes_a_second_person(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any, vendor_a: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+
+    pending = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
+    )
+    assert pending.status == "pending"
+    asked = Notification.objects.filter(recipient=evaluator)
+    assert asked.get().subject.endswith("waits for your sign-off")
+    with pytest.raises(GatesError, match="another member"):
+        decision_second(decision=pending, actor=buyer)
+    first_index = pending.log_index
+
+    recorded = decision_second(decision=pending, actor=evaluator, note="Agreed.")
+
+    assert (recorded.status, recorded.second_by) == ("recorded", evaluator)
+    assert recorded.log_index != first_index
+    leaf = json.loads(bytes(LogEntry.objects.get(index=recorded.log_index).leaf))
+    assert (leaf["status"], leaf["first_log_index"]) == ("recorded", first_index)
+    assert AuditEvent.objects.filter(action="gate.decision_seconded").count() == 1
+    assert gate_state(frozen_plan, LAB).promoted
+    told = Notification.objects.filter(recipient=vendor_a, subject__contains="promot")
+    assert [n.subject.split(": ", 1)[1] for n in told.order_by("id")] == [
+        "promotion of lab-validation proposed",
+        "lab-validation promoted",
+    ]
+
+
+def test_database_refuses_the_same_person_twice(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    pending = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
+    )
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Decision.objects.filter(pk=pending.pk).update(second_by=buyer)
+
+
+def test_withdrawn_promotion_cannot_be_seconded(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    pending = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
+    )
+
+    withdrawn = decision_withdraw(decision=pending, actor=evaluator)
+
+    assert (withdrawn.status, withdrawn.withdrawn_by) == ("withdrawn", evaluator)
+    with pytest.raises(InvalidTransition):
+        decision_second(decision=pending, actor=evaluator)
+    with pytest.raises(InvalidTransition):
+        decision_withdraw(decision=pending, actor=buyer)
+    assert AuditEvent.objects.filter(action="gate.decision_withdrawn").count() == 1
+
+
+def test_canary_streak_needs_consecutive_passes(
+    rfp: Rfp, vendor_a_org: Any, buyer: Any, evaluate: Any
+) -> None:
+    plan = canary_plan(rfp, vendor_a_org, buyer, passes=2)
+    for values in (PASS, FAIL, PASS):
+        evaluate(plan, values)
+
+    state = gate_state(plan, LAB)
+    assert (state.streak, state.passes_to_go) == (1, 1)
+    with pytest.raises(GatesConflict, match="1 of 2 consecutive passes: 1 more"):
+        decision_record(plan=plan, gate=LAB, kind="promote", rationale="x", actor=buyer)
+
+    evaluate(plan, PASS)
+
+    assert gate_state(plan, LAB).streak == 2
+    decision = decision_record(
+        plan=plan, gate=LAB, kind="promote", rationale="Two in a row.", actor=buyer
+    )
+    assert decision.status == "pending"
+
+
+def test_re_evaluating_one_campaign_does_not_add_a_pass(
+    rfp: Rfp, vendor_a_org: Any, buyer: Any, gate_campaign: Any, clock: Any
+) -> None:
+    plan = canary_plan(rfp, vendor_a_org, buyer, passes=2)
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    for _ in range(2):
+        clock.advance(minutes=1)
+        gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+
+    assert gate_state(plan, LAB).streak == 1
+
+
+def test_stop_loss_forces_hold_until_a_later_pass(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    halted = evaluate(frozen_plan, PASS, drift="major")
+    assert halted.verdict == "HALTED"
+
+    with pytest.raises(GatesConflict, match="stop-loss"):
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="promote", rationale="x", actor=buyer
+        )
+    hold = decision_record(
+        plan=frozen_plan, gate=LAB, kind="hold", rationale="Halted.", actor=buyer
+    )
+    assert hold.status == "recorded"
+
+    evaluate(frozen_plan, PASS)
+
+    pending = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Back.", actor=buyer
+    )
+    assert decision_second(decision=pending, actor=evaluator).status == "recorded"
+
+
+def test_second_sign_off_rechecks_a_newer_evaluation(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    pending = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
+    )
+
+    evaluate(frozen_plan, FAIL)
+
+    with pytest.raises(GatesConflict, match="latest evaluation is FAIL"):
+        decision_second(decision=pending, actor=evaluator)
+    pending.refresh_from_db()
+    assert pending.status == "pending"
+
+
+def test_a_gate_is_promoted_after_the_previous_one(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+) -> None:
+    evaluate(frozen_plan, PASS, gate="pilot")
+
+    with pytest.raises(GatesConflict, match="Promote lab-validation first"):
+        decision_record(
+            plan=frozen_plan, gate="pilot", kind="promote", rationale="x", actor=buyer
+        )
+
+    evaluate(frozen_plan, PASS)
+    first = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Lab ok.", actor=buyer
+    )
+    decision_second(decision=first, actor=evaluator)
+    pilot = decision_record(
+        plan=frozen_plan, gate="pilot", kind="promote", rationale="ok", actor=buyer
+    )
+    assert pilot.status == "pending"
+
+
+def test_rollback_takes_effect_at_once_over_a_promotion(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    promotion = decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="ok", actor=buyer
+    )
+    decision_second(decision=promotion, actor=evaluator)
+
+    decision_record(
+        plan=frozen_plan, gate=LAB, kind="rollback", rationale="Regressed.", actor=buyer
+    )
+
+    state = gate_state(frozen_plan, LAB)
+    assert (state.recorded.kind, state.promoted) == ("rollback", False)
+
+
+STATUSES = [s.value for s in Decision.Status]
+
+
+@pytest.mark.parametrize("current", STATUSES)
+@pytest.mark.parametrize("to", STATUSES)
+def test_decision_transition_matrix(
+    current: str, to: str, frozen_plan: GatePlan, evaluate: Any, buyer: Any
+) -> None:
+    decision = Decision.objects.create(
+        plan=frozen_plan,
+        gate=LAB,
+        evaluation=evaluate(frozen_plan, PASS),
+        kind="hold",
+        status=current,
+        rationale="r",
+        decided_by=buyer,
+        decided_at=frozen_plan.frozen_at,
+    )
+    allowed = to in DECISION_TRANSITIONS[current]
+
+    with transaction.atomic():
+        if allowed:
+            decision_transition(decision=decision, to=to, actor=buyer, action="t")
+        else:
+            with pytest.raises(InvalidTransition):
+                decision_transition(decision=decision, to=to, actor=buyer, action="t")
+
+    decision.refresh_from_db()
+    assert decision.status == (to if allowed else current)
