@@ -64,6 +64,15 @@ def can_operate_campaign(user: AnyUser, campaign: Campaign) -> bool:
     return can_operate_pool(user, campaign.pool)
 
 
+def can_add_runs(user: AnyUser, campaign: Campaign) -> bool:
+    """Add repetitions to a campaign: the pool's lab operators, and the buyers
+    (buyer or admin) of the campaign's RFP."""
+    if can_operate_campaign(user, campaign):
+        return True
+    buyers = organisation_ids_for(user, Role.BUYER, Role.ADMIN)
+    return campaign.rfp.buyer_organisation_id in buyers
+
+
 def bundle_list_startable_by(user: AnyUser) -> QuerySet[Bundle]:
     """Accepted bundles of opened or awarded RFPs whose buyer engages a lab the
     user operates: what the campaign form offers, newest first."""

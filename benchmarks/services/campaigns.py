@@ -9,18 +9,20 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Max
 
 from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from artifacts.models import Bundle
 from benchmarks import conf
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.selectors.access import UNSEALED, can_operate_pool
-from benchmarks.services.common import RunnerConflict, RunnerError
+from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
+from benchmarks.services.common import Actor, RunnerConflict, RunnerError
 from benchmarks.services.runs import FINAL, run_cancel, runs_dispatch
 from procurement import clock
 
 MAX_REPETITIONS = 100
+MAX_ADDED_RUNS = 50  # per scenario and request (campaign_add_runs)
 
 
 def campaign_start_problems(
@@ -130,6 +132,102 @@ def campaign_start(
     )
     runs_dispatch(list(campaign.runs.select_related("campaign__pool")))
     return campaign
+
+
+def campaign_add_runs_problems(
+    *, campaign: Campaign, scenarios: dict[str, int], actor: Actor
+) -> list[Problem]:
+    """Why these repetitions may not be added (empty when they may). ``actor``
+    None: the server itself (a gate's automatic top-up)."""
+    if actor is not None and not can_add_runs(actor, campaign):
+        message = "Only the pool's lab operators or the RFP's buyers add runs."
+        return [Problem("not_allowed", message, None)]
+    if campaign.cancelled_at is not None:
+        return [Problem("cancelled", "The campaign was cancelled.", None)]
+    known = {str(s.get("name")) for s in campaign.scenarios}
+    found = [
+        Problem("unknown_scenario", f"The campaign has no scenario {name!r}.", name)
+        for name in scenarios
+        if name not in known
+    ]
+    found += [
+        Problem("runs", f"Add between 1 and {MAX_ADDED_RUNS} runs.", name)
+        for name, n in scenarios.items()
+        if type(n) is not int or not 1 <= n <= MAX_ADDED_RUNS
+    ]
+    if not scenarios:
+        found.append(Problem("no_runs", "Name at least one scenario.", None))
+    if found:
+        return found
+    top = _top_repetitions(campaign)
+    if any(top.get(name, 0) + n > MAX_REPETITIONS for name, n in scenarios.items()):
+        message = f"A scenario runs at most {MAX_REPETITIONS} repetitions."
+        found.append(Problem("repetitions", message, None))
+    if sum(scenarios.values()) + campaign.runs.count() > conf.max_runs_per_campaign():
+        message = f"That is more than {conf.max_runs_per_campaign()} runs."
+        found.append(Problem("too_many_runs", message, None))
+    return found
+
+
+def _top_repetitions(campaign: Campaign) -> dict[str, int]:
+    rows = campaign.runs.values("scenario_name").annotate(top=Max("repetition"))
+    return {r["scenario_name"]: r["top"] for r in rows}
+
+
+@transaction.atomic
+def campaign_add_runs(
+    *, campaign: Campaign, scenarios: dict[str, int], actor: Actor
+) -> list[Run]:
+    """Append ``n`` repetitions to each named scenario after its highest one,
+    queued and dispatched after commit (in repetition order, as a campaign
+    starts); ``repetitions`` becomes the highest repetition of any scenario."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    problems = campaign_add_runs_problems(
+        campaign=campaign, scenarios=scenarios, actor=actor
+    )
+    if problems:
+        error = RunnerConflict if problems[0].code == "cancelled" else RunnerError
+        message = " ".join(p.message for p in problems)
+        raise error(message, code=problems[0].code, problems=problems)
+    top = _top_repetitions(campaign)
+    position = campaign.runs.aggregate(p=Max("position"))["p"]
+    ordered = [s for s in campaign.scenarios if str(s.get("name")) in scenarios]
+    runs = []
+    for k in range(1, max(scenarios.values()) + 1):
+        for s in (s for s in ordered if scenarios[str(s["name"])] >= k):
+            position = 0 if position is None else position + 1
+            name = str(s["name"])
+            runs.append(_new_run(campaign, s, position, top.get(name, 0) + k))
+    Run.objects.bulk_create(runs)
+    campaign.repetitions = max(campaign.repetitions, *(r.repetition for r in runs))
+    campaign.save(update_fields=["repetitions", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="campaign.runs_added",
+        target=campaign,
+        organisation=campaign.rfp.buyer_organisation,
+        data={"rfp": campaign.rfp.reference, "scenarios": scenarios, "runs": len(runs)},
+    )
+    added = list(
+        Run.objects.filter(campaign=campaign, position__gte=runs[0].position)
+        .select_related("campaign__pool")
+        .order_by("position")
+    )
+    runs_dispatch(added)
+    return added
+
+
+def _new_run(
+    campaign: Campaign, scenario: dict[str, Any], position: int, repetition: int
+) -> Run:
+    return Run(
+        campaign=campaign,
+        position=position,
+        scenario_name=str(scenario["name"]),
+        scenario=scenario,
+        repetition=repetition,
+        wall_limit_s=conf.wall_limit_seconds(float(scenario.get("duration_s") or 0)),
+    )
 
 
 @transaction.atomic

@@ -76,6 +76,7 @@ def run_transition(
     if to in FINAL:
         run.finished_at = clock.now()
         changed.add("finished_at")
+        _announce_when_campaign_finished(run.campaign_id)
     if reason:
         run.reason = reason[:4000]
         changed.add("reason")
@@ -83,6 +84,15 @@ def run_transition(
     extra = {"from": old, "to": to, "reason": reason, **(data or {})}
     _audit(run, actor, "run.transitioned", extra)
     return run
+
+
+def _announce_when_campaign_finished(campaign_id: int) -> None:
+    """After commit: ``campaign_finished`` if this was the campaign's last run."""
+    from benchmarks.signals import campaign_finished_send_if_done
+
+    transaction.on_commit(
+        lambda: campaign_finished_send_if_done(campaign_id), robust=True
+    )
 
 
 @transaction.atomic

@@ -1,0 +1,291 @@
+"""Campaigns run for a gate, and adaptive repetitions.
+
+A lab operator starts a campaign for a gate (``gate_campaign_start``); a
+``GateCampaign`` links it to the plan and gate, and when its last run ends
+(benchmarks' ``campaign_finished`` signal, then ``gate_campaign_finished_task``)
+``gate_campaign_finished`` evaluates it. An INCONCLUSIVE evaluation says how
+many more runs of which scenario would decide it (``evaluation_more_runs``); a
+lab operator or buyer schedules exactly those on the same campaign
+(``gate_schedule_more_runs``), or the plan's automatic top-up does, within
+``GatePlan.max_extra_runs`` extra runs per scenario of one campaign and gate."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from typing import Any
+
+from django.db import transaction
+
+from accounts.audit import audit_record
+from accounts.exceptions import ApplicationError, Problem
+from artifacts.models import Bundle
+from benchmarks.models import Campaign, LabPool
+from benchmarks.services import campaign_start
+from benchmarks.services.campaigns import campaign_add_runs
+from benchmarks.signals import FINAL
+from gates.exceptions import GatesConflict, GatesError
+from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.services.evaluations import Actor, gate_evaluate
+from procurement import clock
+
+logger = logging.getLogger(__name__)
+INCONCLUSIVE = "INCONCLUSIVE"
+
+
+class RunsNeeded(dict[str, int]):
+    """Scenario -> runs, with their ``total`` for a template's button."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.values())
+
+
+def evaluation_more_runs(evaluation: Evaluation) -> RunsNeeded:
+    """Per scenario, the runs still needed before the gate can be judged: the
+    largest ``more_runs_needed`` of its INCONCLUSIVE criteria there (runs of a
+    scenario serve every criterion in it), in plan order. Empty unless the gate
+    is INCONCLUSIVE (a HALTED or failed gate is not decided by more runs)."""
+    if evaluation.verdict != INCONCLUSIVE:
+        return RunsNeeded()
+    plan = json.loads(evaluation.plan_document)
+    gate = next(g for g in plan["gates"] if g["name"] == evaluation.gate)
+    scenario_of = {c["id"]: c["scenario"] for c in gate["criteria"]}
+    needed = RunsNeeded()
+    for done in json.loads(evaluation.evaluation_document)["criteria"]:
+        n = int(done.get("more_runs_needed") or 0)
+        if done["verdict"] == INCONCLUSIVE and n > 0:
+            scenario = scenario_of[done["id"]]
+            needed[scenario] = max(needed.get(scenario, 0), n)
+    return needed
+
+
+def _latest_evaluation(evaluation: Evaluation) -> Evaluation | None:
+    return (
+        Evaluation.objects.filter(
+            rfp_id=evaluation.rfp_id,
+            vendor_organisation_id=evaluation.vendor_organisation_id,
+            gate=evaluation.gate,
+        )
+        .order_by("-evaluated_at", "-id")
+        .first()
+    )
+
+
+def gate_schedule_more_runs_problems(*, evaluation: Evaluation) -> list[Problem]:
+    """Why the runs this evaluation needs cannot be scheduled (empty: they can)."""
+    if evaluation.plan.status != GatePlan.Status.FROZEN:
+        message = f"Plan v{evaluation.plan.version} was superseded by a new version."
+        return [Problem("superseded", message)]
+    latest = _latest_evaluation(evaluation)
+    if latest is not None and latest.pk != evaluation.pk:
+        message = "A later evaluation of this gate exists: schedule from that one."
+        return [Problem("not_latest", message)]
+    if evaluation.scheduled.exists():
+        message = "The runs this evaluation needs are scheduled already."
+        return [Problem("scheduled", message)]
+    if not evaluation_more_runs(evaluation):
+        return [Problem("decided", "No more runs are needed: the gate is decided.")]
+    return []
+
+
+@transaction.atomic
+def gate_schedule_more_runs(
+    *, evaluation: Evaluation, actor: Actor, automatic: bool = False
+) -> GateCampaign:
+    """Add the runs ``evaluation`` needs to its campaign (who may: see
+    ``benchmarks.selectors.access.can_add_runs``; ``actor`` None with
+    ``automatic``: the plan's top-up) and link them so that the campaign is
+    evaluated again once they have finished."""
+    evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+    problems = gate_schedule_more_runs_problems(evaluation=evaluation)
+    if problems:
+        raise GatesConflict(
+            problems[0].message, code=problems[0].code, problems=problems
+        )
+    needed = evaluation_more_runs(evaluation)
+    runs = campaign_add_runs(
+        campaign=evaluation.campaign, scenarios=needed, actor=actor
+    )
+    link = GateCampaign.objects.create(
+        plan=evaluation.plan,
+        gate=evaluation.gate,
+        campaign=evaluation.campaign,
+        after=evaluation,
+        extra_runs=len(runs),
+        automatic=automatic,
+        requested_by=actor if actor is not None and actor.is_authenticated else None,
+        requested_at=clock.now(),
+    )
+    audit_record(
+        actor=actor,
+        action="gate.runs_scheduled",
+        target=evaluation,
+        organisation=evaluation.rfp.buyer_organisation,
+        data={
+            "rfp": evaluation.rfp.reference,
+            "vendor": evaluation.vendor_organisation.slug,
+            "gate": evaluation.gate,
+            "campaign": str(evaluation.campaign.public_id),
+            "scenarios": needed,
+            "runs": len(runs),
+            "automatic": automatic,
+        },
+    )
+    return link
+
+
+def automatic_runs_used(*, campaign: Campaign, gate: str) -> Counter[str]:
+    """Per scenario, the extra runs the top-up has scheduled on this campaign
+    for this gate so far (what each automatic request's evaluation needed)."""
+    used: Counter[str] = Counter()
+    links = GateCampaign.objects.filter(
+        campaign=campaign, gate=gate, automatic=True
+    ).select_related("after")
+    for link in links:
+        if link.after is not None:
+            used.update(evaluation_more_runs(link.after))
+    return used
+
+
+def _top_up(evaluation: Evaluation) -> GateCampaign | None:
+    """Schedule what an INCONCLUSIVE evaluation needs when the plan's
+    ``max_extra_runs`` allows all of it (never a part)."""
+    limit = evaluation.plan.max_extra_runs
+    needed = evaluation_more_runs(evaluation)
+    if not limit or not needed or evaluation.campaign.cancelled_at is not None:
+        return None
+    used = automatic_runs_used(campaign=evaluation.campaign, gate=evaluation.gate)
+    if any(used[name] + n > limit for name, n in needed.items()):
+        logger.info("top-up of %s stops at max_extra_runs=%s", evaluation, limit)
+        return None
+    try:
+        return gate_schedule_more_runs(
+            evaluation=evaluation, actor=None, automatic=True
+        )
+    except ApplicationError as error:  # e.g. the campaign's run limit
+        logger.warning("top-up of %s refused: %s", evaluation, error)
+        return None
+
+
+def _current_plan(link: GateCampaign) -> GatePlan | None:
+    return GatePlan.objects.filter(
+        rfp_id=link.plan.rfp_id,
+        vendor_organisation_id=link.plan.vendor_organisation_id,
+        status=GatePlan.Status.FROZEN,
+    ).first()
+
+
+@transaction.atomic
+def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
+    """Evaluate each gate the finished campaign was run for, with the RFP and
+    vendor's current frozen plan, then top up an INCONCLUSIVE one. Idempotent:
+    a link evaluated already, or a campaign with runs still to end, is left."""
+    links = list(
+        GateCampaign.objects.select_for_update(of=("self",))
+        .filter(campaign=campaign, evaluation__isnull=True)
+        .select_related("plan")
+        .order_by("id")
+    )
+    if campaign.runs.exclude(state__in=FINAL).exists():
+        return []
+    evaluations = []
+    for link in links:
+        plan = _current_plan(link)
+        if plan is None or link.gate not in plan.gate_names:
+            logger.warning("%s: no current plan with that gate", link)
+            continue
+        try:
+            evaluation = gate_evaluate(
+                plan=plan, gate=link.gate, campaign=campaign, actor=None
+            )
+        except ApplicationError as error:
+            logger.warning("%s not evaluated: %s", link, error)
+            continue
+        link.evaluation = evaluation
+        link.save(update_fields=["evaluation"])
+        evaluations.append(evaluation)
+        _top_up(evaluation)
+    return evaluations
+
+
+def _gate_repetitions(plan: GatePlan, gate: str) -> int:
+    spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
+    return max((int(c["min_runs"]) for c in spec["criteria"]), default=1)
+
+
+def _plan_bundle(plan: GatePlan) -> Bundle | None:
+    if plan.bundle_id is not None:
+        return plan.bundle
+    return (
+        Bundle.objects.filter(
+            rfp_id=plan.rfp_id,
+            organisation_id=plan.vendor_organisation_id,
+            status=Bundle.Status.ACCEPTED,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+@transaction.atomic
+def gate_campaign_start(
+    *,
+    plan: GatePlan,
+    gate: str,
+    pool: LabPool,
+    actor: Any,
+    repetitions: int | None = None,
+) -> GateCampaign:
+    """Start a campaign of the plan's bundle (else the vendor's latest accepted
+    one) on ``pool`` for ``gate`` (``repetitions``: the gate's largest
+    ``min_runs`` when not given); it is evaluated when its runs have finished."""
+    plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
+    if plan.status != GatePlan.Status.FROZEN:
+        raise GatesConflict("Only the current frozen plan runs.", code="not_frozen")
+    if gate not in plan.gate_names:
+        raise GatesError(f"The plan has no gate named {gate!r}.", code="no_gate")
+    bundle = _plan_bundle(plan)
+    if bundle is None:
+        raise GatesError("The vendor has no accepted bundle.", code="no_bundle")
+    campaign = campaign_start(
+        bundle=bundle,
+        pool=pool,
+        repetitions=repetitions or _gate_repetitions(plan, gate),
+        actor=actor,
+        note=f"Gate {gate} of plan v{plan.version}",
+    )
+    link = GateCampaign.objects.create(
+        plan=plan,
+        gate=gate,
+        campaign=campaign,
+        requested_by=actor,
+        requested_at=clock.now(),
+    )
+    audit_record(
+        actor=actor,
+        action="gate.campaign_started",
+        target=plan,
+        organisation=plan.rfp.buyer_organisation,
+        data={
+            "rfp": plan.rfp.reference,
+            "vendor": plan.vendor_organisation.slug,
+            "gate": gate,
+            "plan_version": plan.version,
+            "campaign": str(campaign.public_id),
+            "repetitions": campaign.repetitions,
+        },
+    )
+    return link
+
+
+def campaign_finished_received(sender: Any, campaign_id: int, **kwargs: Any) -> None:
+    """benchmarks' ``campaign_finished``: evaluate in a task when the campaign
+    was run for a gate (sent after commit already)."""
+    if GateCampaign.objects.filter(
+        campaign_id=campaign_id, evaluation__isnull=True
+    ).exists():
+        from gates.tasks import gate_campaign_finished_task
+
+        gate_campaign_finished_task.delay(campaign_id)
