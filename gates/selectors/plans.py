@@ -9,12 +9,19 @@ versions only (a draft is the buyer's work in progress)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from accounts.models import Organisation
 from accounts.selectors import organisation_ids_for
+from benchmarks.parsers.model import unit_for_name
+from gates.engine.evaluate import limit_of
+from gates.engine.reasons import fmt
+from gates.engine.validate import plan_problems
 from gates.models import GatePlan
 from gates.permissions import gate_rows_visible_q
 from procurement.models import Rfp
@@ -70,3 +77,113 @@ def plan_export(plan: GatePlan) -> bytes:
     """The plan's file: exactly its stored canonical bytes, so that the file's
     SHA-256 is the plan's ``sha256`` (the digest evaluations cite)."""
     return plan.document.encode("utf-8")
+
+
+# --- a plan as people read it -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CriterionView:
+    id: str
+    metric: str
+    stat: str
+    scenario: str
+    direction: str  # "lower is better" / "higher is better"
+    unit: str
+    claim: str  # "180 ms", "" with a threshold
+    band: str  # "± 10 %", "± 5 ms", ""
+    threshold: str
+    limit: str  # "up to 198 ms"
+    min_runs: int
+    max_cv: str  # "15 % (else inconclusive)"
+    blocking: bool
+    weight: Any
+
+
+@dataclass(frozen=True)
+class GateView:
+    name: str
+    stage: str
+    consecutive_passes: int
+    pass_pct: Any
+    warn_pct: Any
+    criteria: list[CriterionView]
+    stop_loss: list[tuple[str, str]]  # (id, sentence)
+
+
+def _dec(value: Any) -> Decimal:
+    return Decimal(str(value))
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    text = fmt(_dec(value))
+    return f"{text} {unit}" if unit else text
+
+
+def _criterion_view(c: dict[str, Any]) -> CriterionView:
+    unit = unit_for_name(c["metric"]) or ""
+    band = c.get("band") or {}
+    if "pct" in band:
+        band_text = f"± {fmt(_dec(band['pct']))} %"
+    elif "abs" in band:
+        band_text = f"± {_with_unit(band['abs'], unit)}"
+    else:
+        band_text = ""
+    side = "up to" if c["direction"] == "lower" else "down to"
+    return CriterionView(
+        id=c["id"],
+        metric=c["metric"],
+        stat=c["stat"],
+        scenario=c["scenario"],
+        direction=f"{c['direction']} is better",
+        unit=unit,
+        claim=_with_unit(c["claim"], unit) if "claim" in c else "",
+        band=band_text,
+        threshold=_with_unit(c["threshold"], unit) if "threshold" in c else "",
+        limit=f"{side} {_with_unit(limit_of(c), unit)}",
+        min_runs=c["min_runs"],
+        max_cv=f"{fmt(_dec(c['max_cv_pct']))} % (else {c['on_high_cv']})",
+        blocking=c["blocking"],
+        weight=c["weight"],
+    )
+
+
+def stop_loss_sentence(s: dict[str, Any]) -> str:
+    """One stop-loss condition in words."""
+    if "drift_at_least" in s:
+        level = s["drift_at_least"]
+        worse = " or worse" if level == "minor" else ""
+        return (
+            f"Halt when a run's environment drifts {level}{worse} from the "
+            "vendor's manifest."
+        )
+    if "run_failed" in s:
+        return "Halt when any run fails."
+    bound = "above" if "above" in s else "below"
+    unit = unit_for_name(s["metric"]) or ""
+    where = "any scenario" if s["scenario"] == "*" else s["scenario"]
+    return (
+        f"Halt when any run's {s['metric']} {s['stat']} in {where} is {bound} "
+        f"{_with_unit(s[bound], unit)}."
+    )
+
+
+def plan_readable(plan: GatePlan) -> list[GateView]:
+    """The plan's gates in order, for the plan page (a valid plan; rows of an
+    invalid draft that the engine would refuse are left out)."""
+    views = []
+    for g in plan.plan.get("gates", []):
+        if plan_problems({**plan.plan, "gates": [g]}):
+            continue
+        views.append(
+            GateView(
+                name=g["name"],
+                stage=g["stage"],
+                consecutive_passes=g["consecutive_passes"],
+                pass_pct=g["score"]["pass_pct"],
+                warn_pct=g["score"]["warn_pct"],
+                criteria=[_criterion_view(c) for c in g["criteria"]],
+                stop_loss=[(s["id"], stop_loss_sentence(s)) for s in g["stop_loss"]],
+            )
+        )
+    return views
