@@ -139,6 +139,14 @@ class LabValidation:
         return value if value > 0 else None
 
 
+def rfp_uses_lab_validation(rfp: Rfp) -> bool:
+    """Does the buyer validate claims in the lab on this RFP (a plan frozen for
+    any vendor)? Then an award rests on a passed lab validation or a written
+    reason; an RFP without gate plans is awarded on the claims as before."""
+    frozen = [GatePlan.Status.FROZEN, GatePlan.Status.SUPERSEDED]
+    return GatePlan.objects.filter(rfp=rfp, status__in=frozen).exists()
+
+
 def lab_validations_for(rfp: Rfp, bids: Iterable[Bid]) -> dict[int, LabValidation]:
     """The lab validation of each bid's vendor, by vendor organisation id. Empty
     while the bids are sealed. Needs the bids with ``vendor_organisation``."""

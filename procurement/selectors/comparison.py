@@ -1,8 +1,9 @@
 """The comparison matrix: vendors x criteria with consensus scores (when the user
 may see them), completeness from the bundle each bid names (else the vendor's
 newest accepted one), claimed key metrics (flagged where they differ from the
-bundle) and TCO. Its query count does not depend on the number of bids, scores and
-bundles (tested with 2 and with 20 vendors)."""
+bundle) beside what the lab reproduced of them, the lab-validation verdict,
+and TCO on the reproduced throughput. Its query count does not depend on the
+number of bids, scores, bundles and evaluations (tested with 2 and 20 vendors)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,20 @@ from typing import Any
 
 from accounts.models import Role
 from accounts.selectors import user_list_in
+from gates.selectors.reproduced import (
+    LabValidation,
+    ReproducedClaim,
+    lab_validations_for,
+    rfp_uses_lab_validation,
+)
 from procurement import scoring
 from procurement.evidence import BidEvidence, checklist_of
 from procurement.models import Award, Bid, Criterion, RequiredArtifact, Rfp, TcoFormula
 from procurement.selectors.evaluation import (
     AnyUser,
+    BidTco,
     Visibility,
-    bid_tco,
+    bid_tco_reproduced,
     consensus_rows,
     consensus_visibility,
     evaluation_bids,
@@ -50,7 +58,12 @@ class ComparisonRow:
     evidence: BidEvidence
     # per required metric, in order; each claim with "flag" (differs from the bundle)
     claims: list[tuple[str, list[dict[str, Any]]]]
-    tco: TcoResult | None
+    tco: TcoResult | None  # on the reproduced throughput, else on the claim
+    # the lab-validation gate of the vendor, and each claim beside the lab's
+    # figure for it (same order as ``claims``)
+    lab: LabValidation
+    reproduced: list[tuple[str, list[ReproducedClaim]]]
+    tco_detail: BidTco
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,8 @@ class Comparison:
     submitted_sheets: int
     evaluators: int
     winner_bid_id: int | None = None
+    # the buyer validates claims in the lab here (a gate plan exists)
+    lab_in_use: bool = False
     completeness_basis: str = COMPLETENESS_BASIS
 
     @property
@@ -122,17 +137,24 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
     shown = {pk: r for pk, r in ranked.items() if visibility.visible}
     artifacts = list(rfp.artifacts.all())
     evidence = _evidence(rfp, bids, artifacts)
-    rows = [
-        ComparisonRow(
-            bid=bid,
-            consensus=shown.get(bid.pk),
-            cells=_cells(criteria, shown.get(bid.pk)),
-            evidence=evidence[bid.pk],
-            claims=_claims_by_metric(bid, metrics),
-            tco=bid_tco(bid, params),
+    labs = lab_validations_for(rfp, bids)
+    rows = []
+    for bid in bids:
+        lab, claims = labs[bid.vendor_organisation_id], _claims_by_metric(bid, metrics)
+        tco = bid_tco_reproduced(bid, params, lab)
+        rows.append(
+            ComparisonRow(
+                bid=bid,
+                consensus=shown.get(bid.pk),
+                cells=_cells(criteria, shown.get(bid.pk)),
+                evidence=evidence[bid.pk],
+                claims=claims,
+                tco=tco.shown,
+                lab=lab,
+                reproduced=[(m, lab.claims(c)) for m, c in claims],
+                tco_detail=tco,
+            )
         )
-        for bid in bids
-    ]
     if visibility.visible:
         rows.sort(key=lambda row: row.consensus.rank if row.consensus else 0)
     return Comparison(
@@ -145,6 +167,7 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
         visibility=visibility,
         submitted_sheets=rfp.score_sheets.filter(submitted_at__isnull=False).count(),
         evaluators=user_list_in([rfp.buyer_organisation_id], Role.EVALUATOR).count(),
+        lab_in_use=not rfp.is_sealed and rfp_uses_lab_validation(rfp),
         winner_bid_id=Award.objects.filter(rfp=rfp)
         .values_list("bid_id", flat=True)
         .first(),

@@ -1,4 +1,21 @@
-"""The comparison matrix as CSV and as JSON (both carry the same data)."""
+"""The comparison matrix as CSV and as JSON (both carry the same data).
+
+Beside each vendor's claims, what the lab reproduced of them (the latest
+evaluation of the vendor's lab-validation gate, ``gates.selectors.reproduced``):
+
+- CSV: per required metric ``claimed <metric>`` and ``reproduced <metric>``
+  (per claim: estimate, 95% interval, unit, runs, criterion verdict, or "not
+  yet reproduced"); ``lab_validation_gate``, ``lab_validation_verdict`` (empty:
+  not yet reproduced), ``lab_validation_score_pct``, ``lab_validation_url``;
+  ``tco_basis`` (``reproduced``: the TCO columns use the lab's throughput;
+  ``claimed``: nothing reproduced yet, the vendor's figure), then
+  ``throughput_claimed_tok_s``, ``throughput_reproduced_tok_s`` and the TCO on
+  the claim (``tco_claimed_cost_per_year``, ``tco_claimed_cost_per_million_tokens``).
+- JSON: ``lab_validation`` per vendor (gate, verdict, score, evaluation id,
+  url), each claim of ``claimed_metrics`` with ``reproduced`` (criterion,
+  verdict, estimate, ci, unit, runs, reason; null: not yet reproduced), and
+  ``tco`` with ``basis``, ``throughput`` and ``claimed`` (the TCO on the claim).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +25,11 @@ from decimal import Decimal
 from typing import Any
 
 from accounts.exports import csv_safe
+from gates.selectors.reproduced import NOT_REPRODUCED, LabValidation, ReproducedClaim
 from procurement import scoring
 from procurement.evidence import BidEvidence
-from procurement.selectors.comparison import Comparison
+from procurement.selectors.comparison import Comparison, ComparisonRow
+from procurement.selectors.evaluation import BidTco
 from procurement.tco import TcoResult
 
 
@@ -23,6 +42,72 @@ def claim_text(claim: dict[str, Any]) -> str:
     parts = [str(claim.get(k, "")) for k in ("stat", "value", "unit")]
     text = " ".join(p for p in parts if p)
     return f"{text} ({claim['scenario']})" if claim.get("scenario") else text
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def reproduced_text(rc: ReproducedClaim) -> str:
+    """``p99 410 ms (95% CI 400 to 420 ms, 3 runs) FAIL (cold-c32)``"""
+    r, unit = rc.result, f" {rc.unit}" if rc.unit else ""
+    if r is None:
+        text = NOT_REPRODUCED.lower()
+    elif r.estimate is None:
+        text = f"{rc.claim.get('stat', '')} not measured {r.verdict}"
+    else:
+        ci = f"95% CI {_num(r.ci_low)} to {_num(r.ci_high)}{unit}, {r.runs} runs"
+        text = f"{rc.claim.get('stat', '')} {_num(r.estimate)}{unit} ({ci}) {r.verdict}"
+    scenario = rc.claim.get("scenario")
+    return f"{text.strip()} ({scenario})" if scenario else text.strip()
+
+
+LAB_COLUMNS = [
+    "lab_validation_gate",
+    "lab_validation_verdict",
+    "lab_validation_score_pct",
+    "lab_validation_url",
+]
+TCO_COLUMNS = [
+    "currency",
+    "tco_cost_per_year",
+    "tco_cost_per_million_tokens",
+    "tco_basis",
+    "throughput_claimed_tok_s",
+    "throughput_reproduced_tok_s",
+    "tco_claimed_cost_per_year",
+    "tco_claimed_cost_per_million_tokens",
+    "tco_formula_version",
+]
+
+
+def _csv_lab(lab: LabValidation) -> list[str]:
+    e = lab.evaluation
+    score = "" if e is None or e.score_pct is None else str(e.score_pct)
+    return [lab.gate if e else "", lab.verdict, score, lab.url]
+
+
+def _csv_tco(t: BidTco, version: int) -> list[str]:
+    shown, claimed = t.shown, t.claimed
+    return [
+        shown.currency if shown else "",
+        _text(shown and shown.total_per_year),
+        _text(shown and shown.cost_per_million_tokens),
+        t.basis,
+        _text(t.claimed_throughput),
+        _text(t.reproduced_throughput),
+        _text(claimed and claimed.total_per_year),
+        _text(claimed and claimed.cost_per_million_tokens),
+        str(version),
+    ]
+
+
+def _csv_claims(row: ComparisonRow) -> list[str]:
+    cells = []
+    for (_, claims), (_, reproduced) in zip(row.claims, row.reproduced, strict=True):
+        cells.append("; ".join(claim_text(cl) for cl in claims))
+        cells.append("; ".join(reproduced_text(rc) for rc in reproduced))
+    return cells
 
 
 COMPLETENESS_COLUMNS = [
@@ -70,10 +155,9 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[str]]:
     if scores:
         header += ["rank", "weighted_total_of_100", "scores_complete"]
         header += [f"{cr.name} (mean of 10, weight {cr.weight})" for cr in c.criteria]
-    header += COMPLETENESS_COLUMNS
-    header += [f"claimed {m}" for m in c.metrics]
-    header += ["currency", "tco_cost_per_year", "tco_cost_per_million_tokens"]
-    header += ["tco_formula_version"]
+    header += COMPLETENESS_COLUMNS + LAB_COLUMNS
+    header += [f"{kind} {m}" for m in c.metrics for kind in ("claimed", "reproduced")]
+    header += TCO_COLUMNS
     rows = [[csv_safe(cell) for cell in header]]
     for row in c.rows:
         org = row.bid.vendor_organisation
@@ -85,10 +169,8 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[str]]:
             line += [_text(cell.mean) for cell in r.cells]
         completeness = _csv_completeness(row.evidence)
         line += completeness + [""] * (len(COMPLETENESS_COLUMNS) - len(completeness))
-        line += ["; ".join(claim_text(cl) for cl in claims) for _, claims in row.claims]
-        tco = row.tco
-        line += [tco.currency if tco else "", _text(tco and tco.total_per_year)]
-        line += [_text(tco and tco.cost_per_million_tokens), str(c.formula.version)]
+        line += _csv_lab(row.lab) + _csv_claims(row)
+        line += _csv_tco(row.tco_detail, c.formula.version)
         rows.append([csv_safe(cell) for cell in line])
     return rows
 
@@ -166,7 +248,7 @@ def _json_completeness(evidence: BidEvidence) -> dict[str, Any]:
     }
 
 
-def _json_tco(tco: TcoResult | None) -> dict[str, Any] | None:
+def _json_tco_result(tco: TcoResult | None) -> dict[str, Any] | None:
     if tco is None:
         return None
     return {
@@ -176,6 +258,60 @@ def _json_tco(tco: TcoResult | None) -> dict[str, Any] | None:
         "cost_per_million_tokens": _amount(
             tco.cost_per_million_tokens, f"{tco.currency}/Mtok"
         ),
+    }
+
+
+def _json_tco(t: BidTco) -> dict[str, Any] | None:
+    shown = _json_tco_result(t.shown)
+    if shown is None:
+        return None
+    return shown | {
+        "basis": t.basis,
+        "throughput": {
+            "claimed": _amount(t.claimed_throughput, "tok/s"),
+            "reproduced": _amount(t.reproduced_throughput, "tok/s"),
+            "criterion": t.throughput_result.criterion if t.throughput_result else None,
+        },
+        "claimed": _json_tco_result(t.claimed),
+    }
+
+
+def _json_lab(lab: LabValidation) -> dict[str, Any]:
+    e = lab.evaluation
+    return {
+        "gate": lab.gate or None,
+        "verdict": lab.verdict or None,
+        "status": "evaluated" if e else "not_yet_reproduced",
+        "score_pct": _amount(e.score_pct if e else None, "%"),
+        "evaluation": str(e.public_id) if e else None,
+        "plan_version": lab.plan.version if lab.plan else None,
+        "evaluated_at": e.evaluated_at.isoformat() if e else None,
+        "url": lab.url or None,
+    }
+
+
+def _json_reproduced(rc: ReproducedClaim) -> dict[str, Any] | None:
+    r = rc.result
+    if r is None:
+        return None
+    ci = None if r.ci_low is None else [r.ci_low, r.ci_high]
+    return {
+        "criterion": r.criterion,
+        "verdict": r.verdict,
+        "estimate": None
+        if r.estimate is None
+        else {"value": r.estimate} | {"unit": rc.unit},
+        "ci": ci,
+        "ci_level": 0.95,
+        "runs": r.runs,
+        "reason": r.reason,
+    }
+
+
+def _json_claims(row: ComparisonRow) -> dict[str, list[dict[str, Any]]]:
+    return {
+        metric: [rc.claim | {"reproduced": _json_reproduced(rc)} for rc in claims]
+        for metric, claims in row.reproduced
     }
 
 
@@ -210,8 +346,9 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                 "awarded": row.bid.pk == c.winner_bid_id,
                 "scores": _json_consensus(c, row.consensus) if row.consensus else None,
                 "completeness": _json_completeness(row.evidence),
-                "claimed_metrics": dict(row.claims),
-                "tco": _json_tco(row.tco),
+                "lab_validation": _json_lab(row.lab),
+                "claimed_metrics": _json_claims(row),
+                "tco": _json_tco(row.tco_detail),
             }
             for row in c.rows
         ],

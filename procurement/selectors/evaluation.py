@@ -19,8 +19,9 @@ Who sees scores (``consensus_visibility``):
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
@@ -38,6 +39,10 @@ from procurement.models import (
 )
 from procurement.permissions import can_evaluate, can_manage_rfp
 from procurement.tco import CostInputs, FormulaParams, TcoResult, tco_compute
+
+if TYPE_CHECKING:
+    from gates.models import CriterionResult
+    from gates.selectors.reproduced import LabValidation
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -279,3 +284,50 @@ def bid_tco(bid: Bid, params: FormulaParams) -> TcoResult | None:
     if inputs is None:
         return None
     return tco_compute(CostInputs.from_object(inputs), params)
+
+
+@dataclass(frozen=True)
+class BidTco:
+    """A bid's TCO on the lab's reproduced throughput (the estimate of the
+    metric the formula's ``delivered_tokens_per_s`` stands for) beside the TCO
+    on the vendor's stated figure. ``shown`` is the reproduced one, else the
+    claimed one (``basis`` says which)."""
+
+    claimed: TcoResult | None  # None: no cost inputs
+    reproduced: TcoResult | None  # None: no cost inputs or nothing reproduced
+    claimed_throughput: Decimal | None  # tok/s, the vendor's cost input
+    reproduced_throughput: Decimal | None  # tok/s, the lab's estimate
+    throughput_result: CriterionResult | None = None
+
+    @property
+    def shown(self) -> TcoResult | None:
+        return self.reproduced or self.claimed
+
+    @property
+    def basis(self) -> str:
+        """``reproduced``, ``claimed`` (nothing reproduced yet) or ``""``."""
+        if self.reproduced is not None:
+            return "reproduced"
+        return "claimed" if self.claimed is not None else ""
+
+
+def bid_tco_reproduced(
+    bid: Bid, params: FormulaParams, lab: LabValidation | None
+) -> BidTco:
+    """``bid_tco`` twice: on the vendor's throughput and on the lab's estimate
+    of it. Needs the bid fetched with ``select_related("cost_inputs")``."""
+    inputs = getattr(bid, "cost_inputs", None)
+    claimed = bid_tco(bid, params)
+    result = lab.throughput() if lab is not None else None
+    lab_tps = lab.throughput_decimal() if lab is not None else None
+    reproduced = None
+    if inputs is not None and lab_tps is not None:
+        costs = replace(CostInputs.from_object(inputs), delivered_tokens_per_s=lab_tps)
+        reproduced = tco_compute(costs, params)
+    return BidTco(
+        claimed=claimed,
+        reproduced=reproduced,
+        claimed_throughput=inputs.delivered_tokens_per_s if inputs else None,
+        reproduced_throughput=lab_tps,
+        throughput_result=result,
+    )
