@@ -12,11 +12,13 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template import TemplateDoesNotExist
 from django.template.loader import select_template
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.views.decorators.http import require_safe
 
 from accounts.models import Organisation
+from benchmarks.selectors.access import can_add_runs
 from gates.charts import criterion_chart
 from gates.permissions import gate_scope
 from gates.selectors.board import board_gate_names, gate_board
@@ -103,18 +105,32 @@ def gate(
         page=page,
         buyer_side=buyer_side,
         more_runs=_more_runs(page),
-        plan_url=url_or_none("gates:plan", rfp.public_id, org.slug),
-        decide_url=latest and url_or_none("gates:decide", latest.public_id),
+        can_schedule=latest is not None and can_add_runs(request.user, latest.campaign),
         more_runs_template=_optional("gates/_more_runs.html"),
-        decision_template=_optional("gates/_decision_forms.html"),
+        plan_url=url_or_none("gates:plan", rfp.public_id, org.slug),
+        gate_path=request.get_full_path(),
+        **_decision_panel(page),
     )
     return render(request, "gates/gate.html", context)
+
+
+def _decision_panel(page: Any) -> dict[str, Any]:
+    """The decision panel (its state on the current plan and its forms) when
+    decisions can be recorded here."""
+    plan, template = page.plan, _optional("gates/decision_panel.html")
+    if plan is None or page.spec is None or template is None:
+        return {}
+    if url_or_none("gates:decide", plan.public_id, page.gate) is None:
+        return {}
+    from gates.selectors.decisions import gate_state
+
+    return {"decision_template": template, "state": gate_state(plan, page.gate)}
 
 
 def _optional(name: str) -> str | None:
     try:
         select_template([name])
-    except Exception:
+    except TemplateDoesNotExist:  # a partial another part has not written yet
         return None
     return name
 
