@@ -327,6 +327,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
     # Transparency log: a checkpoint if the log grew (deposits publish their own).
     "log-checkpoint": {"task": "artifacts.checkpoint_publish", "schedule": 60.0},
+    # Re-test obligations past their deadline are expired (a breach); reads see it
+    # before through ``RetestObligation.status_now``.
+    "gates-obligations-expire": {
+        "task": "gates.expire_obligations",
+        "schedule": 3600.0,
+    },
 }
 
 # --- Email --------------------------------------------------------------------------

@@ -1,0 +1,26 @@
+"""The gates app's Celery tasks: thin, by id, idempotent."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from benchmarks.models import Campaign
+from gates.services.obligations import obligations_expire
+from gates.services.runs import gate_campaign_finished
+
+
+@shared_task(name="gates.expire_obligations", soft_time_limit=300)
+def obligations_expire_task() -> int:
+    """The beat sweep (``CELERY_BEAT_SCHEDULE``, hourly): persist the expiry of
+    every re-test obligation past its deadline (a breach); idempotent."""
+    return obligations_expire()
+
+
+@shared_task(name="gates.campaign_finished", soft_time_limit=600)
+def gate_campaign_finished_task(campaign_id: int) -> int:
+    """Evaluate the gates a finished campaign was run for (idempotent); how many
+    evaluations were made."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return 0
+    return len(gate_campaign_finished(campaign=campaign))
