@@ -181,7 +181,9 @@ def _current_plan(link: GateCampaign) -> GatePlan | None:
 def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
     """Evaluate each gate the finished campaign was run for, with the RFP and
     vendor's current frozen plan, then top up an INCONCLUSIVE one. Idempotent:
-    a link evaluated already, or a campaign with runs still to end, is left."""
+    a link evaluated already, or a campaign with runs still to end, is left. A
+    cancelled campaign is not judged (its unmeasured criteria would FAIL and
+    owe the vendor a re-test for the lab's decision to stop)."""
     links = list(
         GateCampaign.objects.select_for_update(of=("self",))
         .filter(campaign=campaign, evaluation__isnull=True)
@@ -189,6 +191,9 @@ def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
         .order_by("id")
     )
     if campaign.runs.exclude(state__in=FINAL).exists():
+        return []
+    if Campaign.objects.filter(pk=campaign.pk, cancelled_at__isnull=False).exists():
+        logger.info("%s was cancelled: its gates are not evaluated", campaign)
         return []
     evaluations = []
     for link in links:

@@ -315,6 +315,18 @@ def test_a_campaign_run_for_no_gate_sends_nothing(
     assert campaign.runs.filter(state=Run.State.CANCELLED).count() == 2
 
 
+def test_a_cancelled_gate_campaign_is_not_evaluated(
+    frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
+) -> None:
+    campaign = started(frozen_plan, pool, labops, reps=3)
+    finish_runs(campaign, {"cold-c1": [176.2]})
+
+    campaign_cancel(campaign=campaign, actor=labops)
+
+    assert gate_campaign_finished(campaign=campaign) == []
+    assert not Evaluation.objects.exists()
+
+
 def test_top_up_schedules_what_is_needed_within_max_extra_runs(
     frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
 ) -> None:
