@@ -133,6 +133,10 @@ class AwardRankSerializer(serializers.Serializer):
         source="evidence.mandatory_present"
     )
     mandatory_artifacts = serializers.IntegerField(source="evidence.mandatory_total")
+    lab_validation = serializers.CharField(
+        source="lab.verdict",
+        help_text="The vendor's latest lab-validation verdict; empty: not yet run.",
+    )
 
 
 class AwardRequestOutputSerializer(serializers.Serializer):
@@ -144,6 +148,7 @@ class AwardRequestOutputSerializer(serializers.Serializer):
     bid = BidRefSerializer()
     rationale = serializers.CharField()
     override_reason = serializers.CharField()
+    gates_override_reason = serializers.CharField()
     sheets_submitted = serializers.IntegerField()
     sheets_expected = serializers.IntegerField()
     requested_by = serializers.CharField(source="requested_by.username")
@@ -189,6 +194,9 @@ class AwardOutputSerializer(serializers.Serializer):
     override_reason = serializers.CharField(
         source="request.override_reason", default=""
     )
+    gates_override_reason = serializers.CharField(
+        source="request.gates_override_reason", default=""
+    )
     sheets_submitted = serializers.IntegerField(
         source="request.sheets_submitted", allow_null=True, default=None
     )
@@ -213,7 +221,8 @@ class AwardRequestApi(APIView):
     """GET the pending award request with the ranks, totals and completeness the
     confirmer signs (404 when none is pending); POST requests the award (buyers,
     admins): 400 while score sheets are missing unless ``override_reason`` says
-    why the award cannot wait."""
+    why the award cannot wait, and while the winner's lab validation has not
+    passed unless ``gates_override_reason`` says why it may win anyway."""
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -222,6 +231,9 @@ class AwardRequestApi(APIView):
         bid = serializers.UUIDField()
         rationale = serializers.CharField(min_length=AWARD_RATIONALE_MIN)
         override_reason = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=5000
+        )
+        gates_override_reason = serializers.CharField(
             required=False, allow_blank=True, default="", max_length=5000
         )
 

@@ -144,6 +144,19 @@ class AwardForm(forms.Form):
         ),
     )
 
+    gates_override_reason = forms.CharField(
+        label="Award to a vendor that has not passed lab validation, because",
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=(
+            "Only when the winning vendor's lab validation has not passed (failed, "
+            "inconclusive, halted or not run yet): why the award cannot rest on "
+            f"reproduced claims, at least {OVERRIDE_REASON_MIN} characters. Shown on "
+            "the award, to the confirmer and in the notices."
+        ),
+    )
+
     def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["bid"].choices = [("", "Choose the winning bid"), *choices]

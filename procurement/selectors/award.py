@@ -66,6 +66,15 @@ class AwardSummary:
     def ranked(self) -> bool:
         return self.comparison.visibility.visible
 
+    @property
+    def labs_not_passed(self) -> list[str]:
+        """The vendors whose lab validation has not passed (an award to one of
+        them needs a written reason)."""
+        if not self.comparison.lab_in_use:
+            return []
+        rows = self.comparison.rows
+        return [r.bid.vendor_organisation.name for r in rows if not r.lab.passed]
+
 
 def award_summary(user: AnyUser, rfp: Rfp) -> AwardSummary:
     return AwardSummary(comparison_for(user, rfp), score_sheet_completeness(rfp))

@@ -3,7 +3,10 @@
 One buyer or admin *requests* it: the winning bid and a written rationale. While
 not every evaluator has submitted their score sheet the request is refused,
 unless the requester overrides with a written reason, which stays on the award
-(page, API, notices). Another buyer-side member, evaluators included, *confirms*
+(page, API, notices). Likewise a bid whose vendor has not passed lab
+validation (the first gate of its plan: the lab did not reproduce its claims,
+or has not judged them yet) wins only with a written reason, kept and shown the
+same way. Another buyer-side member, evaluators included, *confirms*
 it: the RFP moves to awarded, its contract terms freeze, and the standstill period
 starts. Until then any buyer-side member may cancel the pending request (the
 requester withdraws it, the others decline it); a new one may follow.
@@ -27,10 +30,15 @@ from django.db import transaction
 from django.urls import reverse
 
 from accounts.audit import audit_record
-from accounts.exceptions import InvalidTransition
+from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
+from gates.selectors.reproduced import (
+    LabValidation,
+    lab_validations_for,
+    rfp_uses_lab_validation,
+)
 from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
@@ -117,6 +125,49 @@ def _check_sheets(sheets: SheetCompleteness, override_reason: str) -> None:
     )
 
 
+def lab_validation_of(rfp: Rfp, bid: Bid) -> LabValidation | None:
+    """The bid's lab validation; None when the RFP uses none (no gate plan)."""
+    if not rfp_uses_lab_validation(rfp):
+        return None
+    return lab_validations_for(rfp, [bid])[bid.vendor_organisation_id]
+
+
+def _lab_passed(lab: LabValidation | None) -> bool:
+    return lab is None or lab.passed
+
+
+def _check_gates(
+    bid: Bid, lab: LabValidation | None, gates_override_reason: str
+) -> None:
+    if lab is None or lab.passed:
+        return
+    if len(gates_override_reason.strip()) >= OVERRIDE_REASON_MIN:
+        return
+    name = bid.vendor_organisation.name
+    state = (
+        f"its latest {lab.gate} verdict is {lab.verdict}"
+        if lab.verdict
+        else "the lab has not evaluated it yet"
+    )
+    message = (
+        f"{name} has not passed lab validation ({state}). Award to a vendor whose "
+        "claims the lab reproduced, or give a written reason of at least "
+        f"{OVERRIDE_REASON_MIN} characters to award without it."
+    )
+    raise ProcurementError(
+        message,
+        code="lab_validation_not_passed",
+        problems=[Problem("required", message, path="gates_override_reason")],
+    )
+
+
+def _lab_verdict(lab: LabValidation | None) -> str | None:
+    """For the audit row: the verdict, "not evaluated", or None (no gates)."""
+    if lab is None:
+        return None
+    return lab.verdict or "not evaluated"
+
+
 def _check_request(
     rfp: Rfp, bid: Bid, rationale: str, override_reason: str
 ) -> SheetCompleteness:
@@ -159,6 +210,7 @@ def award_request(
     bid: Bid,
     rationale: str,
     override_reason: str = "",
+    gates_override_reason: str = "",
     actor: AbstractBaseUser,
 ) -> AwardRequest:
     rfp, latest = _locked(rfp)
@@ -169,11 +221,14 @@ def award_request(
             code="award_already_requested",
         )
     sheets = _check_request(rfp, bid, rationale, override_reason)
+    lab = lab_validation_of(rfp, bid)
+    _check_gates(bid, lab, gates_override_reason)
     request = AwardRequest(
         rfp=rfp,
         bid=bid,
         rationale=rationale.strip(),
         override_reason="" if sheets.complete else override_reason.strip(),
+        gates_override_reason="" if _lab_passed(lab) else gates_override_reason.strip(),
         sheets_submitted=sheets.submitted,
         sheets_expected=sheets.expected,
         requested_by=actor,
@@ -195,6 +250,8 @@ def award_request(
             "sheets_submitted": sheets.submitted,
             "sheets_expected": sheets.expected,
             "override_reason": request.override_reason,
+            "lab_validation": _lab_verdict(lab),
+            "gates_override_reason": request.gates_override_reason,
         },
     )
     _notify_team(rfp, "award_requested", actor.pk, request=request)
@@ -216,6 +273,8 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -
         )
     _check_bid(rfp, request.bid)
     _check_sheets(score_sheet_completeness(rfp), request.override_reason)
+    lab = lab_validation_of(rfp, request.bid)
+    _check_gates(request.bid, lab, request.gates_override_reason)
 
 
 @transaction.atomic
@@ -268,6 +327,8 @@ def _award_record(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> A
             "sheets_submitted": request.sheets_submitted,
             "sheets_expected": request.sheets_expected,
             "override_reason": request.override_reason,
+            "lab_validation": _lab_verdict(lab_validation_of(rfp, request.bid)),
+            "gates_override_reason": request.gates_override_reason,
         },
     )
     _notify_vendors(award, ranking)
@@ -317,6 +378,7 @@ def _notify_vendors(award: Award, ranking: dict[int, BidConsensus]) -> None:
                 "own": ranking.get(bid.pk),  # this vendor's own rank and total only
                 "ranked": len(ranking),
                 "override_reason": award.request.override_reason,
+                "gates_override_reason": award.request.gates_override_reason,
             },
             url=url,
         )
