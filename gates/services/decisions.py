@@ -183,6 +183,17 @@ def decision_record(
     return decision
 
 
+def _refused(decision: Decision, to: str) -> InvalidTransition:
+    refused = InvalidTransition(
+        entity="decision", current=decision.status, requested=to
+    )
+    refused.message = (
+        "Only a promotion waiting for its second sign-off can be signed off or "
+        f"withdrawn; this decision is {decision.get_status_display().lower()}."
+    )
+    return refused
+
+
 def decision_transition(
     *,
     decision: Decision,
@@ -195,9 +206,7 @@ def decision_transition(
     """Move ``decision`` (locked by the caller) to ``to`` if
     ``DECISION_TRANSITIONS`` allows, saving ``fields`` set with it; one audit row."""
     if to not in DECISION_TRANSITIONS[decision.status]:
-        raise InvalidTransition(
-            entity="decision", current=decision.status, requested=to
-        )
+        raise _refused(decision, to)
     old, decision.status = decision.status, to
     decision.save(update_fields=["status", *fields])
     audit_record(
@@ -221,9 +230,7 @@ def decision_second(
     decision = _locked(decision)
     _require_buyer_side(actor, decision.plan, "sign off a promotion")
     if decision.status != S.PENDING:
-        raise InvalidTransition(
-            entity="decision", current=decision.status, requested=S.RECORDED
-        )
+        raise _refused(decision, S.RECORDED)
     if actor.pk == decision.decided_by_id:
         raise GatesError(
             "You proposed this promotion: another member of your team signs it off.",
