@@ -22,15 +22,15 @@ from gates.engine.documents import PLAN_SCHEMA
 MAX_GATES: Final = 12
 MAX_ROWS: Final = 200  # criteria or stop-loss conditions of one gate
 LIMIT_KINDS: Final = (
-    ("pct", "claim ± percent"),
-    ("abs", "claim ± absolute"),
-    ("threshold", "absolute threshold"),
+    ("pct", "claim ± %"),
+    ("abs", "claim ± value"),
+    ("threshold", "threshold"),
 )
 STOP_KINDS: Final = (
-    ("above", "a run's value above"),
-    ("below", "a run's value below"),
-    ("drift", "environment drift at least"),
-    ("run_failed", "any run failed"),
+    ("above", "a value is above"),
+    ("below", "a value is below"),
+    ("drift", "environment drifts"),
+    ("run_failed", "a run fails"),
 )
 INTEGER = re.compile(r"^[+-]?\d+$")
 Errors = dict[str, list[str]]

@@ -151,11 +151,10 @@ def _criterion_view(c: dict[str, Any]) -> CriterionView:
 def stop_loss_sentence(s: dict[str, Any]) -> str:
     """One stop-loss condition in words."""
     if "drift_at_least" in s:
-        level = s["drift_at_least"]
-        worse = " or worse" if level == "minor" else ""
+        level = "minor or major" if s["drift_at_least"] == "minor" else "major"
         return (
-            f"Halt when a run's environment drifts {level}{worse} from the "
-            "vendor's manifest."
+            "Halt when a run's environment drift from the vendor's manifest is "
+            f"{level}."
         )
     if "run_failed" in s:
         return "Halt when any run fails."

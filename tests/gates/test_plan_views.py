@@ -14,9 +14,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from accounts.exceptions import Problem
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from gates.engine.documents import canonical_json
+from gates.forms.plans import CriterionRow, GateRow, PlanEditor, attach_problems
 from gates.models import GatePlan
 from gates.services.plans import plan_new_version
 from procurement.models import Rfp
@@ -336,3 +338,38 @@ def test_only_buyers_edit(
     assert client.post(freeze).status_code == draft_status  # drafts: buyer side
     draft.refresh_from_db()
     assert draft.status == GatePlan.Status.DRAFT
+
+
+def test_editor_caps_hostile_row_counts(
+    rfp: Rfp, vendor_a_org: Organisation, draft: GatePlan, editor: Client
+) -> None:
+    form = {"gates": "99999999", "g-0-criteria": "-1", "g-0-stops": "x", "sha256": ""}
+
+    response = editor.post(
+        plan_url(rfp, vendor_a_org, "gates:plan_edit"), {**form, "action": "noop"}
+    )
+
+    assert response.status_code == 200
+    assert response.content.decode().count('data-testid="editor-gate"') == 12
+    assert GatePlan.objects.get(pk=draft.pk).document == draft.document
+
+
+def test_editor_problems_of_no_field_are_listed_with_their_paths() -> None:
+    editor = PlanEditor(gates=[GateRow(criteria=[CriterionRow()])]).renumber()
+
+    attach_problems(
+        editor,
+        [
+            Problem("invalid", "must be a number", "gates[0].criteria[0].band.pct"),
+            Problem("invalid", "is not a known field", "gates[0].criteria[0].x"),
+            Problem("invalid", "must be 'RFP-T'", "rfp"),
+            Problem("invalid", "must be an object", "gates[7]"),
+        ],
+    )
+
+    criterion = editor.gates[0].criteria[0]
+    assert criterion.errors == {
+        "band": ["must be a number"],
+        "row": ["x: is not a known field"],
+    }
+    assert editor.general == ["rfp: must be 'RFP-T'", "gates[7]: must be an object"]
