@@ -28,6 +28,7 @@ from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
 from accounts.selectors import user_list_in
+from gates.selectors.reproduced import lab_validations_for
 from procurement import scoring
 from procurement.models import (
     Bid,
@@ -331,3 +332,15 @@ def bid_tco_reproduced(
         reproduced_throughput=lab_tps,
         throughput_result=result,
     )
+
+
+def bids_tco_reproduced(
+    rfp: Rfp, bids: list[Bid], params: FormulaParams
+) -> list[tuple[Bid, BidTco, LabValidation]]:
+    """Each bid's ``BidTco`` with the lab validation it rests on (the TCO page)."""
+    labs = lab_validations_for(rfp, bids)
+    found = []
+    for bid in bids:
+        lab = labs[bid.vendor_organisation_id]
+        found.append((bid, bid_tco_reproduced(bid, params, lab), lab))
+    return found

@@ -34,7 +34,7 @@ from procurement.selectors.comparison_exports import (
     comparison_json,
 )
 from procurement.selectors.evaluation import (
-    bid_tco,
+    bids_tco_reproduced,
     consensus_visibility,
     evaluation_board,
     formula_params,
@@ -205,7 +205,7 @@ def _tco_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, Any]:
         current=current,
         formulas=tco_formula_list(rfp),
         form=form if editable else None,
-        results=[(bid, bid_tco(bid, params)) for bid in bids],
+        results=bids_tco_reproduced(rfp, bids, params),
     )
 
 
