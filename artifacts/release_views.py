@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.selectors import organisation_ids_for
+from artifacts.escrow.breaches import CitedBreach, breaches_citable
 from artifacts.escrow.proofs import leaf_inclusion
 from artifacts.escrow.release_forms import (
     ApprovalForm,
@@ -61,7 +62,7 @@ from artifacts.services.release_execution import (
     release_execute,
 )
 from procurement import clock
-from procurement.models import Rfp
+from procurement.models import Award, Rfp
 
 
 @login_required
@@ -82,10 +83,18 @@ def _requestable_rfp(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
     return found
 
 
+def _breaches(rfp: Rfp) -> list[CitedBreach]:
+    """The awarded vendor's breaches on ``rfp`` a request may cite."""
+    award = Award.objects.filter(rfp=rfp).select_related("bid").first()
+    if award is None:
+        return []
+    return breaches_citable(rfp, award.bid.vendor_organisation_id)
+
+
 @login_required
 def release_request_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = _requestable_rfp(request, rfp_id)
-    form = ReleaseRequestForm(request.POST or None)
+    form = ReleaseRequestForm(request.POST or None, breaches=_breaches(rfp))
     if request.method == "POST" and form.is_valid():
         try:
             release = release_request(rfp=rfp, actor=request.user, **form.cleaned_data)

@@ -13,3 +13,9 @@ class GatesConfig(AppConfig):
         campaign_finished.connect(
             campaign_finished_received, dispatch_uid="gates.campaign_finished"
         )
+        # an escrow release may cite a breached re-test obligation (artifacts
+        # must not import gates: it reads them through its breach source)
+        from artifacts.escrow.breaches import register_breach_source
+        from gates.selectors.breaches import obligation_breaches
+
+        register_breach_source(obligation_breaches)

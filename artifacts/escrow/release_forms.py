@@ -3,8 +3,12 @@ approval, and the reason for a rejection or a withdrawal."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django import forms
 
+from artifacts.escrow.breaches import CitedBreach
 from artifacts.models import Release
 
 TEXT_MAX = 4000
@@ -23,6 +27,21 @@ class ReleaseRequestForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="What happened, with dates. Required for “other”.",
     )
+    breach = forms.ChoiceField(
+        label="Breach cited",
+        required=False,
+        help_text="A recorded breach of the vendor's (e.g. a re-test obligation "
+        "it failed or let expire): the statement quotes it.",
+    )
+
+    def __init__(self, *args: Any, breaches: Sequence[CitedBreach] = (), **kw: Any):
+        super().__init__(*args, **kw)
+        self.fields["breach"].choices = [
+            ("", "None"),
+            *((b.id, b.label) for b in breaches),
+        ]
+        if not breaches:
+            del self.fields["breach"]
 
 
 class ObjectionForm(forms.Form):

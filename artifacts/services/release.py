@@ -13,7 +13,10 @@ Rules (the interfaces check who may call; services check the rest again):
   exist and are frozen only from the award, and bind only the winner. The
   request cites a condition (support lapsed, breach, insolvency, or another
   with a mandatory statement) and quotes the frozen escrow clause (text and
-  SHA-256); an RFP whose contract has no escrow clause cannot be released;
+  SHA-256); on the breach condition it may cite one of the vendor's recorded
+  breaches (``artifacts.escrow.breaches``: a re-test obligation failed or
+  expired), which the statement then quotes and the log entry names; an RFP
+  whose contract has no escrow clause cannot be released;
 - the deposits are fixed at the request (later deposits need a new request);
 - the vendor is notified and may object, once, with a reason, until the
   notice period (``ESCROW_RELEASE_NOTICE_DAYS``) ends: the release becomes
@@ -38,6 +41,7 @@ from accounts.exceptions import ApplicationError, InvalidTransition, StateConfli
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
+from artifacts.escrow.breaches import CitedBreach, breach_get
 from artifacts.escrow.release_selectors import (
     can_manage,
     can_object,
@@ -157,11 +161,44 @@ def _contract(rfp: Rfp) -> Award:
     return award
 
 
+def _cited_breach(
+    rfp: Rfp, vendor: Organisation, condition: str, breach: str
+) -> CitedBreach | None:
+    """The breach cited (on the ``breach`` condition only), one of the vendor's."""
+    if not breach:
+        return None
+    if condition != Release.Condition.BREACH:
+        raise ApplicationError(
+            "A recorded breach is cited on the breach condition.", code="breach_cited"
+        )
+    cited = breach_get(rfp, vendor.pk, breach)
+    if cited is None:
+        raise ApplicationError(
+            f"That is not a breach of {vendor.name}'s on {rfp.reference}.",
+            code="unknown_breach",
+        )
+    return cited
+
+
+def _breach_facts(cited: CitedBreach) -> dict[str, str]:
+    return {
+        "id": cited.id,
+        "kind": cited.kind,
+        "breached_at": format_time(cited.breached_at),
+    }
+
+
 @transaction.atomic
 def release_request(
-    *, rfp: Rfp, condition: str, statement: str, actor: AbstractBaseUser
+    *,
+    rfp: Rfp,
+    condition: str,
+    statement: str,
+    actor: AbstractBaseUser,
+    breach: str = "",
 ) -> Release:
-    """Ask to release the awarded vendor's deposits on ``rfp``."""
+    """Ask to release the awarded vendor's deposits on ``rfp`` (``breach``: the
+    id of one of the vendor's recorded breaches the request cites)."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
     award = _contract(rfp)
     if condition not in Release.Condition.values:
@@ -169,6 +206,11 @@ def release_request(
     other = condition == Release.Condition.OTHER
     statement = release_text(statement, required=other, what="condition")
     vendor = award.bid.vendor_organisation
+    cited = _cited_breach(rfp, vendor, condition, breach)
+    if cited is not None:
+        statement = release_text(
+            f"{cited.statement}\n\n{statement}", required=False, what="statement"
+        )
     deposits = list(Deposit.objects.filter(rfp=rfp, organisation=vendor))
     if not deposits:
         raise ApplicationError(
@@ -204,6 +246,7 @@ def release_request(
             "condition": condition,
             "notice_ends_at": format_time(release.notice_ends_at),
             "contract_clause_sha256": release.contract_clause_sha256,
+            **({"breach": _breach_facts(cited)} if cited is not None else {}),
         },
     )
     release_notify(release, template="requested", vendor=True)

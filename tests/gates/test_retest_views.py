@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from artifacts.models import Bundle
+from artifacts.models import Bundle, Release
 from gates.models import GatePlan, RetestObligation
 from gates.services.evaluations import gate_evaluate
 from gates.services.obligations import obligation_request_retest
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
+from tests.escrow.release_support import award_to
 from tests.gates.support import finish_runs
 
 pytestmark = pytest.mark.django_db
@@ -147,3 +148,32 @@ def test_page_reads_expiry_by_the_clock_without_writing(
     assert 'data-testid="retest-request-form"' not in body
     obligation.refresh_from_db()
     assert (obligation.status, obligation.breached_at) == (OB.OPEN, None)
+
+
+def test_release_request_form_offers_the_vendors_breach(
+    obligation: RetestObligation,
+    client_for: Any,
+    buyer: Any,
+    rfp: Rfp,
+    vendor_a_org: Any,
+    clock: Any,
+) -> None:
+    award_to(rfp, vendor_a_org, buyer)
+    url = reverse("artifacts:release_request", args=[rfp.public_id])
+    assert (
+        'data-testid="release-breach"'
+        not in client_for(buyer).get(url).content.decode()
+    )
+    clock.advance(days=31)
+
+    body = client_for(buyer).get(url).content.decode()
+    response = client_for(buyer).post(
+        url,
+        {"condition": "breach", "statement": "", "breach": str(obligation.public_id)},
+    )
+
+    assert 'data-testid="release-breach"' in body
+    assert "Re-test of lab-validation expired" in body
+    assert response.status_code == 302
+    release = Release.objects.get()
+    assert release.statement.startswith(f"Re-test obligation {obligation.public_id}")

@@ -6,16 +6,20 @@ of the table, audit rows and notifications."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from django.db import transaction
 
-from accounts.exceptions import InvalidTransition
+from accounts.exceptions import ApplicationError, InvalidTransition
 from accounts.models import AuditEvent, Notification
-from artifacts.models import Bundle
+from artifacts.escrow.breaches import breaches_citable
+from artifacts.models import Bundle, Release
+from artifacts.services.release import release_request
 from benchmarks.models import Campaign
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import (
@@ -35,6 +39,7 @@ from gates.services.obligations import (
 from gates.tasks import obligations_expire_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
+from tests.escrow.release_support import award_to
 from tests.gates.support import finish_runs, make_frozen_plan, plan_document, set_drift
 
 pytestmark = pytest.mark.django_db
@@ -374,3 +379,74 @@ def test_obligation_transition_matrix(
         assert (obligation.closed_at is not None) == (
             to in ("passed", "failed", "expired")
         )
+
+
+def expired_obligation(plan: GatePlan, evaluate: Any, clock: Any) -> RetestObligation:
+    evaluate(plan, FAIL)
+    clock.advance(days=31)
+    return RetestObligation.objects.get()
+
+
+def test_a_breach_is_citable_by_an_escrow_release(
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    clock: Any,
+    rfp: Rfp,
+    vendor_a_org: Any,
+    buyer: Any,
+) -> None:
+    obligation = expired_obligation(frozen_plan, evaluate, clock)
+    [cited] = breaches_citable(rfp, vendor_a_org.pk)  # by the clock, before the beat
+    assert (cited.id, cited.kind) == (str(obligation.public_id), "retest_obligation")
+    award_to(rfp, vendor_a_org, buyer)
+
+    release = release_request(
+        rfp=rfp,
+        condition="breach",
+        statement="Support lapsed too.",
+        actor=buyer,
+        breach=cited.id,
+    )
+
+    assert release.statement.startswith(f"Re-test obligation {obligation.public_id}")
+    assert obligation.reason in release.statement
+    assert release.statement.endswith("expired.\n\nSupport lapsed too.")
+    step = release.steps.get()
+    leaf = json.loads(bytes(step.event.leaf))
+    assert leaf["breach"]["id"] == cited.id
+    audit = AuditEvent.objects.get(action="release.requested")
+    assert audit.data["breach"]["kind"] == "retest_obligation"
+
+
+def test_a_release_cites_only_the_vendors_breaches_on_the_breach_condition(
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    clock: Any,
+    rfp: Rfp,
+    vendor_a_org: Any,
+    buyer: Any,
+) -> None:
+    obligation = expired_obligation(frozen_plan, evaluate, clock)
+    award_to(rfp, vendor_a_org, buyer)
+
+    with pytest.raises(ApplicationError, match="breach condition"):
+        release_request(
+            rfp=rfp,
+            condition="support_lapsed",
+            statement="",
+            actor=buyer,
+            breach=str(obligation.public_id),
+        )
+    with pytest.raises(ApplicationError, match="not a breach"):
+        release_request(
+            rfp=rfp, condition="breach", statement="", actor=buyer, breach=str(uuid4())
+        )
+    assert not Release.objects.exists()
+
+
+def test_a_live_or_passed_obligation_is_no_breach(
+    frozen_plan: GatePlan, evaluate: Any, rfp: Rfp, vendor_a_org: Any
+) -> None:
+    evaluate(frozen_plan, FAIL)
+
+    assert breaches_citable(rfp, vendor_a_org.pk) == []

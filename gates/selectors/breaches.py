@@ -1,0 +1,55 @@
+"""The breach source gates gives the escrow release workflow
+(``artifacts.escrow.breaches``): a vendor's failed or expired re-test
+obligations on an RFP, read by the clock (an obligation past its deadline is
+a breach before the beat task persists it), newest first."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from artifacts.escrow.breaches import CitedBreach
+from artifacts.evidence.layout import format_time
+from gates.models import RetestObligation
+from procurement import clock
+from procurement.models import Rfp
+
+OB = RetestObligation.Status
+HOW = {OB.FAILED: "failed its last attempt", OB.EXPIRED: "expired"}
+
+
+def obligation_breach(obligation: RetestObligation, status: str) -> CitedBreach:
+    breached_at = obligation.breached_at or obligation.deadline
+    evaluation = obligation.evaluation
+    statement = (
+        f"Re-test obligation {obligation.public_id} on the gate {obligation.gate} "
+        f"of {obligation.rfp.reference}, raised by the evaluation "
+        f"{evaluation.public_id} of {format_time(evaluation.evaluated_at)} "
+        f"(verdict {evaluation.verdict}, evaluation SHA-256 "
+        f"{evaluation.evaluation_sha256}):\n{obligation.reason}\n"
+        f"Deadline {format_time(obligation.deadline)}; attempts used "
+        f"{obligation.attempts_used} of {obligation.max_attempts}. Breached "
+        f"{format_time(breached_at)}: {HOW[status]}."
+    )
+    return CitedBreach(
+        id=str(obligation.public_id),
+        kind="retest_obligation",
+        label=(
+            f"Re-test of {obligation.gate} {HOW[status]} "
+            f"({breached_at:%Y-%m-%d} UTC; {', '.join(obligation.criteria)})"
+        ),
+        statement=statement,
+        url=reverse("gates:retest", args=[obligation.public_id]),
+        breached_at=breached_at,
+    )
+
+
+def obligation_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
+    """The vendor's breached re-test obligations on ``rfp``, newest first."""
+    now = clock.now()
+    found = RetestObligation.objects.filter(
+        rfp=rfp, vendor_organisation_id=organisation_id
+    ).select_related("rfp", "evaluation")
+    breaches = [
+        obligation_breach(o, o.status_at(now)) for o in found if o.status_at(now) in HOW
+    ]
+    return sorted(breaches, key=lambda b: b.breached_at, reverse=True)
