@@ -15,14 +15,36 @@ buyer-side members request and confirm the opening. Every recorded time and
 every audit row follows the one before it, all before the seed ends: the
 deadline shows as passed, never "in 0 minutes" beside an opened RFP. The lab
 pool ``local`` (northwind-lab) is what ``scripts/run``'s embedded worker
-consumes, so labops can start campaigns on both bundles at once."""
+consumes, so labops can start campaigns on both bundles at once.
+
+With ``lab_validation`` (``seed_demo --lab-validation``, as ``scripts/run``
+seeds), the buyer's gate plans follow once RFP-DEMO-2 is opened, for each vendor,
+made through the plan services: v1, the default plan from the vendor's bundle claims
+and the RFP's terms, frozen; then v2, in which the buyer accepts the lab's
+environment as the reference (``LAB_ENVIRONMENT_NOTE``) and drops lab
+validation's ``env-drift`` stop-loss (no demo host is the vendors' declared GPU
+server, so every run drifts majorly and v1 halts both), frozen, superseding v1.
+
+Then the lab re-runs both bundles for real, synchronously in the seed: a campaign per
+vendor on pool ``local`` by ``labops``, only the runs of the claimed scenarios
+executed by the runner code (``run_execute``, the bundle fetched and its harness
+run in the sandbox), three repetitions each, the other runs cancelled, about a
+minute per vendor on 2 cores. ``gate_evaluate`` judges lab validation on each
+campaign with v2: Acme Flash passes; Bolt Storage over-claims its latencies and
+fails, which raises a re-test obligation on it. Each campaign and its evaluation
+commit together, so an interrupted seed leaves no half campaign and the next
+seed runs it again; a vendor that has any campaign on RFP-DEMO-2 already gets no
+new one. A host where bubblewrap does not work gets no lab runs at all (the
+seed says so), so that no lab deviation of a weaker sandbox is judged."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -41,12 +63,24 @@ from accounts.services import (
     organisation_engage,
     user_create,
 )
+from artifacts.models import Bundle
 from artifacts.selectors import bundle_list_accepted_for, signing_key_get_by_fingerprint
 from artifacts.services.ingest import bundle_ingest
 from artifacts.services.keys import signing_key_register
 from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key
-from benchmarks.models import LabPool
-from benchmarks.services.pools import pool_create
+from benchmarks.models import Campaign, LabPool, Run
+from benchmarks.sandbox.capabilities import host_support
+from benchmarks.services.campaigns import campaign_cancel, campaign_start
+from benchmarks.services.execution import run_execute
+from benchmarks.services.pools import WorkerIdentity, host_stop, pool_create
+from gates.models import GatePlan
+from gates.services.evaluations import gate_evaluate
+from gates.services.plans import (
+    plan_create_default,
+    plan_freeze,
+    plan_new_version,
+    plan_update,
+)
 from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
@@ -79,6 +113,16 @@ LAB_POOL = "local"  # scripts/run's embedded worker consumes pool.local
 LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
+LAB_GATE = "lab-validation"
+LAB_REPETITIONS = 3  # the default plan's min_runs
+LAB_ENVIRONMENT_NOTE = (
+    "Our reference lab (Debian 12, virtio NICs) stands in for the production GPU "
+    "servers during lab validation; drift from the vendors' manifests is accepted."
+)
+LAB_CAMPAIGN_NOTE = (
+    "Lab validation (demo seed): the claimed scenarios, 3 repetitions each."
+)
+Progress = Callable[[str], None]
 
 
 @dataclass
@@ -91,10 +135,14 @@ class SeedReport:
         return "Created: " + ", ".join(self.created)
 
 
-def demo_seed() -> SeedReport:
+def demo_seed(
+    *, lab_validation: bool = False, progress: Progress | None = None
+) -> SeedReport:
     """Idempotent: creates only what is missing, never resets passwords or state.
     The bundles are ingested after the rest is committed (ingest writes storage
-    before its own transaction)."""
+    before its own transaction). ``lab_validation``: also RFP-DEMO-2's gate plans,
+    lab runs and evaluations (see the module docstring), telling ``progress``
+    each step of the runs."""
     report = _seed_records()
     if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
         for vendor, username in DEMO_BUNDLES:  # first: its deadline is near
@@ -104,6 +152,9 @@ def demo_seed() -> SeedReport:
     for vendor, username in DEMO_BUNDLES:
         _seed_bundle(report, vendor=vendor, username=username)
     _open_lab_rfp(report)
+    if lab_validation:
+        _seed_gate_plans(report)
+        _seed_lab_validation(report, progress or (lambda line: None))
     return report
 
 
@@ -350,3 +401,156 @@ def _open_lab_rfp(report: SeedReport) -> None:
         clock.travel_to(frozen)
     rfp.refresh_from_db()
     report.created.append(f"{LAB_RFP} {rfp.status}")
+
+
+# --- RFP-DEMO-2: gate plans, lab runs and lab validation ------------------------------
+
+
+def lab_plan_document(plan: GatePlan) -> dict[str, object]:
+    """The buyer's edit of ``plan`` for v2: lab validation without the
+    ``env-drift`` stop-loss (pilot and rollout keep it: they run on the delivered
+    system, which must match the vendor's manifest)."""
+    document = plan.plan
+    for gate in document["gates"]:
+        if gate["name"] == LAB_GATE:
+            gate["stop_loss"] = [s for s in gate["stop_loss"] if s["id"] != "env-drift"]
+    return document
+
+
+def _seed_gate_plans(report: SeedReport) -> None:
+    """v1 (default, frozen) and v2 (lab environment accepted, frozen) per vendor
+    that has no plan on RFP-DEMO-2 yet; each vendor's four steps commit together."""
+    rfp = Rfp.objects.filter(reference=LAB_RFP).first()
+    if rfp is None or rfp.is_sealed:
+        return
+    buyer = get_user_model().objects.get(username="buyer")
+    for vendor, _ in DEMO_BUNDLES:
+        organisation = Organisation.objects.get(slug=vendor)
+        if GatePlan.objects.filter(rfp=rfp, vendor_organisation=organisation).exists():
+            continue
+        if not bundle_list_accepted_for(rfp, organisation).exists():
+            continue
+        with transaction.atomic():
+            first = plan_create_default(rfp=rfp, vendor=organisation, actor=buyer)
+            first = plan_freeze(plan=first, actor=buyer)
+            draft = plan_new_version(plan=first, actor=buyer)
+            draft = plan_update(
+                plan=draft,
+                document=lab_plan_document(first),
+                actor=buyer,
+                lab_environment_accepted=True,
+                lab_environment_note=LAB_ENVIRONMENT_NOTE,
+            )
+            plan_freeze(plan=draft, actor=buyer)
+        report.created.append(f"{LAB_RFP} gate plans v1, v2 {vendor}")
+
+
+def sandbox_problem() -> str | None:
+    """Why this host runs no demo lab runs (None: bubblewrap works here)."""
+    support = host_support()
+    if support.bwrap_works:
+        return None
+    found = "is not installed" if support.bwrap is None else "does not work"
+    return (
+        f"bubblewrap (bwrap) {found} on this host, so the lab's harness sandbox "
+        f"is weaker than a lab host's: {LAB_RFP}'s lab runs were not executed and "
+        "lab validation is not evaluated. Install it (apt-get install bubblewrap) "
+        "and run scripts/manage seed_demo --lab-validation, or start the campaigns as "
+        "labops on /lab/campaigns/."
+    )
+
+
+def _seed_worker() -> WorkerIdentity:
+    hostname = socket.gethostname()
+    return WorkerIdentity(
+        worker_name=f"seed-demo@{hostname}"[:255], hostname=hostname, pid=os.getpid()
+    )
+
+
+def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
+    rfp = Rfp.objects.filter(reference=LAB_RFP).first()
+    if rfp is None or rfp.is_sealed:
+        return
+    todo = []
+    for vendor, _ in DEMO_BUNDLES:
+        plan = GatePlan.objects.filter(
+            rfp=rfp, vendor_organisation__slug=vendor, status=GatePlan.Status.FROZEN
+        ).first()
+        bundle = bundle_list_accepted_for(rfp, Organisation.objects.get(slug=vendor))
+        bundle = bundle.order_by("-created_at", "-id").first()
+        if plan is None or bundle is None:
+            continue
+        if Campaign.objects.filter(
+            rfp=rfp, bundle__organisation=plan.vendor_organisation
+        ).exists():
+            continue  # the seed's own (evaluated or not), or one labops started
+        todo.append((vendor, plan, bundle))
+    if not todo:
+        return
+    problem = sandbox_problem()
+    if problem is not None:
+        progress(problem)
+        report.created.append(f"no {LAB_RFP} lab runs (bubblewrap missing)")
+        return
+    worker = _seed_worker()
+    try:
+        for vendor, plan, bundle in todo:
+            _lab_campaign(report, progress, vendor, plan, bundle, worker)
+    finally:
+        host_stop(worker_name=worker.worker_name, pool_names=[LAB_POOL])
+
+
+def _lab_campaign(
+    report: SeedReport,
+    progress: Progress,
+    vendor: str,
+    plan: GatePlan,
+    bundle: Bundle,
+    worker: WorkerIdentity,
+) -> None:
+    """One vendor's campaign, its claimed runs executed here, and lab validation
+    evaluated on it: one transaction (the runs' messages go to the pool's queue
+    after it commits, when they are final: the lab worker skips them)."""
+    labops = get_user_model().objects.get(username="labops")
+    pool = LabPool.objects.get(name=LAB_POOL)
+    began = time.monotonic()
+    with transaction.atomic():
+        campaign = campaign_start(
+            bundle=bundle,
+            pool=pool,
+            repetitions=LAB_REPETITIONS,
+            actor=labops,
+            note=LAB_CAMPAIGN_NOTE,
+        )
+        claimed = {c["scenario"] for c in bundle.manifest.get("claims", [])}
+        runs = list(
+            campaign.runs.filter(scenario_name__in=claimed).order_by("position")
+        )
+        for done, run in enumerate(runs, start=1):
+            progress(
+                f"Running {vendor} lab runs: {done}/{len(runs)} "
+                f"({run.scenario_name}, repetition {run.repetition})"
+            )
+            run_execute(run_id=run.pk, attempt=run.attempt, worker=worker)
+        campaign_cancel(campaign=campaign, actor=labops)
+        executed = Run.objects.filter(pk__in=[r.pk for r in runs])
+        failed = [r for r in executed if r.state != Run.State.SUCCEEDED]
+        elapsed = time.monotonic() - began
+        if failed:
+            first = failed[0]
+            progress(
+                f"{vendor}: {len(failed)} of {len(runs)} lab runs did not succeed "
+                f"({first.scenario_name}: {first.get_state_display().lower()}, "
+                f"{first.reason or 'no reason given'}); lab validation is not "
+                "evaluated (the campaign is on /lab/campaigns/)."
+            )
+            report.created.append(f"{LAB_RFP} campaign {vendor} (runs failed)")
+            return
+        evaluation = gate_evaluate(
+            plan=plan, gate=LAB_GATE, campaign=campaign, actor=labops
+        )
+    progress(
+        f"{vendor}: {len(runs)} lab runs in {elapsed:.0f} s; "
+        f"lab validation {evaluation.verdict}"
+    )
+    report.created.append(f"{LAB_RFP} {LAB_GATE} {vendor} {evaluation.verdict}")

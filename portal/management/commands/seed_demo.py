@@ -11,7 +11,8 @@ from portal.demo import demo_seed
 
 class Command(BaseCommand):
     help = (
-        "Seed the demo organisations, accounts and RFP-DEMO-1 (idempotent; DEBUG only)."
+        "Seed the demo organisations, accounts, RFP-DEMO-1 and RFP-DEMO-2 "
+        "(idempotent; DEBUG only)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -20,11 +21,33 @@ class Command(BaseCommand):
             action="store_true",
             help="Seed even though DEBUG is off. Never do this in production.",
         )
+        parser.add_argument(
+            "--lab-validation",
+            action="store_true",
+            help=(
+                "Also RFP-DEMO-2's gate plans, and both example bundles re-run "
+                "here (the claimed scenarios, 3 repetitions, about a minute per "
+                "vendor) with lab validation evaluated, unless the lab ran that "
+                "vendor already. The runs need bubblewrap."
+            ),
+        )
 
-    def handle(self, *args: Any, force: bool = False, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        force: bool = False,
+        lab_validation: bool = False,
+        **options: Any,
+    ) -> None:
         if not settings.DEBUG and not force:
             raise CommandError(
                 "Refusing to seed demo accounts with a known password while DEBUG is "
                 "off. Set DJANGO_DEBUG=True, or pass --force if you really mean it."
             )
-        self.stdout.write(str(demo_seed()))
+        self.stdout.write(
+            str(demo_seed(lab_validation=lab_validation, progress=self._progress))
+        )
+
+    def _progress(self, line: str) -> None:
+        self.stdout.write(line)
+        self.stdout.flush()
