@@ -13,6 +13,7 @@ from accounts.selectors import (
 from artifacts.escrow.fixity_selectors import fixity_summary_for
 from artifacts.escrow.release_selectors import release_summary_for
 from artifacts.escrow.selectors import escrow_summary_for
+from gates.selectors.attention import gate_attention_for
 from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors import rfp_list_visible_to
@@ -29,7 +30,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
     context: dict[str, object] = {
         "roles": roles,
         "memberships": list(membership_list_for(user)),
-        "attention": attention_for(user),
+        "attention": attention_for(user) + gate_attention_for(user),
     }
     if roles & {Role.BUYER, Role.ADMIN}:
         context["buyer_rfps"] = list(

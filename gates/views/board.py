@@ -163,12 +163,13 @@ def _evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> Any:
 @require_safe
 def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
     found = _evaluation(request, evaluation_id)
+    rfp = rfp_for_request(request, found.rfp.public_id)  # its status by the clock
     documents = [
         (name, f"{name}.json", getattr(found, f"{name}_sha256")) for name in DOCUMENTS
     ]
     context = rfp_page_context(
         request,
-        found.rfp,
+        rfp,
         "gates",
         evaluation=found,
         documents=documents,

@@ -86,6 +86,8 @@ def rfp_tabs(request: HttpRequest, rfp: Rfp) -> list[Tab]:
         )
     if opened and buyer_side:  # evaluators confirm awards there
         tabs.append(Tab("award", "Award", reverse("procurement:rfp_award", args=[rid])))
+    if opened:  # the gates app shows a vendor only its own gates
+        tabs.append(Tab("gates", "Gates", reverse("gates:board", args=[rid])))
     if can_view_audit_trail(user) and not bidding_organisation(user, rfp):
         tabs.append(
             Tab("audit", "Audit trail", reverse("procurement:rfp_audit", args=[rid]))

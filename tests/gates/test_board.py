@@ -278,3 +278,28 @@ def test_new_obligation_for_a_vendor_is_listed_soonest_first(
     assert items[0].url.rstrip("/").rsplit("/", 1)[-1] == str(
         RetestObligation.objects.get(gate="pilot").public_id
     )
+
+
+def test_dashboard_lists_the_gate_entries_of_the_user(
+    buyer: Any, vendor_b: Any, evaluated: Any, client_for: Any
+) -> None:
+    buyer_page = client_for(buyer).get(reverse("portal:dashboard")).content.decode()
+    vendor_page = client_for(vendor_b).get(reverse("portal:dashboard")).content.decode()
+
+    assert 'data-kind="gate_decision"' in buyer_page
+    assert "Decide on Bolt Storage&#x27;s lab-validation gate" in buyer_page
+    assert 'data-kind="retest"' in vendor_page
+    assert "Acme" not in vendor_page
+
+
+def test_rfp_pages_have_a_gates_tab_once_the_bids_are_opened(
+    rfp: Rfp, buyer: Any, vendor_a: Any, evaluated: Any, client_for: Any
+) -> None:
+    overview = reverse("procurement:rfp_detail", args=[rfp.public_id])
+
+    pages = [client_for(u).get(overview).content for u in (buyer, vendor_a)]
+    Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.CLOSED)
+    sealed = client_for(buyer).get(overview).content
+
+    assert all(b'data-testid="tab-gates"' in p for p in pages)
+    assert b'data-testid="tab-gates"' not in sealed
