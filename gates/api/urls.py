@@ -3,6 +3,12 @@ re-test obligations."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from gates.api import board, decisions, evaluations, obligations, plans
 
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    *board.urlpatterns,
+    *evaluations.urlpatterns,
+    *plans.urlpatterns,
+    *decisions.urlpatterns,
+    *obligations.urlpatterns,
+]

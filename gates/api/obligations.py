@@ -1,0 +1,114 @@
+"""Re-test obligations: the ones the caller may see (a vendor: its own), one
+obligation, and the vendor's request to re-test it with a revised bundle."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from artifacts.selectors import bundle_get_visible
+from gates.api.access import (
+    obligation_list_visible_to,
+    one,
+    require_vendor_member,
+)
+from gates.serializers import READ_ERRORS, WRITE_ERRORS, ObligationSerializer
+from gates.services.obligations import obligation_request_retest
+
+
+class ObligationListApi(APIView):
+    """Your visible re-test obligations, soonest deadline first."""
+
+    class PageSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RetestObligationPage"
+
+        count = serializers.IntegerField()
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
+        results = ObligationSerializer(many=True)
+
+    @extend_schema(
+        operation_id="retest_obligation_list",
+        parameters=[
+            OpenApiParameter("limit", int, description="Page size (default 50)."),
+            OpenApiParameter("offset", int, description="Rows to skip."),
+        ],
+        responses={200: PageSerializer, **READ_ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        obligations = obligation_list_visible_to(request.user).order_by(
+            "deadline", "id"
+        )
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # the API's one paginator
+        page = paginator.paginate_queryset(obligations, request, view=self)
+        data = ObligationSerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+
+class ObligationDetailApi(APIView):
+    """One re-test obligation: reason, deadline, attempts, cost bearer."""
+
+    @extend_schema(
+        operation_id="retest_obligation_detail",
+        responses={200: ObligationSerializer, **READ_ERRORS},
+    )
+    def get(self, request: Request, obligation_id: uuid.UUID) -> Response:
+        obligation = one(obligation_list_visible_to(request.user), obligation_id)
+        return Response(ObligationSerializer(obligation).data)
+
+
+class ObligationRequestApi(APIView):
+    """The vendor asks for the re-test with its revised, accepted bundle on the
+    RFP; the lab runs it (409 unless the obligation is open)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RetestRequestInput"
+
+        bundle = serializers.UUIDField(help_text="Your revised, accepted bundle.")
+
+    @extend_schema(
+        operation_id="retest_obligation_request",
+        request=InputSerializer,
+        responses={200: ObligationSerializer, **WRITE_ERRORS},
+    )
+    def post(self, request: Request, obligation_id: uuid.UUID) -> Response:
+        obligation = one(obligation_list_visible_to(request.user), obligation_id)
+        require_vendor_member(request.user, obligation.vendor_organisation_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        bundle = bundle_get_visible(request.user, data.validated_data["bundle"])
+        if bundle is None:
+            raise serializers.ValidationError({"bundle": "No such bundle."})
+        obligation_request_retest(
+            obligation=obligation, bundle=bundle, actor=request.user
+        )
+        obligation = one(obligation_list_visible_to(request.user), obligation_id)
+        return Response(ObligationSerializer(obligation).data)
+
+
+urlpatterns = [
+    path(
+        "retest-obligations/",
+        ObligationListApi.as_view(),
+        name="retest-obligation-list",
+    ),
+    path(
+        "retest-obligations/<uuid:obligation_id>/",
+        ObligationDetailApi.as_view(),
+        name="retest-obligation-detail",
+    ),
+    path(
+        "retest-obligations/<uuid:obligation_id>/request/",
+        ObligationRequestApi.as_view(),
+        name="retest-obligation-request",
+    ),
+]
