@@ -32,14 +32,15 @@ STOP_KINDS: Final = (
     ("drift", "environment drifts"),
     ("run_failed", "a run fails"),
 )
-INTEGER = re.compile(r"^[+-]?\d+$")
+INTEGER = re.compile(r"[+-]?\d{1,30}", re.ASCII)  # longer ones: read as floats
+INDEX = re.compile(r"\d{1,4}", re.ASCII)
 Errors = dict[str, list[str]]
 
 
 def _number(text: str) -> Any:
     """The number ``text`` reads as, or ``text`` itself (the engine names it)."""
     text = text.strip()
-    if INTEGER.match(text):
+    if INTEGER.fullmatch(text):
         return int(text)
     try:
         value = float(text)
@@ -50,7 +51,7 @@ def _number(text: str) -> Any:
 
 def _integer(text: str) -> Any:
     text = text.strip()
-    return int(text) if INTEGER.match(text) else text
+    return int(text) if INTEGER.fullmatch(text) else text
 
 
 def _text(value: Any) -> str:
@@ -238,7 +239,7 @@ def _dicts(value: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 
 def _count(data: Mapping[str, str], key: str, top: int = MAX_ROWS) -> int:
     raw = data.get(key, "0")
-    return min(int(raw), top) if raw.isdigit() else 0
+    return min(int(raw), top) if INDEX.fullmatch(raw) else 0
 
 
 @dataclass
@@ -312,7 +313,7 @@ class PlanEditor:
         """Apply a row button (``add_criterion:0``, ``criterion_up:1:2`` …);
         False when it names no row action or no row."""
         verb, _, rest = action.partition(":")
-        numbers = [int(n) for n in rest.split(":") if n.isdigit()]
+        numbers = [int(n) for n in rest.split(":") if INDEX.fullmatch(n)]
         done = _ACTIONS.get(verb, lambda _e, _n: False)(self, numbers)
         self.renumber()
         return bool(done)

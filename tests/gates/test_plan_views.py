@@ -340,18 +340,40 @@ def test_only_buyers_edit(
     assert draft.status == GatePlan.Status.DRAFT
 
 
+@pytest.mark.parametrize(("count", "shown"), [("9999", 12), ("9" * 5000, 0), ("-1", 0)])
 def test_editor_caps_hostile_row_counts(
-    rfp: Rfp, vendor_a_org: Organisation, draft: GatePlan, editor: Client
+    rfp: Rfp,
+    vendor_a_org: Organisation,
+    draft: GatePlan,
+    editor: Client,
+    count: str,
+    shown: int,
 ) -> None:
-    form = {"gates": "99999999", "g-0-criteria": "-1", "g-0-stops": "x", "sha256": ""}
+    form = {"gates": count, "g-0-criteria": "-1", "g-0-stops": "x", "sha256": ""}
 
     response = editor.post(
         plan_url(rfp, vendor_a_org, "gates:plan_edit"), {**form, "action": "noop"}
     )
 
     assert response.status_code == 200
-    assert response.content.decode().count('data-testid="editor-gate"') == 12
+    assert response.content.decode().count('data-testid="editor-gate"') == shown
     assert GatePlan.objects.get(pk=draft.pk).document == draft.document
+
+
+def test_editor_refuses_odd_numbers_beside_their_fields(
+    rfp: Rfp, vendor_a_org: Organisation, draft: GatePlan, editor: Client
+) -> None:
+    form = fields(editor.get(plan_url(rfp, vendor_a_org, "gates:plan_edit")))
+    form.update({"g-0-c-0-min_runs": "9" * 5000, "g-0-c-0-weight": "infinity",
+                 "g-0-c-0-claim": "1e999", "g-0-stops": "²"})  # fmt: skip
+
+    response = editor.post(plan_url(rfp, vendor_a_org, "gates:plan_edit"), form)
+
+    body = response.content.decode()
+    assert response.status_code == 400
+    for field in ("g-0-c-0-min_runs", "g-0-c-0-weight", "g-0-c-0-claim"):
+        assert f'id="{field}-error"' in body
+    assert fields(response)["g-0-c-0-weight"] == "infinity"
 
 
 def test_editor_problems_of_no_field_are_listed_with_their_paths() -> None:
