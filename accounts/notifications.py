@@ -28,6 +28,12 @@ _LINK_LABELS = {
 }
 
 
+def one_line(text: str) -> str:
+    """``text`` with every run of white space, line breaks included, as one space:
+    an e-mail subject is a header, which a line break would end (or forge)."""
+    return " ".join(text.split())
+
+
 def notification_link_label(url: str) -> str:
     """``Open the RFP`` and the like for a path of this site; ``Open`` otherwise."""
     if not url.startswith("/"):
@@ -62,7 +68,7 @@ def notify_users(
             "url": absolute_url(url) if url else "",
             "site": settings.REPROGATE_SITE_NAME,
         }
-        subject = render_to_string(f"emails/{template}_subject.txt", ctx).strip()
+        subject = one_line(render_to_string(f"emails/{template}_subject.txt", ctx))
         body = render_to_string(f"emails/{template}_body.txt", ctx)
         created.append(
             Notification.objects.create(
@@ -82,7 +88,7 @@ def notification_deliver(*, notification: Notification) -> bool:
     if notification.emailed_at is not None or not notification.recipient.email:
         return False
     send_mail(
-        subject=f"[{settings.REPROGATE_SITE_NAME}] {notification.subject}",
+        subject=one_line(f"[{settings.REPROGATE_SITE_NAME}] {notification.subject}"),
         message=notification.body,
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[notification.recipient.email],

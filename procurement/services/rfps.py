@@ -112,6 +112,15 @@ def _check_deadline_order(rfp: Rfp) -> None:
         )
 
 
+def _check_title_one_line(rfp: Rfp) -> None:
+    """A title heads pages and e-mail subjects: no line breaks (any of Unicode's)."""
+    if "".join(rfp.title.splitlines()) != rfp.title:
+        message = "The title must be one line: remove its line breaks."
+        raise ProcurementError(
+            message, code="invalid", problems=[Problem("invalid", message, "title")]
+        )
+
+
 def _require_draft(rfp: Rfp) -> None:
     if rfp.status != Rfp.Status.DRAFT:
         raise RfpNotEditable(current=rfp.status)
@@ -181,6 +190,7 @@ def rfp_create(
         questions_deadline=questions_deadline,
     )
     _configure(rfp, config)
+    _check_title_one_line(rfp)
     _check_deadline_order(rfp)
     clean_or_refuse(rfp)
     rfp.save()
@@ -209,6 +219,7 @@ def rfp_update(*, rfp: Rfp, fields: Mapping[str, Any], actor: Actor) -> Rfp:
         return rfp
     for field in changed:
         setattr(rfp, field, fields[field])
+    _check_title_one_line(rfp)
     _check_deadline_order(rfp)
     clean_or_refuse(rfp)
     rfp.save(update_fields=[*changed, "updated_at"])
