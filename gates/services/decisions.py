@@ -118,7 +118,12 @@ def _facts(decision: Decision) -> dict[str, Any]:
 
 
 def decision_url(decision: Decision) -> str:
-    return reverse("gates:decisions", args=[decision.plan.public_id, decision.gate])
+    """The gate page, where the decision panel is."""
+    plan = decision.plan
+    return reverse(
+        "gates:gate",
+        args=[plan.rfp.public_id, plan.vendor_organisation.slug, decision.gate],
+    )
 
 
 def _notify(decision: Decision, actor: AbstractBaseUser) -> None:

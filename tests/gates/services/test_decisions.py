@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Notification
@@ -76,6 +77,9 @@ def test_hold_is_recorded_logged_audited_and_told_to_the_vendor(
     assert event.data["log_index"] == decision.log_index
     told = Notification.objects.filter(recipient=vendor_a, subject__contains="hold")
     assert told.get().subject.endswith("lab-validation on hold")
+    rfp = frozen_plan.rfp
+    gate_page = reverse("gates:gate", args=[rfp.public_id, "acme-flash", LAB])
+    assert told.get().url == gate_page
 
 
 def test_rationale_and_buyer_side_are_required(
