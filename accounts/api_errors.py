@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -52,6 +53,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         )
         problems = [p.as_dict() for p in exc.problems]
         return Response(error_body(exc.code, exc.message, problems), status=http)
+    if isinstance(exc, RequestDataTooBig):  # over DATA_UPLOAD_MAX_MEMORY_SIZE
+        message = "The request body is too large for this endpoint."
+        return Response(
+            error_body("too_large", message),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -128,6 +128,33 @@ class ApiToken(TimeStampedModel):
         return self.revoked_at is None and self.expires_at > timezone.now()
 
 
+class LoginFailure(models.Model):
+    """One failed password attempt (web login or API token), kept only for the
+    lockout window (``accounts.throttle``). In the database, so every web process
+    counts the same failures."""
+
+    occurred_at = models.DateTimeField(default=timezone.now)
+    username = models.CharField(max_length=150)  # as typed, lower-cased
+    address = models.CharField(max_length=45)  # the client's IPv4 or IPv6 address
+
+    class Meta:
+        indexes = [
+            # failures of one account in the window
+            models.Index(
+                fields=["username", "occurred_at"], name="accounts_loginfail_user_idx"
+            ),
+            # failures from one client address in the window
+            models.Index(
+                fields=["address", "occurred_at"], name="accounts_loginfail_addr_idx"
+            ),
+            # pruning what left the window
+            models.Index(fields=["occurred_at"], name="accounts_loginfail_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.occurred_at:%Y-%m-%d %H:%M:%S} {self.username} {self.address}"
+
+
 class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
     def update(self, **kwargs: Any) -> int:
         raise AuditTrailIsAppendOnly("Audit events cannot be updated.")

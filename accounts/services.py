@@ -92,11 +92,25 @@ def user_create(
 
 
 @transaction.atomic
-def user_password_change(*, user: AbstractUser, new_password: str) -> AbstractUser:
+def user_password_change(
+    *, user: AbstractUser, new_password: str
+) -> tuple[AbstractUser, int]:
+    """Set a new password and revoke the user's active API tokens (one got with a
+    stolen password must not outlive it), in one audit row. Returns the user and
+    how many tokens were revoked."""
     user.set_password(new_password)
     user.save(update_fields=["password"])
-    audit_record(actor=user, action="user.password_changed", target=user)
-    return user
+    now = timezone.now()
+    revoked = ApiToken.objects.filter(
+        user=user, revoked_at__isnull=True, expires_at__gt=now
+    ).update(revoked_at=now, updated_at=now)
+    audit_record(
+        actor=user,
+        action="user.password_changed",
+        target=user,
+        data={"api_tokens_revoked": revoked},
+    )
+    return user, revoked
 
 
 @transaction.atomic

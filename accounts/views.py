@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import update_session_auth_hash
@@ -34,40 +35,57 @@ from accounts.services import (
     notifications_mark_read,
     user_password_change,
 )
-from accounts.throttle import login_blocked, login_failed
+from accounts.throttle import (
+    LOCKED_MESSAGE,
+    client_address,
+    login_failed,
+    login_locked_for,
+    login_succeeded,
+)
 
 AUDIT_PAGE_SIZE = 50
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login, with a limit on failed attempts per address and username."""
+    """Django's login, under the lockout it shares with the API token endpoint
+    (``accounts.throttle``): a locked account or address is refused unchecked."""
 
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
 
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if login_locked_for(**self._throttle_key()):
+            return self._blocked(self.get_form())
+        return super().post(request, *args, **kwargs)
+
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        if login_blocked(*self._throttle_key()):
-            return self._blocked(form)
+        login_succeeded(**self._throttle_key())
         return super().form_valid(form)
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        login_failed(*self._throttle_key())
-        if login_blocked(*self._throttle_key()):
+        login_failed(**self._throttle_key())
+        if login_locked_for(**self._throttle_key()):
             return self._blocked(form)
         return super().form_invalid(form)
 
-    def _throttle_key(self) -> tuple[str, str]:
-        address = self.request.META.get("REMOTE_ADDR", "")
-        return address, self.request.POST.get("username", "")
+    def _throttle_key(self) -> dict[str, str]:
+        username = self.request.POST.get("username", "")
+        return {"address": client_address(self.request), "username": username}
 
     def _blocked(self, form: AuthenticationForm) -> HttpResponse:
         form.errors.clear()
-        form.add_error(
-            None, "Too many failed attempts. Wait a few minutes and try again."
-        )
+        form.add_error(None, LOCKED_MESSAGE)
         response = self.render_to_response(self.get_context_data(form=form))
         response.status_code = 429
         return response
+
+
+def _tokens_revoked_text(count: int) -> str:
+    if count == 1:
+        return " Your 1 API token was revoked: make a new one for your scripts."
+    if count:
+        return f" Your {count} API tokens were revoked: make new ones for your scripts."
+    return ""
 
 
 @login_required
@@ -75,13 +93,16 @@ class LoginView(auth_views.LoginView):
 def password_change(request: HttpRequest) -> HttpResponse:
     form = PasswordChangeForm(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = user_password_change(
+        user, revoked = user_password_change(
             user=request.user, new_password=form.cleaned_data["new_password1"]
         )
         update_session_auth_hash(request, user)
-        messages.success(request, "Your password was changed.")
+        text = "Your password was changed." + _tokens_revoked_text(revoked)
+        messages.success(request, text)
         return redirect("accounts:profile")
-    return render(request, "accounts/password_change.html", {"form": form})
+    active = sum(t.is_active for t in api_token_list_for(request.user))
+    context = {"form": form, "active_tokens": active}
+    return render(request, "accounts/password_change.html", context)
 
 
 @login_required

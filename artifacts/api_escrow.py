@@ -26,7 +26,6 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -47,6 +46,7 @@ from artifacts.escrow_storage import EscrowStorageError
 from artifacts.models import Deposit
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from artifacts.services.evidence import evidence_package_prepare
+from config.pagination import LimitOffsetPagination
 
 logger = logging.getLogger(__name__)
 

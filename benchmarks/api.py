@@ -11,7 +11,6 @@ from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,6 +32,7 @@ from benchmarks.selectors import (
 )
 from benchmarks.services import campaign_cancel, campaign_start, run_cancel
 from benchmarks.services.campaigns import MAX_REPETITIONS
+from config.pagination import LimitOffsetPagination
 
 
 class HostSerializer(serializers.Serializer):

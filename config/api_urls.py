@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
-from accounts.api import AuthTokenObtainApi, MeApi
+from accounts.api import ApiSchemaApi, AuthTokenObtainApi, MeApi
 
 urlpatterns = [
     path("auth/token/", AuthTokenObtainApi.as_view(), name="auth-token"),
@@ -15,7 +15,7 @@ urlpatterns = [
     path("", include("benchmarks.api")),
     path("", include("artifacts.api_release")),
     path("", include("gates.api.urls")),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", ApiSchemaApi.as_view(), name="api-schema"),
     path(
         "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"
     ),

@@ -7,6 +7,7 @@ environment (see ``deploy/.env.example`` for every variable).
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 import dj_database_url
@@ -251,6 +252,16 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # /healthz is probed over plain HTTP by load balancers and the runner hosts.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Reverse proxies (addresses or networks) whose X-Forwarded-For names the client,
+# for the login lockout and rate limits (accounts.throttle); none: REMOTE_ADDR only.
+REPROGATE_TRUSTED_PROXIES = env_list("REPROGATE_TRUSTED_PROXIES", [])
+for _proxy in REPROGATE_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise SettingError(
+            f"REPROGATE_TRUSTED_PROXIES: {_proxy!r} is not an address or network."
+        ) from None
 SILENCED_SYSTEM_CHECKS = (
     [] if env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=False) else ["security.W021"]
 )
@@ -265,14 +276,17 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "accounts.parsers.JSONParser",  # refuses JSON nested too deep with a 400
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "accounts.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
+    # DRF's own client address never reads X-Forwarded-For; the login throttle
+    # uses accounts.throttle.client_address (REPROGATE_TRUSTED_PROXIES).
+    "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ReproGate API",

@@ -27,7 +27,6 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -49,6 +48,7 @@ from artifacts.services.ingest import (
     bundle_refuse_upload,
 )
 from artifacts.storage import blob_open
+from config.pagination import LimitOffsetPagination
 from procurement.permissions import bidding_organisation
 from procurement.views.common import rfp_for_request
 

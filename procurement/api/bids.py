@@ -20,13 +20,13 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from config.pagination import LimitOffsetPagination
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.bids import (

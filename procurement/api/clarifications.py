@@ -12,11 +12,11 @@ from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.pagination import LimitOffsetPagination
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors import rfp_get_visible

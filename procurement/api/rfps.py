@@ -13,12 +13,12 @@ from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from config.pagination import LimitOffsetPagination
 from procurement.models import ArtifactKind, Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import (

@@ -58,11 +58,14 @@ def test_token_obtain_lists_every_missing_field() -> None:
 
 def test_token_obtain_is_throttled(vendor_a: Any, settings: Any) -> None:
     api = APIClient()
-    wrong = {"username": "vendor-a", "password": "wrong"}
 
-    statuses = [
-        api.post("/api/v1/auth/token/", wrong, format="json").status_code
-        for _ in range(21)
+    statuses = [  # other accounts each time: the per-minute rate, not the lockout
+        api.post(
+            "/api/v1/auth/token/",
+            {"username": f"nobody-{i}", "password": "wrong"},
+            format="json",
+        ).status_code
+        for i in range(21)
     ]
 
     assert statuses[:20] == [400] * 20

@@ -1,0 +1,245 @@
+"""One lockout for the web login and the API token endpoint: per account and per
+client address, counted in the database, the address taken from a trusted proxy
+only."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, RequestFactory
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts import throttle
+from accounts.models import LoginFailure
+from tests.accounts.factories import PASSWORD
+from tests.config.test_settings_startup import base_env, manage
+
+__all__ = ["base_env"]  # the fixture, used below
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "/api/v1/auth/token/"
+LOGIN = "/accounts/login/"
+
+
+WRONG = "wrong"
+
+
+def _guess(api: APIClient, username: str, password: str = WRONG, **meta: str) -> Any:
+    body = {"username": username, "password": password}
+    return api.post(TOKEN, body, format="json", **meta)
+
+
+def test_sixty_guesses_with_spoofed_forwarded_for_are_locked_out(
+    vendor_a: Any,
+) -> None:
+    api = APIClient()
+
+    statuses = [
+        _guess(api, "vendor-a", HTTP_X_FORWARDED_FOR=f"198.51.100.{i}").status_code
+        for i in range(60)
+    ]
+
+    limit = throttle.MAX_FAILURES_PER_ACCOUNT
+    assert statuses[:limit] == [400] * limit
+    assert set(statuses[limit:]) == {429}
+    assert LoginFailure.objects.count() == limit  # refused guesses are not counted
+
+
+def test_locked_answer_is_the_api_error_shape_with_retry_after(vendor_a: Any) -> None:
+    api = APIClient()
+    for _ in range(throttle.MAX_FAILURES_PER_ACCOUNT):
+        _guess(api, "vendor-a")
+
+    response = _guess(api, "vendor-a", password=PASSWORD)
+
+    assert response.status_code == 429
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["code"] == "login_locked"
+    assert "Too many failed attempts" in response.json()["message"]
+    assert 0 < int(response["Retry-After"]) <= throttle.WINDOW_SECONDS
+
+
+def test_one_address_guessing_many_accounts_is_locked_out(vendor_a: Any) -> None:
+    api = APIClient()
+    for i in range(throttle.MAX_FAILURES_PER_ADDRESS):
+        cache.clear()  # the per-minute rate throttle is not what is tested here
+        assert _guess(api, f"nobody-{i}").status_code == 400
+
+    response = _guess(api, "vendor-a", password=PASSWORD)
+
+    assert response.status_code == 429
+    assert response.json()["code"] == "login_locked"
+
+
+def test_web_login_and_api_share_the_count(client: Client, vendor_a: Any) -> None:
+    half = throttle.MAX_FAILURES_PER_ACCOUNT // 2
+    for _ in range(half):
+        client.post(LOGIN, {"username": "vendor-a", "password": "wrong"})
+    api = APIClient()
+    for _ in range(throttle.MAX_FAILURES_PER_ACCOUNT - half):
+        _guess(api, "vendor-a")
+
+    api_answer = _guess(api, "vendor-a", password=PASSWORD)
+    web_answer = client.post(LOGIN, {"username": "vendor-a", "password": PASSWORD})
+
+    assert api_answer.status_code == 429
+    assert web_answer.status_code == 429
+    assert "Too many failed attempts" in web_answer.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_count_lives_in_the_database_not_in_process_memory(
+    vendor_a: Any,
+) -> None:
+    api = APIClient()
+    for _ in range(throttle.MAX_FAILURES_PER_ACCOUNT):
+        _guess(api, "vendor-a")
+
+    cache.clear()  # what another process sees: none of this process's memory
+
+    assert _guess(api, "vendor-a", password=PASSWORD).status_code == 429
+    assert LoginFailure.objects.filter(username="vendor-a").count() == 10
+
+
+def test_a_login_elsewhere_does_not_reset_another_address(vendor_a: Any) -> None:
+    api = APIClient()
+    attacker = {"REMOTE_ADDR": "192.0.2.66"}
+    for _ in range(throttle.MAX_FAILURES_PER_ACCOUNT - 1):
+        _guess(api, "vendor-a", **attacker)
+
+    assert _guess(api, "vendor-a", PASSWORD, REMOTE_ADDR="192.0.2.7").status_code == 200
+    assert _guess(api, "vendor-a", **attacker).status_code == 400
+
+    assert _guess(api, "vendor-a", PASSWORD, **attacker).status_code == 429
+
+
+def test_a_login_clears_the_own_address_typos(vendor_a: Any) -> None:
+    api = APIClient()
+    for _ in range(3):
+        _guess(api, "vendor-a")
+
+    assert _guess(api, "vendor-a", password=PASSWORD).status_code == 200
+
+    assert not LoginFailure.objects.filter(username="vendor-a").exists()
+
+
+def test_failures_older_than_the_window_no_longer_count(vendor_a: Any) -> None:
+    api = APIClient()
+    for _ in range(throttle.MAX_FAILURES_PER_ACCOUNT):
+        _guess(api, "vendor-a")
+    past = timezone.now() - timedelta(seconds=throttle.WINDOW_SECONDS + 1)
+    LoginFailure.objects.update(occurred_at=past)
+
+    assert _guess(api, "vendor-a", password=PASSWORD).status_code == 200
+
+
+def test_old_failures_are_pruned_so_the_table_stays_bounded(vendor_a: Any) -> None:
+    past = timezone.now() - timedelta(seconds=throttle.WINDOW_SECONDS + 1)
+    LoginFailure.objects.bulk_create(
+        LoginFailure(username=f"u{i}", address="192.0.2.1", occurred_at=past)
+        for i in range(50)
+    )
+
+    _guess(APIClient(), "vendor-a")
+
+    assert list(LoginFailure.objects.values_list("username", flat=True)) == ["vendor-a"]
+
+
+def test_usernames_are_counted_without_regard_to_case(vendor_a: Any) -> None:
+    api = APIClient()
+    for i in range(throttle.MAX_FAILURES_PER_ACCOUNT):
+        _guess(api, "VENDOR-A" if i % 2 else "vendor-a")
+
+    assert _guess(api, "vendor-a", password=PASSWORD).status_code == 429
+
+
+def test_forwarded_for_from_a_trusted_proxy_names_the_client(
+    settings: Any, vendor_a: Any
+) -> None:
+    settings.REPROGATE_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    api = APIClient()
+    via_proxy = {"REMOTE_ADDR": "10.1.2.3"}
+    for i in range(throttle.MAX_FAILURES_PER_ADDRESS):
+        cache.clear()  # the per-minute rate throttle
+        _guess(api, f"nobody-{i}", HTTP_X_FORWARDED_FOR="203.0.113.5", **via_proxy)
+
+    blocked = _guess(
+        api, "vendor-a", PASSWORD, HTTP_X_FORWARDED_FOR="203.0.113.5", **via_proxy
+    )
+    other = _guess(
+        api, "vendor-a", PASSWORD, HTTP_X_FORWARDED_FOR="203.0.113.6", **via_proxy
+    )
+
+    assert blocked.status_code == 429
+    assert other.status_code == 200
+    assert set(LoginFailure.objects.values_list("address", flat=True)) == {
+        "203.0.113.5"
+    }
+
+
+@pytest.mark.parametrize(
+    ("remote", "forwarded", "expected"),
+    [
+        ("192.0.2.1", "", "192.0.2.1"),
+        ("192.0.2.1", "203.0.113.9", "192.0.2.1"),  # not a proxy: header ignored
+        ("10.0.0.2", "203.0.113.9", "203.0.113.9"),
+        ("10.0.0.2", "6.6.6.6, 203.0.113.9", "203.0.113.9"),  # client-set part
+        ("10.0.0.2", "203.0.113.9, 10.0.0.7", "203.0.113.9"),  # two proxies
+        ("10.0.0.2", "10.0.0.7", "10.0.0.7"),  # only proxies: the farthest
+        ("10.0.0.2", "", "10.0.0.2"),
+        ("10.0.0.2", "not-an-address", "10.0.0.2"),
+        ("10.0.0.2", "junk, 203.0.113.9", "203.0.113.9"),
+        ("10.0.0.2", "2001:db8::1", "2001:db8::1"),
+    ],
+)
+def test_client_address(
+    settings: Any, remote: str, forwarded: str, expected: str
+) -> None:
+    settings.REPROGATE_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    meta = {"REMOTE_ADDR": remote}
+    if forwarded:
+        meta["HTTP_X_FORWARDED_FOR"] = forwarded
+
+    request = RequestFactory().get("/", **meta)
+
+    assert throttle.client_address(request) == expected
+
+
+def test_the_rate_throttle_is_keyed_on_the_same_address(settings: Any) -> None:
+    settings.REPROGATE_TRUSTED_PROXIES = []
+    request = RequestFactory().post(
+        TOKEN, REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR="198.51.100.1"
+    )
+
+    assert throttle.LoginRateThrottle().get_ident(request) == "192.0.2.1"
+
+
+def test_web_login_counts_the_client_address_not_the_header(
+    client: Client, buyer: Any
+) -> None:
+    for i in range(throttle.MAX_FAILURES_PER_ACCOUNT):
+        client.post(
+            LOGIN,
+            {"username": "buyer", "password": "wrong"},
+            HTTP_X_FORWARDED_FOR=f"198.51.100.{i}",
+        )
+
+    assert set(LoginFailure.objects.values_list("address", flat=True)) == {"127.0.0.1"}
+    answer = client.post(LOGIN, {"username": "buyer", "password": PASSWORD})
+    assert answer.status_code == 429
+
+
+def test_startup_rejects_a_trusted_proxy_that_is_no_address(
+    base_env: dict[str, str],
+) -> None:
+    base_env["REPROGATE_TRUSTED_PROXIES"] = "10.0.0.1, proxy.internal"
+
+    result = manage(base_env, "check")
+
+    assert result.returncode != 0
+    assert "REPROGATE_TRUSTED_PROXIES: 'proxy.internal'" in result.stderr
