@@ -225,6 +225,12 @@ class AddendumChangesInputSerializer(serializers.Serializer):
         required=False,
     )
     retest_vendor_funded = serializers.BooleanField(required=False)
+    retest_deadline_days = serializers.IntegerField(
+        required=False, min_value=1, max_value=365
+    )
+    retest_max_attempts = serializers.IntegerField(
+        required=False, min_value=1, max_value=10
+    )
     audit_rights_clause = serializers.CharField(required=False, allow_blank=True)
 
     def to_internal_value(self, data: Any) -> Any:

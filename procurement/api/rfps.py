@@ -93,6 +93,8 @@ class TermsSerializer(serializers.Serializer):
     retest_clause = serializers.CharField()
     retest_tolerance_pct = serializers.DecimalField(max_digits=5, decimal_places=2)
     retest_vendor_funded = serializers.BooleanField()
+    retest_deadline_days = serializers.IntegerField()
+    retest_max_attempts = serializers.IntegerField()
     audit_rights_clause = serializers.CharField()
     standstill_days = serializers.IntegerField()
     frozen_at = serializers.DateTimeField(source="terms_frozen_at", allow_null=True)
@@ -253,6 +255,12 @@ class RfpPatchInputSerializer(serializers.Serializer):
         max_digits=5, decimal_places=2, required=False
     )
     retest_vendor_funded = serializers.BooleanField(required=False)
+    retest_deadline_days = serializers.IntegerField(
+        min_value=1, max_value=365, required=False
+    )
+    retest_max_attempts = serializers.IntegerField(
+        min_value=1, max_value=10, required=False
+    )
     audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
     standstill_days = serializers.IntegerField(required=False)
     artifacts = ArtifactSerializer(many=True, required=False)

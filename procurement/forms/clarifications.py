@@ -19,6 +19,10 @@ def _textarea(rows: int = 4) -> forms.Textarea:
     return forms.Textarea(attrs={"rows": rows})
 
 
+# Re-test terms an addendum form may leave empty: they keep their value.
+KEEP_WHEN_EMPTY = ("retest_deadline_days", "retest_max_attempts")
+
+
 class ClarificationAskForm(forms.Form):
     question = forms.CharField(
         max_length=QUESTION_MAX_LENGTH,
@@ -64,6 +68,12 @@ class AddendumForm(forms.Form):
     retest_vendor_funded = forms.BooleanField(
         label="Re-tests are vendor-funded", required=False
     )
+    retest_deadline_days = forms.IntegerField(
+        label="Re-test deadline (days)", min_value=1, max_value=365, required=False
+    )
+    retest_max_attempts = forms.IntegerField(
+        label="Re-test attempts", min_value=1, max_value=10, required=False
+    )
     audit_rights_clause = _text()
     reason = forms.CharField(
         max_length=REASON_MAX_LENGTH,
@@ -83,6 +93,9 @@ class AddendumForm(forms.Form):
         for name, value in data.items():
             if isinstance(value, str):
                 data[name] = value.replace("\r\n", "\n").strip()
+        for name in KEEP_WHEN_EMPTY:  # left empty: unchanged
+            if data.get(name) is None and name in self.fields:
+                data[name] = getattr(self.rfp, name)
         return data
 
     def changes(self) -> dict[str, object]:

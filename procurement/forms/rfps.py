@@ -156,6 +156,8 @@ class RfpTermsForm(forms.ModelForm):
             "retest_clause",
             "retest_tolerance_pct",
             "retest_vendor_funded",
+            "retest_deadline_days",
+            "retest_max_attempts",
             "audit_rights_clause",
             "standstill_days",
         ]
@@ -166,6 +168,8 @@ class RfpTermsForm(forms.ModelForm):
             "retest_clause": "Re-test",
             "retest_tolerance_pct": "Tolerance band (%)",
             "retest_vendor_funded": "Re-tests are vendor-funded",
+            "retest_deadline_days": "Re-test deadline (days after a failed gate)",
+            "retest_max_attempts": "Re-test attempts per obligation",
             "audit_rights_clause": "Audit rights (third-party re-runs)",
             "standstill_days": "Standstill period after award (days)",
         }
@@ -178,6 +182,20 @@ class RfpTermsForm(forms.ModelForm):
                 "audit_rights_clause",
             )
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.KEEP_WHEN_EMPTY:  # left empty: the value stays as it is
+            self.fields[name].required = False
+
+    KEEP_WHEN_EMPTY = ("retest_deadline_days", "retest_max_attempts")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in self.KEEP_WHEN_EMPTY:
+            if data.get(name) is None:
+                data[name] = getattr(self.instance, name)
+        return data
 
 
 # --- rows: artifacts, metrics, criteria ---------------------------------------------

@@ -153,6 +153,8 @@ _LABELS = {
     "retest_clause": "Re-test clause",
     "retest_tolerance_pct": "Re-test tolerance (%)",
     "retest_vendor_funded": "Re-tests are vendor-funded",
+    "retest_deadline_days": "Re-test deadline (days)",
+    "retest_max_attempts": "Re-test attempts",
 }
 
 

@@ -52,6 +52,8 @@ AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "retest_clause",
     "retest_tolerance_pct",
     "retest_vendor_funded",
+    "retest_deadline_days",
+    "retest_max_attempts",
     "audit_rights_clause",
 )
 REASON_MAX_LENGTH = 4000

@@ -78,6 +78,8 @@ TERMS_FIELDS: Final = (
     "retest_clause",
     "retest_tolerance_pct",
     "retest_vendor_funded",
+    "retest_deadline_days",
+    "retest_max_attempts",
     "audit_rights_clause",
     "standstill_days",
 )
