@@ -13,6 +13,12 @@ of both documents, their digests, every criterion's statistics and bootstrap,
 stop-loss, score) and ``evaluation_bytes``: CPU time (``time.process_time``)
 and wall time, the median of ``--repeat`` calls. The target is under 1 s of CPU
 for 5,000 runs. Exit status 0, or non-zero only on an error.
+
+With ``--queries`` it then prints how many SQL queries the gate board (the
+selector and the page) and one vendor's gate page take for 2 and for 20
+vendors (each with a frozen plan, an evaluation, a decision and an open re-test
+obligation), on a throw-away in-memory SQLite database migrated in this
+process: the figures must not grow with the vendors.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -110,6 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5000)
     parser.add_argument("--scenarios", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--queries",
+        action="store_true",
+        help="also print the gate board's and gate page's query counts",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.scenarios < 1 or args.repeat < 1:
         parser.error("--runs, --scenarios and --repeat must be at least 1")
@@ -134,7 +145,161 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"evaluate_plan wall time (s)   {wall:.3f}")
     print(f"evaluation_bytes CPU (s)      {out_cpu:.3f}   ({len(data):,} bytes)")
     print(f"target: under 1 s of CPU      {'met' if cpu < 1 else 'NOT met'}")
+    if args.queries:
+        query_counts(plan, results)
     return 0
+
+
+# --- the read side's query counts ---------------------------------------------------
+
+QUERY_ENV: Final = {
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+    "DATABASE_URL": "sqlite://:memory:",
+    "DJANGO_SECRET_KEY": "insecure-key-for-the-benchmark-only",
+    "DJANGO_DEBUG": "False",
+    "DJANGO_SECURE_SSL_REDIRECT": "False",
+    "DJANGO_LOG_LEVEL": "WARNING",
+}
+
+
+def _setup_django() -> None:
+    import os
+    import warnings
+
+    warnings.filterwarnings("ignore", message="No directory at")  # no collectstatic
+
+    for key, value in QUERY_ENV.items():
+        os.environ[key] = value
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test.utils import override_settings, setup_test_environment
+
+    setup_test_environment()  # the test client's host is allowed
+    override_settings(  # no collected static manifest, nothing written to disk
+        STORAGES={
+            "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+            "staticfiles": {
+                "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+            },
+        }
+    ).enable()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def _tender(
+    n: int, plan: dict[str, Any], results: dict[str, Any], doc: dict[str, Any]
+) -> tuple[Any, Any, list[Any]]:
+    """An opened RFP with ``n`` vendors, each with a frozen plan, one evaluation
+    of lab-validation (FAIL), a hold decision and an open re-test obligation."""
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import Membership, Organisation, Role
+    from artifacts.models import Blob, Bundle
+    from benchmarks.models import Campaign, LabPool
+    from gates.engine.documents import canonical_json, evaluation_bytes, sha256_hex
+    from gates.models import Decision, Evaluation, GatePlan, RetestObligation
+    from procurement import clock
+    from procurement.models import Rfp
+
+    now = clock.now()
+    buyer_org = Organisation.objects.create(
+        slug=f"buyer-{n}", name=f"Buyer {n}", kind="buyer"
+    )
+    lab = Organisation.objects.create(slug=f"lab-{n}", name="Lab", kind="lab")
+    buyer_org.engages.add(lab)
+    user = get_user_model().objects.create(username=f"buyer-{n}")
+    Membership.objects.create(user=user, organisation=buyer_org, role=Role.BUYER)
+    rfp = Rfp.objects.create(
+        reference=f"RFP-Q-{n}", title="Query counts", buyer_organisation=buyer_org,
+        status=Rfp.Status.OPENED, submission_deadline=now - timedelta(days=1),
+    )  # fmt: skip
+    pool = LabPool.objects.create(name=f"pool-{n}", lab_organisation=lab)
+    blob = Blob.objects.create(sha256=f"{n:064x}", size=1, storage_key=f"k{n}")
+    vendors = []
+    for i in range(n):
+        org = Organisation.objects.create(
+            slug=f"v{n}-{i:02d}", name=f"Vendor {i:02d}", kind="vendor"
+        )
+        rfp.invited_vendors.add(org)
+        own = {**plan, "rfp": rfp.reference, "vendor": org.slug}
+        frozen = GatePlan.objects.create(
+            rfp=rfp, vendor_organisation=org, version=1, status="frozen",
+            document=canonical_json(own).decode(), sha256=sha256_hex(own),
+            created_by=user, frozen_by=user, frozen_at=now,
+        )  # fmt: skip
+        bundle = Bundle.objects.create(
+            rfp=rfp, organisation=org, uploaded_by=user, status="accepted",
+            sha256=f"{i:064x}", size=1, archive_blob=blob,
+        )  # fmt: skip
+        campaign = Campaign.objects.create(
+            rfp=rfp, bundle=bundle, pool=pool, started_by=user, repetitions=3
+        )
+        evaluation = Evaluation.objects.create(
+            plan=frozen, rfp=rfp, vendor_organisation=org, gate="lab-validation",
+            campaign=campaign, verdict="FAIL", plan_document=frozen.document,
+            results_document=canonical_json(results).decode(),
+            evaluation_document=evaluation_bytes(doc).decode(),
+            plan_sha256="0" * 64, results_sha256="0" * 64,
+            evaluation_sha256="0" * 64, evaluated_at=now,
+        )  # fmt: skip
+        Decision.objects.create(
+            plan=frozen, gate="lab-validation", evaluation=evaluation, kind="hold",
+            status="recorded", rationale="Bench.", decided_by=user, decided_at=now,
+        )  # fmt: skip
+        RetestObligation.objects.create(
+            rfp=rfp, vendor_organisation=org, plan=frozen, gate="lab-validation",
+            evaluation=evaluation, reason="Bench.", max_attempts=2,
+            deadline=now + timedelta(days=30),
+        )  # fmt: skip
+        vendors.append(org)
+    return rfp, user, vendors
+
+
+def query_counts(plan: dict[str, Any], results: dict[str, Any]) -> None:
+    """Print the board's and the gate page's query counts for 2 and 20 vendors."""
+    small = {**results, "runs": results["runs"][:12]}
+    (doc,) = evaluate_plan(plan, small)
+    _setup_django()
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    from gates.selectors.board import gate_board
+
+    figures = []
+    for n in (2, 20):
+        rfp, user, vendors = _tender(n, plan, small, doc)
+        client = Client()
+        client.force_login(user)
+        board_url = reverse("gates:board", args=[rfp.public_id])
+        gate_url = reverse(
+            "gates:gate", args=[rfp.public_id, vendors[0].slug, "lab-validation"]
+        )
+        client.get(board_url)  # warm: session, content types
+        with CaptureQueriesContext(connection) as selector:
+            rows = gate_board(rfp=rfp, user=user)
+        with CaptureQueriesContext(connection) as board_page:
+            board = client.get(board_url)
+        with CaptureQueriesContext(connection) as gate_page:
+            gate = client.get(gate_url)
+        if (len(rows), board.status_code, gate.status_code) != (n, 200, 200):
+            raise RuntimeError(f"unexpected pages for {n} vendors")
+        figures.append(
+            (n, len(selector.captured_queries), len(board_page.captured_queries),
+             len(gate_page.captured_queries))
+        )  # fmt: skip
+    for n, selector_q, board_q, gate_q in figures:
+        print(
+            f"queries, {n:2d} vendors           gate_board {selector_q}, "
+            f"board page {board_q}, gate page {gate_q}"
+        )
+    constant = len({f[1:] for f in figures}) == 1
+    print(f"queries constant in vendors   {'yes' if constant else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -55,3 +55,29 @@ def test_bench_gates_prints_its_figures_and_exits_0() -> None:
     assert re.search(r"^runs\s+200 in 1 scenario", done.stdout, re.M)
     assert re.search(r"^criteria, stop-loss\s+7, 4$", done.stdout, re.M)
     assert re.search(r"^evaluate_plan CPU time \(s\)\s+\d+\.\d{3}", done.stdout, re.M)
+
+
+def test_bench_gates_prints_constant_query_counts_for_2_and_20_vendors() -> None:
+    """``--queries``: the gate board (selector and page) and the gate page cost
+    the same number of queries for 2 and for 20 vendors."""
+    command = [sys.executable, "-m", "tests.perf.bench_gates", "--runs", "50"]
+
+    done = subprocess.run(
+        [*command, "--repeat", "1", "--queries"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = re.findall(
+        r"^queries, +(\d+) vendors +gate_board (\d+), board page (\d+), "
+        r"gate page (\d+)$",
+        done.stdout,
+        re.M,
+    )
+    assert [n for n, *_ in found] == ["2", "20"]
+    assert found[0][1:] == found[1][1:]
+    assert re.search(r"^queries constant in vendors +yes$", done.stdout, re.M)
