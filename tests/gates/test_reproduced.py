@@ -57,7 +57,9 @@ def test_gate_verdict_per_vendor(two_vendors: Rfp) -> None:
         "badge-fail",
     )
     assert found["acme-flash"].gate == "lab-validation"
-    assert found["acme-flash"].url.endswith("/")
+    assert found["acme-flash"].url == (
+        f"/gates/rfps/{two_vendors.public_id}/vendors/acme-flash/gates/lab-validation/"
+    )
 
 
 def test_claims_matched_by_metric_stat_and_scenario(two_vendors: Rfp) -> None:

@@ -86,6 +86,8 @@ def test_page_shows_the_lab_validation_verdict_with_a_link(
     assert "Lab validation" in html
     assert 'class="badge badge-pass" href="' in acme
     assert ">PASS</a>" in acme
+    gate = f"/gates/rfps/{rfp.public_id}/vendors/acme-flash/gates/lab-validation/"
+    assert f'href="{gate}"' in acme
     assert 'class="badge badge-fail" href="' in bolt
     assert ">FAIL</a>" in bolt
 
