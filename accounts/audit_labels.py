@@ -79,6 +79,17 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "run.cancel_requested": "Run cancellation requested",
     "run.redispatched": "Run re-sent to its pool",
     "run_output.downloaded": "Run output downloaded",
+    # gates: decisions and re-test obligations
+    "gate.decided": "Gate decision recorded",
+    "gate.decision_seconded": "Gate promotion signed off",
+    "gate.decision_withdrawn": "Gate promotion withdrawn",
+    "retest.raised": "Re-test obligation raised",
+    "retest.scheduled": "Re-test requested",
+    "retest.campaign_started": "Re-test campaign started",
+    "retest.reopened": "Re-test failed, attempts left",
+    "retest.passed": "Re-test obligation passed",
+    "retest.failed": "Re-test obligation failed (breach)",
+    "retest.expired": "Re-test obligation expired (breach)",
 }
 
 
