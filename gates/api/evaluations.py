@@ -74,7 +74,9 @@ def evaluation_body(evaluation: Evaluation) -> bytes:
         "vendor": evaluation.vendor_organisation.slug,
         "plan_version": evaluation.plan.version,
         "campaign": str(evaluation.campaign.public_id),
-        "evaluated_at": evaluation.evaluated_at.isoformat(),
+        "evaluated_at": serializers.DateTimeField().to_representation(
+            evaluation.evaluated_at
+        ),
         "plan_sha256": evaluation.plan_sha256,
         "results_sha256": evaluation.results_sha256,
         "evaluation_sha256": evaluation.evaluation_sha256,

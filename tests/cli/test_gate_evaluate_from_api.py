@@ -14,12 +14,15 @@ from typing import Any
 
 import pytest
 
+from gates.engine import evaluate_plan, evaluation_bytes
 from gates.engine.documents import canonical_json
 from gates.models import Evaluation
+from reprogate_cli.main import main
 from tests.artifacts import ingest_support
 from tests.gates import support as gates_support
 from tests.gates.api import support as api_support
 from tests.gates.api.support import FAILING, GATE, api, judged
+from tests.gates.engine import support as engine
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +110,122 @@ def test_check_fails_when_the_results_were_altered(
 
     assert done.returncode == 1
     assert done.stdout != evaluation.evaluation_document.encode("utf-8") + b"\n"
+
+
+# --- bad input (in process, no database) -------------------------------------------
+
+
+def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:
+    status = main(["gate", "evaluate", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+@pytest.fixture
+def offline_response(tmp_path: Path) -> Path:
+    """A response body made offline from the engine's test documents (the
+    database is not used)."""
+    plan_doc = engine.plan(engine.criterion())
+    results_doc = engine.results(*engine.values(176.2, 171.0, 178.9))
+    doc = evaluate_plan(plan_doc, results_doc)[0]
+    path = tmp_path / "response.json"
+    body = {"id": "x", "evaluation": doc, "plan": plan_doc, "results": results_doc}
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
+def test_check_passes_offline_and_prints_one_line(
+    offline_response: Path, capsys: Any
+) -> None:
+    status, out, err = run_main(capsys, "--from", str(offline_response), "--check")
+
+    body = json.loads(offline_response.read_text())
+    assert (status, err) == (0, "")
+    assert out.encode() == evaluation_bytes(body["evaluation"]) + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ([1, 2], 'it needs the objects "evaluation", "plan" and "results"'),
+        ({"evaluation": {}, "plan": {}}, 'it needs the objects "evaluation"'),
+        ({"evaluation": {"gate": 3}, "plan": {}, "results": {}}, "not a gate name"),
+    ],
+)
+def test_a_file_that_is_not_a_response_is_refused(
+    tmp_path: Path, capsys: Any, body: Any, says: str
+) -> None:
+    path = tmp_path / "response.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+
+    status, out, err = run_main(capsys, "--from", str(path), "--check")
+
+    assert (status, out) == (2, "")
+    assert says in err
+    assert len(err.splitlines()) == 1
+
+
+def test_invalid_documents_in_the_response_are_named_with_their_paths(
+    offline_response: Path, capsys: Any
+) -> None:
+    body = json.loads(offline_response.read_text())
+    body["plan"]["gates"][0]["criteria"][0]["band"] = {"pct": 150}
+    offline_response.write_text(json.dumps(body), encoding="utf-8")
+
+    status, out, err = run_main(capsys, "--from", str(offline_response))
+
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        f"reprogate: {offline_response}: plan is not a valid gate plan:",
+        "  gates[0].criteria[0].band.pct: must be between 0 and 100",
+    ]
+
+
+def test_a_response_whose_plan_lacks_its_gate_is_refused(
+    offline_response: Path, capsys: Any
+) -> None:
+    body = json.loads(offline_response.read_text())
+    body["evaluation"]["gate"] = "prod"
+    offline_response.write_text(json.dumps(body), encoding="utf-8")
+
+    status, out, err = run_main(capsys, "--from", str(offline_response))
+
+    assert (status, out) == (2, "")
+    assert "its plan has no gate 'prod'" in err
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--gate", "pilot"],  # another gate than the response's
+        ["--plan", "plan.json"],  # --from or --plan/--results, not both
+    ],
+)
+def test_from_with_conflicting_options_is_refused(
+    offline_response: Path, capsys: Any, extra: list[str]
+) -> None:
+    status, out, err = run_main(capsys, "--from", str(offline_response), *extra)
+
+    assert (status, out) == (2, "")
+    assert err.startswith("reprogate: ")
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["--plan", "plan.json"], ["--plan", "p", "--results", "r", "--check"]]
+)
+def test_without_from_plan_and_results_are_needed(capsys: Any, args: list[str]) -> None:
+    status, out, err = run_main(capsys, *args)
+
+    assert (status, out) == (2, "")
+    assert "needs --plan and --results, or else --from RESPONSE.json" in err
+
+
+def test_an_unreadable_response_is_one_clear_line(tmp_path: Path, capsys: Any) -> None:
+    missing = tmp_path / "nope.json"
+
+    status, out, err = run_main(capsys, "--from", str(missing))
+
+    assert (status, out) == (2, "")
+    assert (
+        err == f"reprogate: cannot read response {missing}: No such file or directory\n"
+    )

@@ -14,7 +14,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from gates.engine.documents import canonical_json
 from gates.models import GatePlan
-from gates.services.plans import plan_import
+from gates.services.plans import MAX_IMPORT_BYTES, plan_import
 from procurement.models import Rfp
 from tests.gates.api.support import api
 from tests.gates.support import plan_document
@@ -112,6 +112,29 @@ def test_post_names_each_problem_of_the_document_by_its_path(
     paths = {p["path"] for p in response.json()["problems"]}
     assert response.status_code == 400
     assert paths == {"document.gates[0].criteria[0].band.pct", "document.vendor"}
+    assert not GatePlan.objects.exists()
+
+
+def test_post_refuses_json_that_is_not_json(rfp: Rfp, buyer: Any) -> None:
+    body = '{"vendor": "acme-flash", "document": {"schema": NaN}}'
+
+    response = api(buyer).post(plans_url(rfp), body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "parse_error"
+    assert not GatePlan.objects.exists()
+
+
+def test_post_refuses_a_document_over_the_size_cap(
+    rfp: Rfp, buyer: Any, document: dict[str, Any]
+) -> None:
+    document["padding"] = "x" * (MAX_IMPORT_BYTES + 1)
+    data = {"vendor": "acme-flash", "document": document}
+
+    response = api(buyer).post(plans_url(rfp), data, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "too_large"
     assert not GatePlan.objects.exists()
 
 
