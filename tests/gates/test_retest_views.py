@@ -82,6 +82,17 @@ def test_vendor_page_shows_terms_and_the_request_form(
     assert 'data-testid="retest-request-form"' in body
     assert str(revised.public_id) in body
     assert reverse("artifacts:bundle_upload", args=[obligation.rfp.public_id]) in body
+    criterion = reverse(
+        "gates:criterion",
+        args=[
+            obligation.rfp.public_id,
+            "acme-flash",
+            obligation.gate,
+            "ttft-p99-cold-c1",
+        ],
+    )
+    assert criterion in body
+    assert "Re-test obligation raised" in body  # the history, labelled
 
 
 def test_vendor_requests_the_retest(
