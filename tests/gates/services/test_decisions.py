@@ -312,3 +312,16 @@ def test_decision_transition_matrix(
 
     decision.refresh_from_db()
     assert decision.status == (to if allowed else current)
+
+
+def test_decisions_are_taken_on_the_current_plan_only(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+    GatePlan.objects.filter(pk=frozen_plan.pk).update(status="superseded")
+    frozen_plan.refresh_from_db()
+
+    with pytest.raises(GatesConflict, match="current frozen plan"):
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="hold", rationale="x", actor=buyer
+        )

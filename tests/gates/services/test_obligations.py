@@ -450,3 +450,26 @@ def test_a_live_or_passed_obligation_is_no_breach(
     evaluate(frozen_plan, FAIL)
 
     assert breaches_citable(rfp, vendor_a_org.pk) == []
+
+
+def test_a_retest_evaluated_after_the_deadline_answers_nothing(
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    revised: Any,
+    vendor_a: Any,
+    labops: Any,
+    clock: Any,
+    rfp: Rfp,
+) -> None:
+    evaluate(frozen_plan, FAIL)
+    obligation = RetestObligation.objects.get()
+    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    clock.advance(days=rfp.retest_deadline_days)
+
+    evaluate(frozen_plan, PASS, campaign=campaign)
+
+    obligation.refresh_from_db()
+    assert (obligation.status, obligation.breached_at) == (
+        OB.EXPIRED,
+        obligation.deadline,
+    )
