@@ -64,9 +64,17 @@ NO_SCOPE: Final = GateScope(False, False, False, frozenset())
 
 
 def gate_scope(user: AnyUser, rfp: Rfp) -> GateScope:
-    """The user's scope on ``rfp``'s gates (two queries)."""
+    """The user's scope on ``rfp``'s gates (at most two queries, once per user
+    object and RFP: cached on the user, as ``user_roles`` does)."""
     if not user.is_authenticated:
         return NO_SCOPE
+    cache: dict[int, GateScope] = user.__dict__.setdefault("_reprogate_gates", {})
+    if rfp.pk not in cache:
+        cache[rfp.pk] = _scope(user, rfp)
+    return cache[rfp.pk]
+
+
+def _scope(user: AnyUser, rfp: Rfp) -> GateScope:
     rows = list(
         membership_list_for(user).values_list(
             "organisation_id", "role", "organisation__kind"

@@ -152,7 +152,7 @@ def gate_page(
     plan = _current_plan(rfp, vendor)
     own = Evaluation.objects.filter(rfp=rfp, vendor_organisation=vendor, gate=gate)
     latest = (
-        own.select_related("plan", "campaign", "deposit")
+        own.select_related("plan", "campaign", "deposit", "evaluated_by")
         .annotate(plan_version=F("plan__version"))
         .order_by("-evaluated_at", "-id")
         .first()
