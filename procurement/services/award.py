@@ -137,7 +137,11 @@ def _lab_passed(lab: LabValidation | None) -> bool:
 
 
 def _check_gates(
-    bid: Bid, lab: LabValidation | None, gates_override_reason: str
+    bid: Bid,
+    lab: LabValidation | None,
+    gates_override_reason: str,
+    *,
+    confirming: bool = False,
 ) -> None:
     if lab is None or lab.passed:
         return
@@ -149,11 +153,14 @@ def _check_gates(
         if lab.verdict
         else "the lab has not evaluated it yet"
     )
-    message = (
-        f"{name} has not passed lab validation ({state}). Award to a vendor whose "
-        "claims the lab reproduced, or give a written reason of at least "
+    then = (
+        "Decline this request; a new one may give a written reason of at least "
         f"{OVERRIDE_REASON_MIN} characters to award without it."
+        if confirming
+        else "Award to a vendor whose claims the lab reproduced, or give a written "
+        f"reason of at least {OVERRIDE_REASON_MIN} characters to award without it."
     )
+    message = f"{name} has not passed lab validation ({state}). {then}"
     raise ProcurementError(
         message,
         code="lab_validation_not_passed",
@@ -274,7 +281,7 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -
     _check_bid(rfp, request.bid)
     _check_sheets(score_sheet_completeness(rfp), request.override_reason)
     lab = lab_validation_of(rfp, request.bid)
-    _check_gates(request.bid, lab, request.gates_override_reason)
+    _check_gates(request.bid, lab, request.gates_override_reason, confirming=True)
 
 
 @transaction.atomic

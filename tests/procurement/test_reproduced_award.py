@@ -205,3 +205,34 @@ def test_an_rfp_without_gate_plans_is_awarded_on_claims(
     assert (
         AuditEvent.objects.get(action="award.requested").data["lab_validation"] is None
     )
+
+
+def test_confirm_is_refused_when_the_verdict_fell_after_the_request(
+    rfp: Rfp, buyer: Any, evaluator: Any, buyer_org: Organisation, labops: Any
+) -> None:
+    from artifacts.models import Bundle
+    from gates.models import GatePlan
+    from tests.gates.reproduced_support import evaluate_lab, lab_campaign
+
+    _request(rfp, "acme-flash", buyer)
+    plan = GatePlan.objects.get(rfp=rfp, vendor_organisation__slug="acme-flash")
+    bundle = Bundle.objects.get(rfp=rfp, organisation=plan.vendor_organisation)
+    evaluate_lab(plan, lab_campaign(bundle, buyer_org, labops, OVERCLAIMING))
+
+    with pytest.raises(ProcurementError, match=r"verdict is FAIL.*Decline"):
+        award_confirm(rfp=rfp, actor=evaluator)
+
+    rfp.refresh_from_db()
+    assert rfp.status == Rfp.Status.OPENED
+
+
+def test_api_pending_request_lists_each_vendors_lab_verdict(
+    client_for: Any, rfp: Rfp, buyer: Any
+) -> None:
+    _request(rfp, "acme-flash", buyer)
+
+    body = client_for(buyer).get(f"/api/v1/rfps/{rfp.public_id}/award/request/").json()
+
+    ranking = body["ranking"]
+    verdicts = {r["bid"]["vendor"]["slug"]: r["lab_validation"] for r in ranking}
+    assert verdicts == {"acme-flash": "PASS", "bolt-storage": "FAIL"}
