@@ -106,6 +106,7 @@ class EvaluationDetailApi(APIView):
     )
     def get(self, request: Request, evaluation_id: uuid.UUID) -> HttpResponse:
         evaluation = one(evaluation_list_visible_to(request.user), evaluation_id)
+        self.check_object_permissions(request, evaluation)
         return _documents(evaluation)
 
 

@@ -62,6 +62,7 @@ class ObligationDetailApi(APIView):
     )
     def get(self, request: Request, obligation_id: uuid.UUID) -> Response:
         obligation = one(obligation_list_visible_to(request.user), obligation_id)
+        self.check_object_permissions(request, obligation)
         return Response(ObligationSerializer(obligation).data)
 
 
@@ -92,6 +93,7 @@ class ObligationRequestApi(APIView):
             obligation=obligation, bundle=bundle, actor=request.user
         )
         obligation = one(obligation_list_visible_to(request.user), obligation_id)
+        self.check_object_permissions(request, obligation)
         return Response(ObligationSerializer(obligation).data)
 
 

@@ -171,7 +171,9 @@ class PlanDetailApi(APIView):
         responses={200: PlanSerializer, **READ_ERRORS},
     )
     def get(self, request: Request, plan_id: uuid.UUID) -> Response:
-        return _plan(one(plan_list_visible_to(request.user), plan_id))
+        plan = one(plan_list_visible_to(request.user), plan_id)
+        self.check_object_permissions(request, plan)
+        return _plan(plan)
 
     @extend_schema(
         operation_id="gate_plan_update",
