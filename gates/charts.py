@@ -60,7 +60,9 @@ def criterion_repetitions(
             "text": [
                 f"run {r.run_id}{'' if r.counted else ' (not counted)'}" for r in points
             ],
-            "hovertemplate": f"%{{text}}<br>%{{y}}{suffix}<extra></extra>",
+            "hovertemplate": (
+                f"%{{text}}<br>%{{y}}{suffix}<br>click: open the run<extra></extra>"
+            ),
             "marker": {
                 "size": 10,
                 "color": [colour if r.counted else "#98a2b3" for r in points],
