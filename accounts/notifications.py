@@ -25,6 +25,8 @@ _LINK_LABELS = {
     "procurement:rfp_evaluation": "Open the evaluation",
     "procurement:rfp_award": "Open the award",
     "artifacts:release_detail": "Open the escrow release",
+    "gates:gate": "Open the gate",
+    "gates:retest": "Open the re-test obligation",
 }
 
 

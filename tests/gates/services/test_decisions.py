@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Notification
+from accounts.notifications import notification_link_label
 from artifacts.models import LogEntry
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import DECISION_TRANSITIONS, Decision, Evaluation, GatePlan
@@ -80,6 +81,7 @@ def test_hold_is_recorded_logged_audited_and_told_to_the_vendor(
     rfp = frozen_plan.rfp
     gate_page = reverse("gates:gate", args=[rfp.public_id, "acme-flash", LAB])
     assert told.get().url == gate_page
+    assert notification_link_label(gate_page) == "Open the gate"
 
 
 def test_rationale_and_buyer_side_are_required(

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from accounts.exceptions import ApplicationError, InvalidTransition
 from accounts.models import AuditEvent, Notification
+from accounts.notifications import notification_link_label
 from artifacts.escrow.breaches import breaches_citable
 from artifacts.models import Bundle, Release
 from artifacts.services.release import release_request
@@ -112,7 +113,8 @@ def test_blocking_fail_raises_an_obligation_on_the_vendor(
     assert obligation.max_attempts == rfp.retest_max_attempts
     assert obligation.cost_bearer == "vendor"
     assert AuditEvent.objects.filter(action="retest.raised").count() == 1
-    assert told(vendor_a, "re-test of lab-validation due by")
+    [due] = Notification.objects.filter(recipient=vendor_a, subject__contains="due by")
+    assert notification_link_label(due.url) == "Open the re-test obligation"
 
 
 def test_buyer_funded_retest_is_borne_by_the_buyer(
