@@ -132,7 +132,13 @@ class PlanListApi(APIView):
     @extend_schema(
         operation_id="gate_plan_create",
         request=InputSerializer,
-        responses={201: PlanSerializer, **WRITE_ERRORS},
+        responses={
+            201: OpenApiResponse(PlanSerializer, description="A new draft."),
+            200: OpenApiResponse(
+                PlanSerializer, description="An import replaced the draft's content."
+            ),
+            **WRITE_ERRORS,
+        },
     )
     def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for(request.user, rfp_id)
