@@ -54,14 +54,20 @@ def _gate_spec(plan: GatePlan, gate: str) -> dict | None:
     return next((g for g in plan.plan.get("gates", []) if g["name"] == gate), None)
 
 
+DOCUMENTS = ("plan_document", "results_document", "evaluation_document")
+
+
 def gate_evaluations(plan: GatePlan, gate: str) -> list[Evaluation]:
-    """The gate's evaluations for the plan's RFP and vendor, newest first."""
+    """The gate's evaluations for the plan's RFP and vendor, newest first
+    (without their documents)."""
     return list(
         Evaluation.objects.filter(
             rfp_id=plan.rfp_id,
             vendor_organisation_id=plan.vendor_organisation_id,
             gate=gate,
-        ).order_by("-evaluated_at", "-id")
+        )
+        .defer(*DOCUMENTS)
+        .order_by("-evaluated_at", "-id")
     )
 
 
@@ -88,6 +94,7 @@ def gate_decisions(plan: GatePlan, gate: str) -> list[Decision]:
             gate=gate,
         )
         .select_related("decided_by", "second_by", "withdrawn_by", "evaluation")
+        .defer(*(f"evaluation__{name}" for name in DOCUMENTS))
         .order_by("-decided_at", "-id")
     )
 

@@ -327,3 +327,19 @@ def test_decisions_are_taken_on_the_current_plan_only(
         decision_record(
             plan=frozen_plan, gate=LAB, kind="hold", rationale="x", actor=buyer
         )
+
+
+def test_gate_state_reads_in_three_queries_whatever_the_history(
+    frozen_plan: GatePlan, evaluate: Any, buyer: Any, django_assert_num_queries: Any
+) -> None:
+    for _ in range(3):
+        evaluate(frozen_plan, PASS, gate="pilot")
+    decision_record(
+        plan=frozen_plan, gate="pilot", kind="hold", rationale="Wait.", actor=buyer
+    )
+
+    with django_assert_num_queries(3):  # evaluations, decisions, the previous gate's
+        state = gate_state(frozen_plan, "pilot")
+
+    assert (state.streak, state.recorded.kind) == (3, "hold")
+    assert state.why_not == ["Promote lab-validation first."]
