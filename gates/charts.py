@@ -31,7 +31,6 @@ def criterion_repetitions(
     claim: float | None,
     limit: float | None,
     unit: str,
-    title: str,
     verdict: str = "",
     ci: tuple[float | None, float | None] = (None, None),
 ) -> Figure | None:
@@ -79,8 +78,8 @@ def criterion_repetitions(
     if _finite(ci[0]) and _finite(ci[1]):
         shapes.append(_band(ci[0], ci[1], "rgba(71, 84, 103, 0.10)", dot=True))
     layout = {
-        **BASE_LAYOUT,
-        "title": {"text": title},
+        **BASE_LAYOUT,  # the page's caption titles the chart
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 60},
         "xaxis": {"title": {"text": "repetition"}, "dtick": 1},
         "yaxis": {"title": {"text": unit or "value"}},
         "shapes": shapes,
@@ -129,7 +128,6 @@ def criterion_chart(page: Any) -> Chart:
         claim=row.claim,
         limit=row.limit,
         unit=page.unit,
-        title=title,
         verdict=row.verdict,
         ci=(row.ci_low, row.ci_high),
     )
