@@ -48,6 +48,7 @@ class ReproducedClaim:
 
     claim: dict[str, Any]
     result: CriterionResult | None
+    url: str = ""  # the criterion's page (its runs and values), else the gate's
 
     @property
     def unit(self) -> str:
@@ -114,7 +115,18 @@ class LabValidation:
         return next(iter(exact or [r for r in same if r.scenario == "*"]), None)
 
     def claims(self, claims: Iterable[dict[str, Any]]) -> list[ReproducedClaim]:
-        return [ReproducedClaim(c, self.result_for(c)) for c in claims]
+        found = [(c, self.result_for(c)) for c in claims]
+        return [ReproducedClaim(c, r, self.criterion_url(r)) for c, r in found]
+
+    def criterion_url(self, result: CriterionResult | None) -> str:
+        """The criterion's page where it resolves, else the gate's."""
+        if result is None or self.evaluation is None:
+            return ""
+        try:
+            args = [self.rfp.public_id, self.vendor_slug, self.gate, result.criterion]
+            return reverse("gates:criterion", args=args)
+        except NoReverseMatch:
+            return self.url
 
     def throughput(self) -> CriterionResult | None:
         """The lab's estimate of the throughput the TCO formula uses: the first

@@ -75,7 +75,9 @@ def test_claims_matched_by_metric_stat_and_scenario(two_vendors: Rfp) -> None:
     )
     assert (ttft.result.ci_low, ttft.result.ci_high, ttft.unit) == (400.0, 420.0, "ms")
     assert (tput.result.estimate, tput.unit, tput.verdict) == (610.0, "tok/s", "FAIL")
+    assert ttft.url.endswith("/gates/lab-validation/criteria/ttft-p99-cold-c1/")
     assert iops.result is None
+    assert iops.url == ""
     assert not iops.reproduced
 
 

@@ -72,6 +72,7 @@ def test_page_shows_reproduced_values_beside_claims(
     assert "95% CI 400\N{EN DASH}420 ms, 3 runs" in bolt
     assert 'class="badge badge-fail" title="' in bolt
     assert "610 tok/s" in bolt
+    assert "/criteria/ttft-p99-cold-c1/" in bolt  # the runs behind the estimate
     acme = _row(html, "acme-flash")
     assert "172 ms" in acme
     assert 'class="badge badge-pass" title="' in acme
@@ -88,6 +89,10 @@ def test_page_shows_the_lab_validation_verdict_with_a_link(
     assert ">PASS</a>" in acme
     gate = f"/gates/rfps/{rfp.public_id}/vendors/acme-flash/gates/lab-validation/"
     assert f'href="{gate}"' in acme
+    criterion = f"{gate}criteria/ttft-p99-cold-c1/"
+    assert f'href="{criterion}"' in acme
+    for url in (gate, criterion):  # the links open for the buyer
+        assert client_for(buyer).get(url).status_code == 200
     assert 'class="badge badge-fail" href="' in bolt
     assert ">FAIL</a>" in bolt
 
