@@ -25,6 +25,7 @@ from tests.gates.read_support import (
     evaluated_fixture,  # noqa: F401
     more_vendors,
 )
+from tests.gates.support import plan_document
 
 pytestmark = pytest.mark.django_db
 CRITERION = "ttft-p99-cold-c1"
@@ -317,3 +318,39 @@ def test_lab_deviations_page_is_empty_when_the_plan_accepts_the_lab(
 
     assert b'data-testid="lab-deviations-empty"' in lab.content
     assert b'data-testid="lab-deviations-empty"' in vendor.content
+
+
+def test_reading_the_gate_pages_writes_nothing(
+    rfp: Rfp, buyer: Any, evaluated: Any, client_for: Any, clock: Any
+) -> None:
+    clock.advance(days=40)  # the open obligation is past its deadline
+    client = client_for(buyer)
+    urls = [reverse("gates:board", args=[rfp.public_id]), _gate_url(rfp)]
+    urls += [_criterion_url(rfp), _gate_url(rfp, "bolt-storage")]
+    client.get(urls[0])  # the session is saved once, at login
+
+    with CaptureQueriesContext(connection) as queries:
+        statuses = [client.get(url).status_code for url in urls]
+
+    assert statuses == [200, 200, 200, 200]
+    writes = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+    ]
+    assert writes == []
+
+
+def test_draft_only_vendor_has_no_gate_links_on_the_board(
+    rfp: Rfp, buyer: Any, vendor_a_org: Any, client_for: Any
+) -> None:
+    GatePlan.objects.create(
+        rfp=rfp, vendor_organisation=vendor_a_org, version=1,
+        document=json.dumps(plan_document(rfp.reference, vendor_a_org.slug)),
+        sha256="0" * 64, created_by=buyer,
+    )  # fmt: skip
+
+    html = client_for(buyer).get(reverse("gates:board", args=[rfp.public_id]))
+
+    assert b"draft v1" in html.content
+    assert _gate_url(rfp).encode() not in html.content
