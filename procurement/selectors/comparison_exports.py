@@ -13,8 +13,9 @@ evaluation of the vendor's lab-validation gate, ``gates.selectors.reproduced``):
   the claim (``tco_claimed_cost_per_year``, ``tco_claimed_cost_per_million_tokens``).
 - JSON: ``lab_validation`` per vendor (gate, verdict, score, evaluation id,
   url), each claim of ``claimed_metrics`` with ``reproduced`` (criterion,
-  verdict, estimate, ci, unit, runs, reason; null: not yet reproduced), and
-  ``tco`` with ``basis``, ``throughput`` and ``claimed`` (the TCO on the claim).
+  verdict, estimate, ci, unit, runs, reason, url of the criterion's page; null:
+  not yet reproduced), and ``tco`` with ``basis``, ``throughput`` and
+  ``claimed`` (the TCO on the claim).
 """
 
 from __future__ import annotations
@@ -305,6 +306,7 @@ def _json_reproduced(rc: ReproducedClaim) -> dict[str, Any] | None:
         "ci_level": 0.95,
         "runs": r.runs,
         "reason": r.reason,
+        "url": rc.url or None,
     }
 
 

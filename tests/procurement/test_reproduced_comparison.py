@@ -171,6 +171,7 @@ def test_json_has_lab_validation_and_reproduced_claims(
     assert ttft["reproduced"]["estimate"] == {"value": 410.0, "unit": "ms"}
     assert ttft["reproduced"]["ci"] == [400.0, 420.0]
     assert ttft["reproduced"]["verdict"] == "FAIL"
+    assert ttft["reproduced"]["url"].endswith("/criteria/ttft-p99-cold-c1/")
     assert bolt["claimed_metrics"]["read_iops"][0]["reproduced"] is None
 
 
