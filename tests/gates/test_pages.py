@@ -98,18 +98,22 @@ def test_inconclusive_gate_offers_the_runs_it_needs(
     rfp: Rfp,
     labops: Any,
     buyer: Any,
+    vendor_a: Any,
     frozen_plan: GatePlan,
     gate_campaign: Any,
     client_for: Any,
 ) -> None:
     evaluate(frozen_plan, gate_campaign(3), buyer, [176.2])  # 2 more runs needed
 
-    html = client_for(labops).get(_gate_url(rfp)).content.decode()
+    lab = client_for(labops).get(_gate_url(rfp)).content.decode()
+    vendor = client_for(vendor_a).get(_gate_url(rfp)).content.decode()
 
-    assert 'data-verdict="INCONCLUSIVE"' in html
-    assert "(+2 needed)" in html
-    if "more-runs" in html:  # the button is part of the runs pages
-        assert 'data-testid="schedule-more-runs"' in html
+    assert 'data-verdict="INCONCLUSIVE"' in lab
+    assert "(+2 needed)" in lab
+    assert 'data-testid="schedule-more-runs"' in lab
+    assert "Schedule 2 more runs" in lab
+    assert 'data-testid="more-runs"' in vendor  # what would decide it
+    assert 'data-testid="schedule-more-runs"' not in vendor  # not the vendor's
 
 
 def test_buyer_gets_the_decision_panel_and_the_vendor_no_forms(
@@ -118,10 +122,9 @@ def test_buyer_gets_the_decision_panel_and_the_vendor_no_forms(
     buyer_html = client_for(buyer).get(_gate_url(rfp)).content.decode()
     vendor_html = client_for(vendor_a).get(_gate_url(rfp)).content.decode()
 
-    if 'data-testid="decision-panel"' in buyer_html:  # the decisions part is routed
-        assert 'data-testid="decision-form"' in buyer_html
-    else:
-        assert 'data-testid="decision-none"' in buyer_html
+    assert 'data-testid="decision-panel"' in buyer_html
+    assert 'data-testid="decision-form"' in buyer_html
+    assert f'name="next" value="{_gate_url(rfp)}"' in buyer_html  # back here
     assert 'data-testid="decision-form"' not in vendor_html
 
 
