@@ -122,7 +122,8 @@ def test_page_says_not_yet_reproduced_before_any_evaluation(
 
     acme = _row(html, "acme-flash")
     assert acme.count('data-testid="not-reproduced">Not yet reproduced<') == 3
-    assert '<span class="badge badge-inconclusive">Not yet reproduced</span>' in acme
+    assert "lab-validation of plan v1 has not been evaluated yet" in acme
+    assert '">Not yet reproduced</span></span>' in acme  # the gate's chip
 
 
 def test_csv_has_reproduced_columns_and_the_gate_verdict(
