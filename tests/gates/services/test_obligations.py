@@ -37,6 +37,7 @@ from gates.services.obligations import (
     obligation_transition,
     obligations_expire,
 )
+from gates.services.runs import gate_campaign_finished
 from gates.tasks import obligations_expire_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
@@ -475,3 +476,18 @@ def test_a_retest_evaluated_after_the_deadline_answers_nothing(
         OB.EXPIRED,
         obligation.deadline,
     )
+
+
+def test_the_finished_retest_campaign_is_evaluated_and_answers_the_obligation(
+    frozen_plan: GatePlan, evaluate: Any, revised: Any, vendor_a: Any, labops: Any
+) -> None:
+    evaluate(frozen_plan, FAIL)
+    obligation = RetestObligation.objects.get()
+    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    finish_runs(campaign, {"cold-c1": PASS, "warm-c1": PASS})
+
+    [evaluation] = gate_campaign_finished(campaign=campaign)
+
+    obligation.refresh_from_db()
+    assert (evaluation.obligation, evaluation.verdict) == (obligation, "PASS")
+    assert obligation.status == OB.PASSED
