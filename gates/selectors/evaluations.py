@@ -25,7 +25,13 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
-from gates.permissions import AnyUser, gate_rows_visible_q, gate_scope, lab_buyer_ids
+from gates.permissions import (
+    AnyUser,
+    GateScope,
+    gate_rows_visible_q,
+    gate_scope,
+    lab_buyer_ids,
+)
 from gates.selectors.board import (
     DEVIATION_VERDICTS,
     DOCUMENTS,
@@ -53,16 +59,16 @@ def evaluation_get_visible(user: AnyUser, public_id: uuid.UUID) -> Evaluation | 
 
 def vendor_get_visible(
     user: AnyUser, rfp: Rfp, slug: str
-) -> tuple[Organisation | None, bool]:
+) -> tuple[Organisation | None, GateScope]:
     """The vendor organisation named ``slug`` if the user may see its gates on
-    ``rfp``, and whether the user is on the buyer side."""
+    ``rfp``, and the user's scope there."""
     scope = gate_scope(user, rfp)
     vendor = Organisation.objects.filter(
         slug=slug, kind=Organisation.Kind.VENDOR
     ).first()
     if vendor is None or not scope.sees_vendor(vendor.id):
-        return None, False
-    return vendor, scope.buyer_side
+        return None, scope
+    return vendor, scope
 
 
 @dataclass(frozen=True)

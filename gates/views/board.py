@@ -20,7 +20,7 @@ from django.views.decorators.http import require_safe
 from accounts.models import Organisation
 from benchmarks.selectors.access import can_add_runs
 from gates.charts import criterion_chart
-from gates.permissions import gate_scope
+from gates.permissions import GateScope, gate_scope
 from gates.selectors.board import board_gate_names, gate_board
 from gates.selectors.evaluations import (
     criterion_page,
@@ -46,12 +46,12 @@ def url_or_none(name: str, *args: Any) -> str | None:
 
 def _rfp_and_vendor(
     request: HttpRequest, rfp_id: uuid.UUID, vendor: str
-) -> tuple[Rfp, Organisation, bool]:
+) -> tuple[Rfp, Organisation, GateScope]:
     rfp = rfp_for_request(request, rfp_id)
-    org, buyer_side = vendor_get_visible(request.user, rfp, vendor)
+    org, scope = vendor_get_visible(request.user, rfp, vendor)
     if org is None:
         raise Http404("No such vendor on this RFP.")
-    return rfp, org, buyer_side
+    return rfp, org, scope
 
 
 @login_required
@@ -91,7 +91,7 @@ def _more_runs(page: Any) -> dict[str, int] | None:
 def gate(
     request: HttpRequest, rfp_id: uuid.UUID, vendor: str, gate: str
 ) -> HttpResponse:
-    rfp, org, buyer_side = _rfp_and_vendor(request, rfp_id, vendor)
+    rfp, org, scope = _rfp_and_vendor(request, rfp_id, vendor)
     page = gate_page(
         rfp=rfp, vendor=org, gate=gate, user=request.user, page=request.GET.get("page")
     )
@@ -103,7 +103,8 @@ def gate(
         rfp,
         "gates",
         page=page,
-        buyer_side=buyer_side,
+        buyer_side=scope.buyer_side,
+        sees_escrow=scope.full,  # the evaluation's deposit is the buyer's
         more_runs=_more_runs(page),
         can_schedule=latest is not None and can_add_runs(request.user, latest.campaign),
         more_runs_template=_optional("gates/_more_runs.html"),
@@ -173,6 +174,7 @@ def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
         "gates",
         evaluation=found,
         documents=documents,
+        sees_escrow=gate_scope(request.user, rfp).full,
         api_url=f"/api/v1/evaluations/{found.public_id}/",
     )
     return render(request, "gates/evaluation.html", context)

@@ -357,3 +357,19 @@ def test_draft_only_vendor_has_no_gate_links_on_the_board(
 
     assert b"draft v1" in html.content
     assert _gate_url(rfp).encode() not in html.content
+
+
+def test_escrow_link_only_for_those_who_see_the_buyers_deposit(
+    rfp: Rfp, auditor: Any, vendor_a: Any, evaluated: Any, client_for: Any
+) -> None:
+    public_id = evaluated["a"].deposit.public_id
+    deposit = reverse("artifacts:escrow_deposit", args=[public_id])
+    auditor_client, vendor_client = client_for(auditor), client_for(vendor_a)
+
+    auditor_page = auditor_client.get(_gate_url(rfp)).content.decode()
+    vendor_page = vendor_client.get(_gate_url(rfp)).content.decode()
+
+    assert deposit in auditor_page
+    assert auditor_client.get(deposit).status_code == 200
+    assert deposit not in vendor_page
+    assert vendor_client.get(deposit).status_code == 404  # so no dead link
