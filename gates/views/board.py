@@ -141,14 +141,20 @@ def _optional(name: str) -> str | None:
 def criterion(
     request: HttpRequest, rfp_id: uuid.UUID, vendor: str, gate: str, criterion: str
 ) -> HttpResponse:
-    rfp, org, _ = _rfp_and_vendor(request, rfp_id, vendor)
+    rfp, org, scope = _rfp_and_vendor(request, rfp_id, vendor)
     page = criterion_page(
         rfp=rfp, vendor=org, gate=gate, criterion=criterion, user=request.user
     )
     if page is None or page.latest is None:
         raise Http404("No such criterion.")
     context = rfp_page_context(
-        request, rfp, "gates", page=page, charts=[criterion_chart(page)]
+        request,
+        rfp,
+        "gates",
+        page=page,
+        charts=[criterion_chart(page)],
+        # bundle pages: the buyer side and the vendor itself (not labs, auditors)
+        sees_bundle=scope.buyer_side or org.id in scope.vendor_ids,
     )
     return render(request, "gates/criterion.html", context)
 

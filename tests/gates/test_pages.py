@@ -373,3 +373,18 @@ def test_escrow_link_only_for_those_who_see_the_buyers_deposit(
     assert auditor_client.get(deposit).status_code == 200
     assert deposit not in vendor_page
     assert vendor_client.get(deposit).status_code == 404  # so no dead link
+
+
+@pytest.mark.parametrize(("persona", "linked"), [("buyer", True), ("labops", False)])
+def test_criterion_page_links_the_bundle_only_for_who_may_open_it(
+    persona: str, linked: bool, request: Any, rfp: Rfp, evaluated: Any, client_for: Any
+) -> None:
+    bundle = evaluated["a"].campaign.bundle
+    url = reverse("artifacts:bundle_detail", args=[bundle.public_id])
+    client = client_for(request.getfixturevalue(persona))
+
+    html = client.get(_criterion_url(rfp)).content.decode()
+
+    assert (url in html) is linked
+    assert bundle.sha256[:10] in html
+    assert client.get(url).status_code == (200 if linked else 404)
