@@ -26,6 +26,7 @@ from artifacts.api import BundleUploadHandler
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.forms import BundleUploadForm, SigningKeyRegisterForm
 from artifacts.models import Bundle, BundleFile
+from artifacts.retest_window import retest_window
 from artifacts.selectors import (
     bundle_file_list,
     bundle_get_visible,
@@ -39,7 +40,7 @@ from artifacts.services.ingest import (
     IngestOutcome,
     bundle_ingest_outcome,
     bundle_refuse_upload,
-    bundle_upload_closed_message,
+    bundle_upload_closed_for,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -49,7 +50,6 @@ from artifacts.services.keys import (
 from config.site import site_url
 from procurement.models import Rfp
 from procurement.permissions import bidding_organisation
-from procurement.selectors.bids import rfp_submissions_closed
 from procurement.views.common import rfp_for_request
 
 logger = logging.getLogger(__name__)
@@ -153,11 +153,11 @@ def _upload_page(
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    closed = rfp_submissions_closed(rfp)
     context = {
         "rfp": rfp,
         "organisation": organisation,
-        "closed": bundle_upload_closed_message(closed) if closed else "",
+        "closed": bundle_upload_closed_for(rfp, organisation),
+        "retest": retest_window(rfp, organisation),
         "form": BundleUploadForm(),
         "error": error,
         "bundles": bundle_list_visible_for_rfp(request.user, rfp).filter(
@@ -285,7 +285,7 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
         or (bundle.manifest or {}).get("claims")
         or [],
         "own": bidding_organisation(request.user, bundle.rfp) == bundle.organisation,
-        "can_upload": rfp_submissions_closed(bundle.rfp) is None,
+        "can_upload": not bundle_upload_closed_for(bundle.rfp, bundle.organisation),
     }
     return render(request, "artifacts/bundle_detail.html", context)
 

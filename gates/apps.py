@@ -19,3 +19,9 @@ class GatesConfig(AppConfig):
         from gates.selectors.breaches import obligation_breaches
 
         register_breach_source(obligation_breaches)
+        # ... and a vendor owing a re-test uploads its revised bundle after the
+        # submission deadline
+        from artifacts.retest_window import register_retest_window
+        from gates.selectors.obligations import retest_upload_window
+
+        register_retest_window(retest_upload_window)

@@ -10,6 +10,7 @@ from artifacts.services.ingest import (
     bundle_ingest,
     bundle_ingest_outcome,
     bundle_refuse_upload,
+    bundle_upload_closed_for,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -26,6 +27,7 @@ __all__ = [
     "bundle_ingest_outcome",
     "bundle_record_download",
     "bundle_refuse_upload",
+    "bundle_upload_closed_for",
     "signing_key_register",
     "signing_key_revoke",
 ]

@@ -69,6 +69,7 @@ from artifacts.manifest import (
 )
 from artifacts.models import Bundle, BundleFile
 from artifacts.problems import BundleProblem, ProblemList
+from artifacts.retest_window import retest_window
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
 from artifacts.services.escrow import deposit_bundle
 from artifacts.services.ingest_storage import (
@@ -249,10 +250,12 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
     )
 
 
-def _lock_published(rfp: Rfp) -> Rfp:
-    """The RFP may have been cancelled while the bundle was checked."""
+def _lock_published(rfp: Rfp, organisation: Organisation) -> Rfp:
+    """The RFP may have been cancelled while the bundle was checked (a revised
+    bundle for an open re-test is taken after the deadline)."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
-    if rfp.status != Rfp.Status.PUBLISHED:
+    revised = rfp.status != Rfp.Status.CANCELLED and retest_window(rfp, organisation)
+    if rfp.status != Rfp.Status.PUBLISHED and not revised:
         raise ApplicationError(
             f"{rfp.reference} is no longer open for bids.", code="rfp_not_published"
         )
@@ -306,7 +309,7 @@ def _record_resubmitted(
 
 @transaction.atomic
 def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
-    rfp, manifest = _lock_published(job.rfp), job.verdict.manifest
+    rfp, manifest = _lock_published(job.rfp, job.organisation), job.verdict.manifest
     assert manifest is not None  # noqa: S101 - accepted bundles have one
     earlier = _accepted_before(rfp, job.organisation, job.verdict.archive.sha256)
     if earlier is not None:  # an identical upload committed meanwhile
@@ -371,8 +374,17 @@ def bundle_refuse_upload(*, rfp: Rfp, organisation: Organisation) -> None:
             f"{organisation} is not invited to {rfp.reference}.", code="not_invited"
         )
     closed = rfp_submissions_closed(rfp)  # the rule the upload pages follow too
-    if closed is not None:
+    if closed is not None and not retest_window(rfp, organisation):
         raise ApplicationError(bundle_upload_closed_message(closed), code=closed.code)
+
+
+def bundle_upload_closed_for(rfp: Rfp, organisation: Organisation) -> str:
+    """Why ``organisation`` cannot upload to ``rfp`` now ("" when it can: while
+    the RFP takes submissions, or with an open re-test to answer)."""
+    closed = rfp_submissions_closed(rfp)
+    if closed is None or retest_window(rfp, organisation):
+        return ""
+    return bundle_upload_closed_message(closed)
 
 
 def bundle_upload_closed_message(closed: SubmissionsClosed) -> str:

@@ -5,6 +5,7 @@ expiry)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -35,3 +36,24 @@ def obligation_list_due_for(
         vendor_organisation_id__in=own, status__in=LIVE, deadline__gt=now
     )
     return [o for o in found.order_by("deadline", "id") if o.status_at(now) in LIVE]
+
+
+def retest_upload_window(rfp: Any, organisation: Any) -> str:
+    """The sentence naming ``organisation``'s open re-test obligation on ``rfp``
+    ("" if none is open by the clock now): while one is open the vendor may
+    upload the revised bundle the re-test will run."""
+    now = clock.now()
+    live = RetestObligation.objects.filter(
+        rfp=rfp,
+        vendor_organisation=organisation,
+        status=RetestObligation.Status.OPEN,
+        deadline__gt=now,
+    ).order_by("deadline")
+    obligation = live.first()
+    if obligation is None:
+        return ""
+    return (
+        f"A re-test of {obligation.gate} is owed by "
+        f"{obligation.deadline:%Y-%m-%d %H:%M} UTC: upload the revised bundle "
+        "it will run"
+    )

@@ -69,11 +69,10 @@ def evaluate(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
 
 @pytest.fixture
 def revised(tmp_path: Path, rfp: Rfp, vendor_a_org: Any, vendor_a: Any) -> Any:
-    """``revised(n)``: the vendor's n-th revised accepted bundle on the RFP
-    (ingested while the RFP is published: uploads are refused after that)."""
+    """``revised(n)``: the vendor's n-th revised accepted bundle on the RFP,
+    uploaded after opening (an open re-test obligation lets the vendor upload)."""
 
     def make(n: int = 1) -> Bundle:
-        Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.PUBLISHED)
         harness = GOOD_HARNESS + f"\n# revision {n}\n".encode()
         return accepted_bundle(
             tmp_path / f"rev-{n}", rfp, vendor_a_org, vendor_a, harness=harness
