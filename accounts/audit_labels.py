@@ -79,6 +79,16 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "run.cancel_requested": "Run cancellation requested",
     "run.redispatched": "Run re-sent to its pool",
     "run_output.downloaded": "Run output downloaded",
+    "campaign.runs_added": "Runs added to a campaign",
+    # gates: plans and evaluations
+    "gate_plan.created": "Gate plan created",
+    "gate_plan.updated": "Gate plan draft edited",
+    "gate_plan.imported": "Gate plan imported",
+    "gate_plan.frozen": "Gate plan frozen",
+    "gate_plan.superseded": "Gate plan superseded",
+    "gate.evaluated": "Gate evaluated",
+    "gate.campaign_started": "Campaign started for a gate",
+    "gate.runs_scheduled": "More runs scheduled for a gate",
     # gates: decisions and re-test obligations
     "gate.decided": "Gate decision recorded",
     "gate.decision_seconded": "Gate promotion signed off",
