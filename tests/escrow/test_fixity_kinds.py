@@ -58,13 +58,27 @@ from tests.escrow.release_support import (
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 
 
-def _run_output(bundle: Any, buyer_org: Organisation, labops: Any) -> Deposit:
+def _run_output(bundle: Any, buyer_org: Organisation, labops: Any) -> Run:
     pool = make_pool(buyer_org.engages.get(kind=Organisation.Kind.LAB))
     run = runs_of(start(bundle, pool, labops))[0]
     run_execute(run_id=run.pk, attempt=run.attempt, worker=worker())
     run = Run.objects.get(pk=run.pk)
     assert run.state == Run.State.SUCCEEDED, run.reason
-    return run.output_deposit
+    assert run.output_deposit is not None
+    return run
+
+
+def _evaluation(run: Run, vendor: Organisation, buyer: Any) -> Deposit:
+    """A gate evaluation of the run's campaign (deposited with its documents)."""
+    from gates.services.evaluations import gate_evaluate
+    from tests.gates.support import make_frozen_plan
+
+    campaign = run.campaign
+    plan = make_frozen_plan(campaign.rfp, vendor, buyer)
+    evaluation = gate_evaluate(
+        plan=plan, gate="lab-validation", campaign=campaign, actor=buyer
+    )
+    return evaluation.deposit
 
 
 def _report(rfp: Any, buyer_org: Organisation, buyer: Any) -> Deposit:
@@ -121,7 +135,7 @@ def every_kind(
 ) -> Deposit:
     bundle = accepted_bundle(tmp_path / "bundle", rfp, vendor_a_org, vendor_a)
     deposit = Deposit.objects.get(kind=Deposit.Kind.BUNDLE, bundle=bundle)
-    _run_output(bundle, buyer_org, labops)
+    _evaluation(_run_output(bundle, buyer_org, labops), vendor_a_org, buyer)
     _report(rfp, buyer_org, buyer)
     _hold_and_retention(deposit, buyer)
     evidence_package_prepare(bundle=bundle, actor=auditor)
