@@ -2,14 +2,22 @@
 signed runner bundle, a submitted bid claiming TTFT p99 and output-token
 throughput in ``cold-c1`` (and one IOPS claim no criterion judges), a frozen
 plan judging both claims, and the lab-validation gate evaluated by
-``gate_evaluate`` on a campaign whose runs finished at chosen values."""
+``gate_evaluate`` on a campaign whose runs finished at chosen values.
+
+The fixtures ``reproduce`` (the builder) and ``two_vendors`` (Acme passes, Bolt
+fails) are loaded under ``tests/gates`` by its ``conftest.py``; other test
+folders import them from here."""
 
 from __future__ import annotations
 
 import copy
+import itertools
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
@@ -114,6 +122,16 @@ def evaluate_lab(
     )
 
 
+def evaluate_again(
+    rfp: Rfp, vendor: str, buyer_org: Organisation, labops: Any, values: tuple
+) -> Evaluation:
+    """The vendor's frozen plan evaluated again, on a new campaign of its bundle
+    whose runs finish at ``values``."""
+    plan = GatePlan.objects.get(rfp=rfp, vendor_organisation__slug=vendor)
+    bundle = Bundle.objects.get(rfp=rfp, organisation=plan.vendor_organisation)
+    return evaluate_lab(plan, lab_campaign(bundle, buyer_org, labops, values))
+
+
 def reproduced_rfp(
     tmp_path: Path,
     buyer_org: Organisation,
@@ -133,3 +151,36 @@ def reproduced_rfp(
         if values is not None:
             evaluate_lab(plan, lab_campaign(bundle, buyer_org, labops, values))
     return rfp
+
+
+Reproduce = Callable[..., Rfp]
+
+
+@pytest.fixture(name="reproduce")
+def reproduce_fixture(
+    tmp_path: Path, buyer_org: Organisation, buyer: Any, labops: Any
+) -> Reproduce:
+    """``reproduce((vendor_org, vendor_user, values or None), ...)``:
+    :func:`reproduced_rfp` of the buyer and the lab operator, each call's bundles
+    in a folder of their own."""
+    calls = itertools.count()
+
+    def make(*vendors: tuple[Organisation, Any, tuple | None]) -> Rfp:
+        folder = tmp_path / f"reproduced-{next(calls)}"
+        return reproduced_rfp(folder, buyer_org, buyer, labops, list(vendors))
+
+    return make
+
+
+@pytest.fixture(name="two_vendors")
+def two_vendors_fixture(
+    reproduce: Reproduce,
+    vendor_a_org: Organisation,
+    vendor_a: Any,
+    vendor_b_org: Organisation,
+    vendor_b: Any,
+) -> Rfp:
+    """Acme's runs reproduce its claims (PASS); Bolt over-claims (FAIL)."""
+    return reproduce(
+        (vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, OVERCLAIMING)
+    )

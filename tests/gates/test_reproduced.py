@@ -3,7 +3,6 @@ claim, the lab's estimate and the criterion's verdict."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,32 +13,11 @@ from procurement.models import Rfp
 from tests.gates.reproduced_support import (
     HONEST,
     OVERCLAIMING,
-    bid_with_claims,
-    evaluate_lab,
-    lab_campaign,
-    lab_plan,
-    lab_rfp,
-    open_bids,
-    reproduced_rfp,
-    runner_bundle,
+    Reproduce,
+    evaluate_again,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def two_vendors(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
-    vendor_a_org: Organisation,
-    vendor_a: Any,
-    vendor_b_org: Organisation,
-    vendor_b: Any,
-) -> Rfp:
-    vendors = [(vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, OVERCLAIMING)]
-    return reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors)
 
 
 def _validations(rfp: Rfp) -> dict[str, Any]:
@@ -90,16 +68,9 @@ def test_claim_of_another_scenario_is_not_matched(two_vendors: Rfp) -> None:
 
 
 def test_vendor_without_evaluation_is_not_yet_reproduced(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
-    vendor_a_org: Organisation,
-    vendor_a: Any,
+    reproduce: Reproduce, vendor_a_org: Organisation, vendor_a: Any
 ) -> None:
-    rfp = reproduced_rfp(
-        tmp_path, buyer_org, buyer, labops, [(vendor_a_org, vendor_a, None)]
-    )
+    rfp = reproduce((vendor_a_org, vendor_a, None))
 
     found = _validations(rfp)["acme-flash"]
 
@@ -109,21 +80,14 @@ def test_vendor_without_evaluation_is_not_yet_reproduced(
 
 
 def test_latest_evaluation_of_the_first_gate_wins(
-    tmp_path: Path,
+    reproduce: Reproduce,
     buyer_org: Organisation,
-    buyer: Any,
     labops: Any,
     vendor_a_org: Organisation,
     vendor_a: Any,
 ) -> None:
-    rfp = lab_rfp(buyer_org, vendor_a_org, actor=vendor_a)
-    bundle = runner_bundle(tmp_path, rfp, vendor_a_org, vendor_a)
-    bid_with_claims(rfp, vendor_a_org)
-    rfp = open_bids(rfp)
-    plan = lab_plan(rfp, vendor_a_org, buyer)
-    evaluate_lab(plan, lab_campaign(bundle, buyer_org, labops, OVERCLAIMING))
-    retest = lab_campaign(bundle, buyer_org, labops, HONEST)
-    latest = evaluate_lab(plan, retest)
+    rfp = reproduce((vendor_a_org, vendor_a, OVERCLAIMING))
+    latest = evaluate_again(rfp, "acme-flash", buyer_org, labops, HONEST)
 
     found = _validations(rfp)["acme-flash"]
 
@@ -144,18 +108,13 @@ def test_nothing_is_read_while_sealed(
 
 
 def test_three_queries_whatever_the_number_of_vendors(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
+    reproduce: Reproduce,
     vendor_a_org: Organisation,
     vendor_a: Any,
     two_vendors: Rfp,
     django_assert_num_queries: Any,
 ) -> None:
-    one = reproduced_rfp(
-        tmp_path / "one", buyer_org, buyer, labops, [(vendor_a_org, vendor_a, HONEST)]
-    )
+    one = reproduce((vendor_a_org, vendor_a, HONEST))
 
     for rfp in (one, two_vendors):
         bids = list(rfp.bids.select_related("vendor_organisation"))

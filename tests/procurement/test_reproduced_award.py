@@ -5,7 +5,6 @@ confirmer, in the audit rows and in the notices."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +13,13 @@ from accounts.models import AuditEvent, Notification, Organisation
 from procurement.exceptions import ProcurementError
 from procurement.models import AwardRequest, Rfp
 from procurement.services.award import award_confirm, award_request
-from tests.gates.reproduced_support import HONEST, OVERCLAIMING, reproduced_rfp
+from tests.gates.reproduced_support import (  # noqa: F401 (fixtures)
+    OVERCLAIMING,
+    Reproduce,
+    evaluate_again,
+    reproduce_fixture,
+    two_vendors_fixture,
+)
 from tests.procurement.factories_evaluation import (
     CriterionFactory,
     opened_rfp,
@@ -28,23 +33,11 @@ GATES_OVERRIDE = "The pilot contract covers a re-test before any rollout."
 
 
 @pytest.fixture
-def rfp(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
-    evaluator: Any,
-    vendor_a_org: Organisation,
-    vendor_a: Any,
-    vendor_b_org: Organisation,
-    vendor_b: Any,
-) -> Rfp:
+def rfp(two_vendors: Rfp, evaluator: Any) -> Rfp:
     """Acme passed lab validation, Bolt failed it; every sheet is in."""
-    vendors = [(vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, OVERCLAIMING)]
-    rfp = reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors)
-    CriterionFactory(rfp=rfp, name="Reproducibility", weight=100)
-    score_all(rfp, evaluator, {"acme-flash": 6, "bolt-storage": 8})
-    return rfp
+    CriterionFactory(rfp=two_vendors, name="Reproducibility", weight=100)
+    score_all(two_vendors, evaluator, {"acme-flash": 6, "bolt-storage": 8})
+    return two_vendors
 
 
 def _request(rfp: Rfp, slug: str, actor: Any, **kwargs: Any) -> AwardRequest:
@@ -71,16 +64,13 @@ def test_a_token_reason_is_not_enough(rfp: Rfp, buyer: Any) -> None:
 
 
 def test_award_to_a_vendor_not_yet_evaluated_needs_a_reason(
-    tmp_path: Path,
-    buyer_org: Organisation,
+    reproduce: Reproduce,
     buyer: Any,
-    labops: Any,
     evaluator: Any,
     vendor_a_org: Organisation,
     vendor_a: Any,
 ) -> None:
-    vendors = [(vendor_a_org, vendor_a, None)]
-    rfp = reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors)
+    rfp = reproduce((vendor_a_org, vendor_a, None))
     CriterionFactory(rfp=rfp)
     score_all(rfp, evaluator, 7)
 
@@ -210,14 +200,8 @@ def test_an_rfp_without_gate_plans_is_awarded_on_claims(
 def test_confirm_is_refused_when_the_verdict_fell_after_the_request(
     rfp: Rfp, buyer: Any, evaluator: Any, buyer_org: Organisation, labops: Any
 ) -> None:
-    from artifacts.models import Bundle
-    from gates.models import GatePlan
-    from tests.gates.reproduced_support import evaluate_lab, lab_campaign
-
     _request(rfp, "acme-flash", buyer)
-    plan = GatePlan.objects.get(rfp=rfp, vendor_organisation__slug="acme-flash")
-    bundle = Bundle.objects.get(rfp=rfp, organisation=plan.vendor_organisation)
-    evaluate_lab(plan, lab_campaign(bundle, buyer_org, labops, OVERCLAIMING))
+    evaluate_again(rfp, "acme-flash", buyer_org, labops, OVERCLAIMING)
 
     with pytest.raises(ProcurementError, match=r"verdict is FAIL.*Decline"):
         award_confirm(rfp=rfp, actor=evaluator)

@@ -7,14 +7,18 @@ import csv
 import io
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from accounts.models import Organisation
 from procurement.models import Rfp
-from tests.gates.reproduced_support import HONEST, OVERCLAIMING, reproduced_rfp
+from tests.gates.reproduced_support import (  # noqa: F401 (fixtures)
+    HONEST,
+    Reproduce,
+    reproduce_fixture,
+    two_vendors_fixture,
+)
 from tests.procurement.factories_evaluation import (
     CriterionFactory,
     RequiredMetricFactory,
@@ -32,19 +36,9 @@ def _with_metrics(rfp: Rfp) -> Rfp:
 
 
 @pytest.fixture
-def rfp(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
-    vendor_a_org: Organisation,
-    vendor_a: Any,
-    vendor_b_org: Organisation,
-    vendor_b: Any,
-) -> Rfp:
+def rfp(two_vendors: Rfp) -> Rfp:
     """Acme passes lab validation; Bolt over-claims and fails it."""
-    vendors = [(vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, OVERCLAIMING)]
-    return _with_metrics(reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors))
+    return _with_metrics(two_vendors)
 
 
 def _get(client: Any, rfp: Rfp, suffix: str = "comparison/") -> Any:
@@ -108,15 +102,12 @@ def test_page_says_not_yet_reproduced_for_a_claim_no_criterion_judges(
 
 def test_page_says_not_yet_reproduced_before_any_evaluation(
     client_for: Any,
-    tmp_path: Path,
-    buyer_org: Organisation,
     buyer: Any,
-    labops: Any,
+    reproduce: Reproduce,
     vendor_a_org: Organisation,
     vendor_a: Any,
 ) -> None:
-    vendors = [(vendor_a_org, vendor_a, None)]
-    rfp = _with_metrics(reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors))
+    rfp = _with_metrics(reproduce((vendor_a_org, vendor_a, None)))
 
     html = _get(client_for(buyer), rfp).content.decode()
 
@@ -218,9 +209,7 @@ def test_query_count_does_not_grow_with_evaluated_vendors(
     client_for: Any,
     buyer: Any,
     rfp: Rfp,
-    tmp_path: Path,
-    buyer_org: Organisation,
-    labops: Any,
+    reproduce: Reproduce,
     vendor_a_org: Organisation,
     vendor_a: Any,
     django_assert_max_num_queries: Any,
@@ -228,15 +217,7 @@ def test_query_count_does_not_grow_with_evaluated_vendors(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    one = _with_metrics(
-        reproduced_rfp(
-            tmp_path / "one",
-            buyer_org,
-            buyer,
-            labops,
-            [(vendor_a_org, vendor_a, HONEST)],
-        )
-    )
+    one = _with_metrics(reproduce((vendor_a_org, vendor_a, HONEST)))
     client = client_for(buyer)
     _get(client, one, "comparison.json")  # session and caches warm
     with CaptureQueriesContext(connection) as single:

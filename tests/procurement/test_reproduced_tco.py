@@ -4,7 +4,6 @@ the vendor's claim (labelled so) where nothing is reproduced yet."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +16,11 @@ from procurement.selectors.evaluation import (
     formula_params,
     tco_formula_current,
 )
-from tests.gates.reproduced_support import HONEST, reproduced_rfp
+from tests.gates.reproduced_support import (  # noqa: F401 (fixture)
+    HONEST,
+    Reproduce,
+    reproduce_fixture,
+)
 from tests.procurement.factories_evaluation import CostModelInputFactory
 
 pytestmark = pytest.mark.django_db
@@ -27,18 +30,14 @@ CLAIMED_TPS = Decimal("1100.00")
 
 @pytest.fixture
 def rfp(
-    tmp_path: Path,
-    buyer_org: Organisation,
-    buyer: Any,
-    labops: Any,
+    reproduce: Reproduce,
     vendor_a_org: Organisation,
     vendor_a: Any,
     vendor_b_org: Organisation,
     vendor_b: Any,
 ) -> Rfp:
     """Acme's throughput is reproduced (1060 tok/s); Bolt's is not evaluated."""
-    vendors = [(vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, None)]
-    rfp = reproduced_rfp(tmp_path, buyer_org, buyer, labops, vendors)
+    rfp = reproduce((vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, None))
     for bid in rfp.bids.all():
         CostModelInputFactory(bid=bid, delivered_tokens_per_s=CLAIMED_TPS)
     return rfp
