@@ -29,11 +29,16 @@ GATE = "lab-validation"
 
 
 def evaluate(
-    plan: GatePlan, campaign: Campaign, actor: Any, values: list[float]
+    plan: GatePlan,
+    campaign: Campaign,
+    actor: Any,
+    values: list[float],
+    gate: str = GATE,
 ) -> Evaluation:
-    """A real evaluation of the first gate on the campaign's cold-c1 runs."""
+    """A real evaluation of the gate (the first one unless named) once the
+    campaign's cold-c1 runs have finished at ``values``."""
     finish_runs(campaign, {"cold-c1": values})
-    return gate_evaluate(plan=plan, gate=GATE, campaign=campaign, actor=actor)
+    return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=actor)
 
 
 def copy_evaluation(
@@ -99,7 +104,11 @@ def decide(
     )
 
 
-def oblige(evaluation: Evaluation, *, days: float = 30) -> RetestObligation:
+def oblige(
+    evaluation: Evaluation, *, days: float = 30, **fields: Any
+) -> RetestObligation:
+    """An obligation raised by ``evaluation`` (set directly, as factories do),
+    due in ``days``; ``fields`` set the rest."""
     return RetestObligation.objects.create(
         rfp=evaluation.rfp,
         vendor_organisation=evaluation.vendor_organisation,
@@ -110,6 +119,7 @@ def oblige(evaluation: Evaluation, *, days: float = 30) -> RetestObligation:
         reason="TTFT p99 over its band.",
         deadline=clock.now() + timedelta(days=days),
         max_attempts=2,
+        **fields,
     )
 
 
