@@ -21,26 +21,10 @@ from gates.models import GatePlan
 from procurement import clock
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
+from tests.gates.engine.support import STOP_LOSS, criterion
 
 # The runner bundle's scenarios are cold-c1 and warm-c1.
-CRITERION: dict[str, Any] = {
-    "id": "ttft-p99-cold-c1",
-    "metric": "ttft_ms",
-    "stat": "p99",
-    "scenario": "cold-c1",
-    "direction": "lower",
-    "claim": 180.0,
-    "band": {"pct": 10},
-    "min_runs": 3,
-    "max_cv_pct": 15,
-    "on_high_cv": "inconclusive",
-    "blocking": True,
-    "weight": 1,
-}
-STOP_LOSS: list[dict[str, Any]] = [
-    {"id": "env-drift", "drift_at_least": "major"},
-    {"id": "failed-run", "run_failed": True},
-]
+CRITERION: dict[str, Any] = criterion(id="ttft-p99-cold-c1", scenario="cold-c1")
 
 
 def plan_document(

@@ -21,6 +21,7 @@ from gates.plans import (
     rfp_terms,
 )
 from procurement.models import Rfp
+from tests.gates.engine.support import CRITERION, STOP_LOSS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TERMS = {"tolerance_pct": Decimal("10.00")}
@@ -101,26 +102,9 @@ def test_plan_has_three_gates_with_the_stated_defaults() -> None:
     for gate in plan["gates"]:
         assert gate["consecutive_passes"] == 1
         assert gate["score"] == {"pass_pct": 90, "warn_pct": 75}
-        assert gate["criteria"] == [
-            {
-                "id": "ttft-p99-cold-c32",
-                "metric": "ttft_ms",
-                "stat": "p99",
-                "scenario": "cold-c32",
-                "direction": "lower",
-                "claim": 180.0,
-                "band": {"pct": 10},
-                "min_runs": 3,
-                "max_cv_pct": 15,
-                "on_high_cv": "inconclusive",
-                "blocking": True,
-                "weight": 1,
-            }
-        ]
-        assert gate["stop_loss"] == [
-            {"id": "env-drift", "drift_at_least": "major"},
-            {"id": "failed-run", "run_failed": True},
-        ]
+        # band 10 %, 3 runs, CV 15 % or inconclusive, blocking, weight 1
+        assert gate["criteria"] == [CRITERION]
+        assert gate["stop_loss"] == STOP_LOSS
     assert plan_problems(plan) == []
 
 

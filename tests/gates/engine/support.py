@@ -1,28 +1,39 @@
-"""Builders of gate plans and results documents for the engine's tests."""
+"""Builders of gate plans and results documents for the engine's tests (and the
+Django tests' criterion: nothing here may import Django)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from gates.engine import evaluate_plan
 
+# A claim of TTFT p99 180 ms in cold-c32 judged with the default plan's settings
+# (``gates.plans.default_plan``): band 10 %, 3 runs, CV 15 % or inconclusive,
+# blocking, weight 1; and the default plan's stop-loss.
+CRITERION: dict[str, Any] = {
+    "id": "ttft-p99-cold-c32",
+    "metric": "ttft_ms",
+    "stat": "p99",
+    "scenario": "cold-c32",
+    "direction": "lower",
+    "claim": 180.0,
+    "band": {"pct": 10},
+    "min_runs": 3,
+    "max_cv_pct": 15,
+    "on_high_cv": "inconclusive",
+    "blocking": True,
+    "weight": 1,
+}
+STOP_LOSS: list[dict[str, Any]] = [
+    {"id": "env-drift", "drift_at_least": "major"},
+    {"id": "failed-run", "run_failed": True},
+]
+
 
 def criterion(**overrides: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "id": "ttft-p99-cold-c32",
-        "metric": "ttft_ms",
-        "stat": "p99",
-        "scenario": "cold-c32",
-        "direction": "lower",
-        "claim": 180.0,
-        "band": {"pct": 10},
-        "min_runs": 3,
-        "max_cv_pct": 15,
-        "on_high_cv": "inconclusive",
-        "blocking": True,
-        "weight": 1,
-    }
-    base.update(overrides)
+    """A copy of ``CRITERION`` with ``overrides`` (None removes the field)."""
+    base = copy.deepcopy(CRITERION) | overrides
     return {k: v for k, v in base.items() if v is not None}
 
 
