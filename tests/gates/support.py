@@ -3,7 +3,8 @@ factories do; plan services are tested on their own) and a campaign of the
 vendor's accepted bundle with runs finished at chosen values.
 
 The fixtures ``gate_bundle``, ``gate_campaign`` and ``frozen_plan`` are
-loaded for every test under ``tests/gates`` by its ``conftest.py``."""
+loaded for every test under ``tests/gates`` by its ``conftest.py``; the service
+tests import ``evaluate`` (a real evaluation of a new campaign)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run
 from gates.engine.documents import canonical_json, sha256_hex
-from gates.models import GatePlan
+from gates.models import Evaluation, GatePlan
+from gates.services.evaluations import gate_evaluate
 from procurement import clock
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
@@ -25,6 +27,9 @@ from tests.gates.engine.support import STOP_LOSS, criterion
 
 # The runner bundle's scenarios are cold-c1 and warm-c1.
 CRITERION: dict[str, Any] = criterion(id="ttft-p99-cold-c1", scenario="cold-c1")
+LAB = "lab-validation"
+PASS = [176.2, 171.0, 178.9]  # TTFT p99 ms of three runs: CRITERION passes
+FAIL = [230.0, 241.0, 236.5]  # over its 198 ms limit
 
 
 def plan_document(
@@ -137,3 +142,28 @@ def gate_campaign(gate_bundle: Bundle, buyer_org: Organisation, labops: Any) -> 
 @pytest.fixture
 def frozen_plan(rfp: Rfp, vendor_a_org: Organisation, buyer: Any) -> GatePlan:
     return make_frozen_plan(rfp, vendor_a_org, buyer)
+
+
+@pytest.fixture(name="evaluate")
+def evaluate_fixture(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
+    """``evaluate(plan, values, gate=LAB, drift="", campaign=None)``: a real
+    evaluation by the buyer, a minute after the previous one, of the campaign
+    (else a new one of three runs) once its cold-c1 runs have finished at
+    ``values``; ``drift`` recorded on the first run."""
+
+    def make(
+        plan: GatePlan,
+        values: list[float],
+        *,
+        gate: str = LAB,
+        drift: str = "",
+        campaign: Campaign | None = None,
+    ) -> Evaluation:
+        clock.advance(minutes=1)
+        campaign = campaign or gate_campaign(3)
+        finish_runs(campaign, {"cold-c1": values})
+        if drift:
+            set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), drift)
+        return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=buyer)
+
+    return make

@@ -17,7 +17,7 @@ from accounts.models import AuditEvent, Notification
 from accounts.notifications import notification_link_label
 from artifacts.models import LogEntry
 from gates.exceptions import GatesConflict, GatesError
-from gates.models import DECISION_TRANSITIONS, Decision, Evaluation, GatePlan
+from gates.models import DECISION_TRANSITIONS, Decision, GatePlan
 from gates.selectors.decisions import gate_state
 from gates.services.decisions import (
     decision_record,
@@ -27,31 +27,17 @@ from gates.services.decisions import (
 )
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp
-from tests.gates.support import finish_runs, make_frozen_plan, plan_document, set_drift
+from tests.gates.support import (
+    FAIL,
+    LAB,
+    PASS,
+    evaluate_fixture,  # noqa: F401
+    finish_runs,
+    make_frozen_plan,
+    plan_document,
+)
 
 pytestmark = pytest.mark.django_db
-
-PASS = [176.2, 171.0, 178.9]
-FAIL = [230.0, 241.0, 236.5]
-LAB = "lab-validation"
-
-
-@pytest.fixture
-def evaluate(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
-    """``evaluate(plan, values, gate=LAB, drift=None)``: a real evaluation of a
-    new campaign, a minute after the previous one."""
-
-    def make(
-        plan: GatePlan, values: list[float], gate: str = LAB, drift: str = ""
-    ) -> Evaluation:
-        clock.advance(minutes=1)
-        campaign = gate_campaign(3)
-        finish_runs(campaign, {"cold-c1": values})
-        if drift:
-            set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), drift)
-        return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=buyer)
-
-    return make
 
 
 def canary_plan(rfp: Rfp, vendor: Any, buyer: Any, passes: int) -> GatePlan:

@@ -25,12 +25,10 @@ from benchmarks.models import Campaign
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import (
     OBLIGATION_TRANSITIONS,
-    Evaluation,
     GateCampaign,
     GatePlan,
     RetestObligation,
 )
-from gates.services.evaluations import gate_evaluate
 from gates.services.obligations import (
     obligation_campaign_start,
     obligation_request_retest,
@@ -42,29 +40,19 @@ from gates.tasks import obligations_expire_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
 from tests.escrow.release_support import award_to
-from tests.gates.support import finish_runs, make_frozen_plan, plan_document, set_drift
+from tests.gates.support import (
+    FAIL,
+    LAB,
+    PASS,
+    evaluate_fixture,  # noqa: F401
+    finish_runs,
+    make_frozen_plan,
+    plan_document,
+)
 
 pytestmark = pytest.mark.django_db
 
-PASS = [176.2, 171.0, 178.9]
-FAIL = [230.0, 241.0, 236.5]
-LAB = "lab-validation"
 OB = RetestObligation.Status
-
-
-@pytest.fixture
-def evaluate(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
-    def make(
-        plan: GatePlan, values: list[float], drift: str = "", campaign: Any = None
-    ) -> Evaluation:
-        clock.advance(minutes=1)
-        campaign = campaign or gate_campaign(3)
-        finish_runs(campaign, {"cold-c1": values})
-        if drift:
-            set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), drift)
-        return gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
-
-    return make
 
 
 @pytest.fixture
