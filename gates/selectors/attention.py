@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 from django.db.models import Exists, OuterRef
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from accounts.models import Role
 from accounts.selectors import organisation_ids_for
-from gates.models import Decision, Evaluation, RetestObligation
+from gates.models import Decision, Evaluation
 from gates.permissions import AnyUser
 from gates.selectors.board import newest_of
 from gates.selectors.evaluations import (
@@ -62,6 +62,7 @@ def _decisions_due(user: AnyUser) -> list[Attention]:
             f"Decide on {e.vendor_organisation.name}'s {e.gate} gate "
             f"({e.get_verdict_display().lower()})",
             gate_url(e),
+            due=None,
         )
         for e in due
     ]
@@ -90,23 +91,10 @@ def _seconds_due(user: AnyUser) -> list[Attention]:
             f"{d.decided_by.get_username()} asks you to second the promotion of "
             f"{d.evaluation.vendor_organisation.name}'s {d.gate} gate",
             gate_url(d.evaluation),
+            due=None,
         )
         for d in pending
     ]
-
-
-def _retest_url(obligation: RetestObligation) -> str:
-    try:
-        return reverse("gates:retest", args=[obligation.public_id])
-    except NoReverseMatch:  # the re-test pages are optional to this list
-        return reverse(
-            "gates:gate",
-            args=[
-                obligation.rfp.public_id,
-                obligation.vendor_organisation.slug,
-                obligation.gate,
-            ],
-        )
 
 
 def _retests_due(user: AnyUser) -> list[Attention]:
@@ -114,9 +102,10 @@ def _retests_due(user: AnyUser) -> list[Attention]:
         Attention(
             "retest",
             o.rfp,
-            f"Re-test of the {o.gate} gate due by {o.deadline:%Y-%m-%d %H:%M} UTC "
+            f"Re-test of the {o.gate} gate owed "
             f"({o.attempts_left} attempt{'s' if o.attempts_left != 1 else ''} left)",
-            _retest_url(o),
+            reverse("gates:retest", args=[o.public_id]),
+            due=o.deadline,
         )
         for o in obligation_list_due_for(user)[:LIMIT]
     ]
@@ -131,6 +120,7 @@ def _lab_deviations(user: AnyUser) -> list[Attention]:
             f"{e.get_verdict_display().lower()} on a host that drifts from the "
             "vendor's manifest",
             gate_url(e),
+            due=None,
         )
         for e in lab_deviation_list_for(user)[:LIMIT]
     ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
@@ -20,10 +22,17 @@ LIMIT = 10
 
 @dataclass(frozen=True)
 class Attention:
-    kind: str  # questions, opening, award, scores, reconfirm, bid, deadline
+    kind: str  # questions, opening, award, scores, reconfirm, bid, deadline, gate_…
     rfp: Rfp
     text: str
     url: str
+    # When it is due: the RFP's submission deadline unless the item says
+    # otherwise (a re-test's own deadline; None for an item with no date).
+    due: datetime | Literal["rfp"] | None = "rfp"
+
+    @property
+    def due_at(self) -> datetime | None:
+        return self.rfp.submission_deadline if self.due == "rfp" else self.due
 
 
 def _url(name: str, rfp: Rfp) -> str:

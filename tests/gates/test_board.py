@@ -251,7 +251,8 @@ def test_vendor_sees_its_re_tests_due_and_nothing_of_the_other(
     mine = gate_attention_for(vendor_a)
 
     assert [i.kind for i in theirs] == ["retest"]
-    assert "due by" in theirs[0].text
+    obligation = RetestObligation.objects.get(vendor_organisation__slug="bolt-storage")
+    assert theirs[0].due_at == obligation.deadline  # its own, not the RFP's
     assert "2 attempts left" in theirs[0].text
     assert mine == []
 
@@ -305,3 +306,16 @@ def test_rfp_pages_have_a_gates_tab_once_the_bids_are_opened(
 
     assert all(b'data-testid="tab-gates"' in p for p in pages)
     assert b'data-testid="tab-gates"' not in sealed
+
+
+def test_the_dashboard_shows_a_re_test_with_its_own_deadline(
+    vendor_b: Any, evaluated: Any, client_for: Any
+) -> None:
+    obligation = RetestObligation.objects.get(vendor_organisation__slug="bolt-storage")
+
+    page = client_for(vendor_b).get("/dashboard/").content.decode()
+
+    item = page.split('data-kind="retest"', 1)[1].split("</li>", 1)[0]
+    assert f"due {obligation.deadline:%Y-%m-%d %H:%M} UTC" in item
+    rfp_deadline = f"{obligation.rfp.submission_deadline:%Y-%m-%d %H:%M}"
+    assert rfp_deadline not in item
