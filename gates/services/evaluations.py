@@ -54,6 +54,18 @@ def gate_evaluate_problems(
 
 
 @transaction.atomic
+def gate_facts(plan: GatePlan, gate: str, campaign: Campaign) -> dict[str, Any]:
+    """What the audit row of a gate's campaign names first: the RFP, the vendor,
+    the gate, the plan's version and the campaign."""
+    return {
+        "rfp": plan.rfp.reference,
+        "vendor": plan.vendor_organisation.slug,
+        "gate": gate,
+        "plan_version": plan.version,
+        "campaign": str(campaign.public_id),
+    }
+
+
 def gate_evaluate(
     *,
     plan: GatePlan,
@@ -129,11 +141,7 @@ def gate_evaluate(
         target=evaluation,
         organisation=plan.rfp.buyer_organisation,
         data={
-            "rfp": plan.rfp.reference,
-            "vendor": plan.vendor_organisation.slug,
-            "gate": gate,
-            "plan_version": plan.version,
-            "campaign": str(campaign.public_id),
+            **gate_facts(plan, gate, campaign),
             "verdict": evaluation.verdict,
             "evaluation_sha256": evaluation.evaluation_sha256,
             "log_index": evaluation.deposit.log_index,

@@ -27,7 +27,7 @@ from benchmarks.services.campaigns import campaign_add_runs
 from benchmarks.signals import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
-from gates.services.evaluations import Actor, gate_evaluate
+from gates.services.evaluations import Actor, gate_evaluate, gate_facts
 from procurement import clock
 
 logger = logging.getLogger(__name__)
@@ -274,11 +274,7 @@ def gate_campaign_start(
         target=plan,
         organisation=plan.rfp.buyer_organisation,
         data={
-            "rfp": plan.rfp.reference,
-            "vendor": plan.vendor_organisation.slug,
-            "gate": gate,
-            "plan_version": plan.version,
-            "campaign": str(campaign.public_id),
+            **gate_facts(plan, gate, campaign),
             "repetitions": campaign.repetitions,
         },
     )
