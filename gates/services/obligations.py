@@ -45,10 +45,10 @@ from gates.exceptions import GatesConflict, GatesError
 from gates.models import (
     OBLIGATION_TRANSITIONS,
     Evaluation,
-    GateCampaign,
     GatePlan,
     RetestObligation,
 )
+from gates.services.runs import gate_campaign_link
 from procurement import clock
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -347,13 +347,7 @@ def obligation_campaign_start(
     )
     obligation.campaign = campaign
     obligation.save(update_fields=["campaign", "updated_at"])
-    GateCampaign.objects.create(
-        plan=plan,
-        gate=obligation.gate,
-        campaign=campaign,
-        requested_by=actor,
-        requested_at=clock.now(),
-    )
+    gate_campaign_link(plan=plan, gate=obligation.gate, campaign=campaign, actor=actor)
     audit_record(
         actor=actor,
         action="retest.campaign_started",

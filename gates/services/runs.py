@@ -90,6 +90,22 @@ def gate_schedule_more_runs_problems(*, evaluation: Evaluation) -> list[Problem]
     return []
 
 
+def gate_campaign_link(
+    *, plan: GatePlan, gate: str, campaign: Campaign, actor: Actor, **fields: Any
+) -> GateCampaign:
+    """Link ``campaign`` to the plan's gate, so that it is evaluated once its runs
+    have finished (``fields``: the more-runs link's ``after``, ``extra_runs``,
+    ``automatic``)."""
+    return GateCampaign.objects.create(
+        plan=plan,
+        gate=gate,
+        campaign=campaign,
+        requested_by=actor if actor is not None and actor.is_authenticated else None,
+        requested_at=clock.now(),
+        **fields,
+    )
+
+
 @transaction.atomic
 def gate_schedule_more_runs(
     *, evaluation: Evaluation, actor: Actor, automatic: bool = False
@@ -108,15 +124,14 @@ def gate_schedule_more_runs(
     runs = campaign_add_runs(
         campaign=evaluation.campaign, scenarios=needed, actor=actor
     )
-    link = GateCampaign.objects.create(
+    link = gate_campaign_link(
         plan=evaluation.plan,
         gate=evaluation.gate,
         campaign=evaluation.campaign,
+        actor=actor,
         after=evaluation,
         extra_runs=len(runs),
         automatic=automatic,
-        requested_by=actor if actor is not None and actor.is_authenticated else None,
-        requested_at=clock.now(),
     )
     audit_record(
         actor=actor,
@@ -261,13 +276,7 @@ def gate_campaign_start(
         actor=actor,
         note=f"Gate {gate} of plan v{plan.version}",
     )
-    link = GateCampaign.objects.create(
-        plan=plan,
-        gate=gate,
-        campaign=campaign,
-        requested_by=actor,
-        requested_at=clock.now(),
-    )
+    link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(
         actor=actor,
         action="gate.campaign_started",
