@@ -6,11 +6,10 @@ from __future__ import annotations
 import uuid
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from artifacts.selectors import bundle_get_visible
@@ -19,6 +18,7 @@ from gates.api.access import (
     one,
     require_vendor_member,
 )
+from gates.api.pages import PAGE_PARAMETERS, page_response, page_serializer
 from gates.serializers import READ_ERRORS, WRITE_ERRORS, ObligationSerializer
 from gates.services.obligations import obligation_request_retest
 
@@ -26,31 +26,18 @@ from gates.services.obligations import obligation_request_retest
 class ObligationListApi(APIView):
     """Your visible re-test obligations, soonest deadline first."""
 
-    class PageSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "RetestObligationPage"
-
-        count = serializers.IntegerField()
-        next = serializers.URLField(allow_null=True)
-        previous = serializers.URLField(allow_null=True)
-        results = ObligationSerializer(many=True)
+    PageSerializer = page_serializer("RetestObligationPage", ObligationSerializer)
 
     @extend_schema(
         operation_id="retest_obligation_list",
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size (default 50)."),
-            OpenApiParameter("offset", int, description="Rows to skip."),
-        ],
+        parameters=PAGE_PARAMETERS,
         responses={200: PageSerializer, **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
         obligations = obligation_list_visible_to(request.user).order_by(
             "deadline", "id"
         )
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # the API's one paginator
-        page = paginator.paginate_queryset(obligations, request, view=self)
-        data = ObligationSerializer(page, many=True).data
-        return paginator.get_paginated_response(data)
+        return page_response(self, request, obligations, ObligationSerializer)
 
 
 class ObligationDetailApi(APIView):

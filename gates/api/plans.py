@@ -18,12 +18,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from accounts.exceptions import Problem
 from accounts.models import Organisation
 from gates.api.access import one, require_plan_editor, rfp_for
+from gates.api.pages import PAGE_PARAMETERS, page_response, page_serializer
 from gates.exceptions import GatesError
 from gates.models import GatePlan
 from gates.selectors.plans import plan_draft, plan_export, plan_list_visible_to
@@ -101,20 +101,12 @@ class PlanListApi(APIView):
             "default plan is drafted).",
         )
 
-    class PageSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "GatePlanPage"
-
-        count = serializers.IntegerField()
-        next = serializers.URLField(allow_null=True)
-        previous = serializers.URLField(allow_null=True)
-        results = PlanSerializer(many=True)
+    PageSerializer = page_serializer("GatePlanPage", PlanSerializer)
 
     @extend_schema(
         operation_id="gate_plan_list",
         parameters=[
-            OpenApiParameter("limit", int, description="Page size (default 50)."),
-            OpenApiParameter("offset", int, description="Rows to skip."),
+            *PAGE_PARAMETERS,
             OpenApiParameter("vendor", str, description="A vendor's slug."),
         ],
         responses={200: PageSerializer, **READ_ERRORS},
@@ -125,9 +117,7 @@ class PlanListApi(APIView):
         if vendor := request.query_params.get("vendor", ""):
             plans = plans.filter(vendor_organisation__slug=vendor)
         plans = plans.order_by("vendor_organisation__slug", "-version")
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # the API's one paginator
-        page = paginator.paginate_queryset(plans, request, view=self)
-        return paginator.get_paginated_response(PlanSerializer(page, many=True).data)
+        return page_response(self, request, plans, PlanSerializer)
 
     @extend_schema(
         operation_id="gate_plan_create",
