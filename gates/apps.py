@@ -25,3 +25,9 @@ class GatesConfig(AppConfig):
         from gates.selectors.obligations import retest_upload_window
 
         register_retest_window(retest_upload_window)
+        # ... and the daily fixity check compares each evaluation row with its
+        # escrow deposit
+        from artifacts.escrow.fixity_sources import register_fixity_source
+        from gates.selectors.fixity import evaluation_findings
+
+        register_fixity_source("gates.evaluations", evaluation_findings)

@@ -12,6 +12,9 @@ the result.
 - the releases (``fixity_releases``): each step row against its logged event,
   each status against the logged steps, a certificate against the SHA-256 its
   execution logged;
+- the rows other apps keep of their deposits (``fixity_sources``: what each
+  app registers, e.g. a gate evaluation's documents, digests and verdict
+  against its deposit's leaf);
 - the blobs (``fixity_blobs``): every ``Blob`` re-hashed as stored (S3: the
   recorded version), streamed in chunks; on S3 the key's current version must
   still be the deposited one; every object under ``blobs/`` must have a

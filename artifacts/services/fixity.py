@@ -19,6 +19,7 @@ from artifacts.escrow.fixity import Finding, FixityReport, grace_period
 from artifacts.escrow.fixity_blobs import check_blobs
 from artifacts.escrow.fixity_log import check_log
 from artifacts.escrow.fixity_releases import check_releases
+from artifacts.escrow.fixity_sources import check_sources
 from artifacts.models import Deposit, FixityFinding, FixityRun
 from procurement import clock
 from procurement.models import Rfp
@@ -27,10 +28,12 @@ logger = logging.getLogger(__name__)
 
 
 def fixity_check() -> FixityReport:
-    """The log and its rows, the releases, then the blobs; nothing is written."""
+    """The log and its rows, the releases, the rows other apps keep (their
+    registered sources), then the blobs; nothing is written."""
     report = FixityReport(started_at=clock.now())
     check_log(report)
     check_releases(report.findings)
+    check_sources(report.findings)
     check_blobs(report, newer_than=report.started_at - grace_period())
     report.finished_at = clock.now()
     return report

@@ -1,0 +1,142 @@
+"""The fixity source gates gives the escrow check
+(``artifacts.escrow.fixity_sources``): every evaluation row against its
+escrow deposit, so a later edit of a stored document, digest or verdict is
+found by the daily check (the deposit's leaf and blobs are checked against
+the log and their digests by artifacts itself).
+
+An evaluation is reported (``row.altered``) when a document's text no longer
+hashes to its SHA-256 field, a SHA-256 field is not the one its deposit's leaf
+names (nor the digest of the leaf's blob of that document), its verdict is not
+its evaluation document's (nor the leaf's), its deposit names another
+evaluation, or it has no deposit; an evaluation deposit whose evaluation row is
+gone is reported too (``row.missing``). Findings name fields, never values
+(the buyer side sees them while bids are sealed), and carry the RFP and the
+deposit for whose dashboards. Rows are read in chunks, a constant number of
+queries per chunk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from artifacts.escrow.fixity import Finding
+from artifacts.models import Deposit, FixityFinding
+from gates.models import Evaluation
+
+Kind = FixityFinding.Kind
+CHUNK: Final = 200
+# each document: its text field, its digest field, its blob's path in the deposit
+DOCUMENTS: Final = (
+    ("plan_document", "plan_sha256", "plan.json"),
+    ("results_document", "results_sha256", "results.json"),
+    ("evaluation_document", "evaluation_sha256", "evaluation.json"),
+)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _record(data: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _document_verdict(text: str) -> Any:
+    return _record(text.encode("utf-8")).get("verdict")
+
+
+def _problems(evaluation: Evaluation) -> list[str]:
+    problems = [
+        f"its {text} does not hash to its {digest}"
+        for text, digest, _ in DOCUMENTS
+        if _sha(getattr(evaluation, text)) != getattr(evaluation, digest)
+    ]
+    if evaluation.verdict != _document_verdict(evaluation.evaluation_document):
+        problems.append("its verdict is not its evaluation document's")
+    deposit = evaluation.deposit
+    if deposit is None:
+        return [*problems, "it has no escrow deposit"]
+    leaf = _record(bytes(deposit.leaf))
+    blobs = {
+        b.get("path"): b.get("sha256")
+        for b in leaf.get("blobs") or []
+        if isinstance(b, dict)
+    }
+    if deposit.kind != Deposit.Kind.EVALUATION or leaf.get("evaluation") != str(
+        evaluation.public_id
+    ):
+        problems.append("its deposit is of another evaluation")
+    differing = [
+        digest
+        for _, digest, path in DOCUMENTS
+        if not getattr(evaluation, digest) == leaf.get(digest) == blobs.get(path)
+    ]
+    if differing:
+        problems.append(f"its {', '.join(differing)} differ from its deposit")
+    if evaluation.verdict != leaf.get("verdict"):
+        problems.append("its verdict differs from its deposit")
+    return problems
+
+
+def _evaluations() -> Iterator[Evaluation]:
+    rows = (
+        Evaluation.objects.select_related("rfp", "deposit")
+        .only(
+            "public_id",
+            "verdict",
+            *(field for document in DOCUMENTS for field in document[:2]),
+            "rfp__reference",
+            "deposit__public_id",
+            "deposit__kind",
+            "deposit__leaf",
+            "deposit__log_index",
+        )
+        .order_by("id")
+    )
+    return rows.iterator(chunk_size=CHUNK)
+
+
+def _orphans() -> Iterator[Deposit]:
+    """Evaluation deposits no evaluation row points to."""
+    rows = Deposit.objects.filter(
+        kind=Deposit.Kind.EVALUATION, evaluation__isnull=True
+    ).select_related("rfp")
+    return (
+        rows.only("public_id", "log_index", "rfp__reference")
+        .order_by("log_index")
+        .iterator(chunk_size=CHUNK)
+    )
+
+
+def evaluation_findings() -> Iterator[Finding]:
+    """Every evaluation that differs from its deposit, then every evaluation
+    deposit with no evaluation (reads only)."""
+    for evaluation in _evaluations():
+        problems = _problems(evaluation)
+        if problems:
+            deposit = evaluation.deposit
+            yield Finding(
+                Kind.ROW_ALTERED,
+                f"evaluation {evaluation.public_id}",
+                "The evaluation row differs from its escrow deposit: "
+                + "; ".join(problems),
+                log_index=deposit.log_index if deposit is not None else None,
+                rfp_reference=evaluation.rfp.reference,
+                deposit=str(deposit.public_id) if deposit is not None else "",
+            )
+    for deposit in _orphans():
+        yield Finding(
+            Kind.ROW_MISSING,
+            f"evaluation deposit #{deposit.log_index}",
+            f"Log entry {deposit.log_index} deposits a gate evaluation that has "
+            "no evaluation row: the row was deleted.",
+            log_index=deposit.log_index,
+            rfp_reference=deposit.rfp.reference,
+            deposit=str(deposit.public_id),
+        )
