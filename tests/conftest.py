@@ -5,6 +5,7 @@ vendors; ``labops`` and ``auditor`` for the lab and audit firms the buyer engage
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,10 +19,35 @@ from accounts.models import Organisation, Role
 from procurement import clock as procurement_clock
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
+DATABASE_FIXTURES = frozenset(
+    {"db", "transactional_db", "django_db_setup", "shared_database", "live_server"}
+)
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+
+def _uses_database(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return item.get_closest_marker("django_db") is not None or bool(
+        fixtures & DATABASE_FIXTURES
+    )
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """Browser tests last: their session-wide Chromium keeps an event loop running
-    in the main thread until the session ends (see tests/browser/conftest.py)."""
+    in the main thread until the session ends (see tests/browser/conftest.py).
+
+    With ``REPROGATE_TESTS_DATABASE_ONLY=1`` (CI's second pass, on PostgreSQL)
+    only the tests that use the database run: the others (the gate engine, the
+    CLI, parsers, the sandbox, ``scripts/run``) gave their answer in the first
+    pass and would give the same one again."""
+    if os.environ.get("REPROGATE_TESTS_DATABASE_ONLY") == "1":
+        kept = [item for item in items if _uses_database(item)]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(
+                items=[item for item in items if not _uses_database(item)]
+            )
+            items[:] = kept
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
 
 
