@@ -81,6 +81,14 @@ def document_paths() -> Iterator[None]:
         raise GatesError(refused.message, refused.code, problems) from refused
 
 
+def _plan_to_edit(request: Request, plan_id: uuid.UUID) -> GatePlan:
+    """The visible plan (else 404) if the caller may edit the RFP's plans (else
+    403)."""
+    plan = one(plan_list_visible_to(request.user), plan_id)
+    require_plan_editor(request.user, plan.rfp)
+    return plan
+
+
 def _plan(plan: GatePlan, code: int = status.HTTP_200_OK) -> Response:
     return Response(PlanSerializer(plan).data, status=code)
 
@@ -177,8 +185,7 @@ class PlanDetailApi(APIView):
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
     def patch(self, request: Request, plan_id: uuid.UUID) -> Response:
-        plan = one(plan_list_visible_to(request.user), plan_id)
-        require_plan_editor(request.user, plan.rfp)
+        plan = _plan_to_edit(request, plan_id)
         data = PlanPatchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
@@ -201,8 +208,7 @@ class PlanFreezeApi(APIView):
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
     def post(self, request: Request, plan_id: uuid.UUID) -> Response:
-        plan = one(plan_list_visible_to(request.user), plan_id)
-        require_plan_editor(request.user, plan.rfp)
+        plan = _plan_to_edit(request, plan_id)
         return _plan(plan_freeze(plan=plan, actor=request.user))
 
 
@@ -216,8 +222,7 @@ class PlanNewVersionApi(APIView):
         responses={201: PlanSerializer, **WRITE_ERRORS},
     )
     def post(self, request: Request, plan_id: uuid.UUID) -> Response:
-        plan = one(plan_list_visible_to(request.user), plan_id)
-        require_plan_editor(request.user, plan.rfp)
+        plan = _plan_to_edit(request, plan_id)
         draft = plan_new_version(plan=plan, actor=request.user)
         return _plan(draft, status.HTTP_201_CREATED)
 
