@@ -78,6 +78,13 @@ def no_drift_stop_plan(rfp: Rfp, vendor: Any, buyer: Any, **kw: Any) -> GatePlan
     return make_frozen_plan(rfp, vendor, buyer, doc, **kw)
 
 
+@pytest.fixture
+def obligation(frozen_plan: GatePlan, evaluate: Any) -> RetestObligation:
+    """The open obligation a blocking FAIL of the frozen plan raised."""
+    evaluate(frozen_plan, FAIL)
+    return RetestObligation.objects.get()
+
+
 def told(user: Any, words: str) -> list[str]:
     found = Notification.objects.filter(recipient=user, subject__contains=words)
     return list(found.values_list("subject", flat=True))
@@ -145,10 +152,11 @@ def test_one_live_obligation_per_gate(frozen_plan: GatePlan, evaluate: Any) -> N
 
 
 def test_vendor_requests_the_retest_with_a_revised_bundle(
-    frozen_plan: GatePlan, evaluate: Any, revised: Any, vendor_a: Any, labops: Any
+    obligation: RetestObligation,
+    revised: Any,
+    vendor_a: Any,
+    labops: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     bundle = revised()
 
     scheduled = obligation_request_retest(
@@ -200,11 +208,12 @@ def start_retest(
 
 
 def test_lab_starts_the_retest_campaign_linked_to_the_gate(
-    frozen_plan: GatePlan, evaluate: Any, revised: Any, vendor_a: Any, labops: Any
+    obligation: RetestObligation,
+    frozen_plan: GatePlan,
+    revised: Any,
+    vendor_a: Any,
+    labops: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
-
     campaign = start_retest(obligation, revised(), vendor_a, labops)
 
     obligation.refresh_from_db()
@@ -219,6 +228,7 @@ def test_lab_starts_the_retest_campaign_linked_to_the_gate(
 
 
 def test_passing_retest_answers_the_obligation(
+    obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
     revised: Any,
@@ -226,8 +236,6 @@ def test_passing_retest_answers_the_obligation(
     labops: Any,
     buyer: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     campaign: Campaign = start_retest(obligation, revised(), vendor_a, labops)
 
     answer = evaluate(frozen_plan, PASS, campaign=campaign)
@@ -241,6 +249,7 @@ def test_passing_retest_answers_the_obligation(
 
 
 def test_failing_retest_uses_an_attempt_then_breaches(
+    obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
     revised: Any,
@@ -248,8 +257,6 @@ def test_failing_retest_uses_an_attempt_then_breaches(
     labops: Any,
     buyer: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     deadline = obligation.deadline
 
     evaluate(
@@ -278,10 +285,13 @@ def test_failing_retest_uses_an_attempt_then_breaches(
 
 
 def test_inconclusive_retest_leaves_it_scheduled(
-    frozen_plan: GatePlan, evaluate: Any, revised: Any, vendor_a: Any, labops: Any
+    obligation: RetestObligation,
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    revised: Any,
+    vendor_a: Any,
+    labops: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     campaign = start_retest(obligation, revised(), vendor_a, labops)
 
     assert evaluate(frozen_plan, PASS[:1], campaign=campaign).verdict == "INCONCLUSIVE"
@@ -291,15 +301,12 @@ def test_inconclusive_retest_leaves_it_scheduled(
 
 
 def test_expiry_is_read_by_the_clock_then_persisted_by_the_beat(
-    frozen_plan: GatePlan,
-    evaluate: Any,
+    obligation: RetestObligation,
     clock: Any,
     vendor_a: Any,
     buyer: Any,
     rfp: Rfp,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     assert obligation.status_now == OB.OPEN
 
     clock.advance(days=rfp.retest_deadline_days, minutes=1)
@@ -443,6 +450,7 @@ def test_a_live_or_passed_obligation_is_no_breach(
 
 
 def test_a_retest_evaluated_after_the_deadline_answers_nothing(
+    obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
     revised: Any,
@@ -451,8 +459,6 @@ def test_a_retest_evaluated_after_the_deadline_answers_nothing(
     clock: Any,
     rfp: Rfp,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     campaign = start_retest(obligation, revised(), vendor_a, labops)
     clock.advance(days=rfp.retest_deadline_days)
 
@@ -466,10 +472,11 @@ def test_a_retest_evaluated_after_the_deadline_answers_nothing(
 
 
 def test_the_finished_retest_campaign_is_evaluated_and_answers_the_obligation(
-    frozen_plan: GatePlan, evaluate: Any, revised: Any, vendor_a: Any, labops: Any
+    obligation: RetestObligation,
+    revised: Any,
+    vendor_a: Any,
+    labops: Any,
 ) -> None:
-    evaluate(frozen_plan, FAIL)
-    obligation = RetestObligation.objects.get()
     campaign = start_retest(obligation, revised(), vendor_a, labops)
     finish_runs(campaign, {"cold-c1": PASS, "warm-c1": PASS})
 
