@@ -40,6 +40,16 @@ from tests.gates.support import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def pending(frozen_plan: GatePlan, evaluate: Any, buyer: Any) -> Decision:
+    """The buyer's promotion of lab-validation on a PASS, waiting for its second
+    sign-off."""
+    evaluate(frozen_plan, PASS)
+    return decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
+    )
+
+
 def canary_plan(rfp: Rfp, vendor: Any, buyer: Any, passes: int) -> GatePlan:
     doc = plan_document(rfp.reference, vendor.slug, consecutive_passes=passes)
     return make_frozen_plan(rfp, vendor, buyer, doc)
@@ -128,26 +138,14 @@ def test_promotion_takes_a_second_person(
     ]
 
 
-def test_database_refuses_the_same_person_twice(
-    frozen_plan: GatePlan, evaluate: Any, buyer: Any
-) -> None:
-    evaluate(frozen_plan, PASS)
-    pending = decision_record(
-        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
-    )
-
+def test_database_refuses_the_same_person_twice(pending: Decision, buyer: Any) -> None:
     with pytest.raises(IntegrityError), transaction.atomic():
         Decision.objects.filter(pk=pending.pk).update(second_by=buyer)
 
 
 def test_withdrawn_promotion_cannot_be_seconded(
-    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+    pending: Decision, buyer: Any, evaluator: Any
 ) -> None:
-    evaluate(frozen_plan, PASS)
-    pending = decision_record(
-        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
-    )
-
     withdrawn = decision_withdraw(decision=pending, actor=evaluator)
 
     assert (withdrawn.status, withdrawn.withdrawn_by) == ("withdrawn", evaluator)
@@ -218,13 +216,8 @@ def test_stop_loss_forces_hold_until_a_later_pass(
 
 
 def test_second_sign_off_rechecks_a_newer_evaluation(
-    frozen_plan: GatePlan, evaluate: Any, buyer: Any, evaluator: Any
+    pending: Decision, frozen_plan: GatePlan, evaluate: Any, evaluator: Any
 ) -> None:
-    evaluate(frozen_plan, PASS)
-    pending = decision_record(
-        plan=frozen_plan, gate=LAB, kind="promote", rationale="Meets.", actor=buyer
-    )
-
     evaluate(frozen_plan, FAIL)
 
     with pytest.raises(GatesConflict, match="latest evaluation is FAIL"):
