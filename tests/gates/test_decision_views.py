@@ -12,18 +12,24 @@ from django.urls import reverse
 from gates.models import Decision, Evaluation, GatePlan
 from gates.services.decisions import decision_record
 from gates.services.evaluations import gate_evaluate
-from tests.gates.support import finish_runs
+from tests.gates.support import LAB, PASS, finish_runs
 
 pytestmark = pytest.mark.django_db
-
-LAB = "lab-validation"
 
 
 @pytest.fixture
 def passed(frozen_plan: GatePlan, gate_campaign: Any, buyer: Any) -> Evaluation:
     campaign = gate_campaign(3)
-    finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
+    finish_runs(campaign, {"cold-c1": PASS})
     return gate_evaluate(plan=frozen_plan, gate=LAB, campaign=campaign, actor=buyer)
+
+
+@pytest.fixture
+def pending(frozen_plan: GatePlan, passed: Evaluation, buyer: Any) -> Decision:
+    """The buyer's promotion of the passed gate, waiting for its second sign-off."""
+    return decision_record(
+        plan=frozen_plan, gate=LAB, kind="promote", rationale="Go.", actor=buyer
+    )
 
 
 def panel_url(plan: GatePlan) -> str:
@@ -146,15 +152,8 @@ def test_refusals_are_shown_as_messages(
 
 
 def test_second_sign_off_and_withdrawal(
-    frozen_plan: GatePlan,
-    passed: Evaluation,
-    client_for: Any,
-    buyer: Any,
-    evaluator: Any,
+    pending: Decision, client_for: Any, buyer: Any, evaluator: Any
 ) -> None:
-    pending = decision_record(
-        plan=frozen_plan, gate=LAB, kind="promote", rationale="Go.", actor=buyer
-    )
     second = reverse("gates:decision_second", args=[pending.public_id])
 
     own = client_for(buyer).post(second, follow=True)
@@ -169,15 +168,8 @@ def test_second_sign_off_and_withdrawal(
 
 
 def test_withdraw_a_pending_promotion(
-    frozen_plan: GatePlan,
-    passed: Evaluation,
-    client_for: Any,
-    buyer: Any,
-    vendor_a: Any,
+    pending: Decision, client_for: Any, buyer: Any, vendor_a: Any
 ) -> None:
-    pending = decision_record(
-        plan=frozen_plan, gate=LAB, kind="promote", rationale="Go.", actor=buyer
-    )
     withdraw = reverse("gates:decision_withdraw", args=[pending.public_id])
 
     assert client_for(vendor_a).post(withdraw).status_code == 403
