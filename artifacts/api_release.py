@@ -102,7 +102,8 @@ class ReleaseDetailSerializer(ReleaseSerializer):
 
 class ReleaseListApi(APIView):
     """Releases you may see, newest first (GET); request one (POST: a buyer
-    or admin of the RFP's buyer organisation, on an awarded RFP)."""
+    or admin of the RFP's buyer organisation, on an awarded RFP; on the breach
+    condition it may cite one of the vendor's recorded breaches)."""
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -112,6 +113,20 @@ class ReleaseListApi(APIView):
         condition = serializers.ChoiceField(choices=Release.Condition.values)
         statement = serializers.CharField(
             max_length=4000, required=False, allow_blank=True, default=""
+        )
+        breach = serializers.CharField(
+            max_length=100,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text=(
+                "On the breach condition: the id of a recorded breach of the "
+                "awarded vendor's on this RFP to cite (a failed or expired "
+                "re-test obligation); the statement then quotes it. An id that "
+                "is not one of the vendor's breaches answers 400 "
+                "(unknown_breach, path breach); citing one on another "
+                "condition answers 400 (breach_cited)."
+            ),
         )
 
     @extend_schema(

@@ -37,7 +37,12 @@ from django.db import transaction
 from django.urls import reverse
 
 from accounts.audit import audit_record
-from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
+from accounts.exceptions import (
+    ApplicationError,
+    InvalidTransition,
+    Problem,
+    StateConflict,
+)
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
@@ -168,16 +173,23 @@ def _cited_breach(
     if not breach:
         return None
     if condition != Release.Condition.BREACH:
-        raise ApplicationError(
-            "A recorded breach is cited on the breach condition.", code="breach_cited"
+        raise _breach_error(
+            "A recorded breach is cited on the breach condition.", "breach_cited"
         )
     cited = breach_get(rfp, vendor.pk, breach)
     if cited is None:
-        raise ApplicationError(
+        raise _breach_error(
             f"That is not a breach of {vendor.name}'s on {rfp.reference}.",
-            code="unknown_breach",
+            "unknown_breach",
         )
     return cited
+
+
+def _breach_error(message: str, code: str) -> ApplicationError:
+    """Refused for the ``breach`` field (the API's problem path)."""
+    return ApplicationError(
+        message, code=code, problems=[Problem(code, message, path="breach")]
+    )
 
 
 def _breach_facts(cited: CitedBreach) -> dict[str, str]:
