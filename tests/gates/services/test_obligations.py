@@ -196,25 +196,26 @@ def test_request_refuses_others_and_unrevised_or_rejected_bundles(
     assert (obligation.status, obligation.attempts_used) == (OB.OPEN, 0)
 
 
-def start_retest(
-    obligation: RetestObligation, bundle: Bundle, vendor: Any, lab: Any
-) -> Campaign:
-    obligation = obligation_request_retest(
-        obligation=obligation, bundle=bundle, actor=vendor
-    )
-    lab_org = obligation.rfp.buyer_organisation.engages.get(kind="lab")
-    pool = make_pool(lab_org, f"retest-{obligation.attempts_used}")
-    return obligation_campaign_start(obligation=obligation, pool=pool, actor=lab)
+@pytest.fixture
+def retest(revised: Any, vendor_a: Any, labops: Any) -> Any:
+    """``retest(obligation, n=1)``: the vendor asks for the re-test with its n-th
+    revised bundle, then a lab operator starts the re-test campaign (returned)."""
+
+    def make(obligation: RetestObligation, n: int = 1) -> Campaign:
+        obligation = obligation_request_retest(
+            obligation=obligation, bundle=revised(n), actor=vendor_a
+        )
+        lab_org = obligation.rfp.buyer_organisation.engages.get(kind="lab")
+        pool = make_pool(lab_org, f"retest-{obligation.attempts_used}")
+        return obligation_campaign_start(obligation=obligation, pool=pool, actor=labops)
+
+    return make
 
 
 def test_lab_starts_the_retest_campaign_linked_to_the_gate(
-    obligation: RetestObligation,
-    frozen_plan: GatePlan,
-    revised: Any,
-    vendor_a: Any,
-    labops: Any,
+    obligation: RetestObligation, frozen_plan: GatePlan, labops: Any, retest: Any
 ) -> None:
-    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    campaign = retest(obligation)
 
     obligation.refresh_from_db()
     assert obligation.campaign == campaign
@@ -231,12 +232,11 @@ def test_passing_retest_answers_the_obligation(
     obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
-    revised: Any,
     vendor_a: Any,
-    labops: Any,
     buyer: Any,
+    retest: Any,
 ) -> None:
-    campaign: Campaign = start_retest(obligation, revised(), vendor_a, labops)
+    campaign: Campaign = retest(obligation)
 
     answer = evaluate(frozen_plan, PASS, campaign=campaign)
 
@@ -252,17 +252,16 @@ def test_failing_retest_uses_an_attempt_then_breaches(
     obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
-    revised: Any,
     vendor_a: Any,
-    labops: Any,
     buyer: Any,
+    retest: Any,
 ) -> None:
     deadline = obligation.deadline
 
     evaluate(
         frozen_plan,
         FAIL,
-        campaign=start_retest(obligation, revised(1), vendor_a, labops),
+        campaign=retest(obligation, 1),
     )
 
     obligation.refresh_from_db()
@@ -273,7 +272,7 @@ def test_failing_retest_uses_an_attempt_then_breaches(
     last = evaluate(
         frozen_plan,
         FAIL,
-        campaign=start_retest(obligation, revised(2), vendor_a, labops),
+        campaign=retest(obligation, 2),
     )
 
     obligation.refresh_from_db()
@@ -285,14 +284,9 @@ def test_failing_retest_uses_an_attempt_then_breaches(
 
 
 def test_inconclusive_retest_leaves_it_scheduled(
-    obligation: RetestObligation,
-    frozen_plan: GatePlan,
-    evaluate: Any,
-    revised: Any,
-    vendor_a: Any,
-    labops: Any,
+    obligation: RetestObligation, frozen_plan: GatePlan, evaluate: Any, retest: Any
 ) -> None:
-    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    campaign = retest(obligation)
 
     assert evaluate(frozen_plan, PASS[:1], campaign=campaign).verdict == "INCONCLUSIVE"
 
@@ -453,13 +447,11 @@ def test_a_retest_evaluated_after_the_deadline_answers_nothing(
     obligation: RetestObligation,
     frozen_plan: GatePlan,
     evaluate: Any,
-    revised: Any,
-    vendor_a: Any,
-    labops: Any,
     clock: Any,
     rfp: Rfp,
+    retest: Any,
 ) -> None:
-    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    campaign = retest(obligation)
     clock.advance(days=rfp.retest_deadline_days)
 
     evaluate(frozen_plan, PASS, campaign=campaign)
@@ -472,12 +464,9 @@ def test_a_retest_evaluated_after_the_deadline_answers_nothing(
 
 
 def test_the_finished_retest_campaign_is_evaluated_and_answers_the_obligation(
-    obligation: RetestObligation,
-    revised: Any,
-    vendor_a: Any,
-    labops: Any,
+    obligation: RetestObligation, retest: Any
 ) -> None:
-    campaign = start_retest(obligation, revised(), vendor_a, labops)
+    campaign = retest(obligation)
     finish_runs(campaign, {"cold-c1": PASS, "warm-c1": PASS})
 
     [evaluation] = gate_campaign_finished(campaign=campaign)
