@@ -108,18 +108,20 @@ def oblige(
     evaluation: Evaluation, *, days: float = 30, **fields: Any
 ) -> RetestObligation:
     """An obligation raised by ``evaluation`` (set directly, as factories do),
-    due in ``days``; ``fields`` set the rest."""
+    due in ``days``; ``fields`` set (or replace) the rest."""
+    defaults: dict[str, Any] = {
+        "criteria": ["ttft-p99-cold-c1"],
+        "reason": "TTFT p99 over its band.",
+        "max_attempts": 2,
+    }
     return RetestObligation.objects.create(
         rfp=evaluation.rfp,
         vendor_organisation=evaluation.vendor_organisation,
         plan=evaluation.plan,
         gate=evaluation.gate,
         evaluation=evaluation,
-        criteria=["ttft-p99-cold-c1"],
-        reason="TTFT p99 over its band.",
         deadline=clock.now() + timedelta(days=days),
-        max_attempts=2,
-        **fields,
+        **(defaults | fields),
     )
 
 

@@ -40,6 +40,7 @@ from gates.tasks import obligations_expire_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
 from tests.escrow.release_support import award_to
+from tests.gates.read_support import oblige
 from tests.gates.support import (
     FAIL,
     LAB,
@@ -342,18 +343,7 @@ def test_obligation_transition_matrix(
 ) -> None:
     evaluation = evaluate(frozen_plan, PASS)
     breached = clock.now() if current in ("failed", "expired") else None
-    obligation = RetestObligation.objects.create(
-        rfp=evaluation.rfp,
-        vendor_organisation=evaluation.vendor_organisation,
-        plan=frozen_plan,
-        gate=LAB,
-        evaluation=evaluation,
-        reason="r",
-        status=current,
-        deadline=clock.now() + timedelta(days=1),
-        max_attempts=2,
-        breached_at=breached,
-    )
+    obligation = oblige(evaluation, days=1, status=current, breached_at=breached)
     allowed = to in OBLIGATION_TRANSITIONS[current]
 
     with transaction.atomic():
