@@ -48,7 +48,7 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
-from gates.services.runs import gate_campaign_link
+from gates.services.runs import gate_campaign_link, gate_repetitions
 from procurement import clock
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -316,12 +316,6 @@ def _current_plan(obligation: RetestObligation) -> GatePlan:
     return plan
 
 
-def retest_repetitions(plan: GatePlan, gate: str) -> int:
-    """The gate's largest ``min_runs``: the runs per scenario a re-test needs."""
-    spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
-    return max((int(c.get("min_runs", 1)) for c in spec["criteria"]), default=1)
-
-
 @transaction.atomic
 def obligation_campaign_start(
     *, obligation: RetestObligation, pool: LabPool, actor: AbstractBaseUser
@@ -341,7 +335,7 @@ def obligation_campaign_start(
     campaign = campaign_start(
         bundle=obligation.bundle,
         pool=pool,
-        repetitions=retest_repetitions(plan, obligation.gate),
+        repetitions=gate_repetitions(plan, obligation.gate),
         actor=actor,
         note=f"Re-test of {obligation.gate} (attempt {obligation.attempts_used})",
     )

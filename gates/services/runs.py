@@ -230,7 +230,9 @@ def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
     return evaluations
 
 
-def _gate_repetitions(plan: GatePlan, gate: str) -> int:
+def gate_repetitions(plan: GatePlan, gate: str) -> int:
+    """The gate's largest ``min_runs``: the runs per scenario a campaign of the
+    gate (a first run or a re-test) needs."""
     spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
     return max((int(c["min_runs"]) for c in spec["criteria"]), default=1)
 
@@ -272,7 +274,7 @@ def gate_campaign_start(
     campaign = campaign_start(
         bundle=bundle,
         pool=pool,
-        repetitions=repetitions or _gate_repetitions(plan, gate),
+        repetitions=repetitions or gate_repetitions(plan, gate),
         actor=actor,
         note=f"Gate {gate} of plan v{plan.version}",
     )
