@@ -1,9 +1,63 @@
 from __future__ import annotations
 
-from django.contrib import admin
-from django.http import HttpRequest
+from contextvars import ContextVar
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as AuthUserAdmin  # registers it
+from django.contrib.auth.forms import AdminPasswordChangeForm
+from django.http import HttpRequest, HttpResponse
 
 from accounts.models import ApiToken, AuditEvent, Membership, Organisation
+from accounts.services import user_password_change
+
+# who is changing a password in the admin, and what it revoked (per request)
+_password_change: ContextVar[dict[str, Any] | None] = ContextVar(
+    "admin_password_change", default=None
+)
+
+
+class ServicePasswordChangeForm(AdminPasswordChangeForm):
+    """The admin's password form saved through ``user_password_change``, as the
+    password page is: the user's API tokens are revoked and the change is
+    audited (by the admin). Disabling password sign-in goes the same way."""
+
+    def save(self, commit: bool = True) -> Any:
+        usable = self.cleaned_data.get("set_usable_password", True)
+        change = _password_change.get() or {}
+        user, change["revoked"] = user_password_change(
+            user=self.user,
+            new_password=self.cleaned_data["password1"] if usable else None,
+            actor=change.get("actor"),
+        )
+        return user
+
+
+class UserAdmin(AuthUserAdmin):
+    change_password_form = ServicePasswordChangeForm
+
+    def user_change_password(
+        self, request: HttpRequest, id: str, form_url: str = ""
+    ) -> HttpResponse:
+        change: dict[str, Any] = {"actor": request.user}
+        token = _password_change.set(change)
+        try:
+            response = super().user_change_password(request, id, form_url)
+        finally:
+            _password_change.reset(token)
+        revoked = change.get("revoked")
+        if revoked:
+            messages.info(
+                request,
+                f"{revoked} API token{'s were' if revoked > 1 else ' was'} revoked "
+                "with the old password.",
+            )
+        return response
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), UserAdmin)
 
 
 @admin.register(Organisation)

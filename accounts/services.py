@@ -93,11 +93,15 @@ def user_create(
 
 @transaction.atomic
 def user_password_change(
-    *, user: AbstractUser, new_password: str
+    *,
+    user: AbstractUser,
+    new_password: str | None,
+    actor: AbstractUser | None = None,
 ) -> tuple[AbstractUser, int]:
-    """Set a new password and revoke the user's active API tokens (one got with a
-    stolen password must not outlive it), in one audit row. Returns the user and
-    how many tokens were revoked."""
+    """Set a new password (None: disable password sign-in) and revoke the user's
+    active API tokens (one got with a stolen password must not outlive it), in
+    one audit row by ``actor`` (an admin; the user when not given). Returns the
+    user and how many tokens were revoked."""
     user.set_password(new_password)
     user.save(update_fields=["password"])
     now = timezone.now()
@@ -105,7 +109,7 @@ def user_password_change(
         user=user, revoked_at__isnull=True, expires_at__gt=now
     ).update(revoked_at=now, updated_at=now)
     audit_record(
-        actor=user,
+        actor=actor or user,
         action="user.password_changed",
         target=user,
         data={"api_tokens_revoked": revoked},
