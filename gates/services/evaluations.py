@@ -53,7 +53,6 @@ def gate_evaluate_problems(
     return problems
 
 
-@transaction.atomic
 def gate_facts(plan: GatePlan, gate: str, campaign: Campaign) -> dict[str, Any]:
     """What the audit row of a gate's campaign names first: the RFP, the vendor,
     the gate, the plan's version and the campaign."""
@@ -66,6 +65,7 @@ def gate_facts(plan: GatePlan, gate: str, campaign: Campaign) -> dict[str, Any]:
     }
 
 
+@transaction.atomic
 def gate_evaluate(
     *,
     plan: GatePlan,

@@ -117,3 +117,22 @@ def test_unknown_gate_and_another_vendors_plan_are_refused(
             plan=plan_z, gate="lab-validation", campaign=campaign, actor=buyer
         )
     assert not Evaluation.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_evaluating_outside_a_transaction_is_one_transaction_of_its_own(
+    frozen_plan: GatePlan, gate_campaign: Any, buyer: Any
+) -> None:
+    """The API calls the service with no transaction open (no ATOMIC_REQUESTS)."""
+    from django.db import transaction
+
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
+    assert not transaction.get_connection().in_atomic_block
+
+    evaluation = gate_evaluate(
+        plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer
+    )
+
+    assert Evaluation.objects.get().pk == evaluation.pk
+    assert AuditEvent.objects.filter(action="gate.evaluated").count() == 1
