@@ -199,6 +199,7 @@ def _refused(decision: Decision, to: str) -> InvalidTransition:
     return refused
 
 
+@transaction.atomic
 def decision_transition(
     *,
     decision: Decision,

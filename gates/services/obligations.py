@@ -112,6 +112,7 @@ def _notify(obligation: RetestObligation, template: str, users: list[Any]) -> No
     )
 
 
+@transaction.atomic
 def obligation_transition(
     *,
     obligation: RetestObligation,
