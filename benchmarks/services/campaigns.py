@@ -5,6 +5,7 @@ host spreads over scenarios instead of biasing one."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -26,7 +27,12 @@ MAX_ADDED_RUNS = 50  # per scenario and request (campaign_add_runs)
 
 
 def campaign_start_problems(
-    *, bundle: Bundle, pool: LabPool, repetitions: int, actor: AbstractBaseUser
+    *,
+    bundle: Bundle,
+    pool: LabPool,
+    repetitions: int,
+    actor: AbstractBaseUser,
+    only: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Why this campaign may not start (empty when it may)."""
     found: list[Problem] = []
@@ -53,7 +59,11 @@ def campaign_start_problems(
     if not 1 <= repetitions <= MAX_REPETITIONS:
         message = f"Repetitions must be between 1 and {MAX_REPETITIONS}."
         found.append(Problem("repetitions", message, "repetitions"))
-    scenarios = _scenarios(bundle)
+    scenarios = _scenarios(bundle, only)
+    unknown = sorted(set(only or ()) - {str(s.get("name")) for s in scenarios})
+    if unknown:
+        message = "The bundle's harness has no scenario " + ", ".join(unknown) + "."
+        found.append(Problem("unknown_scenario", message, "scenarios"))
     if not scenarios:
         found.append(
             Problem(
@@ -66,9 +76,13 @@ def campaign_start_problems(
     return found
 
 
-def _scenarios(bundle: Bundle) -> list[dict[str, Any]]:
+def _scenarios(
+    bundle: Bundle, only: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The harness's scenarios in its order (only those named in ``only``)."""
     harness = (bundle.manifest or {}).get("harness") or {}
-    return [s for s in harness.get("scenarios") or [] if isinstance(s, dict)]
+    found = [s for s in harness.get("scenarios") or [] if isinstance(s, dict)]
+    return found if only is None else [s for s in found if s.get("name") in only]
 
 
 @transaction.atomic
@@ -79,10 +93,14 @@ def campaign_start(
     repetitions: int,
     actor: AbstractBaseUser,
     note: str = "",
+    scenarios: Sequence[str] | None = None,
 ) -> Campaign:
-    """Create the campaign and its runs; dispatch them after commit."""
+    """Create the campaign and its runs; dispatch them after commit.
+    ``scenarios``: only these of the harness (a gate re-runs the scenarios its
+    criteria judge), else all of them."""
+    only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
-        bundle=bundle, pool=pool, repetitions=repetitions, actor=actor
+        bundle=bundle, pool=pool, repetitions=repetitions, actor=actor, only=only
     )
     if problems:
         error = RunnerConflict if problems[0].code == "sealed" else RunnerError
@@ -91,14 +109,14 @@ def campaign_start(
             code=problems[0].code,
             problems=problems,
         )
-    scenarios = _scenarios(bundle)
+    chosen = _scenarios(bundle, only)
     campaign = Campaign.objects.create(
         rfp=bundle.rfp,
         bundle=bundle,
         pool=pool,
         started_by=actor,
         repetitions=repetitions,
-        scenarios=scenarios,
+        scenarios=chosen,
         note=note.strip()[:300],
     )
     runs = [
@@ -111,7 +129,7 @@ def campaign_start(
             wall_limit_s=conf.wall_limit_seconds(float(s.get("duration_s") or 0)),
         )
         for position, (repetition, s) in enumerate(
-            (r, s) for r in range(1, repetitions + 1) for s in scenarios
+            (r, s) for r in range(1, repetitions + 1) for s in chosen
         )
     ]
     Run.objects.bulk_create(runs)
@@ -125,7 +143,7 @@ def campaign_start(
             "vendor": bundle.organisation.slug,
             "bundle_sha256": bundle.sha256,
             "pool": pool.name,
-            "scenarios": len(scenarios),
+            "scenarios": len(chosen),
             "repetitions": repetitions,
             "runs": len(runs),
         },

@@ -48,7 +48,7 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
-from gates.services.runs import gate_campaign_link, gate_repetitions
+from gates.services.runs import gate_campaign_link, gate_repetitions, gate_scenarios
 from procurement import clock
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -339,6 +339,7 @@ def obligation_campaign_start(
         repetitions=gate_repetitions(plan, obligation.gate),
         actor=actor,
         note=f"Re-test of {obligation.gate} (attempt {obligation.attempts_used})",
+        scenarios=gate_scenarios(plan, obligation.gate, obligation.bundle),
     )
     obligation.campaign = campaign
     obligation.save(update_fields=["campaign", "updated_at"])

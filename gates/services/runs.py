@@ -237,6 +237,24 @@ def gate_repetitions(plan: GatePlan, gate: str) -> int:
     return max((int(c["min_runs"]) for c in spec["criteria"]), default=1)
 
 
+def gate_scenarios(plan: GatePlan, gate: str, bundle: Bundle) -> list[str] | None:
+    """The bundle's scenarios the gate judges (its criteria's and its stop-loss
+    conditions' scenarios), in the harness's order: a campaign for the gate runs
+    only those. None (every scenario) when the gate names none the harness has;
+    a judged scenario the harness lacks then reads "not measured"."""
+    spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
+    named = {c["scenario"] for c in spec["criteria"]} | {
+        s["scenario"] for s in spec["stop_loss"] if s.get("scenario", "*") != "*"
+    }
+    harness = (bundle.manifest or {}).get("harness") or {}
+    names = [
+        str(s.get("name"))
+        for s in harness.get("scenarios") or []
+        if isinstance(s, dict) and s.get("name") in named
+    ]
+    return names or None
+
+
 def _plan_bundle(plan: GatePlan) -> Bundle | None:
     if plan.bundle_id is not None:
         return plan.bundle
@@ -277,6 +295,7 @@ def gate_campaign_start(
         repetitions=repetitions or gate_repetitions(plan, gate),
         actor=actor,
         note=f"Gate {gate} of plan v{plan.version}",
+        scenarios=gate_scenarios(plan, gate, bundle),
     )
     link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(

@@ -38,6 +38,34 @@ def test_campaign_start_queues_each_scenario_per_repetition(
     assert AuditEvent.objects.get(action="campaign.started").data["runs"] == 6
 
 
+def test_campaign_start_runs_only_the_scenarios_asked_for(
+    bundle: Bundle, pool: LabPool, labops: Any
+) -> None:
+    wanted = SCENARIOS[-1]["name"]
+
+    campaign = campaign_start(
+        bundle=bundle, pool=pool, repetitions=2, actor=labops, scenarios=[wanted]
+    )
+
+    runs = runs_of(campaign)
+    assert [(r.repetition, r.scenario_name) for r in runs] == [(1, wanted), (2, wanted)]
+    assert campaign.scenarios == [SCENARIOS[-1]]
+    assert AuditEvent.objects.get(action="campaign.started").data["scenarios"] == 1
+
+
+def test_campaign_start_refuses_a_scenario_the_harness_lacks(
+    bundle: Bundle, pool: LabPool, labops: Any
+) -> None:
+    with pytest.raises(RunnerError) as refused:
+        campaign_start(
+            bundle=bundle, pool=pool, repetitions=1, actor=labops, scenarios=["hot-c9"]
+        )
+
+    assert refused.value.code == "unknown_scenario"
+    assert refused.value.problems[0].path == "scenarios"
+    assert not Run.objects.exists()
+
+
 def test_campaign_start_sends_every_run_to_the_pool_queue_after_commit(
     bundle: Bundle,
     pool: LabPool,

@@ -6,6 +6,7 @@ whole loop from 1 of 3 runs to PASS."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from gates.services.runs import (
     evaluation_more_runs,
     gate_campaign_finished,
     gate_campaign_start,
+    gate_scenarios,
     gate_schedule_more_runs,
 )
 from gates.tasks import gate_campaign_finished_task
@@ -141,7 +143,7 @@ def test_scheduling_appends_the_needed_repetitions_and_dispatches_them(
         ("cold-c1", 2),
         ("cold-c1", 3),
     ]
-    assert [r.position for r in added] == [2, 3]  # after cold-c1 #1, warm-c1 #1
+    assert [r.position for r in added] == [1, 2]  # after cold-c1 #1 (the only one)
     assert sent["runs"] == [[r.pk, 1] for r in added]
     assert (link.after, link.extra_runs, link.automatic) == (evaluation, 2, False)
     assert (link.requested_by, link.evaluation) == (labops, None)
@@ -181,7 +183,7 @@ def test_scheduling_is_refused_once_the_plan_is_superseded(
         gate_schedule_more_runs(evaluation=evaluation, actor=labops)
 
     assert refused.value.code == "superseded"
-    assert evaluation.campaign.runs.count() == 2
+    assert evaluation.campaign.runs.count() == 1
 
 
 def test_scheduling_is_refused_to_a_vendor_and_on_a_cancelled_campaign(
@@ -198,7 +200,7 @@ def test_scheduling_is_refused_to_a_vendor_and_on_a_cancelled_campaign(
         gate_schedule_more_runs(evaluation=evaluation, actor=labops)
 
     assert (vendor.value.code, cancelled.value.code) == ("not_allowed", "cancelled")
-    assert evaluation.campaign.runs.count() == 2
+    assert evaluation.campaign.runs.count() == 1
     assert not GateCampaign.objects.filter(after=evaluation).exists()
 
 
@@ -258,10 +260,10 @@ def test_the_hook_evaluates_a_finished_gate_campaign_once(
     frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
 ) -> None:
     campaign = started(frozen_plan, pool, labops, reps=3)
-    finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
+    finish_runs(campaign, {"cold-c1": [176.2, 171.0]})
 
-    assert gate_campaign_finished(campaign=campaign) == []  # warm-c1 still queued
-    finish_all(campaign, {})
+    assert gate_campaign_finished(campaign=campaign) == []  # one run still queued
+    finish_queued(campaign, [178.9])
     [evaluation] = gate_campaign_finished(campaign=campaign)
     again = gate_campaign_finished(campaign=campaign)
 
@@ -281,8 +283,8 @@ def test_the_last_run_ending_enqueues_the_gate_evaluation_after_commit(
     sent: dict[str, list[Any]],
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    campaign = started(frozen_plan, pool, labops, reps=1)
-    first, last = campaign.runs.order_by("position")
+    campaign = started(frozen_plan, pool, labops, reps=2)
+    first, last = campaign.runs.order_by("position")  # cold-c1 #1 and #2
 
     with django_capture_on_commit_callbacks(execute=True):
         run_cancel(run=first, actor=labops)
@@ -354,7 +356,7 @@ def test_top_up_never_goes_past_max_extra_runs(
     assert second.verdict == "INCONCLUSIVE"
     assert evaluation_more_runs(second)["cold-c1"] >= 1
     assert not GateCampaign.objects.filter(after=second).exists()  # 2 + n > 2
-    assert campaign.runs.count() == 4
+    assert campaign.runs.count() == 3
 
 
 def test_top_up_off_or_too_small_schedules_nothing(
@@ -366,7 +368,7 @@ def test_top_up_off_or_too_small_schedules_nothing(
 
     assert evaluation.verdict == "INCONCLUSIVE"
     assert not GateCampaign.objects.filter(after=evaluation).exists()
-    assert evaluation.campaign.runs.count() == 2
+    assert evaluation.campaign.runs.count() == 1
 
 
 def test_inconclusive_with_one_of_three_runs_passes_after_two_more(
@@ -420,3 +422,23 @@ def test_a_gate_campaign_needs_a_frozen_plan_and_a_known_gate(
     assert link.campaign.repetitions == 3  # the gate's largest min_runs
     assert link.campaign.bundle == gate_bundle
     assert AuditEvent.objects.filter(action="gate.campaign_started").count() == 1
+
+
+def test_a_gate_campaign_runs_the_scenarios_the_gate_judges(
+    rfp: Rfp, vendor_a_org: Organisation, gate_bundle: Any
+) -> None:
+    def plan(**parts: Any) -> GatePlan:  # unsaved: only its document is read
+        doc = plan_document(rfp.reference, vendor_a_org.slug, **parts)
+        return GatePlan(document=json.dumps(doc))
+
+    ceiling = {"id": "warm-ceiling", "metric": "ttft_ms", "stat": "p99",
+               "scenario": "warm-c1", "above": 2000}  # fmt: skip
+    anywhere = {**ceiling, "id": "any-ceiling", "scenario": "*"}
+    hot = {**copy.deepcopy(CRITERION), "scenario": "hot-c9"}
+
+    assert gate_scenarios(plan(), GATE, gate_bundle) == ["cold-c1"]
+    with_warm = plan(stop_loss=[ceiling])
+    assert gate_scenarios(with_warm, GATE, gate_bundle) == ["cold-c1", "warm-c1"]
+    assert gate_scenarios(plan(stop_loss=[anywhere]), GATE, gate_bundle) == ["cold-c1"]
+    # no judged scenario in the harness: every scenario runs ("not measured")
+    assert gate_scenarios(plan(criteria=[hot]), GATE, gate_bundle) is None
