@@ -25,17 +25,17 @@ environment as the reference (``LAB_ENVIRONMENT_NOTE``) and drops lab
 validation's ``env-drift`` stop-loss (no demo host is the vendors' declared GPU
 server, so every run drifts majorly and v1 halts both), frozen, superseding v1.
 
-Then the lab re-runs both bundles for real, synchronously in the seed: a campaign per
-vendor on pool ``local`` by ``labops``, only the runs of the claimed scenarios
-executed by the runner code (``run_execute``, the bundle fetched and its harness
-run in the sandbox), three repetitions each, the other runs cancelled, about a
-minute per vendor on 2 cores. ``gate_evaluate`` judges lab validation on each
-campaign with v2: Acme Flash passes; Bolt Storage over-claims its latencies and
+Then the lab re-runs both bundles for real, synchronously in the seed: a campaign
+per vendor on pool ``local`` by ``labops``, only the runs of the claimed scenarios
+executed by the runner code (``run_execute``, the bundle fetched and its harness run
+in the sandbox), three repetitions each (the harness's other scenarios are not run),
+about a minute per vendor on 2 cores. ``gate_evaluate`` judges lab validation on
+each campaign with v2: Acme Flash passes; Bolt Storage over-claims its latencies and
 fails, which raises a re-test obligation on it. Each campaign and its evaluation
-commit together, so an interrupted seed leaves no half campaign and the next
-seed runs it again; a vendor that has any campaign on RFP-DEMO-2 already gets no
-new one. A host where bubblewrap does not work gets no lab runs at all (the
-seed says so), so that no lab deviation of a weaker sandbox is judged."""
+commit together, so an interrupted seed leaves no half campaign and the next seed
+runs it again; a vendor that has any campaign on RFP-DEMO-2 already gets no new one.
+A host where bubblewrap does not work gets no lab runs at all (the seed says so), so
+that no lab deviation of a weaker sandbox is judged."""
 
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ from benchmarks.sandbox.capabilities import host_support
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
 from benchmarks.services.execution import run_execute
 from benchmarks.services.pools import WorkerIdentity, host_stop, pool_create
+from benchmarks.services.runs import FINAL
 from gates.models import GatePlan
 from gates.services.evaluations import gate_evaluate
 from gates.services.plans import (
@@ -515,25 +516,25 @@ def _lab_campaign(
     pool = LabPool.objects.get(name=LAB_POOL)
     began = time.monotonic()
     with transaction.atomic():
+        claimed = {c["scenario"] for c in bundle.manifest.get("claims", [])}
         campaign = campaign_start(
             bundle=bundle,
             pool=pool,
             repetitions=LAB_REPETITIONS,
             actor=labops,
             note=LAB_CAMPAIGN_NOTE,
+            scenarios=sorted(claimed),
         )
-        claimed = {c["scenario"] for c in bundle.manifest.get("claims", [])}
-        runs = list(
-            campaign.runs.filter(scenario_name__in=claimed).order_by("position")
-        )
+        runs = list(campaign.runs.order_by("position"))
         for done, run in enumerate(runs, start=1):
             progress(
                 f"Running {vendor} lab runs: {done}/{len(runs)} "
                 f"({run.scenario_name}, repetition {run.repetition})"
             )
             run_execute(run_id=run.pk, attempt=run.attempt, worker=worker)
-        campaign_cancel(campaign=campaign, actor=labops)
         executed = Run.objects.filter(pk__in=[r.pk for r in runs])
+        if executed.exclude(state__in=FINAL).exists():  # a run the runner never took
+            campaign_cancel(campaign=campaign, actor=labops)
         failed = [r for r in executed if r.state != Run.State.SUCCEEDED]
         elapsed = time.monotonic() - began
         if failed:
