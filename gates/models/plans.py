@@ -8,6 +8,7 @@ RFP and vendor."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from typing import Any, Final
@@ -119,8 +120,6 @@ class GatePlan(TimeStampedModel):
 
     @property
     def plan(self) -> dict[str, Any]:
-        import json
-
         return json.loads(self.document)
 
     @property

@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from django.db.models import Q
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from gates.models import CriterionResult, Evaluation, GatePlan
 from procurement.models import Bid, Rfp
@@ -96,14 +96,12 @@ class LabValidation:
 
     @property
     def url(self) -> str:
-        """The gate page where it resolves, else the evaluation's documents."""
+        """The gate's page ("" before it is evaluated)."""
         if self.evaluation is None:
             return ""
-        try:
-            args = [self.rfp.public_id, self.vendor_slug, self.gate]
-            return reverse("gates:gate", args=args)
-        except NoReverseMatch:
-            return f"/api/v1/evaluations/{self.evaluation.public_id}/"
+        return reverse(
+            "gates:gate", args=[self.rfp.public_id, self.vendor_slug, self.gate]
+        )
 
     def result_for(self, claim: Mapping[str, Any]) -> CriterionResult | None:
         """The criterion judging this claim: same metric, stat and scenario (a
@@ -119,14 +117,11 @@ class LabValidation:
         return [ReproducedClaim(c, r, self.criterion_url(r)) for c, r in found]
 
     def criterion_url(self, result: CriterionResult | None) -> str:
-        """The criterion's page where it resolves, else the gate's."""
+        """The criterion's page ("" when no criterion judges the claim)."""
         if result is None or self.evaluation is None:
             return ""
-        try:
-            args = [self.rfp.public_id, self.vendor_slug, self.gate, result.criterion]
-            return reverse("gates:criterion", args=args)
-        except NoReverseMatch:
-            return self.url
+        args = [self.rfp.public_id, self.vendor_slug, self.gate, result.criterion]
+        return reverse("gates:criterion", args=args)
 
     def throughput(self) -> CriterionResult | None:
         """The lab's estimate of the throughput the TCO formula uses: the first

@@ -12,9 +12,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.template import TemplateDoesNotExist
-from django.template.loader import select_template
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_safe
 
 from accounts.models import Organisation
@@ -22,6 +20,7 @@ from benchmarks.selectors.access import can_add_runs
 from gates.charts import criterion_chart
 from gates.permissions import GateScope, gate_scope
 from gates.selectors.board import board_gate_names, gate_board
+from gates.selectors.decisions import gate_state
 from gates.selectors.evaluations import (
     criterion_page,
     evaluation_get_visible,
@@ -29,19 +28,12 @@ from gates.selectors.evaluations import (
     lab_deviation_list_for,
     vendor_get_visible,
 )
+from gates.services.runs import evaluation_more_runs
 from procurement.models import Rfp
 from procurement.views.common import rfp_for_request, rfp_page_context
 
 DOCUMENTS = {"plan": "plan_document", "results": "results_document"}
 DOCUMENTS["evaluation"] = "evaluation_document"
-
-
-def url_or_none(name: str, *args: Any) -> str | None:
-    """The URL if the page is routed (the pages of other parts are optional)."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return None
 
 
 def _rfp_and_vendor(
@@ -69,20 +61,15 @@ def board(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         rows=rows,
         gates=board_gate_names(rows),
         scope=scope,
-        plan_routed=url_or_none("gates:plan", rfp.public_id, "vendor") is not None,
     )
     return render(request, "gates/board.html", context)
 
 
 def _more_runs(page: Any) -> dict[str, int] | None:
-    """What an INCONCLUSIVE latest evaluation needs, when runs can be added here."""
+    """What an INCONCLUSIVE latest evaluation needs."""
     latest = page.latest
     if latest is None or latest.verdict != "INCONCLUSIVE":
         return None
-    if url_or_none("gates:schedule_runs", latest.public_id) is None:
-        return None
-    from gates.services.runs import evaluation_more_runs
-
     return evaluation_more_runs(latest) or None
 
 
@@ -107,8 +94,8 @@ def gate(
         sees_escrow=scope.full,  # the evaluation's deposit is the buyer's
         more_runs=_more_runs(page),
         can_schedule=latest is not None and can_add_runs(request.user, latest.campaign),
-        more_runs_template=_optional("gates/_more_runs.html"),
-        plan_url=url_or_none("gates:plan", rfp.public_id, org.slug),
+        more_runs_template="gates/_more_runs.html",
+        plan_url=reverse("gates:plan", args=[rfp.public_id, org.slug]),
         gate_path=request.get_full_path(),
         **_decision_panel(page),
     )
@@ -116,24 +103,14 @@ def gate(
 
 
 def _decision_panel(page: Any) -> dict[str, Any]:
-    """The decision panel (its state on the current plan and its forms) when
-    decisions can be recorded here."""
-    plan, template = page.plan, _optional("gates/decision_panel.html")
-    if plan is None or page.spec is None or template is None:
+    """The decision panel (its state on the current plan and its forms) when the
+    vendor has a current plan with this gate."""
+    if page.plan is None or page.spec is None:
         return {}
-    if url_or_none("gates:decide", plan.public_id, page.gate) is None:
-        return {}
-    from gates.selectors.decisions import gate_state
-
-    return {"decision_template": template, "state": gate_state(plan, page.gate)}
-
-
-def _optional(name: str) -> str | None:
-    try:
-        select_template([name])
-    except TemplateDoesNotExist:  # a partial another part has not written yet
-        return None
-    return name
+    return {
+        "decision_template": "gates/decision_panel.html",
+        "state": gate_state(page.plan, page.gate),
+    }
 
 
 @login_required

@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
@@ -23,13 +23,9 @@ from gates.models import Evaluation, GatePlan
 from gates.services.runs import gate_campaign_start, gate_schedule_more_runs
 
 
-def gate_page_url(plan: GatePlan, gate: str, fallback: str) -> str:
-    """The gate's page, or ``fallback`` while no such page is routed."""
-    try:
-        args = (plan.rfp.public_id, plan.vendor_organisation.slug, gate)
-        return reverse("gates:gate", args=args)
-    except NoReverseMatch:
-        return fallback
+def gate_page_url(plan: GatePlan, gate: str) -> str:
+    args = (plan.rfp.public_id, plan.vendor_organisation.slug, gate)
+    return reverse("gates:gate", args=args)
 
 
 @login_required
@@ -55,10 +51,7 @@ def schedule_runs(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpRespons
         n = link.extra_runs
         text = f"Scheduled {n} more run{'s' if n != 1 else ''}"
         messages.success(request, f"{text}: the gate is evaluated when they end.")
-    campaign = reverse(
-        "benchmarks:campaign_detail", args=(evaluation.campaign.public_id,)
-    )
-    return redirect(gate_page_url(evaluation.plan, evaluation.gate, campaign))
+    return redirect(gate_page_url(evaluation.plan, evaluation.gate))
 
 
 class GateCampaignStartForm(forms.Form):
@@ -100,9 +93,7 @@ def gate_campaign_start_view(request: HttpRequest) -> HttpResponse:
         )
     except ApplicationError as error:
         messages.error(request, error.message)
-        return redirect(
-            gate_page_url(plan, data["gate"], reverse("benchmarks:campaign_list"))
-        )
+        return redirect(gate_page_url(plan, data["gate"]))
     messages.success(
         request, f"Campaign started for {link.gate}: evaluated when it ends."
     )
