@@ -9,6 +9,6 @@ class ArtifactsConfig(AppConfig):
     def ready(self) -> None:
         # procurement reads bundle completeness through its provider registry
         # (it must not import artifacts); artifacts plugs itself in here.
-        from artifacts.procurement_hooks import register
+        from artifacts.selectors.procurement_hooks import register
 
         register()

@@ -4,7 +4,7 @@
   (413 above it);
 - ``BUNDLE_MAX_MEMBER_BYTES`` (2 GiB), ``BUNDLE_MAX_MEMBERS`` (10,000),
   ``BUNDLE_MAX_TOTAL_BYTES`` (8 GiB), ``BUNDLE_MAX_COMPRESSION_RATIO`` (200): the
-  archive reader's limits (``artifacts.archive.ArchiveLimits``);
+  archive reader's limits (``artifacts.lib.archive.ArchiveLimits``);
 - ``BUNDLE_SPOOL_DIR`` (``FILE_UPLOAD_TEMP_DIR``, else the system's temporary
   directory): where a bundle's files wait for the verdict. On the same file
   system as ``MEDIA_ROOT``, accepted files are renamed into storage, not copied;
@@ -19,19 +19,33 @@ Uploads themselves stream to disk (``FILE_UPLOAD_MAX_MEMORY_SIZE``, 2.5 MB by
 default, only decides when Django switches from memory to a temporary file;
 the bundle upload view always writes to disk). ``DATA_UPLOAD_MAX_MEMORY_SIZE``
 does not count file parts, so it needs no change.
+
+Escrow settings:
+
+- ``ESCROW_RETENTION_YEARS`` (10): how long deposits are kept when the RFP's
+  contract terms name no retention (``Rfp.escrow_retention_years`` empty);
+- ``ESCROW_OBJECT_LOCK_MODE`` (``COMPLIANCE``): the S3 Object Lock retention
+  mode of deposited blobs, ``COMPLIANCE`` (nobody, root included, may delete or
+  shorten it) or ``GOVERNANCE`` (users with ``s3:BypassGovernanceRetention``
+  may);
+- ``ESCROW_OBJECT_LOCK`` (``auto``): ``auto`` locks deposited blobs whenever the
+  S3 bucket has Object Lock enabled, ``off`` never does (a bucket without Object
+  Lock, local files and in-memory storage are never locked).
 """
 
 from __future__ import annotations
 
+import calendar
+from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, default_storage
 
-from artifacts.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
-from artifacts.transparency.note import NoteError, check_name
+from artifacts.lib.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
+from artifacts.lib.transparency.note import NoteError, check_name
 
 DEFAULT_MAX_UPLOAD_BYTES: Final = 4 * GiB
 DEFAULT_ENVIRONMENT_MAX_BYTES: Final = 1 * MiB
@@ -47,7 +61,7 @@ def bundle_max_upload_bytes() -> int:
 
 
 def bundle_archive_limits() -> ArchiveLimits:
-    """The reader's limits (``artifacts.archive.ArchiveLimits``) from settings."""
+    """The reader's limits (``artifacts.lib.archive.ArchiveLimits``) from settings."""
     return ArchiveLimits(
         max_member_bytes=int(
             _setting("BUNDLE_MAX_MEMBER_BYTES", DEFAULT_LIMITS.max_member_bytes)
@@ -112,3 +126,47 @@ def log_origin() -> str:
 
 def log_max_leaf_bytes() -> int:
     return int(_setting("REPROGATE_LOG_MAX_LEAF_BYTES", DEFAULT_LOG_MAX_LEAF_BYTES))
+
+
+DEFAULT_RETENTION_YEARS: Final = 10
+LOCK_MODES: Final = ("COMPLIANCE", "GOVERNANCE")
+
+
+def escrow_retention_years(rfp: Any) -> int:
+    """Years to keep the RFP's deposits: its contract terms, else the setting."""
+    years = getattr(rfp, "escrow_retention_years", None)
+    if years is None:
+        years = getattr(settings, "ESCROW_RETENTION_YEARS", None)
+    years = DEFAULT_RETENTION_YEARS if years is None else int(years)
+    if years < 1:
+        raise ImproperlyConfigured("Escrow retention must be at least one year.")
+    return years
+
+
+def add_years(moment: datetime, years: int) -> datetime:
+    """The same day and time ``years`` later (29 February becomes 28)."""
+    year = moment.year + years
+    day = min(moment.day, calendar.monthrange(year, moment.month)[1])
+    return moment.replace(year=year, day=day)
+
+
+def escrow_retain_until(rfp: Any, deposited_at: datetime) -> datetime:
+    return add_years(deposited_at, escrow_retention_years(rfp))
+
+
+def object_lock_mode() -> str:
+    mode = str(getattr(settings, "ESCROW_OBJECT_LOCK_MODE", None) or "COMPLIANCE")
+    if mode.upper() not in LOCK_MODES:
+        raise ImproperlyConfigured(
+            f"ESCROW_OBJECT_LOCK_MODE must be COMPLIANCE or GOVERNANCE, not {mode!r}."
+        )
+    return mode.upper()
+
+
+def object_lock_enabled_setting() -> bool:
+    value = str(getattr(settings, "ESCROW_OBJECT_LOCK", None) or "auto").lower()
+    if value not in ("auto", "off"):
+        raise ImproperlyConfigured(
+            f"ESCROW_OBJECT_LOCK must be 'auto' or 'off', not {value!r}."
+        )
+    return value == "auto"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from artifacts.models import FixityRun
-from artifacts.services.fixity import fixity_run
+from artifacts.services.fixity.run import fixity_run
 from artifacts.services.transparency import checkpoint_publish_if_grown
 
 FIXITY_TIME_LIMIT_S = 6 * 3600  # hashing a large store takes a while

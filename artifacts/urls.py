@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from artifacts.escrow_views import urlpatterns as escrow_urlpatterns
-from artifacts.fixity_views import urlpatterns as fixity_urlpatterns
-from artifacts.release_views import urlpatterns as release_urlpatterns
-from artifacts.views import urlpatterns as views_urlpatterns
+from artifacts.views.bundles import urlpatterns as views_urlpatterns
+from artifacts.views.escrow import urlpatterns as escrow_urlpatterns
+from artifacts.views.fixity import urlpatterns as fixity_urlpatterns
+from artifacts.views.release import urlpatterns as release_urlpatterns
 
 app_name = "artifacts"
 urlpatterns = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from artifacts.log_admin import ReadOnlyAdmin
+from artifacts.admin import ReadOnlyAdmin
 from benchmarks.models import Campaign, LabHost, LabPool, Run, RunMetric
 
 

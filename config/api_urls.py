@@ -9,11 +9,8 @@ urlpatterns = [
     path("auth/token/", AuthTokenObtainApi.as_view(), name="auth-token"),
     path("me/", MeApi.as_view(), name="me"),
     path("", include("procurement.api.urls")),
-    path("", include("artifacts.api")),
-    path("", include("artifacts.api_log")),
-    path("", include("artifacts.api_escrow")),
+    path("", include("artifacts.api.urls")),
     path("", include("benchmarks.api")),
-    path("", include("artifacts.api_release")),
     path("", include("gates.api.urls")),
     path("schema/", ApiSchemaApi.as_view(), name="api-schema"),
     path(

@@ -195,7 +195,7 @@ if AWS_STORAGE_BUCKET_NAME:
     }
 else:
     _default_storage = {
-        "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+        "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
         "OPTIONS": {"location": MEDIA_ROOT},
     }
 STORAGES = {

@@ -1,7 +1,7 @@
 """The demo data of DESIGN §7, made through the services (so the trail shows it).
 
 The two example bundles (``examples/acme-flash``, ``examples/bolt-storage``) are
-built with ``reprogate_cli.bundle_build``, signed with a throwaway Ed25519 key per
+built with ``artifacts.lib.bundle_build``, signed with a throwaway Ed25519 key per
 vendor kept under ``VAR_DIR/demo-keys`` (never in the repository; reused by later
 seeds), and ingested for RFP-DEMO-1 unless the vendor already has an accepted
 bundle there.
@@ -63,11 +63,15 @@ from accounts.services import (
     organisation_engage,
     user_create,
 )
+from artifacts.lib.bundle_build import build_bundle
+from artifacts.lib.signatures.sshkeys import SshPrivateKey, load_private_key
 from artifacts.models import Bundle
-from artifacts.selectors import bundle_list_accepted_for, signing_key_get_by_fingerprint
+from artifacts.selectors.bundles import (
+    bundle_list_accepted_for,
+    signing_key_get_by_fingerprint,
+)
 from artifacts.services.ingest import bundle_ingest
 from artifacts.services.keys import signing_key_register
-from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.sandbox.capabilities import host_support
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
@@ -89,7 +93,6 @@ from procurement.services.bids import bid_submit
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
-from reprogate_cli.bundle_build import build_bundle
 
 DEMO_PASSWORD = "reprogate-demo"  # noqa: S105 - documented demo credential, DEBUG only
 

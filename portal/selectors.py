@@ -10,9 +10,9 @@ from accounts.selectors import (
     membership_list_for,
     user_roles,
 )
-from artifacts.escrow.fixity_selectors import fixity_summary_for
-from artifacts.escrow.release_selectors import release_summary_for
-from artifacts.escrow.selectors import escrow_summary_for
+from artifacts.selectors.escrow import escrow_summary_for
+from artifacts.selectors.fixity import fixity_summary_for
+from artifacts.selectors.release import release_summary_for
 from gates.selectors.attention import gate_attention_for
 from procurement import clock
 from procurement.models import Rfp

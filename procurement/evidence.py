@@ -2,7 +2,8 @@
 
 The dependency runs artifacts → procurement, so procurement cannot ask for bundles
 itself. Instead artifacts registers an *evidence provider* when Django starts
-(``ArtifactsConfig.ready()`` → ``artifacts.procurement_hooks``): a callable that
+(``ArtifactsConfig.ready()`` → ``artifacts.selectors.procurement_hooks``): a
+callable that
 takes an RFP (and optionally the organisations asked about, and the bundle each
 one's bid names) and returns, per vendor organisation id, an ``EvidenceSummary``
 of the accepted bundle its bid names, else of its newest accepted bundle on the

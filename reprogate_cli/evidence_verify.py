@@ -1,5 +1,5 @@
 """``reprogate evidence verify PACKAGE.zip``: check an auditor's evidence package
-offline (``artifacts.evidence.verify`` says what is checked) and print a
+offline (``artifacts.lib.evidence.verify`` says what is checked) and print a
 readable report. Exit 0 when every check passes, 1 when any fails (each
 failure is printed, naming the file or deposit), 2 for usage errors."""
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from artifacts.evidence.verify import EvidenceReport, verify_package
+from artifacts.lib.evidence.verify import EvidenceReport, verify_package
 
 
 def _log_key(value: str | None) -> str | None:

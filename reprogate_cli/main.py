@@ -17,8 +17,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from artifacts.problems import BundleProblem
-from reprogate_cli import bundle_build, bundle_verify, submit
+from artifacts.lib import bundle_build, bundle_verify
+from artifacts.lib.problems import BundleProblem
+from reprogate_cli import submit
 from reprogate_cli.evidence_verify import add_evidence_commands
 from reprogate_cli.gate import add_gate_commands
 from reprogate_cli.parse import add_parse_command
@@ -169,8 +170,8 @@ def _registered_key(
     args: argparse.Namespace, token: str, line: str
 ) -> dict[str, Any] | None:
     """The organisation's key with the fingerprint of ``line``, if listed."""
-    from artifacts.signatures import SignatureError
-    from artifacts.signatures.sshkeys import parse_public_key_line
+    from artifacts.lib.signatures import SignatureError
+    from artifacts.lib.signatures.sshkeys import parse_public_key_line
 
     try:
         fingerprint = parse_public_key_line(line).fingerprint

@@ -1,7 +1,7 @@
 """Bundles API: upload a bundle to an RFP, list an RFP's bundles, one bundle's
 detail, its download.
 
-Bundles are sealed like bids (``artifacts.selectors.bundle_list_visible_to``):
+Bundles are sealed like bids (``artifacts.selectors.bundles.bundle_list_visible_to``):
 404 for any bundle the caller may not see."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.core.files.uploadhandler import (
 )
 from django.http import FileResponse, Http404, HttpRequest
 from django.template.defaultfilters import filesizeformat
-from django.urls import reverse
+from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiResponse,
@@ -33,10 +33,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
-from artifacts.archive import FileDigest, Sha256Hasher
 from artifacts.conf import bundle_max_upload_bytes
+from artifacts.lib.archive import FileDigest, Sha256Hasher
 from artifacts.models import Bundle
-from artifacts.selectors import (
+from artifacts.selectors.bundles import (
     bundle_file_list,
     bundle_get_visible,
     bundle_list_visible_for_rfp,
@@ -47,7 +47,7 @@ from artifacts.services.ingest import (
     bundle_ingest_outcome,
     bundle_refuse_upload,
 )
-from artifacts.storage import blob_open
+from artifacts.storage.blobs import blob_open
 from config.pagination import LimitOffsetPagination
 from procurement.permissions import bidding_organisation
 from procurement.views.common import rfp_for_request
@@ -354,3 +354,14 @@ class BundleDownloadApi(APIView):
             filename=bundle_download_name(bundle),
             content_type="application/octet-stream",
         )
+
+
+urlpatterns = [
+    path("rfps/<uuid:rfp_id>/bundles/", BundleListApi.as_view(), name="bundle-list"),
+    path("bundles/<uuid:bundle_id>/", BundleDetailApi.as_view(), name="bundle-detail"),
+    path(
+        "bundles/<uuid:bundle_id>/download/",
+        BundleDownloadApi.as_view(),
+        name="bundle-download",
+    ),
+]

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
+from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -25,7 +26,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
-from artifacts.selectors import (
+from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
+from artifacts.selectors.bundles import (
     key_organisation_list_for,
     signing_key_list_visible_to,
 )
@@ -34,7 +36,6 @@ from artifacts.services.keys import (
     signing_key_register,
     signing_key_revoke,
 )
-from artifacts.signatures.sshkeys import MAX_KEY_LINE
 
 logger = logging.getLogger(__name__)
 
@@ -162,3 +163,18 @@ class AllowedSignersApi(APIView):
             content_type="text/plain; charset=utf-8",
             headers={"Content-Disposition": 'inline; filename="allowed_signers"'},
         )
+
+
+urlpatterns = [
+    path("signing-keys/", SigningKeyListApi.as_view(), name="signing-key-list"),
+    path(
+        "signing-keys/<uuid:key_id>/revoke/",
+        SigningKeyRevokeApi.as_view(),
+        name="signing-key-revoke",
+    ),
+    path(
+        "signing-keys/allowed_signers",
+        AllowedSignersApi.as_view(),
+        name="signing-key-allowed-signers",
+    ),
+]

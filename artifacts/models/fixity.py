@@ -1,6 +1,6 @@
 """Fixity checks of escrow (``manage.py escrow_verify`` and the daily beat task):
 one ``FixityRun`` per check with what it read, and one ``FixityFinding`` per
-problem found. Both are written once, by ``artifacts.services.fixity``, and
+problem found. Both are written once, by ``artifacts.services.fixity.run``, and
 never changed.
 
 A finding names its subject (a blob digest, a log index, a storage key) and,

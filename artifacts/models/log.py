@@ -2,7 +2,7 @@
 
 - ``LogEntry``: one leaf, byte-exact, at its index (0, 1, 2, … with no gap);
 - ``LogNode``: the hash of every complete subtree, stored when an append completes
-  it (``artifacts.transparency.tree``), so a proof reads O(log n) rows;
+  it (``artifacts.lib.transparency.tree``), so a proof reads O(log n) rows;
 - ``LogState``: the single row appends lock (size and peaks of the tree);
 - ``Checkpoint``: every signed checkpoint, as the signed note text.
 
@@ -21,7 +21,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from artifacts.transparency.merkle import HASH_SIZE
+from artifacts.lib.transparency.merkle import HASH_SIZE
 
 
 class LogIsAppendOnly(Exception):

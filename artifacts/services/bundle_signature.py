@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from accounts.models import Organisation
-from artifacts.manifest import DSSE_NAME, SIGNATURE_NAME, BundleInspection
+from artifacts.lib.manifest import DSSE_NAME, SIGNATURE_NAME, BundleInspection
+from artifacts.lib.problems import PROBLEM_CODES, BundleProblem
+from artifacts.lib.signatures import SignatureError, dsse, sshsig
+from artifacts.lib.signatures.sshkeys import SshPublicKey, parse_public_key_line
 from artifacts.models import SigningKey
-from artifacts.problems import PROBLEM_CODES, BundleProblem
-from artifacts.selectors import (
+from artifacts.selectors.bundles import (
     signing_key_get_by_fingerprint,
     signing_key_list_for,
     signing_key_status_at,
 )
-from artifacts.signatures import SignatureError, dsse, sshsig
-from artifacts.signatures.sshkeys import SshPublicKey, parse_public_key_line
 
 
 @dataclass(frozen=True)

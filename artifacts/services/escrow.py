@@ -6,7 +6,7 @@ Nothing here changes or deletes what a deposit's leaf says, and there is no
 service that could: a deposit, the blobs it names and its events are immutable
 (``artifacts.models.escrow``).
 
-On an S3 bucket with Object Lock (``artifacts.escrow_storage``) protection is
+On an S3 bucket with Object Lock (``artifacts.storage.object_lock``) protection is
 tightened before the transaction commits (retention extended, hold placed: a
 rollback leaves the blobs better protected than the rows say, never worse) and
 loosened only after it committed (hold released)."""
@@ -24,14 +24,14 @@ from django.db import transaction
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
-from artifacts.bulk import insert_rows
-from artifacts.escrow.conf import escrow_retain_until
-from artifacts.escrow.records import DepositItem, deposit_leaf, event_leaf
-from artifacts.escrow_storage import blobs_lock
-from artifacts.evidence.layout import format_time
+from artifacts.conf import escrow_retain_until
+from artifacts.lib.evidence.layout import format_time
+from artifacts.lib.transparency.merkle import leaf_hash
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
+from artifacts.services.escrow_records import DepositItem, deposit_leaf, event_leaf
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
-from artifacts.transparency.merkle import leaf_hash
+from artifacts.storage.bulk import insert_rows
+from artifacts.storage.object_lock import blobs_lock
 from procurement import clock
 from procurement.models import Rfp
 

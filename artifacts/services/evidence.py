@@ -17,21 +17,21 @@ from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
-from artifacts.escrow.selectors import bundle_deposits, deposit_items
-from artifacts.evidence.layout import ALLOWED_SIGNERS, LOG_KEY, README, format_time
-from artifacts.evidence.package import (
+from artifacts.lib.evidence.layout import ALLOWED_SIGNERS, LOG_KEY, README, format_time
+from artifacts.lib.evidence.readme import ReadmeDeposit, readme_text
+from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
+from artifacts.selectors.escrow import bundle_deposits, deposit_items
+from artifacts.selectors.evidence_package import (
     EvidencePackage,
     evidence_document,
     key_file,
     log_entry_json,
 )
-from artifacts.evidence.readme import ReadmeDeposit, readme_text
-from artifacts.log_selectors import (
+from artifacts.selectors.log import (
     log_inclusion_proof,
     log_origin,
     log_verifier_key,
 )
-from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent
 from artifacts.services.escrow import escrow_event_log
 from artifacts.services.keys import allowed_signers_text
 from artifacts.services.transparency import checkpoint_latest, checkpoint_publish

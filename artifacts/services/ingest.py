@@ -9,7 +9,7 @@ against the uploading organisation's keys as they stood when the upload arrived.
 - Any problem: the spool is deleted, nothing was written to storage, and a
   rejected ``Bundle`` keeps every problem (``bundle.rejected`` audit event).
 - No problem: the spooled files and the archive go to content-addressed storage
-  (``artifacts.storage``) *before* the transaction, so slow storage never holds
+  (``artifacts.storage.blobs``) *before* the transaction, so slow storage never holds
   the database's write lock; then one transaction records the blobs, the bundle
   and its files with the ``bundle.accepted`` event, and deposits the bundle in
   escrow (``deposit_bundle``: a transparency-log entry, S3 Object Lock). If
@@ -45,31 +45,30 @@ from django.db import transaction
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from artifacts.archive import FileDigest
-from artifacts.bulk import insert_rows
-from artifacts.completeness import (
-    RequiredArtifact,
-    RequiredMetric,
-    completeness_report,
-    environment_paths,
-    stats_of,
-)
 from artifacts.conf import (
     bundle_archive_limits,
     bundle_environment_max_bytes,
     bundle_spool_dir,
     bundle_storage_is_local,
 )
-from artifacts.escrow_storage import EscrowStorageError
-from artifacts.manifest import (
+from artifacts.lib.archive import FileDigest
+from artifacts.lib.completeness import (
+    RequiredArtifact,
+    RequiredMetric,
+    completeness_report,
+    environment_paths,
+    stats_of,
+)
+from artifacts.lib.manifest import (
     RESERVED_PATHS,
     BundleInspection,
     Manifest,
     inspect_bundle,
 )
+from artifacts.lib.problems import BundleProblem, ProblemList
+from artifacts.lib.spool import MEMORY_BUDGET, Spool, Spooled
 from artifacts.models import Bundle, BundleFile
-from artifacts.problems import BundleProblem, ProblemList
-from artifacts.retest_window import retest_window
+from artifacts.selectors.retest_window import retest_window
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
 from artifacts.services.escrow import deposit_bundle
 from artifacts.services.ingest_storage import (
@@ -78,13 +77,14 @@ from artifacts.services.ingest_storage import (
     blob_write_again,
     blobs_store,
 )
-from artifacts.spool import MEMORY_BUDGET, Spool, Spooled
-from artifacts.storage import (
+from artifacts.storage.blobs import (
     BlobWrite,
     blob_cleanup,
     blob_ensure,
     blob_record_many,
 )
+from artifacts.storage.bulk import insert_rows
+from artifacts.storage.object_lock import EscrowStorageError
 from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors.bids import SubmissionsClosed, rfp_submissions_closed

@@ -1,7 +1,7 @@
 """The storage half of an ingest: the blobs to keep (one job per digest), written
 before the accept transaction (in parallel where storage round trips dominate),
 and written again if another upload's clean-up removed them meanwhile
-(``artifacts.storage.blob_cleanup``)."""
+(``artifacts.storage.blobs.blob_cleanup``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from artifacts.archive import FileDigest
 from artifacts.conf import bundle_storage_threads
-from artifacts.manifest import Manifest
-from artifacts.spool import Spool
-from artifacts.storage import BlobWrite, Source, blob_key, blob_known, blob_write
+from artifacts.lib.archive import FileDigest
+from artifacts.lib.manifest import Manifest
+from artifacts.lib.spool import Spool
+from artifacts.storage.blobs import BlobWrite, Source, blob_key, blob_known, blob_write
 
 
 class BundleStorageError(Exception):

@@ -11,10 +11,10 @@ from django.db import IntegrityError, transaction
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem, StateConflict
 from accounts.models import Organisation
+from artifacts.lib.signatures import NAMESPACE, SignatureError
+from artifacts.lib.signatures.sshkeys import SshPublicKey, parse_public_key_line
 from artifacts.models import SigningKey
-from artifacts.selectors import signing_key_list_for, signing_key_list_valid_at
-from artifacts.signatures import NAMESPACE, SignatureError
-from artifacts.signatures.sshkeys import SshPublicKey, parse_public_key_line
+from artifacts.selectors.bundles import signing_key_list_for, signing_key_list_valid_at
 from procurement import clock
 
 

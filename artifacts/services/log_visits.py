@@ -12,8 +12,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from accounts.exceptions import ApplicationError, StateConflict
-from artifacts.escrow.proofs import compare_with_visit, signed_head
 from artifacts.models import Checkpoint, LogVisit
+from artifacts.selectors.proofs import compare_with_visit, signed_head
 from procurement import clock
 
 

@@ -14,7 +14,7 @@ Rules (the interfaces check who may call; services check the rest again):
   request cites a condition (support lapsed, breach, insolvency, or another
   with a mandatory statement) and quotes the frozen escrow clause (text and
   SHA-256); on the breach condition it may cite one of the vendor's recorded
-  breaches (``artifacts.escrow.breaches``: a re-test obligation failed or
+  breaches (``artifacts.selectors.breaches``: a re-test obligation failed or
   expired), which the statement then quotes and the log entry names; an RFP
   whose contract has no escrow clause cannot be released;
 - the deposits are fixed at the request (later deposits need a new request);
@@ -46,16 +46,16 @@ from accounts.exceptions import (
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from artifacts.escrow.breaches import CitedBreach, breach_get
-from artifacts.escrow.release_selectors import (
+from artifacts.lib.evidence.layout import format_time
+from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
+from artifacts.selectors.breaches import CitedBreach, breach_get
+from artifacts.selectors.release import (
     can_manage,
     can_object,
     can_reject,
     release_deposits,
     release_notice_days,
 )
-from artifacts.evidence.layout import format_time
-from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
 from artifacts.services.escrow import escrow_event_log
 from procurement import clock
 from procurement.models import Award, Rfp

@@ -11,7 +11,7 @@ vendor had its say, and the auditor's approval is the independent one. On a
 disputed release each approval must acknowledge the objection and answer it.
 
 Execution (by the buyer organisation's buyers or admins, once approved) fixes
-the certificate (``artifacts.escrow.release_certificate``), logs its SHA-256 in
+the certificate (``artifacts.services.release_certificate``), logs its SHA-256 in
 the ``release.executed`` event and opens the released deposits to the buyer
 organisation (``release_package_get``)."""
 
@@ -22,8 +22,8 @@ from django.db import transaction
 
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
-from artifacts.escrow.release_certificate import certificate_bytes, certificate_record
-from artifacts.escrow.release_selectors import (
+from artifacts.models import EscrowEvent, Release, ReleaseStep
+from artifacts.selectors.release import (
     APPROVAL_ROLES,
     approval_roles,
     can_manage,
@@ -31,7 +31,6 @@ from artifacts.escrow.release_selectors import (
     release_deposits,
     release_steps,
 )
-from artifacts.models import EscrowEvent, Release, ReleaseStep
 from artifacts.services.escrow import escrow_event_log
 from artifacts.services.release import (
     release_locked,
@@ -41,6 +40,7 @@ from artifacts.services.release import (
     release_text,
     release_transition,
 )
+from artifacts.services.release_certificate import certificate_bytes, certificate_record
 from procurement import clock
 
 APPROVABLE = (Release.Status.PENDING, Release.Status.DISPUTED)

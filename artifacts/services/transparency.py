@@ -25,16 +25,16 @@ from django.db.models import F
 
 from accounts.audit import audit_record
 from artifacts.conf import log_key_path, log_max_leaf_bytes, log_origin
-from artifacts.log_selectors import (
+from artifacts.lib.transparency import merkle, note, tree
+from artifacts.lib.transparency.keyfile import LogKeyError
+from artifacts.models import Checkpoint, LogEntry, LogNode, LogState
+from artifacts.selectors.log import (
     LogIntegrityError,
     checkpoint_latest,
     log_consistency_proof,
     log_private_key,
     log_size,
 )
-from artifacts.models import Checkpoint, LogEntry, LogNode, LogState
-from artifacts.transparency import merkle, note, tree
-from artifacts.transparency.keyfile import LogKeyError
 from procurement import clock
 
 __all__ = [

@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from django.db import transaction
 
-from artifacts.escrow.records import DepositItem
 from artifacts.models import Blob, Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
-from artifacts.storage import blob_put_from_file
+from artifacts.services.escrow_records import DepositItem
+from artifacts.storage.blobs import blob_put_from_file
 from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
 from benchmarks.parsers import Metric, Series, UnknownParser, parse_stream
 from benchmarks.services.reporter import clean_text

@@ -3,7 +3,7 @@ out of it. Nothing here trusts the bundle or the harness:
 
 - the bundle archive is fetched from blob storage and checked against its
   SHA-256, then extracted with the ingest's own reader
-  (``artifacts.archive.BundleArchive.scan``), never ``tarfile.extractall``:
+  (``artifacts.lib.archive.BundleArchive.scan``), never ``tarfile.extractall``:
   every member is written as a new regular file (``O_EXCL | O_NOFOLLOW``) under
   a fresh directory and checked against the manifest's SHA-256 and size;
 - the harness's output directory is walked through directory descriptors
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from artifacts.archive import BundleArchive, path_problems
 from artifacts.conf import bundle_archive_limits
+from artifacts.lib.archive import BundleArchive, path_problems
 from artifacts.models import Bundle
-from artifacts.storage import blob_open
+from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 
 CHUNK: Final = 1024 * 1024

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
-from artifacts.storage import blob_open
+from artifacts.storage.blobs import blob_open
 from benchmarks.charts import bundle_claims, run_charts
 from benchmarks.models import Run
 from benchmarks.selectors import (

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from artifacts.selectors import bundle_get_visible
+from artifacts.selectors.bundles import bundle_get_visible
 from gates.api.access import (
     obligation_list_visible_to,
     one,

@@ -1,5 +1,5 @@
 """The breach source gates gives the escrow release workflow
-(``artifacts.escrow.breaches``): a vendor's failed or expired re-test
+(``artifacts.selectors.breaches``): a vendor's failed or expired re-test
 obligations on an RFP, read by the clock (an obligation past its deadline is
 a breach before the beat task persists it), newest first."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from artifacts.escrow.breaches import CitedBreach
-from artifacts.evidence.layout import format_time
+from artifacts.lib.evidence.layout import format_time
+from artifacts.selectors.breaches import CitedBreach
 from gates.models import RetestObligation
 from procurement import clock
 from procurement.models import Rfp

@@ -1,5 +1,5 @@
 """The fixity source gates gives the escrow check
-(``artifacts.escrow.fixity_sources``): every evaluation row against its
+(``artifacts.services.fixity.sources``): every evaluation row against its
 escrow deposit, so a later edit of a stored document, digest or verdict is
 found by the daily check (the deposit's leaf and blobs are checked against
 the log and their digests by artifacts itself).
@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
-from artifacts.escrow.fixity import Finding
 from artifacts.models import Deposit, FixityFinding
+from artifacts.services.fixity.report import Finding
 from gates.models import Evaluation
 
 Kind = FixityFinding.Kind

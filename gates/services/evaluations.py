@@ -17,10 +17,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
 from accounts.audit import audit_record
-from artifacts.escrow.records import DepositItem
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
-from artifacts.storage import blob_record, blob_write
+from artifacts.services.escrow_records import DepositItem
+from artifacts.storage.blobs import blob_record, blob_write
 from benchmarks.models import Campaign
 from gates.engine.documents import canonical_json, evaluation_bytes
 from gates.engine.evaluate import evaluate_plan

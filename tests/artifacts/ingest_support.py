@@ -11,10 +11,10 @@ import pytest
 from django.core.files.storage import InMemoryStorage, default_storage
 
 from accounts.models import Organisation
+from artifacts.lib.signatures import dsse
+from artifacts.lib.signatures.sshkeys import load_private_key
 from artifacts.models import Bundle
 from artifacts.services import bundle_ingest, signing_key_register, signing_key_revoke
-from artifacts.signatures import dsse
-from artifacts.signatures.sshkeys import load_private_key
 from procurement import clock
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (

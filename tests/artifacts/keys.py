@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from artifacts.signatures.sshkeys import PrivateKey, SshPrivateKey, SshPublicKey
+from artifacts.lib.signatures.sshkeys import PrivateKey, SshPrivateKey, SshPublicKey
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 NAMESPACE = "reprogate-bundle"

@@ -17,7 +17,7 @@ from typing import Literal
 
 import pytest
 
-from artifacts.archive import (
+from artifacts.lib.archive import (
     DEFAULT_LIMITS,
     ArchiveLimits,
     BundleArchive,

@@ -10,8 +10,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 
-from artifacts.bulk import BATCH, insert_rows
 from artifacts.models import Blob, Bundle
+from artifacts.storage.bulk import BATCH, insert_rows
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from artifacts.views import bundle_file_tree
+from artifacts.views.bundles import bundle_file_tree
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files
 from tests.artifacts.ingest_support import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from artifacts.completeness import (
+from artifacts.lib.completeness import (
     RequiredArtifact,
     RequiredMetric,
     completeness_report,
@@ -16,7 +16,7 @@ from artifacts.completeness import (
     stats_of,
     words_of,
 )
-from artifacts.manifest import Claim, Manifest, parse_manifest
+from artifacts.lib.manifest import Claim, Manifest, parse_manifest
 from tests.artifacts.corpus.build import good_files, good_manifest, manifest_bytes
 
 FULL_ENVIRONMENT = {

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from artifacts.archive import digest_archive, strip_dot_prefix
-from artifacts.manifest import inspect_bundle
-from artifacts.problems import PROBLEM_CODES, ProblemList
+from artifacts.lib.archive import digest_archive, strip_dot_prefix
+from artifacts.lib.manifest import inspect_bundle
+from artifacts.lib.problems import PROBLEM_CODES, ProblemList
 from tests.artifacts.corpus.build import (
     CORPUS,
     CORPUS_KEYS,

@@ -7,8 +7,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from artifacts.signatures import SignatureError, dsse
-from artifacts.signatures.sshkeys import SshPrivateKey
+from artifacts.lib.signatures import SignatureError, dsse
+from artifacts.lib.signatures.sshkeys import SshPrivateKey
 from tests.artifacts.keys import private_key
 
 MANIFEST = b'{"schema": "reprogate.bundle/v1", "vendor": "acme-flash"}\n'

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 import artifacts.services.ingest as ingest_module
 from accounts.models import AuditEvent, Organisation
-from artifacts.archive import FileDigest
+from artifacts.lib.archive import FileDigest
 from artifacts.models import Blob, Bundle, Deposit, LogEntry
 from artifacts.services.ingest import bundle_ingest_outcome
 from procurement.models import Rfp

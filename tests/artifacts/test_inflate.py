@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from artifacts.archive import digest_archive, inflate
-from artifacts.archive.inflate import INFLATE_ERRORS
+from artifacts.lib.archive import digest_archive, inflate
+from artifacts.lib.archive.inflate import INFLATE_ERRORS
 from tests.artifacts.corpus.build import Entry, noise, write_tar, write_zip
 
 isal_zlib = pytest.importorskip("isal.isal_zlib")

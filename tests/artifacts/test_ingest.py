@@ -14,9 +14,8 @@ from django.core.files.storage import default_storage
 
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent, Organisation
-from artifacts import storage as storage_module
 from artifacts.models import Blob, Bundle, BundleFile
-from artifacts.selectors import (
+from artifacts.selectors.bundles import (
     bundle_latest_accepted_by_organisation,
     bundle_list_accepted_for,
 )
@@ -26,7 +25,8 @@ from artifacts.services import (
     signing_key_revoke,
 )
 from artifacts.services import ingest as ingest_module
-from artifacts.storage import blob_key, blob_open
+from artifacts.storage import blobs as storage_module
+from artifacts.storage.blobs import blob_key, blob_open
 from procurement import clock
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (

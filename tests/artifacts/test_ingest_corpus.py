@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent, Organisation
+from artifacts.lib.problems import PROBLEM_CODES
 from artifacts.models import Blob, Bundle, BundleFile
-from artifacts.problems import PROBLEM_CODES
 from tests.artifacts.corpus.build import CORPUS, CorpusCase, good_bundle
 from tests.artifacts.ingest_support import (
     ingest,

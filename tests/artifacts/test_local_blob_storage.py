@@ -14,13 +14,13 @@ from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 
 from accounts.models import Organisation
-from artifacts import spool as spool_module
-from artifacts.archive import FileDigest, Member
-from artifacts.blobstore import BlobFileSystemStorage
 from artifacts.conf import bundle_storage_threads
+from artifacts.lib import spool as spool_module
+from artifacts.lib.archive import FileDigest, Member
+from artifacts.lib.spool import DIRECT_BLOCK, DIRECT_BUFFER, DirectFile, Spool
 from artifacts.models import Bundle
-from artifacts.spool import DIRECT_BLOCK, DIRECT_BUFFER, DirectFile, Spool
-from artifacts.storage import blob_key, blob_write
+from artifacts.storage.blobs import blob_key, blob_write
+from artifacts.storage.local import BlobFileSystemStorage
 from tests.artifacts.corpus.build import good_files, noise
 from tests.artifacts.ingest_support import (
     build_bundle,
@@ -256,7 +256,7 @@ def test_blob_write_adopts_spool_files_on_local_storage(
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": tmp_path / "media"},
         },
     }
@@ -288,7 +288,7 @@ def test_blob_storage_copies_when_linking_across_file_systems(
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         real_link(src, dst)
 
-    monkeypatch.setattr("artifacts.blobstore.os.link", cross_device)
+    monkeypatch.setattr("artifacts.storage.local.os.link", cross_device)
 
     with _TakeOver(source) as content:
         blob_storage.save("blobs/ef/efg", content)
@@ -322,7 +322,7 @@ def test_storage_threads_default_to_one_on_local_files(
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": tmp_path},
         },
     }
@@ -351,7 +351,7 @@ def test_ingest_onto_local_files_links_every_blob_into_place(
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": tmp_path / "media"},
         },
     }

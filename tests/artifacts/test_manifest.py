@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from artifacts.archive import ArchiveDigest, FileDigest
-from artifacts.manifest import (
+from artifacts.lib.archive import ArchiveDigest, FileDigest
+from artifacts.lib.manifest import (
     MAX_MANIFEST_BYTES,
     Claim,
     ManifestFile,

@@ -8,9 +8,10 @@ import pytest
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import AuditEvent, Organisation, Role
+from artifacts.lib.signatures.sshkeys import load_private_key
 from artifacts.models import SigningKey
 from artifacts.permissions import can_manage_keys
-from artifacts.selectors import (
+from artifacts.selectors.bundles import (
     signing_key_list_valid_at,
     signing_key_status_at,
 )
@@ -19,7 +20,6 @@ from artifacts.services.keys import (
     signing_key_register,
     signing_key_revoke,
 )
-from artifacts.signatures.sshkeys import load_private_key
 from tests.accounts.factories import MembershipFactory, UserFactory
 from tests.artifacts.keys import (
     KINDS,

@@ -10,8 +10,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from artifacts.signatures import SignatureError
-from artifacts.signatures.sshkeys import (
+from artifacts.lib.signatures import SignatureError
+from artifacts.lib.signatures.sshkeys import (
     SshPublicKey,
     load_private_key,
     parse_public_key_line,
@@ -297,7 +297,7 @@ def test_private_key_on_an_unsupported_curve_is_refused() -> None:
 
 def test_signatures_package_imports_no_django() -> None:
     code = (
-        "import sys, artifacts.signatures.sshsig, artifacts.signatures.dsse; "
+        "import sys, artifacts.lib.signatures.sshsig, artifacts.lib.signatures.dsse; "
         "print(any(m.split('.')[0] == 'django' for m in sys.modules))"
     )
 

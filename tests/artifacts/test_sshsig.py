@@ -8,8 +8,8 @@ import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from artifacts.signatures import SignatureError, sshsig
-from artifacts.signatures.sshkeys import SshPrivateKey, load_private_key, ssh_string
+from artifacts.lib.signatures import SignatureError, sshsig
+from artifacts.lib.signatures.sshkeys import SshPrivateKey, load_private_key, ssh_string
 from tests.artifacts.keys import (
     KINDS,
     NAMESPACE,

@@ -13,9 +13,9 @@ import pytest
 from django.core.files.uploadhandler import StopUpload
 from django.test import RequestFactory
 
-from artifacts.api import BundleUploadHandler
-from artifacts.archive import FileDigest, Sha256Hasher
-from artifacts.archive.digest import HASHER_THREAD
+from artifacts.api.bundles import BundleUploadHandler
+from artifacts.lib.archive import FileDigest, Sha256Hasher
+from artifacts.lib.archive.digest import HASHER_THREAD
 from tests.artifacts.corpus.build import noise
 
 

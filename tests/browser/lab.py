@@ -100,7 +100,7 @@ def lab(
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": str(media)},
         },
     }

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from artifacts.manifest import parse_manifest
-from artifacts.signatures import sshsig
-from reprogate_cli import bundle_build
-from reprogate_cli.bundle_build import BuildError, SourceFile, write_archive
+from artifacts.lib import bundle_build
+from artifacts.lib.bundle_build import BuildError, SourceFile, write_archive
+from artifacts.lib.manifest import parse_manifest
+from artifacts.lib.signatures import sshsig
 from reprogate_cli.main import main
 from tests.artifacts.keys import ssh_keygen, ssh_keygen_key
 

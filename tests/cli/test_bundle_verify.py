@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from artifacts.signatures import dsse
-from reprogate_cli.bundle_build import build_bundle, load_key
-from reprogate_cli.bundle_verify import parse_allowed_signers, parse_time
+from artifacts.lib.bundle_build import build_bundle, load_key
+from artifacts.lib.bundle_verify import parse_allowed_signers, parse_time
+from artifacts.lib.signatures import dsse
 from reprogate_cli.main import main
 from tests.artifacts.keys import ssh_keygen_key, ssh_keygen_sign, ssh_keygen_verify
 from tests.cli.test_bundle_build import EXAMPLES, make_source

@@ -8,8 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from accounts.models import Organisation
-from artifacts.escrow.release_selectors import release_notice_days
 from artifacts.models import Release
+from artifacts.selectors.release import release_notice_days
 from artifacts.services.release import release_request
 from artifacts.services.release_execution import release_approve
 from procurement import clock

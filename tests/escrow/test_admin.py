@@ -9,7 +9,7 @@ import pytest
 from django.contrib import admin
 from django.test import Client, RequestFactory
 
-import artifacts.escrow_admin  # noqa: F401 - registers the escrow admin
+import artifacts.admin  # noqa: F401 - registers the escrow admin
 from artifacts.models import Deposit, EscrowEvent
 from tests.accounts.factories import UserFactory
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from artifacts.lib.transparency.merkle import leaf_hash, verify_inclusion
+from artifacts.lib.transparency.note import open_checkpoint
 from artifacts.models import Deposit
 from artifacts.services.transparency import checkpoint_publish
-from artifacts.transparency.merkle import leaf_hash, verify_inclusion
-from artifacts.transparency.note import open_checkpoint
 from tests.escrow.conftest import open_bids
 
 pytestmark = pytest.mark.django_db

@@ -16,14 +16,14 @@ from django.db.models import ProtectedError
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import AuditEvent, Organisation
-from artifacts.escrow.conf import add_years
-from artifacts.escrow.records import DepositItem
-from artifacts.evidence.layout import canonical_json, parse_time
+from artifacts.conf import add_years
+from artifacts.lib.evidence.layout import canonical_json, parse_time
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob
 from artifacts.models.bundles import BlobIsImmutable
 from artifacts.models.escrow import EscrowIsImmutable
 from artifacts.models.log import LogEntry
 from artifacts.services.escrow import deposit_bundle, deposit_create
+from artifacts.services.escrow_records import DepositItem
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files
 from tests.artifacts.ingest_support import build_bundle, ingest

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.test import Client
 
 from accounts.models import AuditEvent, Organisation
-from artifacts.evidence.verify import EvidenceReport, verify_package
+from artifacts.lib.evidence.verify import EvidenceReport, verify_package
 from artifacts.models import Deposit, EscrowEvent
 from artifacts.models.log import Checkpoint, LogEntry
 from artifacts.services.escrow import deposit_legal_hold_set

@@ -30,7 +30,7 @@ from artifacts.models import (
 )
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from artifacts.services.transparency import checkpoint_publish
-from artifacts.storage import blob_put_from_file
+from artifacts.storage.blobs import blob_put_from_file
 from artifacts.tasks import escrow_verify_task
 from tests.escrow.conftest import ingest_and_deposit
 
@@ -44,7 +44,7 @@ def disk(settings: Any, tmp_path: Path) -> Path:
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": str(media)},
         },
     }

@@ -143,9 +143,9 @@ def test_migration_gives_old_run_output_rows_the_bundle_their_leaf_names(
     from django.db import connection
     from django.db.migrations.loader import MigrationLoader
 
-    from artifacts.escrow.records import DepositItem
     from artifacts.models import DepositBlob
     from artifacts.services.escrow import deposit_create
+    from artifacts.services.escrow_records import DepositItem
 
     blob = Deposit.objects.get(kind=Deposit.Kind.BUNDLE).items.first().blob
     old = deposit_create(  # as run outputs were deposited before: no bundle

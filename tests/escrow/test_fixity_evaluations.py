@@ -19,10 +19,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import AuditEvent, Organisation
-from artifacts.escrow.fixity import Finding
-from artifacts.escrow.fixity_sources import register_fixity_source
 from artifacts.models import FixityFinding, FixityRun
-from artifacts.services.fixity import fixity_check
+from artifacts.services.fixity.report import Finding
+from artifacts.services.fixity.run import fixity_check
+from artifacts.services.fixity.sources import register_fixity_source
 from gates.models import Evaluation, GatePlan
 from gates.selectors.fixity import evaluation_findings
 from procurement.models import Rfp

@@ -18,16 +18,16 @@ from django.db import transaction
 from django.db.models import F
 
 from accounts.models import Organisation
-from artifacts.escrow.fixity import FixityReport
-from artifacts.escrow.records import DepositItem
 from artifacts.models import Deposit, DepositBlob, EscrowEvent, FixityRun, Release
 from artifacts.services.escrow import (
     deposit_create,
     deposit_legal_hold_set,
     deposit_retention_extend,
 )
+from artifacts.services.escrow_records import DepositItem
 from artifacts.services.evidence import evidence_package_prepare
-from artifacts.services.fixity import fixity_check
+from artifacts.services.fixity.report import FixityReport
+from artifacts.services.fixity.run import fixity_check
 from artifacts.services.release import (
     release_object,
     release_reject,
@@ -37,7 +37,7 @@ from artifacts.services.release_execution import (
     release_download_record,
     release_execute,
 )
-from artifacts.storage import blob_record, blob_write
+from artifacts.storage.blobs import blob_record, blob_write
 from benchmarks.models import Run
 from benchmarks.services.execution import run_execute
 from tests.benchmarks.runner.support import (

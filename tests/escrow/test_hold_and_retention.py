@@ -11,7 +11,7 @@ import pytest
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import AuditEvent
-from artifacts.evidence.layout import format_time
+from artifacts.lib.evidence.layout import format_time
 from artifacts.models import Deposit, EscrowEvent
 from artifacts.models.log import LogEntry
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import sys, django
 django.setup()
-from artifacts.escrow_storage import lock_target
+from artifacts.storage.object_lock import lock_target
 print(lock_target(), "boto3" in sys.modules)
 """
 

@@ -16,12 +16,12 @@ from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from artifacts.escrow.records import DepositItem
-from artifacts.log_selectors import checkpoint_latest, log_size
 from artifacts.models import Checkpoint, Deposit, DepositBlob, LogVisit
+from artifacts.selectors.log import checkpoint_latest, log_size
 from artifacts.services.escrow import deposit_create, deposit_legal_hold_set
+from artifacts.services.escrow_records import DepositItem
 from artifacts.services.transparency import checkpoint_publish, log_append
-from artifacts.storage import blob_record, blob_write
+from artifacts.storage.blobs import blob_record, blob_write
 from artifacts.tasks import checkpoint_publish_task
 from tests.escrow.conftest import ingest_and_deposit, open_bids
 

@@ -14,8 +14,8 @@ import pytest
 from django.test import Client
 
 from accounts.models import AuditEvent
-from artifacts.escrow.selectors import deposit_get_visible
 from artifacts.models import Deposit, EscrowEvent, Release
+from artifacts.selectors.escrow import deposit_get_visible
 from artifacts.services.release_execution import release_execute
 from artifacts.services.transparency import checkpoint_publish
 from procurement.models import Rfp

@@ -16,8 +16,8 @@ import pytest
 from django.test import Client
 
 from accounts.models import Organisation
-from artifacts.escrow.breaches import breaches_citable
 from artifacts.models import Bundle, EscrowEvent, Release
+from artifacts.selectors.breaches import breaches_citable
 from gates.models import RetestObligation
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp

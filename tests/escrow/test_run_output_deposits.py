@@ -13,8 +13,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.models import Organisation
-from artifacts.escrow.selectors import bundle_deposits, deposit_filter_choices
 from artifacts.models import Deposit
+from artifacts.selectors.escrow import bundle_deposits, deposit_filter_choices
 from benchmarks.models import Run
 from benchmarks.services.execution import run_execute
 from tests.benchmarks.runner.support import (

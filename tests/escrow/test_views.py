@@ -84,7 +84,7 @@ def test_deposit_list_refuses_unknown_filter_values(
 def test_deposit_list_is_paginated_keeping_the_filters(
     deposits: list[Deposit], auditor: Any, client_for: Any, monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr("artifacts.escrow_views.PAGE_SIZE", 2)
+    monkeypatch.setattr("artifacts.views.escrow.PAGE_SIZE", 2)
     client = client_for(auditor)
 
     first = _rows(client, "?kind=bundle")
@@ -340,7 +340,7 @@ def test_entries_since_the_latest_checkpoint_are_said_to_be_pending(
 def test_escrow_summary_for_dashboards(
     deposits: list[Deposit], auditor: Any, vendor_b: Any, client_for: Any
 ) -> None:
-    from artifacts.escrow.selectors import escrow_summary_for
+    from artifacts.selectors.escrow import escrow_summary_for
 
     checkpoint_publish()
     before = escrow_summary_for(auditor)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from artifacts.evidence.zipstream import CHUNK, Member, bytes_member, stream_zip
+from artifacts.lib.evidence.zipstream import CHUNK, Member, bytes_member, stream_zip
 
 MIB = 1024 * 1024
 

@@ -259,7 +259,7 @@ def world(
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
-            "BACKEND": "artifacts.blobstore.BlobFileSystemStorage",
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
             "OPTIONS": {"location": str(var_dir / "media")},
         },
     }

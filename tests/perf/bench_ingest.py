@@ -153,7 +153,7 @@ def receive_upload(archive: Path) -> Any:
     hashes it. Returns the uploaded file (with its ``digest``)."""
     from django.http.multipartparser import MultiPartParser
 
-    from artifacts.api import BundleUploadHandler
+    from artifacts.api.bundles import BundleUploadHandler
 
     with _MultipartBody(archive) as body:
         meta = {
@@ -251,9 +251,9 @@ class _FileSink:
 
 
 def _ingest_core(archive: Path, store: Path) -> dict[str, Any]:
-    from artifacts.manifest import inspect_bundle
-    from artifacts.signatures import SignatureError, sshsig
-    from artifacts.signatures.sshkeys import parse_public_key_line
+    from artifacts.lib.manifest import inspect_bundle
+    from artifacts.lib.signatures import SignatureError, sshsig
+    from artifacts.lib.signatures.sshkeys import parse_public_key_line
 
     key = parse_public_key_line(os.environ["BENCH_PUBLIC_KEY"])
     store.mkdir(parents=True, exist_ok=True)

@@ -79,9 +79,9 @@ def _time_proofs(size: int, rng: random.Random) -> dict[str, Any]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from artifacts.log_selectors import log_consistency_proof, log_root
-    from artifacts.log_selectors import log_inclusion_proof as prove
-    from artifacts.transparency import merkle, tree
+    from artifacts.lib.transparency import merkle, tree
+    from artifacts.selectors.log import log_consistency_proof, log_root
+    from artifacts.selectors.log import log_inclusion_proof as prove
 
     root, timings, nodes, queries, longest = log_root(size), [], 0, 0, 0
     for index in (rng.randrange(size) for _ in range(SAMPLES)):

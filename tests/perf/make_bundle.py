@@ -2,9 +2,9 @@
 files, all random bytes (incompressible, so a tar.gz is as large as its tar).
 
 ``make_bundle(out_dir, total_bytes=…)`` writes the source folder, builds the
-bundle with the vendor CLI's builder (``reprogate_cli.bundle_build``: sorted
+bundle with the vendor CLI's builder (``artifacts.lib.bundle_build``: sorted
 members, pax headers, signed manifest) for ``tgz``, or with ``tarfile`` and
-``artifacts.signatures.sshsig`` for a plain ``tar``, removes the sources (unless
+``artifacts.lib.signatures.sshsig`` for a plain ``tar``, removes the sources (unless
 asked to keep them) and returns the archive with the public key that verifies it.
 
     python -m tests.perf.make_bundle --size 1GiB [--format tar] [-o DIR]
@@ -30,9 +30,9 @@ from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from artifacts.manifest import MANIFEST_NAME, SCHEMA_ID, SIGNATURE_NAME
-from artifacts.signatures import sshsig
-from artifacts.signatures.sshkeys import SshPrivateKey, SshPublicKey
+from artifacts.lib.manifest import MANIFEST_NAME, SCHEMA_ID, SIGNATURE_NAME
+from artifacts.lib.signatures import sshsig
+from artifacts.lib.signatures.sshkeys import SshPrivateKey, SshPublicKey
 
 MiB: Final = 1024 * 1024
 CHUNK: Final = 1 * MiB
@@ -202,7 +202,7 @@ def write_tar(
 def _build_tgz(output: Path, root: Path, key: SshPrivateKey) -> bool:
     """Build with the vendor CLI's builder; False if it is not there."""
     try:
-        from reprogate_cli.bundle_build import build_bundle
+        from artifacts.lib.bundle_build import build_bundle
     except ImportError:
         return False
     template = {"rfp": RFP, "vendor": VENDOR, "harness": HARNESS, "claims": CLAIMS}

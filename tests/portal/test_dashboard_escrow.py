@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from accounts.models import Organisation
-from artifacts.escrow.proofs import b64
 from artifacts.models import Deposit
+from artifacts.selectors.proofs import b64
 from artifacts.services.transparency import checkpoint_publish
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import open_rfp, register_corpus_keys

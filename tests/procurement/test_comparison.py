@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organisation
-from artifacts.selectors import bundle_latest_accepted_by_organisation
+from artifacts.selectors.bundles import bundle_latest_accepted_by_organisation
 from procurement.models import Bid, Rfp
 from tests.procurement.factories_bundles import (
     PARTIAL_FILES,

@@ -1,5 +1,5 @@
 """Bundle evidence for procurement: the provider registry (``procurement.evidence``),
-the provider artifacts registers (``artifacts.procurement_hooks``) and the
+the provider artifacts registers (``artifacts.selectors.procurement_hooks``) and the
 checklist a vendor's newest accepted bundle gives against the RFP."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from artifacts.procurement_hooks import bundle_evidence, evidence_summary
+from artifacts.selectors.procurement_hooks import bundle_evidence, evidence_summary
 from procurement.evidence import (
     checklist_of,
     evidence_for,

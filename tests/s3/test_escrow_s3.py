@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from accounts.models import Organisation
-from artifacts.evidence.verify import verify_package
+from artifacts.lib.evidence.verify import verify_package
 from artifacts.models import Blob, Deposit
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from procurement.models import Rfp

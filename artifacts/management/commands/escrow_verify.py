@@ -1,6 +1,6 @@
 """``manage.py escrow_verify``: re-hash every deposited blob, check every
 escrow row against the transparency log and the log against its checkpoints
-(``artifacts.escrow.fixity``); record the run for the dashboards; print what
+(``artifacts.services.fixity.report``); record the run for the dashboards; print what
 was found. Exit status 1 if anything was found, 0 if escrow is intact."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from artifacts.models import FixityRun
-from artifacts.services.fixity import fixity_run
+from artifacts.services.fixity.run import fixity_run
 
 
 class Command(BaseCommand):

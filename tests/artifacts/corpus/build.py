@@ -5,8 +5,8 @@ test time (``case.build(tmp_path) -> Path``). ``CorpusCase.codes`` are the probl
 codes a full check of the upload must report, exactly; ``layer`` names the first
 part of the system that can see them:
 
-- ``archive``: ``artifacts.archive`` alone;
-- ``manifest``: ``artifacts.manifest.inspect_bundle`` (manifest, listing);
+- ``archive``: ``artifacts.lib.archive`` alone;
+- ``manifest``: ``artifacts.lib.manifest.inspect_bundle`` (manifest, listing);
 - ``ingest``: ``inspect_bundle`` told where it was uploaded (``UPLOAD_RFP`` by
   ``UPLOAD_VENDOR``);
 - ``signature``: the signature check against the uploader's registered keys,
@@ -14,7 +14,7 @@ part of the system that can see them:
   to their ``organisation`` and then revoked / let expire before the upload).
 
 Signatures are made with the real ``ssh-keygen -Y sign`` (or, where it is
-missing, ``artifacts.signatures.sshsig.sign``) with Ed25519 keys derived from
+missing, ``artifacts.lib.signatures.sshsig.sign``) with Ed25519 keys derived from
 fixed seeds; members have fixed times and owners, so builds are reproducible.
 """
 
@@ -108,7 +108,7 @@ def sign(
 
 
 def _sign_in_python(data: bytes, key: str, namespace: str) -> bytes:
-    from artifacts.signatures import sshkeys, sshsig
+    from artifacts.lib.signatures import sshkeys, sshsig
 
     private = sshkeys.load_private_key(CORPUS_KEYS[key].private_openssh())
     return sshsig.sign(data, private, namespace=namespace).encode()

@@ -55,10 +55,10 @@ def deposit(name: str, count: int) -> None:
     """COUNT escrow deposits of a report blob each, for the RFP and vendor the
     ``start`` step made."""
     from accounts.models import Organisation
-    from artifacts.escrow.records import DepositItem
     from artifacts.models import Blob, Deposit, DepositBlob
     from artifacts.services.escrow import deposit_create
-    from artifacts.storage import blob_key
+    from artifacts.services.escrow_records import DepositItem
+    from artifacts.storage.blobs import blob_key
     from procurement.models import Rfp
 
     rfp = Rfp.objects.get(reference=DEPOSIT_RFP)
@@ -97,8 +97,8 @@ def start(count: int, migrate: bool) -> None:
 
 
 def finish(first: int) -> None:
-    from artifacts.log_selectors import log_consistency_proof, log_verifier_key
     from artifacts.models import LogEntry
+    from artifacts.selectors.log import log_consistency_proof, log_verifier_key
     from artifacts.services.transparency import checkpoint_publish
 
     checkpoint = checkpoint_publish()

@@ -14,17 +14,17 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.db import connection
 
 from accounts.models import AuditEvent
-from artifacts.log_selectors import (
+from artifacts.lib.transparency import merkle, note
+from artifacts.lib.transparency.keyfile import LogKeyError
+from artifacts.models import Checkpoint, LogEntry
+from artifacts.selectors.log import (
     LogIntegrityError,
     log_consistency_proof,
     log_private_key,
     log_root,
     log_verifier_key,
 )
-from artifacts.models import Checkpoint, LogEntry
 from artifacts.services.transparency import checkpoint_latest, checkpoint_publish
-from artifacts.transparency import merkle, note
-from artifacts.transparency.keyfile import LogKeyError
 from tests.artifacts.transparency.conftest import ORIGIN, numbered
 
 pytestmark = pytest.mark.django_db

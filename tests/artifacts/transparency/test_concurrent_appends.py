@@ -21,7 +21,7 @@ from urllib.parse import quote
 import pytest
 from django.db import connection
 
-from artifacts.transparency import merkle, note
+from artifacts.lib.transparency import merkle, note
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS, BEFORE = 4, 10

@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from artifacts.transparency.keyfile import LogKeyError, load_private_key
+from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -75,7 +75,7 @@ def test_a_file_that_is_no_key_is_refused(tmp_path: Path) -> None:
 def test_processes_creating_the_key_at_once_get_the_same_key(tmp_path: Path) -> None:
     path = tmp_path / "keys" / "log.pem"
     script = (
-        "import sys; from artifacts.transparency.keyfile import load_private_key; "
+        "import sys; from artifacts.lib.transparency.keyfile import load_private_key; "
         "k = load_private_key(sys.argv[1], create=True); "
         "print(k.public_key().public_bytes_raw().hex())"
     )

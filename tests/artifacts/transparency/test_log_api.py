@@ -13,9 +13,9 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from artifacts.lib.transparency import merkle, note
 from artifacts.models import Checkpoint, LogEntry
 from artifacts.services.transparency import checkpoint_publish
-from artifacts.transparency import merkle, note
 from tests.artifacts.transparency.conftest import numbered
 
 pytestmark = pytest.mark.django_db

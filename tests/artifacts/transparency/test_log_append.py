@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from artifacts.log_selectors import log_root, log_size
+from artifacts.lib.transparency import merkle
 from artifacts.models import LogEntry, LogNode
 from artifacts.models.log import LogIsAppendOnly
+from artifacts.selectors.log import log_root, log_size
 from artifacts.services.transparency import LogOutsideTransaction, log_append
-from artifacts.transparency import merkle
 from tests.artifacts.transparency.conftest import numbered
 
 pytestmark = pytest.mark.django_db

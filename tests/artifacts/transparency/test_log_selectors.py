@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from artifacts.log_selectors import (
+from artifacts.lib.transparency import merkle, tree
+from artifacts.models import LogEntry
+from artifacts.selectors.log import (
     LogIntegrityError,
     LogRangeError,
     log_consistency_proof,
@@ -21,8 +23,6 @@ from artifacts.log_selectors import (
     log_origin,
     log_root,
 )
-from artifacts.models import LogEntry
-from artifacts.transparency import merkle, tree
 from tests.artifacts.transparency.conftest import ORIGIN, numbered
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from artifacts.transparency import merkle, tree
-from artifacts.transparency.merkle import ProofError
+from artifacts.lib.transparency import merkle, tree
+from artifacts.lib.transparency.merkle import ProofError
 
 
 def reference_root(leaves: list[bytes]) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from artifacts.transparency import merkle, tree
+from artifacts.lib.transparency import merkle, tree
 
 VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "merkle-vectors"
 INCLUSION = sorted((VECTORS / "inclusion").rglob("*.json"))

@@ -10,8 +10,8 @@ import hashlib
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from artifacts.transparency import note
-from artifacts.transparency.note import Checkpoint, NoteError
+from artifacts.lib.transparency import note
+from artifacts.lib.transparency.note import Checkpoint, NoteError
 
 PETER_SEED = base64.b64decode("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz")[1:]
 PETER_KEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.django_free import web_modules_loaded_by
 
-IMPORTS = "from artifacts.transparency import keyfile, merkle, note, tree"
+IMPORTS = "from artifacts.lib.transparency import keyfile, merkle, note, tree"
 
 
 def test_the_transparency_package_imports_no_django() -> None:

@@ -139,7 +139,7 @@ def finish(
     as factories do; transitions are tested through the services)."""
     import hashlib
 
-    from artifacts.storage import blob_record, blob_write
+    from artifacts.storage.blobs import blob_record, blob_write
     from benchmarks.models import RunMetric, RunOutput
 
     Run.objects.filter(pk=run.pk).update(state=Run.State.SUCCEEDED, progress=1.0)

@@ -18,8 +18,8 @@ from django.db import transaction
 from accounts.exceptions import ApplicationError, InvalidTransition
 from accounts.models import AuditEvent, Notification
 from accounts.notifications import notification_link_label
-from artifacts.escrow.breaches import breaches_citable
 from artifacts.models import Bundle, Release
+from artifacts.selectors.breaches import breaches_citable
 from artifacts.services.release import release_request
 from benchmarks.models import Campaign
 from gates.exceptions import GatesConflict, GatesError

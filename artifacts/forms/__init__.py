@@ -1,0 +1,1 @@
+"""Artifacts forms: signing keys, escrow, releases."""

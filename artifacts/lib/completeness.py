@@ -1,0 +1,296 @@
+"""The completeness and transparency report of a bundle: pure functions from the
+RFP's requirements and the bundle's manifest and environment files to a
+JSON-able dict (stored on the bundle, shown on its page, read by the evaluation).
+
+The report answers four questions:
+
+1. ``artifacts``: which of the RFP's required artifact kinds the bundle lists
+   files of, and which mandatory ones are missing;
+2. ``environment``: whether the environment manifest(s) (files of kind
+   ``environment``) name the OS, kernel, driver and firmware versions, the
+   NVMe-oF transport and the topology;
+3. ``claims``: whether every claim refers to a scenario of the bundle's harness;
+4. ``metrics``: which of the RFP's required metrics the claims cover.
+
+Environment manifests are read tolerantly: JSON (nested objects and lists), or
+``key: value`` / ``key=value`` lines (``/etc/os-release`` style). A field counts
+as named when some key *path* holds a non-empty value and the path's words (split
+at ``.``, ``_``, ``-``, spaces and camelCase) contain one of the field's words:
+``hosts.gpu.os``, ``OS_VERSION``, ``nvmeof.transport``, ``nicFirmware``,
+``kernel-release``. The first match in document order is reported.
+
+No Django here: the offline verifier may rebuild the report.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from artifacts.lib.manifest import Manifest
+
+SCHEMA: Final = "reprogate.completeness/v1"
+MAX_VALUE_CHARS: Final = 120
+MAX_LEAVES: Final = 20_000
+MAX_DEPTH: Final = 32
+
+
+@dataclass(frozen=True)
+class EnvironmentField:
+    key: str
+    label: str
+    words: tuple[frozenset[str], ...]  # any one word set, all of its words present
+
+
+def _any(*words: str) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(word.split("+")) for word in words)
+
+
+ENVIRONMENT_FIELDS: Final = (
+    EnvironmentField(
+        "os",
+        "Operating system and version",
+        _any("os", "operating+system", "distro", "distribution", "pretty+name"),
+    ),
+    EnvironmentField("kernel", "Kernel version", _any("kernel", "uname")),
+    EnvironmentField(
+        "driver", "Driver versions", _any("driver", "drivers", "ofed", "mofed")
+    ),
+    EnvironmentField(
+        "firmware", "Firmware versions", _any("firmware", "fw", "bios", "vbios")
+    ),
+    EnvironmentField(
+        "nvmeof_transport",
+        "NVMe-oF transport",
+        _any("transport", "trtype", "nvmeof+fabric", "nvmf+fabric"),
+    ),
+    EnvironmentField("topology", "Topology", _any("topology")),
+)
+
+
+@dataclass(frozen=True)
+class RequiredArtifact:
+    """One line of the RFP's checklist (``procurement.RequiredArtifact``)."""
+
+    kind: str
+    title: str
+    mandatory: bool = True
+
+
+@dataclass(frozen=True)
+class RequiredMetric:
+    name: str
+    stats: tuple[str, ...] = ()
+
+
+# --- environment -------------------------------------------------------------------
+
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_LINE = re.compile(r"^\s*([A-Za-z0-9_.\- ]{1,100}?)\s*[:=]\s*(.+?)\s*$")
+
+
+def words_of(path: str) -> frozenset[str]:
+    """``nvmeOf.transport_type`` -> {nvme, of, nvmeof, transport, type}: words and
+    the joins of neighbours, so ``nvme_of`` and ``nvmeof`` both give ``nvmeof``."""
+    parts = [p for p in _SPLIT.split(_CAMEL.sub(r"\1 \2", path).lower()) if p]
+    joined = {a + b for a, b in itertools.pairwise(parts)}
+    return frozenset(parts) | joined
+
+
+def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """``(path, scalar)`` for every non-empty scalar, in document order (nothing
+    below ``MAX_DEPTH`` levels)."""
+    if depth > MAX_DEPTH:
+        return
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            yield from _leaves(child, f"{path}.{key}" if path else str(key), depth + 1)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _leaves(child, f"{path}[{index}]", depth + 1)
+    elif value is not None and not isinstance(value, bool) and str(value).strip():
+        yield path, value
+
+
+def _text_pairs(text: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if match:
+            pairs.setdefault(match.group(1), match.group(2).strip("\"'"))
+    return pairs
+
+
+def parse_environment(data: bytes) -> Any:
+    """JSON if it is JSON, else ``key: value`` lines; None if neither."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _text_pairs(text) or None
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def _find(
+    field: EnvironmentField, documents: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    for file_path, document in documents.items():
+        for count, (key, value) in enumerate(_leaves(document)):
+            if count >= MAX_LEAVES:
+                break
+            words = words_of(key)
+            if any(wanted <= words for wanted in field.words):
+                return {"file": file_path, "key": key, "value": _short(value)}
+    return None
+
+
+def environment_report(environment: Mapping[str, bytes | None]) -> dict[str, Any]:
+    """What the environment files (path -> bytes; None when unreadable, e.g. too
+    large) name. ``complete`` when every field is found."""
+    documents = {}
+    unreadable = []
+    for path, data in environment.items():
+        parsed = parse_environment(data) if data is not None else None
+        if parsed is None:
+            unreadable.append(path)
+        else:
+            documents[path] = parsed
+    fields = []
+    for field in ENVIRONMENT_FIELDS:
+        found = _find(field, documents)
+        fields.append({"key": field.key, "label": field.label, "found": bool(found)})
+        fields[-1].update({"where": found} if found else {})
+    return {
+        "files": sorted(environment),
+        "unreadable": sorted(unreadable),
+        "fields": fields,
+        "missing": [f["key"] for f in fields if not f["found"]],
+        "complete": bool(documents) and all(f["found"] for f in fields),
+    }
+
+
+# --- artifacts, claims, metrics ----------------------------------------------------
+
+
+def artifacts_report(
+    required: Sequence[RequiredArtifact], manifest: Manifest
+) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for item in manifest.files:
+        counts[item.kind] = counts.get(item.kind, 0) + 1
+    items = [
+        {
+            "kind": r.kind,
+            "title": r.title,
+            "mandatory": r.mandatory,
+            "present": counts.get(r.kind, 0) > 0,
+            "files": counts.get(r.kind, 0),
+        }
+        for r in required
+    ]
+    missing = [i for i in items if i["mandatory"] and not i["present"]]
+    return {
+        "required": items,
+        "kinds_present": sorted(counts),
+        "mandatory_total": sum(1 for i in items if i["mandatory"]),
+        "mandatory_present": sum(1 for i in items if i["mandatory"] and i["present"]),
+        "missing_mandatory": [
+            {"kind": i["kind"], "title": i["title"]} for i in missing
+        ],
+        "complete": not missing,
+    }
+
+
+def claims_report(manifest: Manifest) -> dict[str, Any]:
+    scenarios = {s.name for s in manifest.harness.scenarios}
+    claims = [
+        {
+            "metric": c.metric,
+            "stat": c.stat,
+            "scenario": c.scenario,
+            "value": c.value,
+            "unit": c.unit,
+            "scenario_in_harness": c.scenario in scenarios,
+        }
+        for c in manifest.claims
+    ]
+    return {
+        "scenarios": sorted(scenarios),
+        "claims": claims,
+        "unknown_scenarios": sorted(
+            {c["scenario"] for c in claims if not c["scenario_in_harness"]}
+        ),
+        "complete": all(c["scenario_in_harness"] for c in claims),
+    }
+
+
+def metrics_report(
+    required: Sequence[RequiredMetric], manifest: Manifest
+) -> dict[str, Any]:
+    claimed: dict[str, set[str]] = {}
+    for claim in manifest.claims:
+        claimed.setdefault(claim.metric, set()).add(claim.stat)
+    items = []
+    for metric in required:
+        stats = claimed.get(metric.name, set())
+        missing = [s for s in metric.stats if s not in stats]
+        items.append(
+            {
+                "name": metric.name,
+                "claimed": metric.name in claimed,
+                "stats_claimed": sorted(stats),
+                "stats_missing": missing,
+            }
+        )
+    return {
+        "required": items,
+        "missing": [i["name"] for i in items if not i["claimed"]],
+        "complete": all(i["claimed"] and not i["stats_missing"] for i in items),
+    }
+
+
+def completeness_report(
+    *,
+    manifest: Manifest,
+    required_artifacts: Sequence[RequiredArtifact] = (),
+    required_metrics: Sequence[RequiredMetric] = (),
+    environment: Mapping[str, bytes | None] | None = None,
+) -> dict[str, Any]:
+    """The whole report. ``environment``: the bytes of the manifest's files of
+    kind ``environment`` (None for one that could not be read)."""
+    parts = {
+        "artifacts": artifacts_report(required_artifacts, manifest),
+        "environment": environment_report(environment or {}),
+        "claims": claims_report(manifest),
+        "metrics": metrics_report(required_metrics, manifest),
+    }
+    checks = [part["complete"] for part in parts.values()]
+    return {
+        "schema": SCHEMA,
+        **parts,
+        "complete": all(checks),
+        "score": {"passed": sum(checks), "total": len(checks)},
+    }
+
+
+def stats_of(text: str) -> tuple[str, ...]:
+    """``"p50, p99"`` (``RequiredMetric.stats``) -> ``("p50", "p99")``."""
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def environment_paths(manifest: Manifest) -> Iterable[str]:
+    return [f.path for f in manifest.files if f.kind == "environment"]

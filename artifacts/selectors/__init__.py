@@ -1,0 +1,1 @@
+"""Artifacts reads: bundles, escrow, releases, the log, fixity, proofs."""

@@ -1,0 +1,2 @@
+"""Fixity checks of escrow (``report`` and one module per area) and their runs
+(``run``)."""

@@ -1,0 +1,1 @@
+"""Artifacts pages: bundles and keys, escrow, releases, fixity."""

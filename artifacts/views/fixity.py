@@ -1,0 +1,50 @@
+"""Fixity pages: the runs of ``escrow_verify`` (newest first) and one run with
+the findings the user may see (``artifacts.selectors.fixity``; 404 for
+users who see no fixity)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+
+from artifacts.selectors.fixity import (
+    can_see_fixity,
+    fixity_findings_visible_to,
+    fixity_run_get,
+    fixity_run_list,
+)
+
+RECENT_RUNS = 30
+
+
+@login_required
+def fixity_runs(request: HttpRequest) -> HttpResponse:
+    if not can_see_fixity(request.user):
+        raise Http404("No fixity checks for you.")
+    runs = list(fixity_run_list(request.user)[:RECENT_RUNS])
+    latest = runs[0] if runs else None
+    context = {
+        "runs": runs,
+        "run": latest,
+        "findings": fixity_findings_visible_to(request.user, latest) if latest else [],
+    }
+    return render(request, "artifacts/fixity_runs.html", context)
+
+
+@login_required
+def fixity_run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    run = fixity_run_get(request.user, run_id)
+    if run is None:
+        raise Http404("No such fixity run.")
+    context = {"run": run, "findings": fixity_findings_visible_to(request.user, run)}
+    return render(request, "artifacts/fixity_run.html", context)
+
+
+urlpatterns = [
+    path("escrow/fixity/", fixity_runs, name="fixity_runs"),
+    path("escrow/fixity/<uuid:run_id>/", fixity_run_detail, name="fixity_run"),
+]
