@@ -55,6 +55,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Membership, Organisation, Role
 from accounts.services import (
@@ -86,7 +87,6 @@ from gates.services.plans import (
     plan_new_version,
     plan_update,
 )
-from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.bids import bid_submit

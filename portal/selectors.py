@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
+from accounts import clock
 from accounts.models import Role
 from accounts.selectors import (
     audit_event_list_visible_to,
@@ -14,7 +15,6 @@ from artifacts.selectors.escrow import escrow_summary_for
 from artifacts.selectors.fixity import fixity_summary_for
 from artifacts.selectors.release import release_summary_for
 from gates.selectors.attention import gate_attention_for
-from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors import rfp_list_visible_to
 from procurement.selectors.attention import attention_for

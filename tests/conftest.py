@@ -15,8 +15,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from accounts import clock as installation_clock
 from accounts.models import Organisation, Role
-from procurement import clock as procurement_clock
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
 DATABASE_FIXTURES = frozenset(
@@ -73,28 +73,28 @@ def _clear_cache() -> Iterator[None]:
 
 
 class Clock:
-    """Moves ``procurement.clock`` for a test: ``clock.travel_to(dt)``,
+    """Moves ``accounts.clock`` for a test: ``clock.travel_to(dt)``,
     ``clock.advance(days=3)``."""
 
     def __init__(self) -> None:
         self.travel_to(timezone.now().replace(microsecond=0))
 
     def travel_to(self, moment: datetime) -> None:
-        procurement_clock.travel_to(moment)
+        installation_clock.travel_to(moment)
 
     def advance(self, **delta: float) -> datetime:
-        moment = procurement_clock.now() + timedelta(**delta)
-        procurement_clock.travel_to(moment)
+        moment = installation_clock.now() + timedelta(**delta)
+        installation_clock.travel_to(moment)
         return moment
 
     def now(self) -> datetime:
-        return procurement_clock.now()
+        return installation_clock.now()
 
 
 @pytest.fixture
 def clock() -> Iterator[Clock]:
     yield Clock()
-    procurement_clock.travel_to(None)
+    installation_clock.travel_to(None)
 
 
 def _member(org: Organisation, role: str, username: str) -> Any:

@@ -30,10 +30,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q, QuerySet
 
+from accounts import clock
 from accounts.models import Role
 from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
 from artifacts.models import Deposit, DepositBlob, Release, ReleaseStep
-from procurement import clock
 from procurement.models import Award, Rfp
 
 AnyUser = AbstractBaseUser | AnonymousUser

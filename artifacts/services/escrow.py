@@ -21,6 +21,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
@@ -32,7 +33,6 @@ from artifacts.services.escrow_records import DepositItem, deposit_leaf, event_l
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import blobs_lock
-from procurement import clock
 from procurement.models import Rfp
 
 logger = logging.getLogger(__name__)

@@ -42,6 +42,7 @@ from typing import Any, Final
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
@@ -85,7 +86,6 @@ from artifacts.storage.blobs import (
 )
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
-from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors.bids import SubmissionsClosed, rfp_submissions_closed
 from procurement.services.bids import document_name

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem, StateConflict
 from accounts.models import Organisation
@@ -15,7 +16,6 @@ from artifacts.lib.signatures import NAMESPACE, SignatureError
 from artifacts.lib.signatures.sshkeys import SshPublicKey, parse_public_key_line
 from artifacts.models import SigningKey
 from artifacts.selectors.bundles import signing_key_list_for, signing_key_list_valid_at
-from procurement import clock
 
 
 def _refuse(code: str, message: str, path: str) -> ApplicationError:

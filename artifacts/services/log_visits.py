@@ -11,10 +11,10 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.exceptions import ApplicationError, StateConflict
 from artifacts.models import Checkpoint, LogVisit
 from artifacts.selectors.proofs import compare_with_visit, signed_head
-from procurement import clock
 
 
 @transaction.atomic

@@ -36,6 +36,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import (
     ApplicationError,
@@ -57,7 +58,6 @@ from artifacts.selectors.release import (
     release_notice_days,
 )
 from artifacts.services.escrow import escrow_event_log
-from procurement import clock
 from procurement.models import Award, Rfp
 
 MAX_TEXT: Final = 4000

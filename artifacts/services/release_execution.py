@@ -20,6 +20,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
 from artifacts.models import EscrowEvent, Release, ReleaseStep
@@ -41,7 +42,6 @@ from artifacts.services.release import (
     release_transition,
 )
 from artifacts.services.release_certificate import certificate_bytes, certificate_record
-from procurement import clock
 
 APPROVABLE = (Release.Status.PENDING, Release.Status.DISPUTED)
 

@@ -23,6 +23,7 @@ import logging
 from django.db import connection, transaction
 from django.db.models import F
 
+from accounts import clock
 from accounts.audit import audit_record
 from artifacts.conf import log_key_path, log_max_leaf_bytes, log_origin
 from artifacts.lib.transparency import merkle, note, tree
@@ -35,7 +36,6 @@ from artifacts.selectors.log import (
     log_private_key,
     log_size,
 )
-from procurement import clock
 
 __all__ = [
     "LogOutsideTransaction",

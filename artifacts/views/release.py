@@ -22,6 +22,7 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.selectors import organisation_ids_for
 from artifacts.forms.release import (
@@ -61,7 +62,6 @@ from artifacts.services.release_execution import (
     release_download_record,
     release_execute,
 )
-from procurement import clock
 from procurement.models import Award, Rfp
 
 

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 
 from django.db.models import F, Prefetch, Q, QuerySet
 
+from accounts import clock
 from benchmarks import conf
 from benchmarks.models import LabHost, LabPool
-from procurement import clock
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from artifacts.models import Bundle
@@ -20,7 +21,6 @@ from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError
 from benchmarks.services.runs import FINAL, run_cancel, runs_dispatch
-from procurement import clock
 
 MAX_REPETITIONS = 100
 MAX_ADDED_RUNS = 50  # per scenario and request (campaign_add_runs)

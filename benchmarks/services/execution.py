@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
+from accounts import clock
 from artifacts.conf import bundle_environment_max_bytes
 from benchmarks import conf
 from benchmarks.environment import capture_environment, environment_drift
@@ -54,7 +55,6 @@ from benchmarks.services.workspace import (
     fetch_archive,
     make_executable,
 )
-from procurement import clock
 
 logger = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import full_clean_or_problems
 from accounts.models import Organisation
 from benchmarks.models import LabHost, LabPool
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError
-from procurement import clock
 
 
 @transaction.atomic

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
+from accounts import clock
 from benchmarks import conf
 from benchmarks.models import Run
 from benchmarks.models.campaigns import ACTIVE_STATES
@@ -36,7 +37,6 @@ from benchmarks.services.runs import (
     run_requeue,
     run_transition,
 )
-from procurement import clock
 
 logger = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from benchmarks import conf
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
-from procurement import clock
 
 FINAL = frozenset(state for state, moves in RUN_TRANSITIONS.items() if not moves)
 

@@ -137,7 +137,7 @@ class RetestObligation(TimeStampedModel):
 
     @property
     def status_now(self) -> str:
-        from procurement import clock
+        from accounts import clock
 
         return self.status_at(clock.now())
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
+from accounts import clock
 from accounts.models import Organisation
 from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
-from procurement import clock
 from procurement.models import Rfp
 from procurement.selectors.bids import bid_list_opened
 

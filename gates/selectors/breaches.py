@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from accounts import clock
 from artifacts.lib.evidence.layout import format_time
 from artifacts.selectors.breaches import CitedBreach
 from gates.models import RetestObligation
-from procurement import clock
 from procurement.models import Rfp
 
 OB = RetestObligation.Status

@@ -9,10 +9,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from accounts import clock
 from accounts.selectors import organisation_ids_for
 from gates.models import RetestObligation
 from gates.permissions import VENDOR_ROLES, AnyUser, gate_rows_visible_q
-from procurement import clock
 
 LIVE = (RetestObligation.Status.OPEN, RetestObligation.Status.SCHEDULED)
 

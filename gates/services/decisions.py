@@ -28,6 +28,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Role
@@ -39,7 +40,6 @@ from gates.engine.documents import canonical_json
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import DECISION_TRANSITIONS, Decision, GatePlan
 from gates.selectors.decisions import gate_state
-from procurement import clock
 from procurement.permissions import is_buyer_side
 
 LOG_SCHEMA: Final = "reprogate.gate-decision/v1"

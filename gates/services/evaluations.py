@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -28,7 +29,6 @@ from gates.engine.validate import InvalidDocument
 from gates.exceptions import GatesConflict, GatesError, engine_problems
 from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
 from gates.results import results_document
-from procurement import clock
 
 Actor = AbstractBaseUser | AnonymousUser | None
 DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}

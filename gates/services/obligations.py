@@ -33,6 +33,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
@@ -49,7 +50,6 @@ from gates.models import (
     RetestObligation,
 )
 from gates.services.runs import gate_campaign_link, gate_repetitions, gate_scenarios
-from procurement import clock
 
 Actor = AbstractBaseUser | AnonymousUser | None
 OB = RetestObligation.Status

@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Max
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
@@ -27,7 +28,6 @@ from gates.engine.validate import plan_problems
 from gates.exceptions import GatesConflict, GatesError, engine_problems
 from gates.models import PLAN_TRANSITIONS, GatePlan
 from gates.plans import PlanProblems, default_plan, rfp_terms
-from procurement import clock
 from procurement.models import Rfp
 
 Actor = AbstractBaseUser | AnonymousUser | None

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem
 from artifacts.models import Bundle
@@ -28,7 +29,6 @@ from benchmarks.signals import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.services.evaluations import Actor, gate_evaluate, gate_facts
-from procurement import clock
 
 logger = logging.getLogger(__name__)
 INCONCLUSIVE = "INCONCLUSIVE"

@@ -9,8 +9,8 @@ from django import forms
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 
+from accounts import clock
 from accounts.models import Organisation
-from procurement import clock
 from procurement.models import ArtifactKind, Rfp, RfpTemplate
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M"

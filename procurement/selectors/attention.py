@@ -10,9 +10,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 
+from accounts import clock
 from accounts.models import Role
 from accounts.selectors import organisation_ids_for
-from procurement import clock
 from procurement.models import AwardRequest, Bid, BidOpening, Rfp, ScoreSheet
 from procurement.selectors.rfps import rfp_list_visible_to
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
+from accounts import clock
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
-from procurement import clock
 from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
 from procurement.permissions import is_buyer_side
 

@@ -26,12 +26,12 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan
 
+from accounts import clock
 from accounts.models import AuditEvent, Organisation, Role
 from accounts.selectors import (
     buyer_organisation_ids_served_by,
     membership_list_for,
 )
-from procurement import clock
 from procurement.models import Bid, Clarification, Rfp, RfpTemplate
 
 AnyUser = AbstractBaseUser | AnonymousUser

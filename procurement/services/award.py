@@ -29,6 +29,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Role
@@ -39,7 +40,6 @@ from gates.selectors.reproduced import (
     lab_validations_for,
     rfp_uses_lab_validation,
 )
-from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
 from procurement.permissions import can_evaluate

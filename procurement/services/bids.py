@@ -32,12 +32,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from procurement import clock
 from procurement.commitment import bid_payload, commitment_of
 from procurement.evidence import SignedBundle
 from procurement.exceptions import ProcurementError

@@ -19,11 +19,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.models import Organisation, Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import Clarification, Rfp
 from procurement.services.deadlines import rfp_apply_deadlines

@@ -12,12 +12,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.urls import reverse
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from procurement import clock
 from procurement.exceptions import (
     EvaluationStateError,
     ProcurementError,

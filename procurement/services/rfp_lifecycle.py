@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
-from procurement import clock
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_common import (

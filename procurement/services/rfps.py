@@ -10,10 +10,10 @@ from typing import Any, Final
 
 from django.db import models, transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from accounts.models import Organisation
-from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.exceptions import ProcurementError, RfpNotEditable
 from procurement.models import (

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from procurement import clock
+from accounts import clock
 from procurement.exceptions import ProcurementError
 from procurement.forms.clarifications import (
     AddendumForm,

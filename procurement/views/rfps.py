@@ -15,9 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from procurement import clock
 from procurement.forms.rfps import (
     CancelForm,
     InviteForm,

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from django.core.files.storage import InMemoryStorage, default_storage
 
+from accounts import clock
 from accounts.models import Organisation
 from artifacts.lib.signatures import dsse
 from artifacts.lib.signatures.sshkeys import load_private_key
 from artifacts.models import Bundle
 from artifacts.services import bundle_ingest, signing_key_register, signing_key_revoke
-from procurement import clock
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (
     CORPUS_KEYS,

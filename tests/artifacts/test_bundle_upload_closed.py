@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from accounts import clock
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from procurement import clock as procurement_clock
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import build_bundle, open_rfp, register_corpus_keys
 from tests.procurement.factories_bundles import accepted_bundle
@@ -32,7 +32,7 @@ def rfp(vendor_a: Any, vendor_a_org: Organisation, buyer_org: Organisation) -> R
 
 def _close(rfp: Rfp, state: str) -> Rfp:
     """Set the state directly, as factories do; past the deadline in every case."""
-    past = procurement_clock.now() - timedelta(hours=1)
+    past = clock.now() - timedelta(hours=1)
     status = Rfp.Status.PUBLISHED if state == "deadline_passed" else state
     Rfp.objects.filter(pk=rfp.pk).update(status=status, submission_deadline=past)
     return Rfp.objects.get(pk=rfp.pk)

@@ -12,6 +12,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent, Organisation
 from artifacts.models import Blob, Bundle, BundleFile
@@ -27,7 +28,6 @@ from artifacts.services import (
 from artifacts.services import ingest as ingest_module
 from artifacts.storage import blobs as storage_module
 from artifacts.storage.blobs import blob_key, blob_open
-from procurement import clock
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (
     CORPUS_KEYS,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from accounts import clock
 from accounts.models import Organisation
 from benchmarks.models import Campaign
 from gates.models import (
@@ -20,7 +21,6 @@ from gates.models import (
     RetestObligation,
 )
 from gates.services.evaluations import gate_evaluate
-from procurement import clock
 from procurement.models import Rfp
 from tests.accounts.factories import OrganisationFactory
 from tests.gates.support import finish_runs, make_frozen_plan

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from accounts import clock
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run
 from gates.engine.documents import canonical_json, sha256_hex
 from gates.models import Evaluation, GatePlan
 from gates.services.evaluations import gate_evaluate
-from procurement import clock
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
 from tests.gates.engine.support import STOP_LOSS, criterion

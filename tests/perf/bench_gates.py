@@ -197,12 +197,12 @@ def _tender(
 
     from django.contrib.auth import get_user_model
 
+    from accounts import clock
     from accounts.models import Membership, Organisation, Role
     from artifacts.models import Blob, Bundle
     from benchmarks.models import Campaign, LabPool
     from gates.engine.documents import canonical_json, evaluation_bytes, sha256_hex
     from gates.models import Decision, Evaluation, GatePlan, RetestObligation
-    from procurement import clock
     from procurement.models import Rfp
 
     now = clock.now()

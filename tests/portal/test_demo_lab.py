@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from accounts import clock
 from accounts.models import AuditEvent
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.selectors import bundle_list_startable_by
 from portal.demo import DEMO_RFP, LAB_POOL, LAB_RFP, demo_seed
-from procurement import clock as procurement_clock
 from procurement.models import Rfp
 
 pytestmark = pytest.mark.django_db
@@ -82,4 +82,4 @@ def test_seed_leaves_a_frozen_clock_where_it_was(var_dir: Path, clock: Any) -> N
 def test_seed_leaves_a_running_clock_running(var_dir: Path) -> None:
     demo_seed()
 
-    assert procurement_clock._frozen_at is None
+    assert clock._frozen_at is None

@@ -10,10 +10,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from accounts import clock
 from accounts.models import Organisation, Role
 from artifacts.models import Bundle, SigningKey
 from artifacts.services import signing_key_register
-from procurement import clock
 from procurement.models import Rfp
 from tests.accounts.factories import MembershipFactory, UserFactory
 from tests.artifacts.corpus.build import (

@@ -8,8 +8,8 @@ from typing import Any
 import factory
 from factory.django import DjangoModelFactory
 
+from accounts import clock
 from accounts.models import Organisation
-from procurement import clock
 from procurement.defaults import default_configuration
 from procurement.models import Clarification, Rfp
 from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish

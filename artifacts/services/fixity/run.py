@@ -13,6 +13,7 @@ from dataclasses import asdict
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.models import Organisation
 from artifacts.models import Deposit, FixityFinding, FixityRun
@@ -21,7 +22,6 @@ from artifacts.services.fixity.log import check_log
 from artifacts.services.fixity.releases import check_releases
 from artifacts.services.fixity.report import Finding, FixityReport, grace_period
 from artifacts.services.fixity.sources import check_sources
-from procurement import clock
 from procurement.models import Rfp
 
 logger = logging.getLogger(__name__)

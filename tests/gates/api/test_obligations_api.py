@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from accounts import clock
 from artifacts.models import Bundle
 from gates.models import Evaluation, RetestObligation
-from procurement import clock as procurement_clock
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle
 from tests.gates.api.support import api, owed
@@ -73,7 +73,7 @@ def test_list_is_paginated_soonest_deadline_first(
         evaluation,
         days=30,
         status=RetestObligation.Status.FAILED,
-        breached_at=procurement_clock.now(),
+        breached_at=clock.now(),
     )
     soon = owed(evaluation, days=3)
 

@@ -1,5 +1,6 @@
-"""The procurement clock. Deadlines read ``clock.now()``; tests move it with
-``clock.travel_to(...)`` (the ``clock`` fixture), the whole process at once."""
+"""The installation's clock (the shared core: every app reads it). Deadlines and
+expiries read ``clock.now()``; tests move it with ``clock.travel_to(...)`` (the
+``clock`` fixture), the whole process at once."""
 
 from __future__ import annotations
 
@@ -23,5 +24,5 @@ def travel_to(moment: datetime | None) -> None:
     """Freeze the clock at ``moment`` (aware), or let it run again with ``None``."""
     global _frozen_at  # one process-wide clock is the point
     if moment is not None and timezone.is_naive(moment):
-        raise ValueError("The procurement clock takes aware datetimes only.")
+        raise ValueError("The clock takes aware datetimes only.")
     _frozen_at = moment
