@@ -16,22 +16,27 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Campaign, Run
-from benchmarks.selectors import (
+from benchmarks.selectors.access import (
     bundle_list_startable_by,
     campaign_get_visible,
     campaign_list_visible_to,
-    campaign_run_list,
-    campaign_summary,
     can_operate_campaign,
-    host_status,
     lab_organisation_list_for,
     pool_list_operated_by,
-    pool_list_with_hosts,
     run_get_visible,
+)
+from benchmarks.selectors.campaigns import (
+    campaign_run_list,
+    campaign_summary,
     run_metric_list,
 )
-from benchmarks.services import campaign_cancel, campaign_start, run_cancel
-from benchmarks.services.campaigns import MAX_REPETITIONS
+from benchmarks.selectors.pools import host_status, pool_list_with_hosts
+from benchmarks.services.campaigns import (
+    MAX_REPETITIONS,
+    campaign_cancel,
+    campaign_start,
+)
+from benchmarks.services.runs import run_cancel
 from config.pagination import LimitOffsetPagination
 
 

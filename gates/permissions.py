@@ -29,7 +29,7 @@ from accounts.selectors import (
 )
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
-from procurement.selectors import rfp_list_visible_to
+from procurement.selectors.rfps import rfp_list_visible_to
 
 AnyUser = AbstractBaseUser | AnonymousUser
 

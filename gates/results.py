@@ -57,7 +57,7 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 
-from benchmarks.selectors import campaign_run_results
+from benchmarks.selectors.results import campaign_run_results
 from gates.engine.validate import METRIC_NAME, STATS
 
 if TYPE_CHECKING:

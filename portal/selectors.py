@@ -16,8 +16,8 @@ from artifacts.selectors.fixity import fixity_summary_for
 from artifacts.selectors.release import release_summary_for
 from gates.selectors.attention import gate_attention_for
 from procurement.models import Rfp
-from procurement.selectors import rfp_list_visible_to
 from procurement.selectors.attention import attention_for
+from procurement.selectors.rfps import rfp_list_visible_to
 
 AnyUser = AbstractBaseUser | AnonymousUser
 RECENT = 8

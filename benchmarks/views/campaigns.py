@@ -17,19 +17,23 @@ from django.views.decorators.http import require_POST
 from accounts.exceptions import ApplicationError
 from benchmarks.charts import bundle_claims, campaign_charts
 from benchmarks.models import Campaign
-from benchmarks.selectors import (
+from benchmarks.selectors.access import (
     campaign_get_visible,
     campaign_list_visible_to,
-    campaign_list_with_counts,
-    campaign_metric_rows,
-    campaign_metrics_csv,
-    campaign_metrics_json,
-    campaign_run_list,
-    campaign_summary,
     can_operate_campaign,
     lab_organisation_list_for,
 )
-from benchmarks.services import campaign_cancel, campaign_start
+from benchmarks.selectors.campaigns import (
+    campaign_list_with_counts,
+    campaign_run_list,
+    campaign_summary,
+)
+from benchmarks.selectors.exports import (
+    campaign_metric_rows,
+    campaign_metrics_csv,
+    campaign_metrics_json,
+)
+from benchmarks.services.campaigns import campaign_cancel, campaign_start
 from benchmarks.views.forms import CampaignStartForm
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.models.pools import POOL_NAME_VALIDATOR
-from benchmarks.selectors import (
+from benchmarks.selectors.access import (
     bundle_list_startable_by,
     lab_organisation_list_for,
     pool_list_operated_by,

@@ -11,12 +11,9 @@ from django.shortcuts import redirect, render
 
 from accounts.exceptions import ApplicationError
 from benchmarks import conf
-from benchmarks.selectors import (
-    lab_organisation_list_for,
-    pool_list_operated_by,
-    pool_list_with_hosts,
-)
-from benchmarks.services import pool_create
+from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
+from benchmarks.selectors.pools import pool_list_with_hosts
+from benchmarks.services.pools import pool_create
 from benchmarks.views.forms import PoolCreateForm
 
 

@@ -18,16 +18,15 @@ from accounts.exceptions import ApplicationError
 from artifacts.storage.blobs import blob_open
 from benchmarks.charts import bundle_claims, run_charts
 from benchmarks.models import Run
-from benchmarks.selectors import (
-    can_operate_campaign,
+from benchmarks.selectors.access import can_operate_campaign, run_get_visible
+from benchmarks.selectors.campaigns import (
     run_event_list,
-    run_get_visible,
     run_metric_list,
     run_output_list,
     run_series_list,
 )
-from benchmarks.services import run_cancel
 from benchmarks.services.downloads import run_output_record_download
+from benchmarks.services.runs import run_cancel
 
 SEVERITY_ORDER = {"major": 0, "minor": 1, "info": 2}
 

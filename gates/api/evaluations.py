@@ -23,8 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.selectors import campaign_get_visible
-from benchmarks.selectors.access import can_add_runs
+from benchmarks.selectors.access import campaign_get_visible, can_add_runs
 from gates.api.access import (
     evaluation_list_visible_to,
     one,

@@ -23,8 +23,7 @@ from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
-from benchmarks.services import campaign_start
-from benchmarks.services.campaigns import campaign_add_runs
+from benchmarks.services.campaigns import campaign_add_runs, campaign_start
 from benchmarks.signals import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan

@@ -17,8 +17,12 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
-from benchmarks.selectors import campaign_list_visible_to, pool_list_operated_by
-from benchmarks.selectors.access import can_add_runs, lab_organisation_list_for
+from benchmarks.selectors.access import (
+    campaign_list_visible_to,
+    can_add_runs,
+    lab_organisation_list_for,
+    pool_list_operated_by,
+)
 from gates.models import Evaluation, GatePlan
 from gates.services.runs import gate_campaign_start, gate_schedule_more_runs
 

@@ -19,7 +19,6 @@ from rest_framework.views import APIView
 from config.pagination import LimitOffsetPagination
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
-from procurement.selectors import rfp_get_visible
 from procurement.selectors.clarifications import (
     AddendumView,
     ClarificationRow,
@@ -31,6 +30,7 @@ from procurement.selectors.clarifications import (
     clarification_rows,
     clarification_scope_for,
 )
+from procurement.selectors.rfps import rfp_get_visible
 from procurement.services.addenda import REASON_MAX_LENGTH, rfp_amend
 from procurement.services.clarifications import (
     ANSWER_MAX_LENGTH,

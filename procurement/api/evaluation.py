@@ -27,7 +27,6 @@ from procurement.permissions import (
     is_buyer_side,
 )
 from procurement.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
-from procurement.selectors import rfp_get_visible
 from procurement.selectors.comparison import comparison_for
 from procurement.selectors.comparison_exports import (
     comparison_csv_text,
@@ -42,6 +41,7 @@ from procurement.selectors.evaluation import (
     score_sheet_missing,
     score_sheet_scores,
 )
+from procurement.selectors.rfps import rfp_get_visible
 from procurement.services.evaluation import (
     EvaluationStateError,
     ScoreEntry,

@@ -19,7 +19,7 @@ from procurement.permissions import (
     can_manage_rfp,
     is_buyer_side,
 )
-from procurement.selectors import rfp_get_visible
+from procurement.selectors.rfps import rfp_get_visible
 
 
 def rfp_for_request(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:

@@ -15,7 +15,8 @@ from accounts.models import Organisation
 from artifacts.lib.signatures import dsse
 from artifacts.lib.signatures.sshkeys import load_private_key
 from artifacts.models import Bundle
-from artifacts.services import bundle_ingest, signing_key_register, signing_key_revoke
+from artifacts.services.ingest import bundle_ingest
+from artifacts.services.keys import signing_key_register, signing_key_revoke
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (
     CORPUS_KEYS,

@@ -20,12 +20,9 @@ from artifacts.selectors.bundles import (
     bundle_latest_accepted_by_organisation,
     bundle_list_accepted_for,
 )
-from artifacts.services import (
-    BundleStorageError,
-    signing_key_register,
-    signing_key_revoke,
-)
 from artifacts.services import ingest as ingest_module
+from artifacts.services.ingest import BundleStorageError
+from artifacts.services.keys import signing_key_register, signing_key_revoke
 from artifacts.storage import blobs as storage_module
 from artifacts.storage.blobs import blob_key, blob_open
 from procurement.models import Rfp

@@ -32,7 +32,7 @@ from django.db import connections
 from accounts.models import Membership, Role
 from artifacts.models import Deposit
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
-from benchmarks.services import pool_create
+from benchmarks.services.pools import pool_create
 from benchmarks.tasks import execute_run_task, reap_runs_task
 from tests.accounts.factories import OrganisationFactory, UserFactory
 from tests.artifacts.ingest_support import open_rfp, register_corpus_keys

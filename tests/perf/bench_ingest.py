@@ -327,7 +327,7 @@ def prepare_database() -> int:
     call_command("migrate", interactive=False, verbosity=0)
 
     from accounts.models import Organisation, Role
-    from artifacts.services import signing_key_register
+    from artifacts.services.keys import signing_key_register
     from tests.accounts.factories import (
         MembershipFactory,
         OrganisationFactory,

@@ -12,7 +12,7 @@ from accounts import clock
 from accounts.models import AuditEvent
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
-from benchmarks.selectors import bundle_list_startable_by
+from benchmarks.selectors.access import bundle_list_startable_by
 from portal.demo import DEMO_RFP, LAB_POOL, LAB_RFP, demo_seed
 from procurement.models import Rfp
 

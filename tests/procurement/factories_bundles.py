@@ -13,7 +13,7 @@ from typing import Any
 from accounts import clock
 from accounts.models import Organisation, Role
 from artifacts.models import Bundle, SigningKey
-from artifacts.services import signing_key_register
+from artifacts.services.keys import signing_key_register
 from procurement.models import Rfp
 from tests.accounts.factories import MembershipFactory, UserFactory
 from tests.artifacts.corpus.build import (

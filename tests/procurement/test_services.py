@@ -11,7 +11,7 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
-from procurement.services import rfp_create, rfp_invite_vendor, rfp_transition
+from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_transition
 from tests.procurement.factories import RfpFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import Organisation
 from artifacts.models import Blob, Bundle
-from artifacts.services import BundleStorageError
+from artifacts.services.ingest import BundleStorageError
 from artifacts.storage.blobs import (
     blob_cleanup,
     blob_key,

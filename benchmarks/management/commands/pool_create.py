@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from benchmarks.services import pool_create
+from benchmarks.services.pools import pool_create
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from benchmarks.services import run_reap
+from benchmarks.services.reaper import run_reap
 
 
 class Command(BaseCommand):

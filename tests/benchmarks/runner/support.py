@@ -12,7 +12,8 @@ import pytest
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services import WorkerIdentity, campaign_start, pool_create
+from benchmarks.services.campaigns import campaign_start
+from benchmarks.services.pools import WorkerIdentity, pool_create
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import file_entry, good_manifest, manifest_bytes
 from tests.artifacts.ingest_support import build_bundle, ingest

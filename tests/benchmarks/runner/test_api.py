@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services import host_register
+from benchmarks.services.pools import host_register
 from tests.benchmarks.runner.support import finish, runs_of, start, worker
 
 pytestmark = pytest.mark.django_db

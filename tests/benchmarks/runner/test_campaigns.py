@@ -9,13 +9,9 @@ import pytest
 from accounts.models import AuditEvent, Organisation
 from artifacts.models import Bundle
 from benchmarks.models import LabPool, Run
-from benchmarks.services import (
-    RunnerConflict,
-    RunnerError,
-    campaign_cancel,
-    campaign_start,
-    run_transition,
-)
+from benchmarks.services.campaigns import campaign_cancel, campaign_start
+from benchmarks.services.common import RunnerConflict, RunnerError
+from benchmarks.services.runs import run_transition
 from procurement.models import Rfp
 from tests.accounts.factories import OrganisationFactory
 from tests.benchmarks.runner.support import SCENARIOS, make_pool, runs_of, start

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from benchmarks.models import LabHost, LabPool, Run
-from benchmarks.services import host_ensure, run_claim, run_report
+from benchmarks.services.pools import host_ensure
+from benchmarks.services.runs import run_claim, run_report
 from tests.benchmarks.runner.support import runs_of, start, worker
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def test_claim_refuses_a_cancelled_run(run: Run, host: LabHost) -> None:
 def test_report_is_refused_once_cancellation_is_requested(
     run: Run, host: LabHost, labops: Any
 ) -> None:
-    from benchmarks.services import run_cancel
+    from benchmarks.services.runs import run_cancel
 
     claimed = run_claim(run_id=run.pk, attempt=1, host=host)
     assert run_report(run_id=run.pk, attempt=1, progress=0.5, log_tail="a")

@@ -14,9 +14,9 @@ from django.core.files.storage import default_storage
 from accounts.models import AuditEvent
 from artifacts.models import Deposit
 from benchmarks.models import Campaign, LabPool, Run, RunMetric, RunOutput
-from benchmarks.services import run_cancel, run_requeue
 from benchmarks.services.execution import run_execute
 from benchmarks.services.reporter import RunReporter
+from benchmarks.services.runs import run_cancel, run_requeue
 from tests.benchmarks.runner.support import accepted_bundle, runs_of, start, worker
 
 pytestmark = pytest.mark.django_db

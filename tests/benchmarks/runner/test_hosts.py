@@ -8,10 +8,9 @@ import pytest
 
 from accounts.models import AuditEvent, Organisation
 from benchmarks.models import LabHost, LabPool
-from benchmarks.selectors import host_status
-from benchmarks.services import (
-    RunnerConflict,
-    RunnerError,
+from benchmarks.selectors.pools import host_status
+from benchmarks.services.common import RunnerConflict, RunnerError
+from benchmarks.services.pools import (
     WorkerIdentity,
     host_heartbeat,
     host_register,

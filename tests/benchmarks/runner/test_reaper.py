@@ -9,7 +9,9 @@ import pytest
 
 from accounts.models import AuditEvent
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services import host_ensure, run_cancel, run_claim, run_reap, run_report
+from benchmarks.services.pools import host_ensure
+from benchmarks.services.reaper import run_reap
+from benchmarks.services.runs import run_cancel, run_claim, run_report
 from tests.benchmarks.runner.support import runs_of, start, worker
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,8 @@ import pytest
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent
 from benchmarks.models import RUN_TRANSITIONS, LabPool, Run
-from benchmarks.services import StaleAttempt, run_transition
+from benchmarks.services.common import StaleAttempt
+from benchmarks.services.runs import run_transition
 from tests.benchmarks.runner.support import runs_of, start
 
 pytestmark = pytest.mark.django_db

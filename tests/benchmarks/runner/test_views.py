@@ -263,7 +263,7 @@ def test_start_form_offers_no_bundle_of_a_sealed_rfp(
 def test_pool_page_adds_a_pool_and_lists_hosts(
     pool: LabPool, client_for: Any, labops: Any, lab_org: Organisation
 ) -> None:
-    from benchmarks.services import host_register
+    from benchmarks.services.pools import host_register
     from tests.benchmarks.runner.support import worker
 
     host_register(pool=pool, worker=worker())

@@ -13,9 +13,13 @@ import pytest
 
 from accounts.models import AuditEvent, Organisation
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services import campaign_cancel, run_cancel
-from benchmarks.services.campaigns import MAX_ADDED_RUNS, campaign_add_runs
+from benchmarks.services.campaigns import (
+    MAX_ADDED_RUNS,
+    campaign_add_runs,
+    campaign_cancel,
+)
 from benchmarks.services.common import RunnerConflict, RunnerError
+from benchmarks.services.runs import run_cancel
 from benchmarks.signals import campaign_finished_send_if_done
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
