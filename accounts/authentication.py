@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from accounts import clock
 from accounts.models import ApiToken
 from accounts.services import token_digest
 
@@ -37,7 +37,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         )
         if token is None or not token.is_active or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
-        now = timezone.now()
+        now = clock.now()
         if (
             token.last_used_at is None
             or now - token.last_used_at > _LAST_USED_RESOLUTION

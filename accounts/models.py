@@ -11,6 +11,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts import clock
+
 
 class TimeStampedModel(models.Model):
     created_at = models.DateTimeField(
@@ -125,7 +127,7 @@ class ApiToken(TimeStampedModel):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None and self.expires_at > timezone.now()
+        return self.revoked_at is None and self.expires_at > clock.now()
 
 
 class LoginFailure(models.Model):

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AbstractUser
 from django.db import transaction
-from django.utils import timezone
 
+from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import ApiToken, Membership, Notification, Organisation
@@ -104,7 +104,7 @@ def user_password_change(
     user and how many tokens were revoked."""
     user.set_password(new_password)
     user.save(update_fields=["password"])
-    now = timezone.now()
+    now = clock.now()
     revoked = ApiToken.objects.filter(
         user=user, revoked_at__isnull=True, expires_at__gt=now
     ).update(revoked_at=now, updated_at=now)
@@ -136,8 +136,7 @@ def api_token_issue(*, user: AbstractUser, name: str) -> tuple[ApiToken, str]:
         name=name,
         prefix=raw[:10],
         digest=token_digest(raw),
-        expires_at=timezone.now()
-        + timedelta(days=settings.REPROGATE_API_TOKEN_TTL_DAYS),
+        expires_at=clock.now() + timedelta(days=settings.REPROGATE_API_TOKEN_TTL_DAYS),
     )
     token.full_clean()
     token.save()
@@ -152,7 +151,7 @@ def api_token_revoke(*, token: ApiToken, actor: AbstractUser) -> ApiToken:
     token = ApiToken.objects.select_for_update().get(pk=token.pk)
     if token.revoked_at is not None:
         raise ApplicationError("This token is already revoked.", code="already_revoked")
-    token.revoked_at = timezone.now()
+    token.revoked_at = clock.now()
     token.save(update_fields=["revoked_at", "updated_at"])
     audit_record(actor=actor, action="api_token.revoked", target=token)
     return token
@@ -161,5 +160,5 @@ def api_token_revoke(*, token: ApiToken, actor: AbstractUser) -> ApiToken:
 def notifications_mark_read(*, user: AbstractUser) -> int:
     """Reading one's notifications is not a state change worth an audit row."""
     return Notification.objects.filter(recipient=user, read_at__isnull=True).update(
-        read_at=timezone.now()
+        read_at=clock.now()
     )

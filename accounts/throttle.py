@@ -32,9 +32,9 @@ from functools import lru_cache
 from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 from rest_framework.throttling import ScopedRateThrottle
 
+from accounts import clock
 from accounts.models import LoginFailure
 
 WINDOW_SECONDS = 300
@@ -97,7 +97,7 @@ def _free_in(failures: QuerySet[LoginFailure], limit: int, now: datetime) -> flo
 
 def login_locked_for(*, address: str, username: str) -> int:
     """Seconds until this username may try from this address again (0: now)."""
-    now = timezone.now()
+    now = clock.now()
     recent = LoginFailure.objects.filter(
         occurred_at__gt=now - timedelta(seconds=WINDOW_SECONDS)
     )
@@ -112,7 +112,7 @@ def login_locked_for(*, address: str, username: str) -> int:
 
 def login_failed(*, address: str, username: str) -> None:
     """Count one failed attempt, and forget those that left the window."""
-    now = timezone.now()
+    now = clock.now()
     LoginFailure.objects.filter(
         occurred_at__lte=now - timedelta(seconds=WINDOW_SECONDS)
     ).delete()
