@@ -1,4 +1,11 @@
-"""Bundle settings with their defaults, read when used (so tests can change them).
+"""The artifacts app's settings, read when used (so tests can change them).
+
+``config/settings.py`` declares each one, with its environment variable and its
+default; this module is the app's only reader of ``django.conf.settings``. The
+checks here repeat the start-up ones for values a test or another settings
+module sets directly.
+
+Bundles:
 
 - ``BUNDLE_MAX_UPLOAD_BYTES`` (4 GiB): the largest archive an upload may send
   (413 above it);
@@ -20,7 +27,15 @@ default, only decides when Django switches from memory to a temporary file;
 the bundle upload view always writes to disk). ``DATA_UPLOAD_MAX_MEMORY_SIZE``
 does not count file parts, so it needs no change.
 
-Escrow settings:
+Transparency log:
+
+- ``REPROGATE_LOG_KEY_PATH`` (``$REPROGATE_VAR_DIR/keys/transparency-log.pem``):
+  the log's Ed25519 key file (generated on first use);
+- ``REPROGATE_LOG_ORIGIN`` (``reprogate.local/log``): the log's name in its
+  checkpoints and on its key;
+- ``REPROGATE_LOG_MAX_LEAF_BYTES`` (16 MiB): the largest leaf ``log_append`` takes.
+
+Escrow:
 
 - ``ESCROW_RETENTION_YEARS`` (10): how long deposits are kept when the RFP's
   contract terms name no retention (``Rfp.escrow_retention_years`` empty);
@@ -30,7 +45,12 @@ Escrow settings:
   may);
 - ``ESCROW_OBJECT_LOCK`` (``auto``): ``auto`` locks deposited blobs whenever the
   S3 bucket has Object Lock enabled, ``off`` never does (a bucket without Object
-  Lock, local files and in-memory storage are never locked).
+  Lock, local files and in-memory storage are never locked);
+- ``ESCROW_RELEASE_NOTICE_DAYS`` (14): how long the vendor may object to a
+  release request;
+- ``ESCROW_FIXITY_GRACE_SECONDS`` (3600): how old an object under ``blobs/`` with
+  no ``Blob`` row must be to count as extra (an ingest writes its blobs before
+  the transaction that records them).
 """
 
 from __future__ import annotations
@@ -44,46 +64,32 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, default_storage
 
-from artifacts.lib.archive import DEFAULT_LIMITS, ArchiveLimits, GiB, MiB
+from artifacts.lib.archive import ArchiveLimits
 from artifacts.lib.transparency.note import NoteError, check_name
-
-DEFAULT_MAX_UPLOAD_BYTES: Final = 4 * GiB
-DEFAULT_ENVIRONMENT_MAX_BYTES: Final = 1 * MiB
-
-
-def _setting(name: str, default: int | float) -> int | float:
-    value = getattr(settings, name, None)
-    return default if value is None else value
 
 
 def bundle_max_upload_bytes() -> int:
-    return int(_setting("BUNDLE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES))
+    return int(settings.BUNDLE_MAX_UPLOAD_BYTES)
 
 
 def bundle_archive_limits() -> ArchiveLimits:
     """The reader's limits (``artifacts.lib.archive.ArchiveLimits``) from settings."""
     return ArchiveLimits(
-        max_member_bytes=int(
-            _setting("BUNDLE_MAX_MEMBER_BYTES", DEFAULT_LIMITS.max_member_bytes)
-        ),
-        max_members=int(_setting("BUNDLE_MAX_MEMBERS", DEFAULT_LIMITS.max_members)),
-        max_total_bytes=int(
-            _setting("BUNDLE_MAX_TOTAL_BYTES", DEFAULT_LIMITS.max_total_bytes)
-        ),
-        max_ratio=float(
-            _setting("BUNDLE_MAX_COMPRESSION_RATIO", DEFAULT_LIMITS.max_ratio)
-        ),
+        max_member_bytes=int(settings.BUNDLE_MAX_MEMBER_BYTES),
+        max_members=int(settings.BUNDLE_MAX_MEMBERS),
+        max_total_bytes=int(settings.BUNDLE_MAX_TOTAL_BYTES),
+        max_ratio=float(settings.BUNDLE_MAX_COMPRESSION_RATIO),
     )
 
 
 def bundle_spool_dir() -> str | None:
     """A local directory for files waiting for the verdict (None: the system's)."""
-    spool = getattr(settings, "BUNDLE_SPOOL_DIR", None)
-    return str(spool or getattr(settings, "FILE_UPLOAD_TEMP_DIR", None) or "") or None
+    spool = settings.BUNDLE_SPOOL_DIR or settings.FILE_UPLOAD_TEMP_DIR
+    return str(spool or "") or None
 
 
 def bundle_environment_max_bytes() -> int:
-    return int(_setting("BUNDLE_ENVIRONMENT_MAX_BYTES", DEFAULT_ENVIRONMENT_MAX_BYTES))
+    return int(settings.BUNDLE_ENVIRONMENT_MAX_BYTES)
 
 
 def bundle_storage_is_local() -> bool:
@@ -92,23 +98,17 @@ def bundle_storage_is_local() -> bool:
 
 
 def bundle_storage_threads() -> int:
-    configured = getattr(settings, "BUNDLE_STORAGE_THREADS", None)
+    configured = settings.BUNDLE_STORAGE_THREADS
     if configured is None:
         return 1 if bundle_storage_is_local() else 4
     return max(1, int(configured))
 
 
 # --- transparency log -----------------------------------------------------------------
-# ``REPROGATE_LOG_KEY_PATH``: the log's Ed25519 key file (generated on first use);
-# ``REPROGATE_LOG_ORIGIN``: the log's name in its checkpoints and on its key;
-# ``REPROGATE_LOG_MAX_LEAF_BYTES`` (16 MiB): the largest leaf ``log_append`` takes.
-
-DEFAULT_LOG_MAX_LEAF_BYTES: Final = 16 * MiB
-DEFAULT_LOG_ORIGIN: Final = "reprogate.local/log"
 
 
 def log_key_path() -> Path:
-    configured = getattr(settings, "REPROGATE_LOG_KEY_PATH", None)
+    configured = settings.REPROGATE_LOG_KEY_PATH
     if configured:
         return Path(configured)
     return Path(settings.VAR_DIR) / "keys" / "transparency-log.pem"
@@ -116,7 +116,7 @@ def log_key_path() -> Path:
 
 def log_origin() -> str:
     """The log's origin, checked against the C2SP rules (no space, no "+")."""
-    origin = getattr(settings, "REPROGATE_LOG_ORIGIN", None) or DEFAULT_LOG_ORIGIN
+    origin = str(settings.REPROGATE_LOG_ORIGIN)
     try:
         check_name(origin, "REPROGATE_LOG_ORIGIN")
     except NoteError as error:
@@ -125,19 +125,17 @@ def log_origin() -> str:
 
 
 def log_max_leaf_bytes() -> int:
-    return int(_setting("REPROGATE_LOG_MAX_LEAF_BYTES", DEFAULT_LOG_MAX_LEAF_BYTES))
+    return int(settings.REPROGATE_LOG_MAX_LEAF_BYTES)
 
 
-DEFAULT_RETENTION_YEARS: Final = 10
+# --- escrow ---------------------------------------------------------------------------
 LOCK_MODES: Final = ("COMPLIANCE", "GOVERNANCE")
 
 
 def escrow_retention_years(rfp: Any) -> int:
     """Years to keep the RFP's deposits: its contract terms, else the setting."""
     years = getattr(rfp, "escrow_retention_years", None)
-    if years is None:
-        years = getattr(settings, "ESCROW_RETENTION_YEARS", None)
-    years = DEFAULT_RETENTION_YEARS if years is None else int(years)
+    years = int(settings.ESCROW_RETENTION_YEARS if years is None else years)
     if years < 1:
         raise ImproperlyConfigured("Escrow retention must be at least one year.")
     return years
@@ -155,7 +153,7 @@ def escrow_retain_until(rfp: Any, deposited_at: datetime) -> datetime:
 
 
 def object_lock_mode() -> str:
-    mode = str(getattr(settings, "ESCROW_OBJECT_LOCK_MODE", None) or "COMPLIANCE")
+    mode = str(settings.ESCROW_OBJECT_LOCK_MODE)
     if mode.upper() not in LOCK_MODES:
         raise ImproperlyConfigured(
             f"ESCROW_OBJECT_LOCK_MODE must be COMPLIANCE or GOVERNANCE, not {mode!r}."
@@ -164,9 +162,20 @@ def object_lock_mode() -> str:
 
 
 def object_lock_enabled_setting() -> bool:
-    value = str(getattr(settings, "ESCROW_OBJECT_LOCK", None) or "auto").lower()
+    value = str(settings.ESCROW_OBJECT_LOCK).lower()
     if value not in ("auto", "off"):
         raise ImproperlyConfigured(
             f"ESCROW_OBJECT_LOCK must be 'auto' or 'off', not {value!r}."
         )
     return value == "auto"
+
+
+def escrow_release_notice_days() -> int:
+    days = int(settings.ESCROW_RELEASE_NOTICE_DAYS)
+    if days < 0:
+        raise ImproperlyConfigured("ESCROW_RELEASE_NOTICE_DAYS cannot be negative.")
+    return days
+
+
+def escrow_fixity_grace_seconds() -> int:
+    return int(settings.ESCROW_FIXITY_GRACE_SECONDS)

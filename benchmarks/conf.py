@@ -1,7 +1,8 @@
-"""Runner settings with their defaults, read when used (tests change them with
-the ``settings`` fixture). Each is a Django setting if one is defined, else the
-environment variable of the same name (lab hosts configure their workers by
-environment), else the default:
+"""Runner settings, read when used (tests change them with the ``settings``
+fixture). ``config/settings.py`` declares each one with its environment variable
+(lab hosts configure their workers by environment) and its default; this module
+reads only ``django.conf.settings`` and repeats the start-up minimums for values
+set directly:
 
 - ``RUNNER_HEARTBEAT_SECONDS`` (10): how often a runner worker reports that it
   is alive, and how often a running run writes its own sign of life;
@@ -29,78 +30,64 @@ environment), else the default:
 
 from __future__ import annotations
 
-import os
-from typing import Final
-
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-GiB: Final = 1024**3
 
-
-def _number(name: str, default: float, *, minimum: float = 0) -> float:
-    value = getattr(settings, name, None)
-    if value is None:
-        raw = os.environ.get(name, "")
-        if not raw:
-            return default
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from None
-    if float(value) < minimum:
-        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}.")
-    return float(value)
+def _number(name: str, *, minimum: float = 0) -> float:
+    value = float(getattr(settings, name))
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={value:g} must be at least {minimum:g}.")
+    return value
 
 
 def heartbeat_seconds() -> float:
-    return _number("RUNNER_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
+    return _number("RUNNER_HEARTBEAT_SECONDS", minimum=0.1)
 
 
 def lost_after_seconds() -> float:
-    return _number("RUNNER_LOST_AFTER_SECONDS", 120.0, minimum=0.5)
+    return _number("RUNNER_LOST_AFTER_SECONDS", minimum=0.5)
 
 
 def max_attempts() -> int:
-    return int(_number("RUNNER_MAX_ATTEMPTS", 2, minimum=1))
+    return int(_number("RUNNER_MAX_ATTEMPTS", minimum=1))
 
 
 def wall_limit_seconds(duration_s: float) -> int:
     """The wall-clock limit of a run whose scenario lasts ``duration_s``."""
-    factor = _number("RUNNER_WALL_FACTOR", 3.0, minimum=1)
-    slack = _number("RUNNER_WALL_SLACK_SECONDS", 300.0, minimum=1)
-    ceiling = _number("RUNNER_MAX_WALL_SECONDS", 6 * 3600.0, minimum=1)
+    factor = _number("RUNNER_WALL_FACTOR", minimum=1)
+    slack = _number("RUNNER_WALL_SLACK_SECONDS", minimum=1)
+    ceiling = _number("RUNNER_MAX_WALL_SECONDS", minimum=1)
     return int(min(ceiling, max(0.0, duration_s) * factor + slack))
 
 
 def wall_grace_seconds() -> float:
-    return _number("RUNNER_WALL_GRACE_SECONDS", 300.0, minimum=1)
+    return _number("RUNNER_WALL_GRACE_SECONDS", minimum=1)
 
 
 def redispatch_after_seconds() -> float:
-    return _number("RUNNER_REDISPATCH_AFTER_SECONDS", 300.0, minimum=1)
+    return _number("RUNNER_REDISPATCH_AFTER_SECONDS", minimum=1)
 
 
 def progress_write_seconds() -> float:
-    return _number("RUNNER_PROGRESS_WRITE_SECONDS", 1.0)
+    return _number("RUNNER_PROGRESS_WRITE_SECONDS")
 
 
 def log_tail_chars() -> int:
-    return int(_number("RUNNER_LOG_TAIL_CHARS", 16_000, minimum=100))
+    return int(_number("RUNNER_LOG_TAIL_CHARS", minimum=100))
 
 
 def work_dir() -> str | None:
-    configured = getattr(settings, "RUNNER_WORK_DIR", None)
-    return str(configured or os.environ.get("RUNNER_WORK_DIR", "")) or None
+    return str(settings.RUNNER_WORK_DIR or "") or None
 
 
 def output_limit_bytes() -> int:
-    return int(_number("RUNNER_OUTPUT_LIMIT_BYTES", float(GiB), minimum=1))
+    return int(_number("RUNNER_OUTPUT_LIMIT_BYTES", minimum=1))
 
 
 def max_output_files() -> int:
-    return int(_number("RUNNER_MAX_OUTPUT_FILES", 1000, minimum=1))
+    return int(_number("RUNNER_MAX_OUTPUT_FILES", minimum=1))
 
 
 def max_runs_per_campaign() -> int:
-    return int(_number("RUNNER_MAX_RUNS_PER_CAMPAIGN", 1000, minimum=1))
+    return int(_number("RUNNER_MAX_RUNS_PER_CAMPAIGN", minimum=1))

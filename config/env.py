@@ -9,10 +9,12 @@ variable and exits with ``EXIT_MISCONFIGURED``, never a traceback.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, overload
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -71,9 +73,26 @@ def env_bool(name: str, *, default: bool) -> bool:
     raise SettingError(f"{name}={value!r} is not a boolean: use True or False.")
 
 
+@overload
 def env_int(
     name: str, *, default: int, minimum: int | None = None, maximum: int | None = None
-) -> int:
+) -> int: ...
+
+
+@overload
+def env_int(
+    name: str, *, default: None, minimum: int | None = None, maximum: int | None = None
+) -> int | None: ...
+
+
+def env_int(
+    name: str,
+    *,
+    default: int | None,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int | None:
+    """An integer within ``minimum`` … ``maximum``; ``default`` None: unset is None."""
     value = _raw(name)
     if value is None:
         return default
@@ -86,6 +105,34 @@ def env_int(
     if maximum is not None and number > maximum:
         raise SettingError(f"{name}={number} must be at most {maximum}.")
     return number
+
+
+def env_float(name: str, *, default: float, minimum: float | None = None) -> float:
+    """A finite number (``1``, ``0.5``, ``1e3``), at least ``minimum``."""
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise SettingError(f"{name}={value!r} is not a number.")
+    if minimum is not None and number < minimum:
+        raise SettingError(f"{name}={value} must be at least {minimum:g}.")
+    return number
+
+
+def env_choice(name: str, default: str, *, choices: Sequence[str]) -> str:
+    """One of ``choices``, in any case; returned spelt as in ``choices``."""
+    value = _raw(name)
+    if value is None:
+        return default
+    for choice in choices:
+        if value.casefold() == choice.casefold():
+            return choice
+    allowed = ", ".join(choices)
+    raise SettingError(f"{name}={value!r} is not one of: {allowed}.")
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

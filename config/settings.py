@@ -12,9 +12,12 @@ from pathlib import Path
 
 import dj_database_url
 
+from artifacts.lib.archive import DEFAULT_LIMITS, GiB, MiB
 from config.env import (
     SettingError,
     env_bool,
+    env_choice,
+    env_float,
     env_int,
     env_list,
     env_origin,
@@ -118,6 +121,14 @@ try:
     }
 except ValueError as exc:
     raise SettingError(f"DATABASE_URL is not usable: {exc}") from None
+if _database_url.startswith(f"sqlite:///{VAR_DIR}/"):
+    # The embedded default: a fresh clone has no var/ yet, and SQLite makes no folder.
+    try:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingError(
+            f"REPROGATE_VAR_DIR={str(VAR_DIR)!r} cannot be created: {exc.strerror}."
+        ) from None
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
@@ -144,6 +155,34 @@ REPROGATE_API_TOKEN_TTL_DAYS = env_int(
 # --- Procurement --------------------------------------------------------------------
 PROCUREMENT_BID_DOCUMENT_MAX_BYTES = env_int(
     "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", default=100 * 1024 * 1024, minimum=1
+)
+
+# --- Bundles (artifacts.conf reads them) ------------------------------------------
+# The largest archive an upload may send (413 above it). Uploads stream to disk;
+# FILE_UPLOAD_MAX_MEMORY_SIZE only decides when Django switches to a temporary file.
+BUNDLE_MAX_UPLOAD_BYTES = env_int("BUNDLE_MAX_UPLOAD_BYTES", default=4 * GiB, minimum=1)
+# The archive reader's limits; the defaults are the offline verifier's
+# (artifacts.lib.archive.DEFAULT_LIMITS), so the server and the CLI agree.
+BUNDLE_MAX_MEMBER_BYTES = env_int(
+    "BUNDLE_MAX_MEMBER_BYTES", default=DEFAULT_LIMITS.max_member_bytes, minimum=1
+)
+BUNDLE_MAX_MEMBERS = env_int(
+    "BUNDLE_MAX_MEMBERS", default=DEFAULT_LIMITS.max_members, minimum=1
+)
+BUNDLE_MAX_TOTAL_BYTES = env_int(
+    "BUNDLE_MAX_TOTAL_BYTES", default=DEFAULT_LIMITS.max_total_bytes, minimum=1
+)
+BUNDLE_MAX_COMPRESSION_RATIO = env_float(
+    "BUNDLE_MAX_COMPRESSION_RATIO", default=DEFAULT_LIMITS.max_ratio, minimum=1
+)
+# Where a bundle's files wait for the verdict: unset, FILE_UPLOAD_TEMP_DIR, else the
+# system's temporary directory. On MEDIA_ROOT's file system, files are renamed in.
+BUNDLE_SPOOL_DIR = env_str("BUNDLE_SPOOL_DIR", "")
+# Blobs of one bundle written to storage at once; unset: 1 on local files, 4 on S3.
+BUNDLE_STORAGE_THREADS = env_int("BUNDLE_STORAGE_THREADS", default=None, minimum=1)
+# The largest environment manifest read for the completeness report.
+BUNDLE_ENVIRONMENT_MAX_BYTES = env_int(
+    "BUNDLE_ENVIRONMENT_MAX_BYTES", default=1 * MiB, minimum=1
 )
 
 # --- Internationalisation -----------------------------------------------------------
@@ -217,14 +256,20 @@ REPROGATE_LOG_KEY_PATH = env_str(
 # The log's name, first line of every checkpoint and name of its key: a schema-less
 # URL unique to this installation (C2SP tlog-checkpoint), fixed for the log's life.
 REPROGATE_LOG_ORIGIN = env_str("REPROGATE_LOG_ORIGIN", "reprogate.local/log")
+# The largest leaf log_append takes.
+REPROGATE_LOG_MAX_LEAF_BYTES = env_int(
+    "REPROGATE_LOG_MAX_LEAF_BYTES", default=16 * MiB, minimum=1
+)
 
 # --- Escrow (DESIGN §5) --------------------------------------------------------------
 # Deposits are kept this many years when the contract terms name no period.
-ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10)
+ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10, minimum=1)
 # S3 Object Lock for deposited blobs when the bucket has it: "auto" or "off"; the
 # retention mode COMPLIANCE (nobody can shorten it) or GOVERNANCE.
-ESCROW_OBJECT_LOCK = env_str("ESCROW_OBJECT_LOCK", "auto")
-ESCROW_OBJECT_LOCK_MODE = env_str("ESCROW_OBJECT_LOCK_MODE", "COMPLIANCE")
+ESCROW_OBJECT_LOCK = env_choice("ESCROW_OBJECT_LOCK", "auto", choices=("auto", "off"))
+ESCROW_OBJECT_LOCK_MODE = env_choice(
+    "ESCROW_OBJECT_LOCK_MODE", "COMPLIANCE", choices=("COMPLIANCE", "GOVERNANCE")
+)
 # Release of escrow: days the vendor has to object to a release request.
 ESCROW_RELEASE_NOTICE_DAYS = env_int(
     "ESCROW_RELEASE_NOTICE_DAYS", default=14, minimum=0
@@ -234,6 +279,52 @@ ESCROW_RELEASE_NOTICE_DAYS = env_int(
 ESCROW_FIXITY_EVERY_HOURS = env_int("ESCROW_FIXITY_EVERY_HOURS", default=24, minimum=1)
 ESCROW_FIXITY_GRACE_SECONDS = env_int(
     "ESCROW_FIXITY_GRACE_SECONDS", default=3600, minimum=0
+)
+
+# --- Benchmark runner (benchmarks.conf reads them) --------------------------------
+# Lab hosts set these in their workers' environment.
+# How often a runner worker reports it is alive (and a running run writes its sign
+# of life); a host silent RUNNER_LOST_AFTER_SECONDS is lost and its runs are reaped.
+RUNNER_HEARTBEAT_SECONDS = env_float(
+    "RUNNER_HEARTBEAT_SECONDS", default=10.0, minimum=0.1
+)
+RUNNER_LOST_AFTER_SECONDS = env_float(
+    "RUNNER_LOST_AFTER_SECONDS", default=120.0, minimum=0.5
+)
+# A reaped run is re-queued while it has had fewer attempts than this, else it fails.
+RUNNER_MAX_ATTEMPTS = env_int("RUNNER_MAX_ATTEMPTS", default=2, minimum=1)
+# A run's wall-clock limit: its scenario's duration_s * factor + slack, at most the
+# ceiling; a run claimed longer ago than its limit plus the grace is reaped.
+RUNNER_WALL_FACTOR = env_float("RUNNER_WALL_FACTOR", default=3.0, minimum=1)
+RUNNER_WALL_SLACK_SECONDS = env_float(
+    "RUNNER_WALL_SLACK_SECONDS", default=300.0, minimum=1
+)
+RUNNER_MAX_WALL_SECONDS = env_float(
+    "RUNNER_MAX_WALL_SECONDS", default=6 * 3600.0, minimum=1
+)
+RUNNER_WALL_GRACE_SECONDS = env_float(
+    "RUNNER_WALL_GRACE_SECONDS", default=300.0, minimum=1
+)
+# A run still queued this long after it was sent, while its pool has an idle online
+# host, is sent again (a lost message, or one held prefetched by a busy worker).
+RUNNER_REDISPATCH_AFTER_SECONDS = env_float(
+    "RUNNER_REDISPATCH_AFTER_SECONDS", default=300.0, minimum=1
+)
+# Progress and log tail are written at most this often; the tail keeps this much.
+RUNNER_PROGRESS_WRITE_SECONDS = env_float(
+    "RUNNER_PROGRESS_WRITE_SECONDS", default=1.0, minimum=0
+)
+RUNNER_LOG_TAIL_CHARS = env_int("RUNNER_LOG_TAIL_CHARS", default=16_000, minimum=100)
+# Where each run gets a fresh working directory (deleted afterwards); unset: the
+# system's temporary directory.
+RUNNER_WORK_DIR = env_str("RUNNER_WORK_DIR", "")
+# What is kept of the harness's output directory.
+RUNNER_OUTPUT_LIMIT_BYTES = env_int(
+    "RUNNER_OUTPUT_LIMIT_BYTES", default=1 * GiB, minimum=1
+)
+RUNNER_MAX_OUTPUT_FILES = env_int("RUNNER_MAX_OUTPUT_FILES", default=1000, minimum=1)
+RUNNER_MAX_RUNS_PER_CAMPAIGN = env_int(
+    "RUNNER_MAX_RUNS_PER_CAMPAIGN", default=1000, minimum=1
 )
 
 # --- Security -----------------------------------------------------------------------

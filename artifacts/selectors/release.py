@@ -25,19 +25,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q, QuerySet
 
 from accounts import clock
 from accounts.models import Role
 from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
+from artifacts.conf import escrow_release_notice_days
 from artifacts.models import Deposit, DepositBlob, Release, ReleaseStep
 from procurement.models import Award, Rfp
 
 AnyUser = AbstractBaseUser | AnonymousUser
-DEFAULT_NOTICE_DAYS: Final = 14
 BUYER_SIDE: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
 MANAGERS: Final = (Role.BUYER, Role.ADMIN)
 VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)
@@ -46,12 +44,8 @@ APPROVAL_ROLES: Final = (ReleaseStep.Role.BUYER, ReleaseStep.Role.AUDITOR)
 
 
 def release_notice_days() -> int:
-    """``ESCROW_RELEASE_NOTICE_DAYS`` (14): how long the vendor may object."""
-    days = getattr(settings, "ESCROW_RELEASE_NOTICE_DAYS", None)
-    days = DEFAULT_NOTICE_DAYS if days is None else int(days)
-    if days < 0:
-        raise ImproperlyConfigured("ESCROW_RELEASE_NOTICE_DAYS cannot be negative.")
-    return days
+    """Days the vendor may object to a release request (the setting)."""
+    return escrow_release_notice_days()
 
 
 def _releases() -> QuerySet[Release]:

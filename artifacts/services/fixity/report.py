@@ -37,10 +37,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from django.conf import settings
+from artifacts.conf import escrow_fixity_grace_seconds
 
 MAX_PER_KIND: Final = 100  # findings listed per kind; the rest are counted
-DEFAULT_GRACE_SECONDS: Final = 3600
 
 
 @dataclass(frozen=True)
@@ -104,5 +103,5 @@ class FixityReport:
 
 
 def grace_period() -> timedelta:
-    seconds = getattr(settings, "ESCROW_FIXITY_GRACE_SECONDS", None)
-    return timedelta(seconds=DEFAULT_GRACE_SECONDS if seconds is None else int(seconds))
+    """How old an unreferenced object under ``blobs/`` must be to count as extra."""
+    return timedelta(seconds=escrow_fixity_grace_seconds())
