@@ -23,7 +23,9 @@ total (never another vendor's scores, nor the winner's name)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -57,7 +59,7 @@ from procurement.services.evaluation import (
     full_clean_or_problems,
     rfp_require_evaluation_open,
 )
-from procurement.services.rfps import rfp_transition
+from procurement.services.rfp_lifecycle import rfp_transition
 from procurement.services.tco import tco_formula_ensure
 
 AWARD_RATIONALE_MIN = 30
@@ -90,12 +92,43 @@ def _locked(rfp: Rfp) -> tuple[Rfp, AwardRequest | None]:
     return rfp, latest
 
 
-def _move(rfp: Rfp, request: AwardRequest | None, to: str) -> AwardRequest:
-    """Check ``AWARD_REQUEST_TRANSITIONS`` and set the new status (unsaved)."""
+def _movable(rfp: Rfp, request: AwardRequest | None, to: str) -> AwardRequest:
+    """The latest request, if ``AWARD_REQUEST_TRANSITIONS`` lets it move to ``to``
+    (checked before the verb's own checks; ``award_request_transition`` moves it)."""
     if request is None or to not in AWARD_REQUEST_TRANSITIONS[request.status]:
         raise AwardRequestRefused(rfp, request, to)
-    request.status = to
     return request
+
+
+def award_request_transition(
+    *,
+    award_request: AwardRequest,
+    to: str,
+    actor: AbstractBaseUser,
+    action: str | None = "award_request.transitioned",
+    data: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
+) -> AwardRequest:
+    """The one place an award request's status changes (locked by the caller):
+    sets ``fields`` with it, validates, saves, and writes the action's audit row
+    in the buyer's trail. ``action=None`` when the row is the RFP's own
+    transition of the same action (a confirmation's ``award.created``)."""
+    rfp = award_request.rfp
+    movable = _movable(rfp, award_request, to)
+    old, movable.status = movable.status, to
+    for name, value in (fields or {}).items():
+        setattr(movable, name, value)
+    full_clean_or_problems(movable)
+    movable.save(update_fields=["status", *(fields or {})])
+    if action is not None:
+        audit_record(
+            actor=actor,
+            action=action,
+            target=rfp,
+            organisation=rfp.buyer_organisation,
+            data={"rfp": rfp.reference, "from": old, "to": to, **(data or {})},
+        )
+    return movable
 
 
 def _check_bid(rfp: Rfp, bid: Bid) -> None:
@@ -288,12 +321,16 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -
 def award_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> Award:
     """The second person: record the award and move the RFP to awarded, together."""
     rfp, latest = _locked(rfp)
-    request = _move(rfp, latest, R.CONFIRMED)
+    request = _movable(rfp, latest, R.CONFIRMED)
     rfp_require_evaluation_open(rfp)
     _check_confirmer(rfp, request, actor)
-    request.confirmed_by, request.confirmed_at = actor, clock.now()
-    full_clean_or_problems(request)
-    request.save(update_fields=["status", "confirmed_by", "confirmed_at"])
+    request = award_request_transition(
+        award_request=request,
+        to=R.CONFIRMED,
+        actor=actor,
+        action=None,
+        fields={"confirmed_by": actor, "confirmed_at": clock.now()},
+    )
     award = _award_record(rfp, request, actor)
     _notify_team(rfp, "award_confirmed", actor.pk, award=award, request=request)
     return award
@@ -313,17 +350,16 @@ def _award_record(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> A
     )
     full_clean_or_problems(award)
     award.save()
-    rfp = rfp_transition(rfp=rfp, to=Rfp.Status.AWARDED, actor=actor, note="award")
-    rfp.terms_frozen_at = now
-    rfp.save(update_fields=["terms_frozen_at", "updated_at"])
     ranking = _ranking(rfp)
-    audit_record(
+    rfp = rfp_transition(
+        rfp=rfp,
+        to=Rfp.Status.AWARDED,
         actor=actor,
         action="award.created",
-        target=award,
-        organisation=rfp.buyer_organisation,
+        note="award",
+        fields={"terms_frozen_at": now},
         data={
-            "rfp": rfp.reference,
+            "award": str(award.public_id),
             "vendor": request.bid.vendor_organisation.slug,
             "rank": ranking[request.bid_id].rank,
             "weighted_total": ranking[request.bid_id].weighted_total,
@@ -348,22 +384,19 @@ def award_cancel(
 ) -> AwardRequest:
     """The requester withdraws a pending request, or another member declines it."""
     rfp, latest = _locked(rfp)
-    request = _move(rfp, latest, R.CANCELLED)
-    request.cancelled_by, request.cancelled_at = actor, clock.now()
-    request.cancel_reason = reason.strip()
-    full_clean_or_problems(request)
-    request.save(
-        update_fields=["status", "cancelled_by", "cancelled_at", "cancel_reason"]
-    )
-    audit_record(
+    request = award_request_transition(
+        award_request=_movable(rfp, latest, R.CANCELLED),
+        to=R.CANCELLED,
         actor=actor,
         action="award.request_cancelled",
-        target=rfp,
-        organisation=rfp.buyer_organisation,
+        fields={
+            "cancelled_by": actor,
+            "cancelled_at": clock.now(),
+            "cancel_reason": reason.strip(),
+        },
         data={
-            "rfp": rfp.reference,
-            "requested_by": request.requested_by.get_username(),
-            "reason": request.cancel_reason,
+            "requested_by": latest.requested_by.get_username() if latest else "",
+            "reason": reason.strip(),
         },
     )
     _notify_team(rfp, "award_cancelled", actor.pk, request=request)

@@ -162,12 +162,11 @@ def _name_bundle(bid: Bid, bundle: SignedBundle | None, flags: dict) -> None:
 # --- moves ------------------------------------------------------------------------
 
 
-def _move(bid: Bid, to: str) -> str:
-    """Change the status along ``BID_TRANSITIONS`` (the caller saves); the old one."""
+def _check_move(bid: Bid, to: str) -> None:
+    """Refuse a move ``BID_TRANSITIONS`` does not allow (before the verb's own
+    work; ``bid_transition`` makes the move)."""
     if to not in BID_TRANSITIONS[bid.status]:
         raise InvalidTransition(entity="bid", current=bid.status, requested=to)
-    old, bid.status = bid.status, to
-    return old
 
 
 def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
@@ -201,9 +200,16 @@ def _own_bid(rfp: Rfp, organisation: Organisation) -> Bid:
 
 
 def _issue_receipt(
-    bid: Bid, *, action: str, actor: AbstractBaseUser, contents: dict[str, Any]
+    bid: Bid,
+    *,
+    to: str,
+    action: str,
+    actor: AbstractBaseUser,
+    contents: dict[str, Any],
+    fields: Mapping[str, Any] | None = None,
 ) -> BidReceipt:
-    """The receipt, the audit event (vendor's trail) and the notifications."""
+    """The receipt, the move to ``to`` with the action's one audit row (vendor's
+    trail, naming the receipt) and the notifications."""
     receipt = BidReceipt(
         bid=bid,
         action=action,
@@ -214,17 +220,13 @@ def _issue_receipt(
     )
     receipt.full_clean()
     receipt.save()
-    audit_record(
+    bid = bid_transition(
+        bid=bid,
+        to=to,
         actor=actor,
         action=f"bid.{action}",
-        target=bid,
-        organisation=bid.vendor_organisation,
-        data={
-            "rfp": bid.rfp.reference,
-            "version": bid.version,
-            "commitment": bid.commitment,
-            "receipt": str(receipt.public_id),
-        },
+        fields=fields,
+        data={"version": bid.version, "receipt": str(receipt.public_id)},
     )
     _notify(bid, receipt)
     return receipt
@@ -307,7 +309,7 @@ def bid_submit(
     bid.rfp = rfp
     fresh = not bid.pk or bid.status == Bid.Status.WITHDRAWN
     action = A.SUBMITTED if fresh else A.REPLACED
-    _move(bid, Bid.Status.SUBMITTED)
+    _check_move(bid, Bid.Status.SUBMITTED)
     final = _check_documents(bid, documents, remove_documents)
     bid.cover_note, bid.claimed_metrics = cover_note.strip(), claims
     _name_bundle(bid, chosen, flags)
@@ -318,7 +320,9 @@ def bid_submit(
     bid.save()
     CostModelInput.objects.update_or_create(bid=bid, defaults=inputs)
     _write_documents(bid, documents, final)
-    return _issue_receipt(bid, action=action, actor=actor, contents=payload)
+    return _issue_receipt(
+        bid, to=Bid.Status.SUBMITTED, action=action, actor=actor, contents=payload
+    )
 
 
 @transaction.atomic
@@ -353,11 +357,12 @@ def bid_withdraw(
     """Withdraw the bid; its content stays, to be submitted again before the
     deadline. The receipt names the commitment that was withdrawn."""
     bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
-    _move(bid, Bid.Status.WITHDRAWN)
-    bid.save(update_fields=["status", "updated_at"])
+    _check_move(bid, Bid.Status.WITHDRAWN)
     last = bid.receipts.order_by("-issued_at", "-id").first()
     contents = last.contents if last is not None else {}
-    return _issue_receipt(bid, action=A.WITHDRAWN, actor=actor, contents=contents)
+    return _issue_receipt(
+        bid, to=Bid.Status.WITHDRAWN, action=A.WITHDRAWN, actor=actor, contents=contents
+    )
 
 
 @transaction.atomic
@@ -373,29 +378,55 @@ def bid_reconfirm(
             "since it was submitted.",
             code="reconfirmation_not_needed",
         )
-    _move(bid, Bid.Status.SUBMITTED)
+    _check_move(bid, Bid.Status.SUBMITTED)
     documents = bid.documents.filter(superseded_at__isnull=True)
     payload = _payload(bid, documents=documents, inputs=_cost_values(bid))
     bid.commitment = commitment_of(payload)
-    bid.save(update_fields=["status", "commitment", "updated_at"])
-    return _issue_receipt(bid, action=A.RECONFIRMED, actor=actor, contents=payload)
+    return _issue_receipt(
+        bid,
+        to=Bid.Status.SUBMITTED,
+        action=A.RECONFIRMED,
+        actor=actor,
+        contents=payload,
+        fields={"commitment": bid.commitment},
+    )
 
 
 @transaction.atomic
 def bid_transition(
-    *, bid: Bid, to: str, actor: AbstractBaseUser | None, note: str = ""
+    *,
+    bid: Bid,
+    to: str,
+    actor: AbstractBaseUser | None,
+    action: str = "bid.transitioned",
+    note: str = "",
+    data: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> Bid:
-    """A bare status move with its audit event (vendor's trail), e.g. an addendum
-    marking a bid ``needs_reconfirmation``."""
-    bid = Bid.objects.select_for_update().select_related("rfp").get(pk=bid.pk)
-    old = _move(bid, to)
-    bid.save(update_fields=["status", "updated_at"])
+    """The one place a bid's status changes (``BID_TRANSITIONS``; the bid locked
+    by the caller): sets ``fields`` with it, saves, and writes the action's one
+    audit row in the vendor's trail (the RFP, the commitment, the move and
+    ``data``). Verb services pass their ``action`` (``bid.submitted`` and the
+    others, naming the receipt); a bare move is ``bid.transitioned``, e.g. an
+    addendum marking a bid ``needs_reconfirmation``."""
+    _check_move(bid, to)
+    old, bid.status = bid.status, to
+    for name, value in (fields or {}).items():
+        setattr(bid, name, value)
+    bid.save(update_fields=["status", "updated_at", *(fields or {})])
     audit_record(
         actor=actor,
-        action="bid.transitioned",
+        action=action,
         target=bid,
         organisation=bid.vendor_organisation,
-        data={"rfp": bid.rfp.reference, "from": old, "to": to, "note": note},
+        data={
+            "rfp": bid.rfp.reference,
+            "commitment": bid.commitment,
+            "from": old,
+            "to": to,
+            "note": note,
+            **(data or {}),
+        },
     )
     return bid
 
@@ -410,6 +441,6 @@ def bids_require_reconfirmation(
         bid_transition(
             bid=b, to=Bid.Status.NEEDS_RECONFIRMATION, actor=actor, note=note
         )
-        for b in bids.select_for_update()
+        for b in bids.select_for_update().select_related("rfp")
     ]
     return len(marked)

@@ -21,7 +21,7 @@ from accounts.selectors import user_list_in
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, BidOpening, Rfp
 from procurement.services.deadlines import rfp_apply_deadlines
-from procurement.services.rfps import rfp_transition
+from procurement.services.rfp_lifecycle import rfp_transition
 
 LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)
 
@@ -104,18 +104,16 @@ def bid_opening_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> BidOpening:
     opening.full_clean()
     opening.save(update_fields=["confirmed_by", "confirmed_at"])
     bids = list(rfp.bids.filter(status__in=LIVE_STATUSES))
-    audit_record(
+    rfp = rfp_transition(
+        rfp=rfp,
+        to=Rfp.Status.OPENED,
         actor=actor,
         action="rfp.opening_confirmed",
-        target=rfp,
-        organisation=rfp.buyer_organisation,
         data={
-            "rfp": rfp.reference,
             "requested_by": opening.requested_by.get_username(),
             "bids": len(bids),
         },
     )
-    rfp = rfp_transition(rfp=rfp, to=Rfp.Status.OPENED, actor=actor, note="opened")
     _notify_opened(rfp, bids)
     return opening
 

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import transaction
 
 from accounts import clock
@@ -98,22 +101,44 @@ def rfp_cancel(*, rfp: Rfp, reason: str, actor: Actor) -> Rfp:
 
 
 @transaction.atomic
-def rfp_transition(*, rfp: Rfp, to: str, actor: Actor, note: str = "") -> Rfp:
-    """The one place an RFP's status changes; verb services call it after
-    checking their own preconditions."""
+def rfp_transition(
+    *,
+    rfp: Rfp,
+    to: str,
+    actor: Actor,
+    action: str = "rfp.transitioned",
+    note: str = "",
+    data: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
+) -> Rfp:
+    """The one place an RFP's status changes (``RFP_TRANSITIONS``): locks the
+    RFP, sets ``fields`` with the status (and the closed/opened stamp), saves,
+    and writes the action's one audit row. Verb services check their own
+    preconditions, then call it with their ``action`` and its details in
+    ``data``, and write no second row."""
     rfp = rfp_lock(rfp)
     if to not in RFP_TRANSITIONS[rfp.status]:
         raise InvalidTransition(entity="RFP", current=rfp.status, requested=to)
     old, rfp.status = rfp.status, to
+    changed = {"status", "updated_at", *(fields or {})}
+    for name, value in (fields or {}).items():
+        setattr(rfp, name, value)
     stamp = {Rfp.Status.CLOSED: "closed_at", Rfp.Status.OPENED: "opened_at"}.get(to)
     if stamp:
         setattr(rfp, stamp, clock.now())
-    rfp.save(update_fields=["status", "updated_at", *([stamp] if stamp else [])])
+        changed.add(stamp)
+    rfp.save(update_fields=sorted(changed))
     audit_record(
         actor=actor,
-        action="rfp.transitioned",
+        action=action,
         target=rfp,
         organisation=rfp.buyer_organisation,
-        data={"rfp": rfp.reference, "from": old, "to": to, "note": note},
+        data={
+            "rfp": rfp.reference,
+            "from": old,
+            "to": to,
+            "note": note,
+            **(data or {}),
+        },
     )
     return rfp

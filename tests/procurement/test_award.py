@@ -70,9 +70,9 @@ def test_award_audits_rank_total_and_formula(
     assert (event.data["rank"], event.data["weighted_total"]) == (2, "60.00")
     assert event.data["tco_formula_version"] == 1
     assert TcoFormula.objects.get(rfp=rfp).version == 1  # recorded when needed
-    assert AuditEvent.objects.filter(
-        action="rfp.transitioned", data__to="awarded"
-    ).exists()
+    assert (event.data["from"], event.data["to"]) == ("opened", "awarded")
+    assert event.target_id == str(rfp.pk)  # the award and the RFP's move: one row
+    assert not AuditEvent.objects.filter(action="rfp.transitioned", data__to="awarded")
 
 
 def test_award_tells_the_winner_it_won(

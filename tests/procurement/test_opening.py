@@ -76,9 +76,21 @@ def test_opening_writes_audit_events_in_the_buyer_trail(
         ("rfp.opening_confirmed", evaluator),
     ]
     assert {e.organisation_id for e in events} == {buyer_org.pk}
-    assert AuditEvent.objects.filter(
-        action="rfp.transitioned", data__to="opened"
-    ).exists()
+
+
+def test_the_confirmation_is_one_audit_row_with_the_move(
+    rfp: Rfp, buyer: Any, evaluator: Any
+) -> None:
+    bid_opening_request(rfp=rfp, actor=buyer)
+    before = AuditEvent.objects.count()
+
+    bid_opening_confirm(rfp=rfp, actor=evaluator)
+
+    assert AuditEvent.objects.count() == before + 1
+    event = AuditEvent.objects.get(action="rfp.opening_confirmed")
+    assert (event.data["from"], event.data["to"]) == ("closed", "opened")
+    assert event.data["requested_by"] == buyer.username
+    assert event.data["bids"] == rfp.bids.count()
 
 
 def test_the_requester_cannot_confirm(rfp: Rfp, buyer: Any) -> None:
