@@ -31,3 +31,13 @@ class GatesConfig(AppConfig):
         from gates.selectors.fixity import evaluation_findings
 
         register_fixity_source("gates.evaluations", evaluation_findings)
+        # procurement's comparison, TCO and award read the lab's verdicts on each
+        # vendor's claims (procurement must not import gates: its lab-validation
+        # source)
+        from gates.selectors.reproduced import (
+            lab_validations_for,
+            rfp_uses_lab_validation,
+        )
+        from procurement.reproduced import register_lab_validation_source
+
+        register_lab_validation_source(lab_validations_for, rfp_uses_lab_validation)

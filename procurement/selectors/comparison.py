@@ -12,15 +12,15 @@ from typing import Any
 
 from accounts.models import Role
 from accounts.selectors import user_list_in
-from gates.selectors.reproduced import (
+from procurement import scoring
+from procurement.evidence import BidEvidence, checklist_of
+from procurement.models import Award, Bid, Criterion, RequiredArtifact, Rfp, TcoFormula
+from procurement.reproduced import (
     LabValidation,
     ReproducedClaim,
     lab_validations_for,
     rfp_uses_lab_validation,
 )
-from procurement import scoring
-from procurement.evidence import BidEvidence, checklist_of
-from procurement.models import Award, Bid, Criterion, RequiredArtifact, Rfp, TcoFormula
 from procurement.selectors.evaluation import (
     AnyUser,
     BidTco,

@@ -1,7 +1,7 @@
 """The comparison matrix as CSV and as JSON (both carry the same data).
 
 Beside each vendor's claims, what the lab reproduced of them (the latest
-evaluation of the vendor's lab-validation gate, ``gates.selectors.reproduced``):
+evaluation of the vendor's lab-validation gate, ``procurement.reproduced``):
 
 - CSV: per required metric ``claimed <metric>`` and ``reproduced <metric>``
   (per claim: estimate, 95% interval, unit, runs, criterion verdict, or "not
@@ -26,9 +26,9 @@ from decimal import Decimal
 from typing import Any
 
 from accounts.exports import csv_safe
-from gates.selectors.reproduced import NOT_REPRODUCED, LabValidation, ReproducedClaim
 from procurement import scoring
 from procurement.evidence import BidEvidence
+from procurement.reproduced import NOT_REPRODUCED, LabValidation, ReproducedClaim
 from procurement.selectors.comparison import Comparison, ComparisonRow
 from procurement.selectors.evaluation import BidTco
 from procurement.tco import TcoResult

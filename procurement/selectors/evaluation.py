@@ -21,14 +21,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
 from accounts.selectors import user_list_in
-from gates.selectors.reproduced import lab_validations_for
 from procurement import scoring
 from procurement.models import (
     Bid,
@@ -39,11 +38,12 @@ from procurement.models import (
     TcoFormula,
 )
 from procurement.permissions import can_evaluate, can_manage_rfp
+from procurement.reproduced import (
+    CriterionFigure,
+    LabValidation,
+    lab_validations_for,
+)
 from procurement.tco import CostInputs, FormulaParams, TcoResult, tco_compute
-
-if TYPE_CHECKING:
-    from gates.models import CriterionResult
-    from gates.selectors.reproduced import LabValidation
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -298,7 +298,7 @@ class BidTco:
     reproduced: TcoResult | None  # None: no cost inputs or nothing reproduced
     claimed_throughput: Decimal | None  # tok/s, the vendor's cost input
     reproduced_throughput: Decimal | None  # tok/s, the lab's estimate
-    throughput_result: CriterionResult | None = None
+    throughput_result: CriterionFigure | None = None
 
     @property
     def shown(self) -> TcoResult | None:

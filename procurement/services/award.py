@@ -37,14 +37,14 @@ from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
-from gates.selectors.reproduced import (
+from procurement.exceptions import ProcurementError
+from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
+from procurement.permissions import can_evaluate
+from procurement.reproduced import (
     LabValidation,
     lab_validations_for,
     rfp_uses_lab_validation,
 )
-from procurement.exceptions import ProcurementError
-from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
-from procurement.permissions import can_evaluate
 from procurement.scoring import BidConsensus
 from procurement.selectors.award import SheetCompleteness, score_sheet_completeness
 from procurement.selectors.evaluation import (

@@ -1,0 +1,222 @@
+"""What the lab reproduced of each vendor's claims, read without importing gates.
+
+The dependency runs gates → procurement, so the comparison, the TCO page and the
+award cannot ask gates for evaluations themselves. Instead gates registers a
+*lab-validation source* when Django starts (``GatesConfig.ready()`` →
+``gates.selectors.reproduced``): one callable that gives, per vendor
+organisation id of the bids passed, the ``LabValidation`` of its vendor (the
+latest evaluation of the first gate of its frozen plan, every vendor present,
+nothing read while the bids are sealed), and one that says whether the RFP
+uses lab validation at all (a gate plan frozen for any vendor).
+
+The protocols below are what procurement and its templates read of those
+objects. With no source registered (procurement on its own) every vendor is
+"not yet reproduced" (``Unreproduced``) and no RFP uses lab validation, so an
+award rests on the claims alone, as before gates existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from uuid import UUID
+
+    from procurement.models import Bid, Rfp
+
+NOT_REPRODUCED: Final = "Not yet reproduced"
+UNJUDGED_CHIP: Final = "badge-inconclusive"  # the chip of a claim nobody judged
+
+
+class CriterionFigure(Protocol):
+    """One criterion's outcome: the lab's estimate of a claimed figure."""
+
+    @property
+    def criterion(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def stat(self) -> str: ...
+    @property
+    def scenario(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def estimate(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def runs(self) -> int: ...
+
+
+class GateEvaluation(Protocol):
+    @property
+    def public_id(self) -> UUID: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def score_pct(self) -> Decimal | None: ...
+    @property
+    def evaluated_at(self) -> datetime: ...
+
+
+class GatePlanVersion(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+@runtime_checkable
+class ReproducedClaim(Protocol):
+    """One claim beside the lab's figure for it (``result`` None: not judged)."""
+
+    @property
+    def claim(self) -> dict[str, Any]: ...
+    @property
+    def result(self) -> CriterionFigure | None: ...
+    @property
+    def url(self) -> str: ...  # the criterion's page, "" when none
+    @property
+    def unit(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def chip(self) -> str: ...
+    @property
+    def reproduced(self) -> bool: ...
+
+
+@runtime_checkable
+class LabValidation(Protocol):
+    """The lab-validation gate of one vendor (``evaluation`` None: not yet run)."""
+
+    @property
+    def vendor_slug(self) -> str: ...
+    @property
+    def gate(self) -> str: ...
+    @property
+    def plan(self) -> GatePlanVersion | None: ...
+    @property
+    def evaluation(self) -> GateEvaluation | None: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def chip(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def url(self) -> str: ...  # the gate's page, "" before it is evaluated
+
+    def claims(self, claims: Iterable[dict[str, Any]]) -> list[ReproducedClaim]:
+        """Each claim beside the criterion judging it, in order."""
+        ...
+
+    def throughput(self) -> CriterionFigure | None:
+        """The lab's estimate of the throughput the TCO formula uses."""
+        ...
+
+    def throughput_decimal(self) -> Decimal | None:
+        """That estimate in tok/s (2 places), None when none is positive."""
+        ...
+
+
+class LabValidationSource(Protocol):
+    def __call__(self, rfp: Rfp, bids: Iterable[Bid]) -> Mapping[int, LabValidation]:
+        """Vendor organisation id -> its lab validation, for every bid's vendor
+        (empty ones while the bids are sealed). Needs the bids with
+        ``vendor_organisation``; a query count independent of their number."""
+        ...
+
+
+class LabValidationInUse(Protocol):
+    def __call__(self, rfp: Rfp) -> bool:
+        """Does the buyer validate claims in the lab on this RFP?"""
+        ...
+
+
+# --- without gates: nothing reproduced ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnjudgedClaim:
+    claim: dict[str, Any]
+    result: None = None
+    url: str = ""
+    verdict: str = ""
+    chip: str = UNJUDGED_CHIP
+    reproduced: bool = False
+
+    @property
+    def unit(self) -> str:
+        return str(self.claim.get("unit") or "")
+
+
+@dataclass(frozen=True)
+class Unreproduced:
+    """A vendor whose claims no lab has judged."""
+
+    vendor_slug: str
+    gate: str = ""
+    plan: None = None
+    evaluation: None = None
+    verdict: str = ""
+    passed: bool = False
+    chip: str = UNJUDGED_CHIP
+    label: str = NOT_REPRODUCED
+    url: str = ""
+
+    def claims(self, claims: Iterable[dict[str, Any]]) -> list[ReproducedClaim]:
+        return [UnjudgedClaim(c) for c in claims]
+
+    def throughput(self) -> None:
+        return None
+
+    def throughput_decimal(self) -> None:
+        return None
+
+
+def _nothing_reproduced(rfp: Rfp, bids: Iterable[Bid]) -> dict[int, LabValidation]:
+    return {
+        b.vendor_organisation_id: Unreproduced(b.vendor_organisation.slug) for b in bids
+    }
+
+
+def _no_lab_validation(rfp: Rfp) -> bool:
+    return False
+
+
+# --- the registry ---------------------------------------------------------------------
+
+_source: LabValidationSource = _nothing_reproduced
+_in_use: LabValidationInUse = _no_lab_validation
+
+
+def register_lab_validation_source(
+    source: LabValidationSource | None, in_use: LabValidationInUse | None
+) -> tuple[LabValidationSource, LabValidationInUse]:
+    """Install the source and its in-use test (None: the defaults, nothing
+    reproduced); returns the pair it replaces."""
+    global _source, _in_use  # the registry is these two module-level slots
+    previous = (_source, _in_use)
+    _source = source or _nothing_reproduced
+    _in_use = in_use or _no_lab_validation
+    return previous
+
+
+def lab_validations_for(rfp: Rfp, bids: Iterable[Bid]) -> dict[int, LabValidation]:
+    """The lab validation of each bid's vendor, by vendor organisation id."""
+    return dict(_source(rfp, list(bids)))
+
+
+def rfp_uses_lab_validation(rfp: Rfp) -> bool:
+    """Then an award rests on a passed lab validation or a written reason."""
+    return _in_use(rfp)
