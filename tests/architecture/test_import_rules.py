@@ -1,0 +1,275 @@
+"""The import rules (DESIGN: the dependency direction), checked on the source of
+every module (``tests.architecture.imports``: lazy imports, ``TYPE_CHECKING``
+imports and ``importlib.import_module("…")`` included; migrations left out):
+
+- ``gates → benchmarks → artifacts → procurement → accounts``: an app imports
+  only itself and the apps to its right. A lower app shows a higher app's facts
+  through a Protocol and a registry the higher app fills in its
+  ``AppConfig.ready()`` (``procurement.evidence``, ``procurement.reproduced``);
+- ``portal`` and ``config`` sit outside and may import any app; an app imports
+  from them only the few ``config`` modules in ``CONFIG_FOR_APPS``;
+- nothing in the server imports the ``reprogate`` CLI;
+- the Django-free libraries (``DJANGO_FREE``) import only the standard library,
+  third-party packages that are not the web stack, and each other;
+- the CLI imports only those, itself, the standard library and third parties;
+- no model module imports the Celery app (enqueuing is a service's business).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import pytest
+
+from tests.architecture.imports import (
+    Import,
+    imports_in,
+    is_module,
+    is_stdlib,
+    project_imports,
+    within,
+)
+
+# Rank of each app in the dependency direction; a module may import an app of
+# equal or lower rank only.
+RANK = {"accounts": 0, "procurement": 1, "artifacts": 2, "benchmarks": 3, "gates": 4}
+APPS = frozenset(RANK)
+OUTSIDE = frozenset({"portal", "config"})  # may import any app
+SERVER = APPS | OUTSIDE
+CLI = "reprogate_cli"
+# What an app may import from config: infrastructure with no domain in it, as
+# used today. config.pagination: the API's LimitOffsetPagination class;
+# config.site: the site's absolute URLs (notices, bundle pages). Not
+# config.celery (tasks use ``shared_task``), settings (``django.conf.settings``),
+# env or the URL confs.
+CONFIG_FOR_APPS = frozenset({"config.pagination", "config.site"})
+# The libraries outsiders run offline (the CLI, the runner workers): their
+# package docstrings say "no Django", and they import none of the server.
+DJANGO_FREE = (
+    "artifacts.lib",
+    "benchmarks.environment",
+    "benchmarks.parsers",
+    "benchmarks.sandbox",
+    "benchmarks.workloads",
+    "gates.engine",
+)
+# Importing ``artifacts.lib`` first runs ``artifacts/__init__.py``, and so on.
+DJANGO_FREE_PARENTS = frozenset({"artifacts", "benchmarks", "gates"})
+# Third-party packages of the web stack, which the Django-free code never imports.
+WEB_STACK = frozenset(
+    {
+        "celery",
+        "dj_database_url",
+        "drf_spectacular",
+        "drf_spectacular_sidecar",
+        "kombu",
+        "rest_framework",
+        "storages",
+        "whitenoise",
+    }
+)
+FIRST_PARTY = SERVER | {CLI, "tests"}
+
+Rule = Callable[[Iterable[Import]], list[Import]]
+
+
+def app_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def against_the_direction(imports: Iterable[Import]) -> list[Import]:
+    """An app importing an app to its left in gates → benchmarks → artifacts →
+    procurement → accounts."""
+    return [
+        i
+        for i in imports
+        if app_of(i.module) in APPS
+        and i.top in APPS
+        and RANK[i.top] > RANK[app_of(i.module)]
+    ]
+
+
+def into_portal_or_config(imports: Iterable[Import]) -> list[Import]:
+    """An app importing portal, or a config module not in ``CONFIG_FOR_APPS``."""
+    return [
+        i
+        for i in imports
+        if app_of(i.module) in APPS
+        and (i.top == "portal" or (i.top == "config" and not _config_allowed(i)))
+    ]
+
+
+def _config_allowed(i: Import) -> bool:
+    return within(i.target, CONFIG_FOR_APPS)
+
+
+def server_into_cli(imports: Iterable[Import]) -> list[Import]:
+    """A server module (apps, portal, config) importing the CLI."""
+    return [i for i in imports if app_of(i.module) in SERVER and i.top == CLI]
+
+
+def _offline_safe(i: Import, *, also: tuple[str, ...] = ()) -> bool:
+    """Standard library, a third party outside the web stack, or Django-free."""
+    if is_stdlib(i.target):
+        return True
+    if i.top in FIRST_PARTY:
+        return within(i.target, (*DJANGO_FREE, *also))
+    return i.top not in WEB_STACK and not i.top.startswith("django")
+
+
+def is_django_free(module: str) -> bool:
+    return within(module, DJANGO_FREE) or module in DJANGO_FREE_PARENTS
+
+
+def django_free_into_server(imports: Iterable[Import]) -> list[Import]:
+    """A Django-free library importing Django, the web stack or a server module."""
+    return [i for i in imports if is_django_free(i.module) and not _offline_safe(i)]
+
+
+def cli_beyond_libraries(imports: Iterable[Import]) -> list[Import]:
+    """The CLI importing anything but the Django-free libraries, itself, the
+    standard library and third parties outside the web stack."""
+    return [
+        i
+        for i in imports
+        if within(i.module, (CLI,)) and not _offline_safe(i, also=(CLI,))
+    ]
+
+
+def is_model_module(module: str) -> bool:
+    return "models" in module.split(".")[1:]
+
+
+def model_into_celery(imports: Iterable[Import]) -> list[Import]:
+    """A model module importing Celery, a tasks module, or anything of config
+    (``config/__init__.py`` creates the Celery app, so any config import does)."""
+    return [
+        i
+        for i in imports
+        if is_model_module(i.module)
+        and (
+            i.top in {"celery", "kombu", "config"} or i.target.split(".")[-1] == "tasks"
+        )
+    ]
+
+
+RULES: dict[str, Rule] = {
+    "direction": against_the_direction,
+    "outside": into_portal_or_config,
+    "server_cli": server_into_cli,
+    "django_free": django_free_into_server,
+    "cli": cli_beyond_libraries,
+    "models": model_into_celery,
+}
+
+
+@pytest.fixture(scope="module")
+def imports() -> list[Import]:
+    return project_imports()
+
+
+def offenders(rule: Rule, imports: list[Import]) -> str:
+    return "\n".join(str(i) for i in rule(imports))
+
+
+def test_the_checker_sees_the_project(imports: list[Import]) -> None:
+    importers = {app_of(i.module) for i in imports}
+
+    assert importers == SERVER | {CLI}
+    assert any(i.target == "gates.engine" for i in imports if i.module.startswith(CLI))
+
+
+@pytest.mark.parametrize("name", RULES)
+def test_no_module_breaks_the_rule(name: str, imports: list[Import]) -> None:
+    rule = RULES[name]
+
+    found = offenders(rule, imports)
+
+    assert not found, f"{rule.__doc__}\n{found}"
+
+
+def test_every_module_the_rules_name_exists() -> None:
+    named = [*DJANGO_FREE, *DJANGO_FREE_PARENTS, *CONFIG_FOR_APPS]
+
+    missing = [m for m in named if not is_module(m)]
+
+    assert not missing, f"The rules name modules that do not exist: {missing}"
+
+
+# --- the checker itself, on synthetic sources -----------------------------------------
+
+LAZY = """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accounts.models import Role
+
+if TYPE_CHECKING:
+    from gates.models import Evaluation
+
+
+def late() -> None:
+    import benchmarks.selectors
+    from artifacts import selectors
+    importlib.import_module("gates.services.runs")
+"""
+
+
+def test_the_checker_finds_lazy_type_checking_and_string_imports() -> None:
+    found = imports_in(
+        LAZY, module="procurement.selectors.x", path="procurement/selectors/x.py"
+    )
+
+    wrong = [(i.line, i.target) for i in against_the_direction(found)]
+
+    assert wrong == [
+        (9, "gates.models"),
+        (13, "benchmarks.selectors"),
+        (14, "artifacts.selectors"),
+        (15, "gates.services.runs"),
+    ]
+    assert str(against_the_direction(found)[0]) == (
+        "procurement/selectors/x.py:9 imports gates.models"
+    )
+
+
+def test_the_checker_resolves_relative_imports() -> None:
+    source = "from ..models import Evaluation\nfrom . import reproduced\n"
+
+    found = imports_in(source, module="gates.selectors.x", path="gates/selectors/x.py")
+
+    assert [i.target for i in found] == ["gates.models", "gates.selectors.reproduced"]
+
+
+@pytest.mark.parametrize(
+    ("name", "module", "source", "caught"),
+    [
+        ("outside", "accounts.x", "import config.celery", True),
+        ("outside", "accounts.x", "from portal import views", True),
+        ("outside", "accounts.x", "from config.site import a", False),
+        ("server_cli", "config.x", "from reprogate_cli import main", True),
+        ("server_cli", "portal.x", "import gates.models", False),
+        ("django_free", "artifacts.lib.x", "import django.db", True),
+        ("django_free", "gates.engine.x", "import rest_framework", True),
+        ("django_free", "artifacts.lib.x", "import artifacts.models", True),
+        ("django_free", "benchmarks", "from config import env", True),
+        ("django_free", "gates.engine.x", "import numpy, json", False),
+        ("django_free", "gates.engine.x", "import benchmarks.parsers", False),
+        ("cli", "reprogate_cli.x", "import gates.selectors", True),
+        ("cli", "reprogate_cli.x", "import celery", True),
+        ("cli", "reprogate_cli.x", "from reprogate_cli import gate", False),
+        ("cli", "reprogate_cli.x", "from artifacts.lib import spool", False),
+        ("models", "benchmarks.models.x", "from config.celery import app", True),
+        ("models", "gates.models", "from gates.tasks import t", True),
+        ("models", "gates.services.x", "from gates.tasks import t", False),
+    ],
+)  # fmt: skip
+def test_each_rule_catches_its_violation(
+    name: str, module: str, source: str, caught: bool
+) -> None:
+    path = module.replace(".", "/") + ".py"
+
+    found = RULES[name](imports_in(source, module=module, path=path))
+
+    assert bool(found) is caught

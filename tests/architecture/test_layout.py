@@ -1,0 +1,117 @@
+"""The layout of ``artifacts`` (as ``procurement``'s): every module sits in a layer
+folder but the six that an app has once; and the API mounts each app's API
+urlconf once, under ``/api/v1/`` (``config/api_urls.py``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.architecture.imports import ROOT
+
+LAYER_FOLDERS = frozenset(
+    {
+        "models",
+        "services",
+        "selectors",
+        "api",
+        "views",
+        "forms",
+        "storage",
+        "lib",
+        "management",
+        "migrations",
+        "templatetags",
+    }
+)
+APP_MODULES = frozenset(
+    {
+        "__init__.py",
+        "apps.py",
+        "admin.py",
+        "conf.py",
+        "permissions.py",
+        "tasks.py",
+        "urls.py",
+    }
+)
+# Each app's API urlconf, as config/api_urls.py includes it (accounts has no
+# urlconf of its own: its few APIs are routed there by class).
+API_URLCONFS = frozenset(
+    {
+        "procurement.api.urls",
+        "artifacts.api.urls",
+        "benchmarks.api",
+        "gates.api.urls",
+    }
+)
+
+
+def modules_outside_layers(app: Path) -> list[str]:
+    """The .py files of ``app`` outside its layer folders that are not one of
+    the modules an app has once."""
+    stray = []
+    for path in sorted(app.rglob("*.py")):
+        relative = path.relative_to(app)
+        if relative.parts[0] in LAYER_FOLDERS:
+            continue
+        if len(relative.parts) > 1 or relative.name not in APP_MODULES:
+            stray.append(relative.as_posix())
+    return stray
+
+
+def included(urlconf: Path) -> list[str]:
+    """The dotted modules a urlconf passes to ``include("…")``, in order (also
+    ``include(("module", "namespace"))``)."""
+    found = []
+    for node in ast.walk(ast.parse(urlconf.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        if getattr(node.func, "id", getattr(node.func, "attr", "")) != "include":
+            continue
+        first = node.args[0]
+        if isinstance(first, ast.Tuple) and first.elts:
+            first = first.elts[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found.append(first.value)
+    return found
+
+
+def test_artifacts_has_no_module_outside_its_layer_folders() -> None:
+    stray = modules_outside_layers(ROOT / "artifacts")
+
+    assert not stray, (
+        f"Outside artifacts' layer folders ({', '.join(sorted(LAYER_FOLDERS))}) "
+        f"only {', '.join(sorted(APP_MODULES))}; also found: {stray}"
+    )
+
+
+def test_the_layout_check_finds_a_stray_module(tmp_path: Path) -> None:
+    for name in ("apps.py", "views/bundles.py", "api_bundles.py", "x/helpers.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+
+    assert modules_outside_layers(tmp_path) == ["api_bundles.py", "x/helpers.py"]
+
+
+def test_the_api_includes_each_app_api_once() -> None:
+    found = included(ROOT / "config" / "api_urls.py")
+
+    twice = sorted({m for m in found if found.count(m) > 1})
+    assert not twice, f"config/api_urls.py includes more than once: {twice}"
+    assert set(found) == API_URLCONFS
+
+
+def test_no_app_api_is_mounted_outside_the_api() -> None:
+    found = included(ROOT / "config" / "urls.py")
+
+    api = [m for m in found if m.split(".")[1:2] == ["api"]]
+
+    assert api == [], f"config/urls.py mounts an app's API outside /api/v1/: {api}"
+
+
+def test_every_api_urlconf_exists() -> None:
+    for urlconf in API_URLCONFS:
+        base = ROOT.joinpath(*urlconf.split("."))
+
+        assert base.with_suffix(".py").is_file(), urlconf
