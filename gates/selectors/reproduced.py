@@ -23,8 +23,8 @@ from django.urls import reverse
 
 from gates.models import CriterionResult, Evaluation, GatePlan
 from procurement.models import Bid, Rfp
+from procurement.reproduced import NOT_REPRODUCED  # the label without gates too
 
-NOT_REPRODUCED: Final = "Not yet reproduced"
 # The chip class of each verdict (the colour language of static/css/app.css).
 CHIP: Final[Mapping[str, str]] = {
     "PASS": "badge-pass",
