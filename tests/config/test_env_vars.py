@@ -16,7 +16,11 @@ own variables, read by ``deploy/gunicorn.conf.py``). Not scanned: ``reprogate_cl
 from __future__ import annotations
 
 import ast
+import os
 import re
+import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,3 +242,24 @@ def test_artifacts_reads_settings_only_in_its_conf_module() -> None:
             readers.append(f"{path.relative_to(ROOT)}: {sorted(names)}")
 
     assert readers == []
+
+
+def test_every_value_in_the_env_example_is_accepted(tmp_path: Path) -> None:
+    """The example is a production environment that starts (``check --deploy``)."""
+    text = ENV_EXAMPLE.read_text(encoding="utf-8")
+    example = dict(re.findall(r"^([A-Z][A-Z0-9_]*)=(.*)$", text, re.MULTILINE))
+    env = {k: v for k, v in os.environ.items() if k not in example}
+    env.update(example, REPROGATE_VAR_DIR=str(tmp_path / "var"))
+    env["DJANGO_SECRET_KEY"] = secrets.token_urlsafe(45)
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
