@@ -5,10 +5,12 @@ from __future__ import annotations
 from celery import shared_task
 
 from artifacts.models import FixityRun
+from artifacts.services.blob_sweep import blob_sweep
 from artifacts.services.fixity.run import fixity_run
 from artifacts.services.transparency import checkpoint_publish_if_grown
 
 FIXITY_TIME_LIMIT_S = 6 * 3600  # hashing a large store takes a while
+SWEEP_TIME_LIMIT_S = 3600  # listing a large store takes a while
 
 
 @shared_task(name="artifacts.escrow_verify", soft_time_limit=FIXITY_TIME_LIMIT_S)
@@ -26,3 +28,11 @@ def checkpoint_publish_task() -> int | None:
     size, or None if there was nothing to sign."""
     checkpoint = checkpoint_publish_if_grown()
     return None if checkpoint is None else checkpoint.size
+
+
+@shared_task(name="artifacts.blob_sweep", soft_time_limit=SWEEP_TIME_LIMIT_S)
+def blob_sweep_task() -> int:
+    """The beat's blob sweep (daily): deletes the objects under ``blobs/`` no row
+    refers to, past the grace period; how many. A repeated delivery finds
+    nothing more to delete."""
+    return len(blob_sweep().deleted)

@@ -430,6 +430,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "artifacts.escrow_verify",
         "schedule": ESCROW_FIXITY_EVERY_HOURS * 3600.0,
     },
+    # Blobs no row refers to (left by failed ingests), past the fixity grace period.
+    "blob-sweep": {"task": "artifacts.blob_sweep", "schedule": 24 * 3600.0},
     # Transparency log: a checkpoint if the log grew (deposits publish their own).
     "log-checkpoint": {"task": "artifacts.checkpoint_publish", "schedule": 60.0},
     # Re-test obligations past their deadline are expired (a breach); reads see it

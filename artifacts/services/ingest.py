@@ -13,8 +13,11 @@ against the uploading organisation's keys as they stood when the upload arrived.
   the database's write lock; then one transaction records the blobs, the bundle
   and its files with the ``bundle.accepted`` event, and deposits the bundle in
   escrow (``deposit_bundle``: a transparency-log entry, S3 Object Lock). If
-  storage or the transaction fails midway, the blobs this ingest wrote are
-  deleted (unless another row refers to them) and nothing is recorded.
+  storage or the transaction fails midway, nothing is recorded; the blobs this
+  ingest wrote stay where they are (another upload of the same bytes may have
+  found them stored and be recording them) until the sweep (``blob_sweep``)
+  deletes them, once no row refers to them past the grace period.
+
 
 Refusals of the request itself (RFP not open for bids, organisation not invited)
 raise ``ApplicationError`` before any work and leave no row. Nobody on the buyer
@@ -34,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,14 +80,10 @@ from artifacts.services.ingest_storage import (
     BundleStorageError,
     blob_jobs,
     blob_write_again,
+    blobs_may_be_swept_since,
     blobs_store,
 )
-from artifacts.storage.blobs import (
-    BlobWrite,
-    blob_cleanup,
-    blob_ensure,
-    blob_record_many,
-)
+from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
 from procurement.models import Rfp
@@ -348,19 +348,17 @@ def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
     manifest = job.verdict.manifest
     assert manifest is not None  # noqa: S101 - accepted bundles have one
     jobs = blob_jobs(manifest, spool, job.verdict.archive, upload.path, upload.consume)
-    written: list[str] = []
+    started = time.monotonic()
+    # A failure leaves the blobs written for the sweep (another upload may use them).
+    recorded, fresh = blobs_store(jobs)
     try:
-        recorded, fresh = blobs_store(jobs, written)
-        try:
-            bundle = _record_accepted(job, recorded + fresh)
-        except EscrowStorageError as error:
-            raise BundleStorageError(f"Escrowing the bundle failed: {error}") from error
-    except BaseException:
-        blob_cleanup(written, restore=blob_write_again(jobs))
-        raise
-    # Bytes another upload had stored but not recorded: its clean-up may have
-    # removed them meanwhile (the spool still has them).
-    blob_ensure(fresh, blob_write_again(jobs))
+        bundle = _record_accepted(job, recorded + fresh)
+    except EscrowStorageError as error:
+        raise BundleStorageError(f"Escrowing the bundle failed: {error}") from error
+    # Bytes found stored without a row may have been swept since (the spool still
+    # has them); so may bytes written here, if this took half the grace or more.
+    written_too = blobs_may_be_swept_since(started)
+    blob_ensure(fresh, blob_write_again(jobs), written_too=written_too)
     return bundle
 
 

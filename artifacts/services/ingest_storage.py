@@ -1,11 +1,16 @@
 """The storage half of an ingest: the blobs to keep (one job per digest), written
 before the accept transaction (in parallel where storage round trips dominate),
-and written again if another upload's clean-up removed them meanwhile
-(``artifacts.storage.blobs.blob_cleanup``)."""
+and written again if they vanished before their rows were committed
+(``artifacts.storage.blobs.blob_ensure``).
+
+A failed ingest deletes nothing it wrote: another upload of the same bytes may
+have found them stored and be about to record them. Objects no row refers to are
+left for the sweep (``artifacts.services.blob_sweep``)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -14,11 +19,12 @@ from artifacts.conf import bundle_storage_threads
 from artifacts.lib.archive import FileDigest
 from artifacts.lib.manifest import Manifest
 from artifacts.lib.spool import Spool
-from artifacts.storage.blobs import BlobWrite, Source, blob_key, blob_known, blob_write
+from artifacts.services.fixity.report import grace_period
+from artifacts.storage.blobs import BlobWrite, Source, blob_known, blob_write
 
 
 class BundleStorageError(Exception):
-    """Storage failed while keeping an accepted bundle; nothing was kept."""
+    """Storage failed while keeping an accepted bundle; nothing was recorded."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,9 @@ class BlobJob:
     size: int
     source: Source
     consume: bool  # the storage may move the file instead of copying it
+
+    def write(self) -> BlobWrite:
+        return blob_write(self.source, self.sha256, self.size, consume=self.consume)
 
 
 def blob_jobs(
@@ -46,34 +55,31 @@ def blob_jobs(
     return jobs
 
 
-def _write_each(jobs: list[BlobJob], written: list[str]) -> list[BlobWrite]:
+def _write_each(jobs: list[BlobJob]) -> list[BlobWrite]:
     """Write one after the other (local files); stop at the first failure."""
     stored = []
     for job in jobs:
         try:
-            result = blob_write(job.source, job.sha256, job.size, consume=job.consume)
+            stored.append(job.write())
         except Exception as error:
             raise BundleStorageError(f"Storing the bundle failed: {error}") from error
-        stored.append(result)
-        if result.written:
-            written.append(result.key)
     return stored
 
 
-def _write_all(jobs: list[BlobJob], written: list[str]) -> list[BlobWrite]:
+def _write_all(jobs: list[BlobJob]) -> list[BlobWrite]:
     """Write in parallel where storage round trips dominate (S3), else in turn.
-    After a failure the writes not yet started are skipped, those under way
-    finish, and ``written`` lists every key written, for the clean-up."""
+    After a failure the writes not yet started are skipped and those under way
+    finish."""
     threads = bundle_storage_threads()
     if threads == 1:
-        return _write_each(jobs, written)
+        return _write_each(jobs)
     failed = threading.Event()
 
     def write(job: BlobJob) -> BlobWrite | None:
         if failed.is_set():
             return None
         try:
-            return blob_write(job.source, job.sha256, job.size, consume=job.consume)
+            return job.write()
         except Exception:
             failed.set()
             raise
@@ -81,35 +87,32 @@ def _write_all(jobs: list[BlobJob], written: list[str]) -> list[BlobWrite]:
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(write, job) for job in jobs]
     errors = [error for f in futures if (error := f.exception()) is not None]
-    stored = [r for f in futures if not f.exception() and (r := f.result())]
-    written.extend(result.key for result in stored if result.written)
     if errors:
         message = f"Storing the bundle failed: {errors[0]}"
         raise BundleStorageError(message) from errors[0]
-    return stored
+    return [r for f in futures if (r := f.result())]
 
 
-def blobs_store(
-    jobs: dict[str, BlobJob], written: list[str]
-) -> tuple[list[BlobWrite], list[BlobWrite]]:
-    """Write what storage lacks; ``written`` collects the keys, for clean-up.
-    Returns the blobs that have rows already, and the others (written now, or
-    found stored by another upload that has not recorded them yet)."""
+def blobs_store(jobs: dict[str, BlobJob]) -> tuple[list[BlobWrite], list[BlobWrite]]:
+    """Write what storage lacks. Returns the blobs that have rows already, and
+    the others (written now, or found stored without a row: written by another
+    upload that has not recorded them yet, or left by a failed one)."""
     known = blob_known(jobs)
     recorded = [
         BlobWrite(sha256, jobs[sha256].size, blob.storage_key, written=False)
         for sha256, blob in known.items()
     ]
     missing = [job for sha256, job in jobs.items() if sha256 not in known]
-    return recorded, _write_all(missing, written)
+    return recorded, _write_all(missing)
 
 
-def blob_write_again(jobs: dict[str, BlobJob]) -> Callable[[str], object]:
-    """Write the bytes stored under a key again (``blob_cleanup``, ``blob_ensure``)."""
-    by_key = {blob_key(job.sha256): job for job in jobs.values()}
+def blob_write_again(jobs: dict[str, BlobJob]) -> Callable[[BlobWrite], object]:
+    """Write a stored blob's bytes again (``blob_ensure``)."""
+    return lambda stored: jobs[stored.sha256].write()
 
-    def write(key: str) -> BlobWrite:
-        job = by_key[key]
-        return blob_write(job.source, job.sha256, job.size, consume=job.consume)
 
-    return write
+def blobs_may_be_swept_since(started: float) -> bool:
+    """Whether blobs written since ``started`` (``time.monotonic()``) may be old
+    enough for the sweep already: half its grace period has passed (the other
+    half allows for the storage's clock running behind the sweep's)."""
+    return time.monotonic() - started >= grace_period().total_seconds() / 2

@@ -9,12 +9,19 @@ Writing and recording are two steps, so that an ingest can write every blob
 before its transaction and record the rows inside it:
 
 - ``blob_write`` puts the bytes at the content key unless they are there already
-  and says whether this call wrote them (``blob_known`` first tells which digests
-  have rows, so known bytes are not even looked up in storage);
+  (then it is a no-op: the same key holds the same bytes) and says whether this
+  call wrote them (``blob_known`` first tells which digests have rows, so known
+  bytes are not even looked up in storage);
 - ``blob_record_many`` / ``blob_record`` get or create the ``Blob`` rows;
-- ``blob_cleanup`` deletes what a failed ingest wrote, except keys a ``Blob`` row
-  refers to (another upload of the same bytes may have recorded them meanwhile);
-- ``blob_put_from_file`` does write + record for callers with one file.
+- ``blob_ensure``, once the rows are committed, writes back bytes the caller
+  found stored without a row if they have vanished since;
+- ``blob_put_from_file`` does write + record (+ ensure) for callers with one file.
+
+Nothing here deletes a blob another write may rely on: a failed ingest leaves
+the bytes it wrote where they are, and ``artifacts.services.blob_sweep`` deletes
+objects that no row refers to once they are older than the grace period. Bytes
+found stored without a row may be such an object, swept between the moment they
+were found and the moment their row was committed: ``blob_ensure`` is for that.
 """
 
 from __future__ import annotations
@@ -76,8 +83,8 @@ Source = str | os.PathLike[str] | bytes
 
 
 def _present(key: str, size: int) -> bool:
-    """The bytes are stored already; a stray object of another size (a write
-    cut short before an earlier clean-up) is removed."""
+    """The bytes are stored already; a stray object of another size (not these
+    bytes: a write cut short outside the application) is removed."""
     if not default_storage.exists(key):
         return False
     if default_storage.size(key) == size:
@@ -96,8 +103,8 @@ def blob_write(
     source: Source, sha256: str, size: int, *, consume: bool = False
 ) -> BlobWrite:
     """Store ``source`` (a file's path, or bytes) at its content key unless the
-    storage holds it already; the caller computed its digest and size.
-    ``consume``: the file is a spool file the storage may move or delete."""
+    storage holds it already (a no-op then); the caller computed its digest and
+    size. ``consume``: the file is a spool file the storage may move or delete."""
     key = blob_key(sha256)
     adopt = getattr(default_storage, "adopt", None)  # local files: link, don't copy
     local_file = consume and adopt is not None and not isinstance(source, bytes)
@@ -107,8 +114,8 @@ def blob_write(
         return BlobWrite(sha256, size, key, written=False)
     with _content(source, consume) as content:
         saved = default_storage.save(key, content)
-    if saved != key:  # a concurrent upload stored the same bytes first
-        default_storage.delete(saved)
+    if saved != key:  # a concurrent write stored the same bytes first
+        default_storage.delete(saved)  # our own copy, under a name no row uses
         return BlobWrite(sha256, size, key, written=False)
     return BlobWrite(sha256, size, key, written=True)
 
@@ -140,68 +147,51 @@ def blob_record(stored: BlobWrite) -> Blob:
     return blob_record_many([stored])[stored.sha256]
 
 
-def _referenced(keys: list[str]) -> set[str]:
-    found: set[str] = set()
-    for start in range(0, len(keys), QUERY_BATCH):
-        rows = Blob.objects.filter(storage_key__in=keys[start : start + QUERY_BATCH])
-        found.update(rows.values_list("storage_key", flat=True))
-    return found
-
-
-def blob_cleanup(
-    keys: Iterable[str], *, restore: Callable[[str], object] | None = None
+def blob_ensure(
+    stored: Iterable[BlobWrite],
+    rewrite: Callable[[BlobWrite], object],
+    *,
+    written_too: bool = False,
 ) -> list[str]:
-    """Delete ``keys`` written by a failed ingest, unless a ``Blob`` row refers to
-    one. Returns the keys deleted; never raises (the ingest's own error matters).
-
-    Another upload of the same bytes may have found a key present (so it did not
-    write it) and commit its row between the check and the delete. The rows are
-    checked again after deleting: such a key is written back with ``restore``
-    (the failed ingest still has the bytes); that upload checks too
-    (``blob_ensure``), so one of the two puts the bytes back."""
-    keys = list(keys)
-    referenced = _referenced(keys)
-    deleted = []
-    for key in keys:
-        if key in referenced:
-            continue
-        try:
-            default_storage.delete(key)
-        except Exception:  # noqa: S112 - best effort; a stray blob is harmless
-            continue
-        deleted.append(key)
-    restored = _referenced(deleted) if restore is not None else set()
-    for key in sorted(restored):
-        try:
-            restore(key)  # type: ignore[misc]
-        except Exception:
-            logger.exception("putting back blob %s, recorded meanwhile, failed", key)
-    return [key for key in deleted if key not in restored]
-
-
-def blob_ensure(stored: Iterable[BlobWrite], rewrite: Callable[[str], object]) -> None:
-    """After an ingest recorded its rows: bytes it found stored by someone else
-    without a row (``written=False``) may have been deleted meanwhile by that
-    upload's clean-up (``blob_cleanup``); write those back with ``rewrite(key)``."""
+    """After the caller committed the rows of ``stored``: write back, with
+    ``rewrite``, bytes that are no longer there. Bytes the caller found stored
+    without a row (``written=False``) may be an object a failed write left,
+    swept (``blob_sweep``) after they were found; those the caller wrote itself
+    are checked too with ``written_too`` (an ingest that took half the sweep's
+    grace period or more). Returns the keys written back; never raises (the
+    rows are committed: a blob that could not be written back is logged, and
+    fixity reports it missing)."""
+    rewritten = []
     for item in stored:
-        if not item.written and not default_storage.exists(item.key):
-            logger.warning("blob %s vanished once recorded: written back", item.key)
-            rewrite(item.key)
+        if item.written and not written_too:
+            continue
+        try:
+            if default_storage.exists(item.key):
+                continue
+            rewrite(item)
+        except Exception:
+            logger.exception("blob %s: checking or writing it back failed", item.key)
+            continue
+        logger.warning("blob %s vanished once recorded: written back", item.key)
+        rewritten.append(item.key)
+    return rewritten
 
 
 def blob_put_from_file(path: str | os.PathLike[str], sha256: str, size: int) -> Blob:
-    """Store a file deduplicated by SHA-256 and return its ``Blob`` row."""
+    """Store a file deduplicated by SHA-256 and return its ``Blob`` row. If the
+    row cannot be recorded, the bytes written stay for the sweep."""
     known = blob_known([sha256])
     if known:
         return known[sha256]
     stored = blob_write(path, sha256, size)
-    try:
-        with transaction.atomic():
-            return blob_record(stored)
-    except BaseException:
-        if stored.written:
-            blob_cleanup([stored.key])
-        raise
+    with transaction.atomic():
+        blob = blob_record(stored)
+
+    def ensure() -> None:
+        blob_ensure([stored], lambda item: blob_write(path, item.sha256, item.size))
+
+    transaction.on_commit(ensure, robust=True)  # now, unless the caller has one open
+    return blob
 
 
 def blob_open(blob: Blob) -> File:

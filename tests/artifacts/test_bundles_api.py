@@ -5,15 +5,19 @@ bundles only once the RFP is opened, everyone else gets 404."""
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent, Organisation
 from accounts.services import api_token_issue
 from artifacts.models import Blob, Bundle
+from artifacts.services.blob_sweep import blob_sweep
+from artifacts.services.fixity.report import grace_period
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files, noise
 from tests.artifacts.ingest_support import (
@@ -147,7 +151,7 @@ def test_upload_announcing_too_many_bytes_is_refused_before_reading(
     assert not Bundle.objects.exists()
 
 
-def test_upload_during_a_storage_outage_answers_503_and_keeps_nothing(
+def test_upload_during_a_storage_outage_answers_503_and_records_nothing(
     tmp_path: Path, rfp: Rfp, vendor_a: Any, settings: Any
 ) -> None:
     use_failing_storage(settings, fail_on=3)
@@ -158,6 +162,8 @@ def test_upload_during_a_storage_outage_answers_503_and_keeps_nothing(
     assert response.json()["code"] == "storage_unavailable"
     assert not Bundle.objects.exists()
     assert not Blob.objects.exists()
+    assert len(storage_names()) <= 2  # written before the outage: for the sweep
+    blob_sweep(now=timezone.now() + grace_period() + timedelta(seconds=1))
     assert storage_names() == []
 
 

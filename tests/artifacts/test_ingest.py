@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
 
 from accounts import clock
 from accounts.exceptions import ApplicationError
@@ -21,10 +23,11 @@ from artifacts.selectors.bundles import (
     bundle_list_accepted_for,
 )
 from artifacts.services import ingest as ingest_module
+from artifacts.services.blob_sweep import blob_sweep
+from artifacts.services.fixity.report import grace_period
 from artifacts.services.ingest import BundleStorageError
 from artifacts.services.keys import signing_key_register, signing_key_revoke
-from artifacts.storage import blobs as storage_module
-from artifacts.storage.blobs import blob_key, blob_open
+from artifacts.storage.blobs import BlobWrite, blob_key, blob_open, blob_record_many
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (
     CORPUS_KEYS,
@@ -154,12 +157,22 @@ def test_the_uploaded_file_and_the_spool_are_left_clean(
     assert list((tmp_path / "spool").iterdir()) == []
 
 
-# --- storage failure midway -------------------------------------------------------
+# --- storage failure midway: nothing recorded, the blobs left to the sweep -------
+
+
+def _swept() -> list[str]:
+    """What the storage holds once the sweep ran past the grace period."""
+    blob_sweep(now=timezone.now() + grace_period() + timedelta(seconds=1))
+    return storage_names()
+
+
+def _bundle_keys(path: Path, files: dict[str, bytes]) -> set[str]:
+    return {blob_key(_sha(data)) for data in [path.read_bytes(), *files.values()]}
 
 
 @pytest.mark.parametrize("threads", [1, 4])  # one after the other, or in parallel
 @pytest.mark.parametrize("fail_on", [1, 3, 7])
-def test_storage_failure_midway_leaves_no_blob_and_no_row(
+def test_storage_failure_midway_records_nothing_and_leaves_blobs_to_the_sweep(
     tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
     settings: Any, fail_on: int, threads: int,
 ) -> None:  # fmt: skip
@@ -170,10 +183,12 @@ def test_storage_failure_midway_leaves_no_blob_and_no_row(
     with pytest.raises(BundleStorageError):
         _upload(rfp, vendor_a_org, vendor_a, path)
 
-    assert storage_names() == []
+    assert set(storage_names()) <= _bundle_keys(path, good_files())
+    assert len(storage_names()) <= fail_on - 1
     assert not Bundle.objects.exists()
     assert not Blob.objects.exists()
     assert not AuditEvent.objects.filter(action__startswith="bundle.").exists()
+    assert _swept() == []
 
 
 def test_storage_failure_keeps_blobs_of_earlier_bundles(
@@ -188,11 +203,12 @@ def test_storage_failure_keeps_blobs_of_earlier_bundles(
     with pytest.raises(BundleStorageError):
         _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "2", files))
 
-    assert storage_names() == kept
+    assert set(kept) < set(storage_names())  # the new file, left to the sweep
     assert list(Bundle.objects.all()) == [first]
+    assert _swept() == kept
 
 
-def test_a_failure_inside_the_transaction_removes_the_blobs_written(
+def test_a_failure_inside_the_transaction_leaves_the_blobs_to_the_sweep(
     tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
@@ -200,58 +216,54 @@ def test_a_failure_inside_the_transaction_removes_the_blobs_written(
         raise RuntimeError("audit trail unavailable")
 
     monkeypatch.setattr("artifacts.services.ingest.audit_record", broken_audit)
+    path = build_bundle(tmp_path)
 
     with pytest.raises(RuntimeError, match="audit trail"):
-        _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
+        _upload(rfp, vendor_a_org, vendor_a, path)
 
-    assert storage_names() == []
+    assert set(storage_names()) == _bundle_keys(path, good_files())
     assert not Bundle.objects.exists()
     assert not Blob.objects.exists()
+    assert _swept() == []
 
 
 # --- two uploads of the same bytes, one failing ------------------------------------
 
 
-def test_a_failed_ingest_puts_back_a_blob_recorded_meanwhile(
-    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
-    settings: Any, monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    """Another upload found a blob this one wrote (so it did not write it) and
-    records its row between this clean-up's check and its delete."""
-    use_failing_storage(settings, fail_on=3)  # two blobs written, then an outage
-    settings.BUNDLE_STORAGE_THREADS = 1
-    real_referenced = storage_module._referenced
-    other: list[str] = []
-
-    def other_upload_commits(keys: list[str]) -> set[str]:
-        found = real_referenced(keys)
-        if not other:  # the clean-up's first look: nothing refers to the keys yet
-            other.append(keys[0])
-            data = default_storage.open(keys[0]).read()
-            Blob.objects.create(
-                sha256=keys[0].rsplit("/", 1)[-1], size=len(data), storage_key=keys[0]
-            )
-            default_storage.fail_on = 10**6  # the outage is over
-        return found
-
-    monkeypatch.setattr(storage_module, "_referenced", other_upload_commits)
-
-    with pytest.raises(BundleStorageError):
-        _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
-
-    assert storage_names() == other  # put back; the other written blob is gone
-    blob = Blob.objects.get()
-    with blob_open(blob) as stored:
-        assert _sha(stored.read()) == blob.sha256
-    assert not Bundle.objects.exists()
-
-
-def test_an_accepted_ingest_writes_back_bytes_removed_after_it_found_them(
+def test_a_failed_ingest_deletes_no_bytes_another_upload_found_stored(
     tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    """Another upload stored a file's bytes but failed later: its clean-up
-    removes them after this ingest found them there (and did not write them)."""
+    """Another upload of the same bytes finds this ingest's blobs stored (so it
+    does not write them) while this one is failing, and records them after."""
+    found: list[BlobWrite] = []
+
+    def broken_audit(**kwargs: Any) -> None:
+        for key in storage_names():  # the other upload finds the bytes stored
+            digest, size = key.rsplit("/", 1)[-1], default_storage.size(key)
+            found.append(BlobWrite(digest, size, key, written=False))
+        raise RuntimeError("audit trail unavailable")
+
+    monkeypatch.setattr("artifacts.services.ingest.audit_record", broken_audit)
+    with pytest.raises(RuntimeError, match="audit trail"):
+        _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
+
+    with transaction.atomic():  # the other upload records what it found
+        rows = blob_record_many(found)
+
+    assert len(rows) == len(found) == len(good_files()) + 1
+    for blob in rows.values():
+        with blob_open(blob) as stored:
+            assert _sha(stored.read()) == blob.sha256
+    assert _swept() == sorted(item.key for item in found)  # recorded: kept
+
+
+def test_an_accepted_ingest_writes_back_bytes_swept_after_it_found_them(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A failed upload left a file's bytes without a row; the sweep removes them
+    after this ingest found them there (and did not write them)."""
     files = good_files() | {"traces/shared.bin": noise(7000, "shared")}
     key = blob_key(_sha(files["traces/shared.bin"]))
     default_storage.save(key, ContentFile(files["traces/shared.bin"]))  # no row
@@ -259,7 +271,7 @@ def test_an_accepted_ingest_writes_back_bytes_removed_after_it_found_them(
 
     def recorded_then_removed(*args: Any, **kwargs: Any) -> Bundle:
         bundle = real_record(*args, **kwargs)
-        default_storage.delete(key)  # the other upload's clean-up
+        default_storage.delete(key)  # the sweep, which looked before the commit
         return bundle
 
     monkeypatch.setattr(ingest_module, "_record_accepted", recorded_then_removed)
@@ -269,6 +281,30 @@ def test_an_accepted_ingest_writes_back_bytes_removed_after_it_found_them(
     assert bundle.status == Bundle.Status.ACCEPTED, bundle.problems
     with default_storage.open(key) as stored:
         assert stored.read() == files["traces/shared.bin"]
+
+
+def test_an_ingest_past_half_the_grace_writes_back_its_own_blobs_swept(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
+    settings: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Blobs this ingest wrote, swept before their rows were committed: possible
+    once the ingest took half the grace period (here 0 s: always)."""
+    settings.ESCROW_FIXITY_GRACE_SECONDS = 0
+    path = build_bundle(tmp_path)
+    key = blob_key(_sha(path.read_bytes()))
+    real_record = ingest_module._record_accepted
+
+    def recorded_then_removed(*args: Any, **kwargs: Any) -> Bundle:
+        bundle = real_record(*args, **kwargs)
+        default_storage.delete(key)  # the archive, written by this ingest
+        return bundle
+
+    monkeypatch.setattr(ingest_module, "_record_accepted", recorded_then_removed)
+
+    bundle = _upload(rfp, vendor_a_org, vendor_a, path)
+
+    with blob_open(bundle.archive_blob) as stored:
+        assert stored.read() == path.read_bytes()
 
 
 # --- refusals of the request: no row at all ---------------------------------------

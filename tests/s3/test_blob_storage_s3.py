@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import Organisation
 from artifacts.models import Blob, Bundle
+from artifacts.services.blob_sweep import blob_sweep
+from artifacts.services.fixity.report import grace_period
 from artifacts.services.ingest import BundleStorageError
 from artifacts.storage.blobs import (
-    blob_cleanup,
     blob_key,
     blob_open,
     blob_put_from_file,
@@ -85,29 +88,61 @@ def test_blob_open_reads_a_multipart_upload_back(
     )["ContentLength"] == len(data)
 
 
-def test_blob_cleanup_deletes_what_no_row_refers_to(
+def _past_the_grace() -> datetime:
+    return timezone.now() + grace_period() + timedelta(seconds=1)
+
+
+def test_blob_sweep_deletes_what_no_row_refers_to_past_the_grace(
     s3_storage: S3Setup, tmp_path: Path
 ) -> None:
     path, digest = _file(tmp_path, b"written, never recorded")
     stored = blob_write(path, digest, 23)
 
-    deleted = blob_cleanup([stored.key])
+    early = blob_sweep()
+    late = blob_sweep(now=_past_the_grace())
 
     assert stored.written
-    assert deleted == [stored.key]
+    assert (early.deleted, early.recent) == ([], 1)
+    assert late.deleted == [stored.key]
     assert s3_storage.object_keys() == []
 
 
-def test_blob_cleanup_keeps_a_recorded_blob(
-    s3_storage: S3Setup, tmp_path: Path
-) -> None:
+def test_blob_sweep_keeps_a_recorded_blob(s3_storage: S3Setup, tmp_path: Path) -> None:
     path, digest = _file(tmp_path, b"recorded by another upload")
     blob = blob_put_from_file(path, digest, 26)
 
-    deleted = blob_cleanup([blob.storage_key])
+    report = blob_sweep(now=_past_the_grace())
 
-    assert deleted == []
+    assert report.deleted == []
     assert s3_storage.object_keys() == [blob.storage_key]
+
+
+def test_blob_sweep_leaves_object_locked_versions_alone(
+    s3_storage: S3Setup, settings: Any
+) -> None:
+    options = s3_options(s3_storage.endpoint, s3_storage.locked_bucket)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options},
+    }
+    bucket, client = s3_storage.locked_bucket, s3_storage.client
+    held, retained, free = (blob_key(_sha(b)) for b in (b"held", b"kept", b"free"))
+    client.put_object(
+        Bucket=bucket, Key=held, Body=b"held", ObjectLockLegalHoldStatus="ON"
+    )
+    until = timezone.now() + timedelta(days=30)
+    client.put_object(
+        Bucket=bucket, Key=retained, Body=b"kept",
+        ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until,
+    )  # fmt: skip
+    client.put_object(Bucket=bucket, Key=free, Body=b"free")
+
+    report = blob_sweep(now=_past_the_grace())
+
+    assert (report.deleted, report.locked) == ([free], 2)
+    assert s3_storage.object_keys(bucket) == sorted([held, retained])
+    versions = client.list_object_versions(Bucket=bucket)["Versions"]
+    assert sorted(v["Key"] for v in versions) == sorted([held, retained, free])
 
 
 def test_blob_write_replaces_a_truncated_stray_object(
