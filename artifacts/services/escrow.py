@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import transaction
+from django.db import models, transaction
 
 from accounts import clock
 from accounts.audit import audit_record
@@ -54,10 +54,17 @@ def deposit_create(
     actor: Actor,
     bundle: Bundle | None = None,
     extra: dict[str, Any] | None = None,
+    action: str = "deposit.created",
+    target: models.Model | None = None,
+    data: dict[str, Any] | None = None,
 ) -> Deposit:
     """Deposit ``items`` (blobs already stored) for ``organisation`` on ``rfp``:
     lock them (Object Lock), log the record, keep the row. Runs inside the
     caller's transaction if there is one (an ingest's), else in its own.
+
+    The deposit's audit row is its ``deposit.created`` row, or, when the deposit
+    is part of another action (an accepted bundle's), that action's one row:
+    ``action`` on ``target`` with ``data``, the deposit's facts included.
 
     ``bundle`` is the bundle the deposit is of (kind ``bundle``) or from (a run
     output: the bundle that was run); ``extra`` must then name it as
@@ -92,29 +99,39 @@ def deposit_create(
                 for position, item in enumerate(items)
             ),
         )
+        facts = {
+            "kind": kind,
+            "rfp": rfp.reference,
+            "log_index": entry.index,
+            "blobs": len(items),
+            "retain_until": format_time(deposit.retain_until),
+        }
+        if target is not None:  # the row of the action the deposit is part of
+            facts = {**(data or {}), "deposit": {"id": str(deposit.public_id), **facts}}
         audit_record(
             actor=actor,
-            action="deposit.created",
-            target=deposit,
+            action=action,
+            target=target if target is not None else deposit,
             organisation=organisation,
-            data={
-                "kind": kind,
-                "rfp": rfp.reference,
-                "log_index": entry.index,
-                "blobs": len(items),
-                "retain_until": format_time(deposit.retain_until),
-            },
+            data=facts if target is not None else {**facts, **(data or {})},
         )
     return deposit
 
 
 def deposit_bundle(
-    *, bundle: Bundle, actor: Actor, files: Sequence[tuple[str, Blob]] | None = None
+    *,
+    bundle: Bundle,
+    actor: Actor,
+    files: Sequence[tuple[str, Blob]] | None = None,
+    accepted: dict[str, Any] | None = None,
 ) -> Deposit:
     """Deposit an accepted bundle: its archive and every file. Meant to run in
     the ingest's accept transaction (the bundle and its files are rows of it);
     the ingest passes the ``files`` it just recorded as (path, blob) pairs, so
-    they are not read back."""
+    they are not read back, and ``accepted``, the details of its
+    ``bundle.accepted`` row: the acceptance and the deposit are one action, one
+    row on the bundle (``deposit`` in its data). Without it (a bundle deposited
+    on its own) the row is the deposit's ``deposit.created``."""
     if bundle.status != Bundle.Status.ACCEPTED or bundle.archive_blob is None:
         raise ApplicationError(
             "Only an accepted bundle is deposited.", code="bundle_not_accepted"
@@ -141,6 +158,11 @@ def deposit_bundle(
             "bundle": str(bundle.public_id),
             "manifest_sha256": bundle.manifest_sha256,
         },
+        **(
+            {"action": "bundle.accepted", "target": bundle, "data": accepted}
+            if accepted is not None
+            else {}
+        ),
     )
 
 

@@ -331,16 +331,13 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         ((bundle.pk, f.path, f.kind, f.size, f.sha256, blobs[f.sha256].pk)
          for f in manifest.files),
     )  # fmt: skip
-    audit_record(
-        actor=job.uploaded_by,
-        action="bundle.accepted",
-        target=bundle,
-        organisation=job.organisation,
-        data=_audit_data(rfp, bundle, files=len(manifest.files)),
-    )
-    # last: it appends to the log, which serialises every deposit
+    # last: it appends to the log, which serialises every deposit; its audit
+    # row is the acceptance's one ``bundle.accepted`` row, naming the deposit
     files = [(f.path, blobs[f.sha256]) for f in manifest.files]
-    deposit_bundle(bundle=bundle, actor=job.uploaded_by, files=files)
+    accepted = _audit_data(rfp, bundle, files=len(manifest.files))
+    deposit_bundle(
+        bundle=bundle, actor=job.uploaded_by, files=files, accepted=accepted
+    )
     return bundle
 
 

@@ -79,14 +79,35 @@ def release_text(text: str, *, required: bool, what: str) -> str:
 
 
 def release_transition(
-    release: Release, to: str, *, fields: tuple[str, ...] = ()
-) -> None:
-    """Move ``release`` (locked by the caller) to ``to`` if the table allows,
-    saving ``fields`` the caller set with it."""
+    *,
+    release: Release,
+    to: str,
+    actor: AbstractBaseUser,
+    action: str,
+    role: str,
+    text: str = "",
+    acknowledges_objection: bool = False,
+    data: dict[str, Any] | None = None,
+    fields: tuple[str, ...] = (),
+) -> Release:
+    """The one place a release's status changes: move ``release`` (locked by the
+    caller) to ``to`` if ``RELEASE_TRANSITIONS`` allows, saving ``fields`` the
+    caller set with it, and record the step ``action`` it is
+    (``release_record_step``: its log entry and the action's one audit row)."""
     if to not in RELEASE_TRANSITIONS[release.status]:
         raise InvalidTransition(entity="release", current=release.status, requested=to)
     release.status = to
     release.save(update_fields=["status", "updated_at", *fields])
+    release_record_step(
+        release,
+        action=action,
+        actor=actor,
+        role=role,
+        text=text,
+        acknowledges_objection=acknowledges_objection,
+        data=data,
+    )
+    return release
 
 
 def release_record_step(
@@ -289,11 +310,11 @@ def release_object(
             f"The notice period ended on {release.notice_ends_at:%Y-%m-%d %H:%M} UTC.",
             code="notice_over",
         )
-    release_transition(release, Release.Status.DISPUTED)
-    release_record_step(
-        release,
-        action=ReleaseStep.Action.OBJECTED,
+    release_transition(
+        release=release,
+        to=Release.Status.DISPUTED,
         actor=actor,
+        action=ReleaseStep.Action.OBJECTED,
         role=ReleaseStep.Role.VENDOR,
         text=reason,
     )
@@ -309,11 +330,11 @@ def release_reject(
     release_require(can_reject(actor, release), "reject")
     release = release_locked(release)
     reason = release_text(reason, required=True, what="ruling")
-    release_transition(release, Release.Status.REJECTED)
-    release_record_step(
-        release,
-        action=ReleaseStep.Action.REJECTED,
+    release_transition(
+        release=release,
+        to=Release.Status.REJECTED,
         actor=actor,
+        action=ReleaseStep.Action.REJECTED,
         role=ReleaseStep.Role.AUDITOR,
         text=reason,
     )
@@ -329,11 +350,11 @@ def release_withdraw(
     release_require(can_manage(actor, release), "withdraw")
     release = release_locked(release)
     reason = release_text(reason, required=True, what="reason")
-    release_transition(release, Release.Status.WITHDRAWN)
-    release_record_step(
-        release,
-        action=ReleaseStep.Action.WITHDRAWN,
+    release_transition(
+        release=release,
+        to=Release.Status.WITHDRAWN,
         actor=actor,
+        action=ReleaseStep.Action.WITHDRAWN,
         role=ReleaseStep.Role.BUYER,
         text=reason,
     )

@@ -17,6 +17,8 @@ organisation (``release_package_get``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
@@ -108,17 +110,18 @@ def release_approve(
     role = _approval_role(release, actor)
     given = {step.role for step in release_approvals(release)} | {role}
     complete = given >= set(APPROVAL_ROLES)
-    if complete:
-        release_transition(release, Release.Status.APPROVED)
-    release_record_step(
-        release,
-        action=ReleaseStep.Action.APPROVED,
-        actor=actor,
-        role=role,
-        text=note,
-        acknowledges_objection=disputed,
-        data={"approvals": sorted(given)},
-    )
+    step: dict[str, Any] = {
+        "action": ReleaseStep.Action.APPROVED,
+        "actor": actor,
+        "role": role,
+        "text": note,
+        "acknowledges_objection": disputed,
+        "data": {"approvals": sorted(given)},
+    }
+    if complete:  # the last approval moves the release: one step, one row
+        release_transition(release=release, to=Release.Status.APPROVED, **step)
+    else:
+        release_record_step(release, **step)
     if complete:
         release_notify(release, template="approved", vendor=False)
     return release
@@ -152,15 +155,12 @@ def release_execute(*, release: Release, actor: AbstractBaseUser) -> Release:
     release.certificate, release.certificate_sha256 = certificate_bytes(record)
     release.executed_at = now
     release_transition(
-        release,
-        Release.Status.RELEASED,
-        fields=("certificate", "certificate_sha256", "executed_at"),
-    )
-    release_record_step(
-        release,
-        action=ReleaseStep.Action.EXECUTED,
+        release=release,
+        to=Release.Status.RELEASED,
         actor=actor,
+        action=ReleaseStep.Action.EXECUTED,
         role=ReleaseStep.Role.BUYER,
+        fields=("certificate", "certificate_sha256", "executed_at"),
         data={
             "certificate_sha256": release.certificate_sha256,
             "blobs": record["totals"]["blobs"],

@@ -215,7 +215,7 @@ def test_a_failure_inside_the_transaction_leaves_the_blobs_to_the_sweep(
     def broken_audit(**kwargs: Any) -> None:
         raise RuntimeError("audit trail unavailable")
 
-    monkeypatch.setattr("artifacts.services.ingest.audit_record", broken_audit)
+    monkeypatch.setattr("artifacts.services.escrow.audit_record", broken_audit)
     path = build_bundle(tmp_path)
 
     with pytest.raises(RuntimeError, match="audit trail"):
@@ -244,7 +244,7 @@ def test_a_failed_ingest_deletes_no_bytes_another_upload_found_stored(
             found.append(BlobWrite(digest, size, key, written=False))
         raise RuntimeError("audit trail unavailable")
 
-    monkeypatch.setattr("artifacts.services.ingest.audit_record", broken_audit)
+    monkeypatch.setattr("artifacts.services.escrow.audit_record", broken_audit)
     with pytest.raises(RuntimeError, match="audit trail"):
         _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
 

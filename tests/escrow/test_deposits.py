@@ -74,13 +74,33 @@ def test_deposit_rows_name_the_blobs_in_leaf_order(deposit: Deposit) -> None:
     ]
 
 
-def test_deposit_is_audited(deposit: Deposit, vendor_a: Any) -> None:
-    event = AuditEvent.objects.get(action="deposit.created")
+def test_a_bundles_deposit_is_audited_in_its_acceptance_row(
+    deposit: Deposit, vendor_a: Any
+) -> None:
+    event = AuditEvent.objects.get(action="bundle.accepted")
 
     assert event.actor == vendor_a
     assert event.organisation == deposit.organisation
-    assert event.target_id == str(deposit.pk)
-    assert event.data["log_index"] == deposit.log_index
+    assert event.target_id == str(deposit.bundle.pk)
+    assert event.data["sha256"] == deposit.bundle.sha256
+    assert event.data["deposit"]["id"] == str(deposit.public_id)
+    assert event.data["deposit"]["log_index"] == deposit.log_index
+    assert event.data["deposit"]["blobs"] == deposit.items.count()
+
+
+def test_a_deposit_on_its_own_is_audited(deposit: Deposit, vendor_a: Any) -> None:
+    later = deposit_create(
+        kind=Deposit.Kind.REPORT,
+        organisation=deposit.organisation,
+        rfp=deposit.rfp,
+        items=[DepositItem(deposit.bundle.archive_blob, DepositBlob.Role.FILE)],
+        actor=vendor_a,
+    )
+
+    event = AuditEvent.objects.get(action="deposit.created")
+    assert (event.actor, event.organisation) == (vendor_a, deposit.organisation)
+    assert event.target_id == str(later.pk)
+    assert event.data["log_index"] == later.log_index
 
 
 def test_retention_defaults_to_ten_years(deposit: Deposit) -> None:
@@ -134,7 +154,8 @@ def test_the_ingest_deposits_an_accepted_bundle_in_its_transaction(
     deposit = Deposit.objects.get(bundle=bundle)
     assert deposit.deposited_by == vendor_a
     assert LogEntry.objects.get(index=deposit.log_index).leaf_hash is not None
-    assert AuditEvent.objects.filter(action="deposit.created").count() == 1
+    rows = AuditEvent.objects.filter(action__in=["bundle.accepted", "deposit.created"])
+    assert [e.action for e in rows] == ["bundle.accepted"]  # one action, one row
 
 
 def test_deposit_rolls_back_with_the_callers_transaction(
@@ -158,7 +179,7 @@ def test_deposit_rolls_back_with_the_callers_transaction(
 
     assert Deposit.objects.count() == 1
     assert LogEntry.objects.count() == entries
-    assert AuditEvent.objects.filter(action="deposit.created").count() == 1
+    assert not AuditEvent.objects.filter(action="deposit.created").exists()
 
 
 def test_a_bundle_is_deposited_once(deposit: Deposit, vendor_a: Any) -> None:

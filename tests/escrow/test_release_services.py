@@ -72,14 +72,25 @@ def test_release_transition_follows_the_table(
     )
     release.refresh_from_db()
 
+    rows = AuditEvent.objects.count()
+    move = {
+        "release": release,
+        "to": to,
+        "actor": release.requested_by,
+        "action": ReleaseStep.Action.WITHDRAWN,
+        "role": ReleaseStep.Role.BUYER,
+    }
+
     if to in RELEASE_TRANSITIONS[current]:
-        release_transition(release, to)
+        release_transition(**move)
     else:
         with pytest.raises(InvalidTransition):
-            release_transition(release, to)
+            release_transition(**move)
 
     release.refresh_from_db()
-    assert release.status == (to if to in RELEASE_TRANSITIONS[current] else current)
+    allowed = to in RELEASE_TRANSITIONS[current]
+    assert release.status == (to if allowed else current)
+    assert AuditEvent.objects.count() == rows + allowed  # the step's one row
 
 
 def test_the_table_covers_every_status_and_ends_in_final_states() -> None:
