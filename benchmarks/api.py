@@ -75,7 +75,7 @@ class RunSummarySerializer(serializers.Serializer):
     scenario = serializers.CharField(source="scenario_name")
     repetition = serializers.IntegerField()
     attempt = serializers.IntegerField()
-    state = serializers.CharField()
+    status = serializers.CharField(source="state")  # the model's field is ``state``
     progress = serializers.FloatField()
     worker = serializers.CharField(source="worker_name")
     stop_reason = serializers.CharField()
@@ -230,7 +230,7 @@ class CampaignListApi(APIView):
 
 
 class CampaignDetailApi(APIView):
-    """A campaign with its runs' states and progress."""
+    """A campaign with its runs' statuses and progress."""
 
     @extend_schema(
         operation_id="campaign_detail", responses={200: CampaignDetailSerializer}
@@ -261,7 +261,7 @@ def _run_detail(run: Run) -> dict[str, object]:
 
 
 class RunDetailApi(APIView):
-    """A run: state, environment and drift, isolation, log tail and metrics."""
+    """A run: status, environment and drift, isolation, log tail and metrics."""
 
     @extend_schema(operation_id="run_detail", responses={200: RunDetailSerializer})
     def get(self, request: Request, run_id: uuid.UUID) -> Response:

@@ -57,13 +57,15 @@ def run_transition(
     run: Run,
     to: str,
     actor: Actor = None,
+    action: str = "run.transitioned",
     attempt: int | None = None,
     reason: str = "",
     fields: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
 ) -> Run:
-    """Move the run to ``to`` (setting ``fields`` too). ``attempt``: the
-    worker's attempt; a run that moved on to another raises ``StaleAttempt``."""
+    """Move the run to ``to`` (setting ``fields`` too) and write the action's
+    one audit row (``action``, with ``data``). ``attempt``: the worker's
+    attempt; a run that moved on to another raises ``StaleAttempt``."""
     run = _locked(run.pk)
     if attempt is not None and run.attempt != attempt:
         raise StaleAttempt(run.pk, attempt, run.attempt)
@@ -82,7 +84,7 @@ def run_transition(
         changed.add("reason")
     run.save(update_fields=sorted(changed))
     extra = {"from": old, "to": to, "reason": reason, **(data or {})}
-    _audit(run, actor, "run.transitioned", extra)
+    _audit(run, actor, action, extra)
     return run
 
 

@@ -80,7 +80,7 @@ def test_campaign_detail_and_list(
     listing = api(vendor_b).get(reverse("campaign-list")).json()
 
     assert detail["vendor"] == "acme-flash"
-    assert [r["state"] for r in detail["runs"]] == ["succeeded", "queued"]
+    assert [r["status"] for r in detail["runs"]] == ["succeeded", "queued"]
     assert listing["results"] == []
     assert api(vendor_b).get(url).status_code == 404
 
