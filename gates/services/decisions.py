@@ -206,6 +206,7 @@ def decision_transition(
     to: str,
     actor: AbstractBaseUser,
     action: str,
+    data: dict[str, Any] | None = None,
     fields: tuple[str, ...] = (),
     note: str = "",
 ) -> Decision:
@@ -219,7 +220,7 @@ def decision_transition(
         actor=actor,
         action=action,
         target=decision,
-        data={**_facts(decision), "from": old, "to": to, "note": note},
+        data={**_facts(decision), "from": old, "to": to, "note": note, **(data or {})},
     )
     return decision
 

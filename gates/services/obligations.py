@@ -118,6 +118,8 @@ def obligation_transition(
     obligation: RetestObligation,
     to: str,
     actor: Actor,
+    action: str = "",
+    data: dict[str, Any] | None = None,
     fields: tuple[str, ...] = (),
     note: str = "",
     at: datetime | None = None,
@@ -139,10 +141,16 @@ def obligation_transition(
     obligation.save(update_fields=["status", "updated_at", *stamps, *fields])
     audit_record(
         actor=actor,
-        action=ACTIONS[to],
+        action=action or ACTIONS[to],
         target=obligation,
         organisation=obligation.rfp.buyer_organisation,
-        data={**_facts(obligation), "from": old, "to": to, "note": note},
+        data={
+            **_facts(obligation),
+            "from": old,
+            "to": to,
+            "note": note,
+            **(data or {}),
+        },
     )
     return obligation
 

@@ -249,9 +249,17 @@ def plan_update(
 
 
 @transaction.atomic
-def plan_transition(*, plan: GatePlan, to: str, actor: Actor) -> GatePlan:
+def plan_transition(
+    *,
+    plan: GatePlan,
+    to: str,
+    actor: Actor,
+    action: str = "",
+    data: dict[str, Any] | None = None,
+) -> GatePlan:
     """The one place a plan's status changes (``PLAN_TRANSITIONS``); freezing
-    stamps who and when."""
+    stamps who and when. One audit row: ``action`` (by default the move's own,
+    ``TRANSITION_ACTIONS``) with the move and ``data``."""
     plan = _lock(plan)
     if to not in PLAN_TRANSITIONS[plan.status]:
         raise InvalidTransition(entity="gate plan", current=plan.status, requested=to)
@@ -262,8 +270,8 @@ def plan_transition(*, plan: GatePlan, to: str, actor: Actor) -> GatePlan:
         plan.frozen_by, plan.frozen_at = actor, clock.now()
     plan.save()
     supersedes = plan.supersedes.version if plan.supersedes else None
-    moved = {"from": old, "to": to, "supersedes": supersedes}
-    _audit(plan, actor, TRANSITION_ACTIONS[to], **moved)
+    moved = {"from": old, "to": to, "supersedes": supersedes, **(data or {})}
+    _audit(plan, actor, action or TRANSITION_ACTIONS[to], **moved)
     return plan
 
 
