@@ -29,10 +29,12 @@ def run(bundle: Any, pool: LabPool, labops: Any) -> Run:
 def test_run_transition_follows_the_table(run: Run, current: str, to: str) -> None:
     Run.objects.filter(pk=run.pk).update(state=current)
     allowed = to in RUN_TRANSITIONS[current]
+    rows = AuditEvent.objects.count()
 
     if allowed:
         moved = run_transition(run=run, to=to, reason="test")
         assert moved.state == to
+        assert AuditEvent.objects.count() == rows + 1  # one call, one row
         event = AuditEvent.objects.get(action="run.transitioned", target_id=str(run.pk))
         assert event.data["from"] == current
         assert event.data["to"] == to
@@ -41,6 +43,20 @@ def test_run_transition_follows_the_table(run: Run, current: str, to: str) -> No
         with pytest.raises(InvalidTransition):
             run_transition(run=run, to=to)
         assert Run.objects.get(pk=run.pk).state == current
+        assert AuditEvent.objects.count() == rows
+
+
+def test_a_verbs_run_move_is_its_one_row_with_its_details(run: Run) -> None:
+    rows = AuditEvent.objects.count()
+
+    run_transition(
+        run=run, to=Run.State.CANCELLED, action="run.verbed", data={"detail": 42}
+    )
+
+    assert AuditEvent.objects.count() == rows + 1
+    event = AuditEvent.objects.get(action="run.verbed")
+    assert (event.data["from"], event.data["to"]) == ("queued", "cancelled")
+    assert event.data["detail"] == 42
 
 
 def test_final_states_stamp_finished_at(run: Run) -> None:

@@ -283,6 +283,7 @@ def test_decision_transition_matrix(
         decided_at=frozen_plan.frozen_at,
     )
     allowed = to in DECISION_TRANSITIONS[current]
+    rows = AuditEvent.objects.count()
 
     with transaction.atomic():
         if allowed:
@@ -293,6 +294,7 @@ def test_decision_transition_matrix(
 
     decision.refresh_from_db()
     assert decision.status == (to if allowed else current)
+    assert AuditEvent.objects.count() == rows + allowed  # one call, one row
 
 
 def test_decisions_are_taken_on_the_current_plan_only(

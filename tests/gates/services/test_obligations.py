@@ -345,6 +345,7 @@ def test_obligation_transition_matrix(
     breached = clock.now() if current in ("failed", "expired") else None
     obligation = oblige(evaluation, days=1, status=current, breached_at=breached)
     allowed = to in OBLIGATION_TRANSITIONS[current]
+    rows = AuditEvent.objects.count()
 
     with transaction.atomic():
         if allowed:
@@ -355,6 +356,7 @@ def test_obligation_transition_matrix(
 
     obligation.refresh_from_db()
     assert obligation.status == (to if allowed else current)
+    assert AuditEvent.objects.count() == rows + allowed  # one call, one row
     if allowed:
         assert (obligation.breached_at is not None) == (to in ("failed", "expired"))
         assert (obligation.closed_at is not None) == (

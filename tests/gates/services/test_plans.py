@@ -260,12 +260,14 @@ def test_plan_transition_follows_the_table(
     frozen_plan: GatePlan, buyer: Any, start: str, to: str, allowed: bool
 ) -> None:
     GatePlan.objects.filter(pk=frozen_plan.pk).update(status=start)
+    rows = AuditEvent.objects.count()
 
     if allowed:
         assert plan_transition(plan=frozen_plan, to=to, actor=buyer).status == to
     else:
         with pytest.raises(InvalidTransition):
             plan_transition(plan=frozen_plan, to=to, actor=buyer)
+    assert AuditEvent.objects.count() == rows + allowed  # one call, one row
 
 
 def test_plan_import_makes_a_draft_and_exports_the_same_bytes(
