@@ -17,7 +17,10 @@ from artifacts.selectors.release import release_summary_for
 from gates.selectors.attention import gate_attention_for
 from procurement.models import Rfp
 from procurement.selectors.attention import attention_for
-from procurement.selectors.rfps import rfp_list_visible_to
+from procurement.selectors.rfps import (
+    rfp_list_taking_submissions,
+    rfp_list_visible_to,
+)
 
 AnyUser = AbstractBaseUser | AnonymousUser
 RECENT = 8
@@ -45,9 +48,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         )
     if Role.VENDOR in roles:
         context["invitations"] = list(
-            rfps.filter(
-                status=Rfp.Status.PUBLISHED, submission_deadline__gt=clock.now()
-            )[:RECENT]
+            rfp_list_taking_submissions(rfps, clock.now())[:RECENT]
         )
     if Role.LABOPS in roles:
         context["lab_rfps"] = list(

@@ -50,7 +50,7 @@ from artifacts.services.ingest import (
 from artifacts.storage.blobs import blob_open
 from config.pagination import LimitOffsetPagination
 from procurement.permissions import bidding_organisation
-from procurement.views.common import rfp_for_request
+from procurement.selectors.rfps import rfp_get_visible_or_404
 
 logger = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ class BundleListApi(APIView):
         responses={200: BundleSummarySerializer(many=True)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = rfp_for_request(request, rfp_id)
+        rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
         paginator = LimitOffsetPagination()
         bundles = bundle_list_visible_for_rfp(request.user, rfp)
         page = paginator.paginate_queryset(bundles, request, self)
@@ -277,7 +277,7 @@ class BundleListApi(APIView):
         },
     )
     def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = rfp_for_request(request, rfp_id)
+        rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
         organisation = bidding_organisation(request.user, rfp)
         if organisation is None:
             raise PermissionDenied

@@ -18,7 +18,6 @@ against the uploading organisation's keys as they stood when the upload arrived.
   found them stored and be recording them) until the sweep (``blob_sweep``)
   deletes them, once no row refers to them past the grace period.
 
-
 Refusals of the request itself (RFP not open for bids, organisation not invited)
 raise ``ApplicationError`` before any work and leave no row. Nobody on the buyer
 side is told anything: bundles are sealed like bids.
@@ -87,7 +86,7 @@ from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
 from procurement.models import Rfp
-from procurement.selectors.bids import SubmissionsClosed, rfp_submissions_closed
+from procurement.selectors.rfps import SubmissionsClosed, rfp_submissions_closed
 from procurement.services.bids import document_name
 
 MAX_STORED_PROBLEMS: Final = 500
@@ -250,15 +249,14 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
     )
 
 
-def _lock_published(rfp: Rfp, organisation: Organisation) -> Rfp:
-    """The RFP may have been cancelled while the bundle was checked (a revised
-    bundle for an open re-test is taken after the deadline)."""
-    rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
-    revised = rfp.status != Rfp.Status.CANCELLED and retest_window(rfp, organisation)
-    if rfp.status != Rfp.Status.PUBLISHED and not revised:
-        raise ApplicationError(
-            f"{rfp.reference} is no longer open for bids.", code="rfp_not_published"
-        )
+def _lock_published(job: _Accepted) -> Rfp:
+    """The RFP may have been closed or cancelled while the bundle was checked:
+    the upload rule again, as of when the upload arrived (a bundle received
+    before the deadline is taken although checking it ends after)."""
+    rfp = Rfp.objects.select_for_update().get(pk=job.rfp.pk)
+    closed = bundle_upload_closed(rfp, job.organisation, now=job.received_at)
+    if closed is not None:
+        raise ApplicationError(closed.message, code=closed.code)
     return rfp
 
 
@@ -270,6 +268,7 @@ class _Accepted:
     filename: str
     verdict: _Verdict
     completeness: dict[str, Any]
+    received_at: datetime
 
 
 @dataclass(frozen=True)
@@ -309,7 +308,7 @@ def _record_resubmitted(
 
 @transaction.atomic
 def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
-    rfp, manifest = _lock_published(job.rfp, job.organisation), job.verdict.manifest
+    rfp, manifest = _lock_published(job), job.verdict.manifest
     assert manifest is not None  # noqa: S101 - accepted bundles have one
     earlier = _accepted_before(rfp, job.organisation, job.verdict.archive.sha256)
     if earlier is not None:  # an identical upload committed meanwhile
@@ -368,26 +367,23 @@ def bundle_refuse_upload(*, rfp: Rfp, organisation: Organisation) -> None:
         raise ApplicationError(
             f"{organisation} is not invited to {rfp.reference}.", code="not_invited"
         )
-    closed = rfp_submissions_closed(rfp)  # the rule the upload pages follow too
-    if closed is not None and not retest_window(rfp, organisation):
-        raise ApplicationError(bundle_upload_closed_message(closed), code=closed.code)
+    closed = bundle_upload_closed(rfp, organisation)  # the upload pages' rule too
+    if closed is not None:
+        raise ApplicationError(closed.message, code=closed.code)
 
 
-def bundle_upload_closed_for(rfp: Rfp, organisation: Organisation) -> str:
-    """Why ``organisation`` cannot upload to ``rfp`` now ("" when it can: while
-    the RFP takes submissions, or with an open re-test to answer)."""
-    closed = rfp_submissions_closed(rfp)
-    if closed is None or retest_window(rfp, organisation):
-        return ""
-    return bundle_upload_closed_message(closed)
-
-
-def bundle_upload_closed_message(closed: SubmissionsClosed) -> str:
-    ending = {
-        "rfp_not_published": "bundles are accepted only while it is published",
-        "deadline_passed": "bundles can no longer be uploaded",
-    }[closed.code]
-    return f"{closed.reason}: {ending}."
+def bundle_upload_closed(
+    rfp: Rfp, organisation: Organisation, now: datetime | None = None
+) -> SubmissionsClosed | None:
+    """Why ``organisation`` cannot upload to ``rfp`` at ``now`` (default: the
+    clock now), None when it can: while the RFP takes submissions
+    (``rfp_submissions_closed``), or, unless it was cancelled, with an open
+    re-test to answer (``retest_window``)."""
+    closed = rfp_submissions_closed(rfp, now)
+    if closed is None:
+        return None
+    cancelled = rfp.status_now == Rfp.Status.CANCELLED
+    return closed if cancelled or not retest_window(rfp, organisation) else None
 
 
 @dataclass(frozen=True)
@@ -469,5 +465,7 @@ def _ingest(
         if earlier is not None:
             raise _AcceptedBefore(earlier)
         completeness = _completeness(rfp, verdict.manifest, spool)
-        job = _Accepted(rfp, organisation, uploaded_by, name, verdict, completeness)
+        job = _Accepted(
+            rfp, organisation, uploaded_by, name, verdict, completeness, received_at
+        )
         return _keep(job, spool, upload)

@@ -40,7 +40,7 @@ from artifacts.services.ingest import (
     IngestOutcome,
     bundle_ingest_outcome,
     bundle_refuse_upload,
-    bundle_upload_closed_for,
+    bundle_upload_closed,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -50,7 +50,7 @@ from artifacts.services.keys import (
 from config.site import site_url
 from procurement.models import Rfp
 from procurement.permissions import bidding_organisation
-from procurement.views.common import rfp_for_request
+from procurement.selectors.rfps import rfp_get_visible_or_404
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def allowed_signers_download(request: HttpRequest) -> HttpResponse:
 
 def _bidder(request: HttpRequest, rfp_id: uuid.UUID) -> tuple[Rfp, Organisation]:
     """The RFP (404 if invisible) and the invited vendor the user acts for (403)."""
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = bidding_organisation(request.user, rfp)
     if organisation is None:
         raise PermissionDenied("Only vendors invited to this RFP upload bundles.")
@@ -156,7 +156,7 @@ def _upload_page(
     context = {
         "rfp": rfp,
         "organisation": organisation,
-        "closed": bundle_upload_closed_for(rfp, organisation),
+        "closed": bundle_upload_closed(rfp, organisation),
         "retest": retest_window(rfp, organisation),
         "form": BundleUploadForm(),
         "error": error,
@@ -285,7 +285,7 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
         or (bundle.manifest or {}).get("claims")
         or [],
         "own": bidding_organisation(request.user, bundle.rfp) == bundle.organisation,
-        "can_upload": not bundle_upload_closed_for(bundle.rfp, bundle.organisation),
+        "can_upload": bundle_upload_closed(bundle.rfp, bundle.organisation) is None,
     }
     return render(request, "artifacts/bundle_detail.html", context)
 

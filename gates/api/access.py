@@ -27,7 +27,7 @@ from gates.selectors.obligations import (
     obligation_list_visible_to as obligations_visible,
 )
 from procurement.models import Rfp
-from procurement.selectors.rfps import rfp_get_visible
+from procurement.selectors.rfps import rfp_get_visible_or_404
 
 
 def evaluation_list_visible_to(user: AnyUser) -> QuerySet[Evaluation]:
@@ -58,10 +58,7 @@ def one(queryset: QuerySet, public_id: uuid.UUID):  # type: ignore[type-arg]
 
 
 def rfp_for(user: AnyUser, public_id: uuid.UUID) -> Rfp:
-    rfp = rfp_get_visible(user, public_id=public_id)
-    if rfp is None:
-        raise Http404
-    return rfp
+    return rfp_get_visible_or_404(user, public_id=public_id)
 
 
 def require_plan_editor(user: AnyUser, rfp: Rfp) -> None:

@@ -30,7 +30,8 @@ from gates.selectors.evaluations import (
 )
 from gates.services.runs import evaluation_more_runs
 from procurement.models import Rfp
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.selectors.rfps import rfp_get_visible_or_404
+from procurement.views.common import rfp_page_context
 
 DOCUMENTS = {"plan": "plan_document", "results": "results_document"}
 DOCUMENTS["evaluation"] = "evaluation_document"
@@ -39,7 +40,7 @@ DOCUMENTS["evaluation"] = "evaluation_document"
 def _rfp_and_vendor(
     request: HttpRequest, rfp_id: uuid.UUID, vendor: str
 ) -> tuple[Rfp, Organisation, GateScope]:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     org, scope = vendor_get_visible(request.user, rfp, vendor)
     if org is None:
         raise Http404("No such vendor on this RFP.")
@@ -49,7 +50,7 @@ def _rfp_and_vendor(
 @login_required
 @require_safe
 def board(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     scope = gate_scope(request.user, rfp)
     if not scope.visible:
         raise Http404("No such RFP.")
@@ -147,7 +148,8 @@ def _evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> Any:
 @require_safe
 def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
     found = _evaluation(request, evaluation_id)
-    rfp = rfp_for_request(request, found.rfp.public_id)  # its status by the clock
+    # its status by the clock
+    rfp = rfp_get_visible_or_404(request.user, public_id=found.rfp.public_id)
     documents = [
         (name, f"{name}.json", getattr(found, f"{name}_sha256")) for name in DOCUMENTS
     ]

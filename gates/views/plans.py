@@ -47,14 +47,15 @@ from gates.services.plans import (
     plan_update,
 )
 from procurement.models import Rfp
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.selectors.rfps import rfp_get_visible_or_404
+from procurement.views.common import rfp_page_context
 
 
 def _rfp_vendor(
     request: HttpRequest, rfp_id: uuid.UUID, vendor: str
 ) -> tuple[Rfp, Organisation]:
     """404 unless the user may see this vendor's plans on this RFP."""
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     org = rfp.invited_vendors.filter(slug=vendor, kind=Organisation.Kind.VENDOR)
     found = org.first()
     if found is None or not can_view_gate_plan(request.user, rfp, found):

@@ -39,6 +39,7 @@ from procurement.selectors.bids import (
     bid_list_opened,
     bid_receipt_list,
 )
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.serializers import OrganisationRefSerializer
 from procurement.services.bids import (
     STATS,
@@ -49,7 +50,6 @@ from procurement.services.bids import (
     bid_withdraw,
 )
 from procurement.views.bids import bid_document_response
-from procurement.views.common import rfp_for_request
 
 # --- shared serializers -----------------------------------------------------------
 
@@ -190,7 +190,7 @@ class ActionResultSerializer(serializers.Serializer):
 
 
 def _bidder(request: Request, rfp_id: uuid.UUID) -> tuple[Rfp, Organisation]:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = bidding_organisation(request.user, rfp)
     if organisation is None:
         raise PermissionDenied
@@ -334,7 +334,7 @@ class BidListApi(APIView):
 
     @extend_schema(operation_id="bid_list", responses={200: OutputSerializer})
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
-        rfp = rfp_for_request(request, rfp_id)
+        rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
         if bidding_organisation(request.user, rfp) is not None:
             raise PermissionDenied
         opened = not rfp.is_sealed and is_buyer_side(request.user, rfp)

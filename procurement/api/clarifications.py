@@ -30,7 +30,7 @@ from procurement.selectors.clarifications import (
     clarification_rows,
     clarification_scope_for,
 )
-from procurement.selectors.rfps import rfp_get_visible
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.services.addenda import REASON_MAX_LENGTH, rfp_amend
 from procurement.services.clarifications import (
     ANSWER_MAX_LENGTH,
@@ -48,9 +48,7 @@ PAGE_PARAMETERS = [
 def _rfp_and_scope(
     request: Request, rfp_id: uuid.UUID
 ) -> tuple[Rfp, ClarificationScope]:
-    rfp = rfp_get_visible(request.user, public_id=rfp_id)
-    if rfp is None:
-        raise Http404
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     scope = clarification_scope_for(request.user, rfp)
     if not scope.can_read:
         raise exceptions.PermissionDenied(

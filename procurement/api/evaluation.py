@@ -41,7 +41,7 @@ from procurement.selectors.evaluation import (
     score_sheet_missing,
     score_sheet_scores,
 )
-from procurement.selectors.rfps import rfp_get_visible
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.services.evaluation import (
     EvaluationStateError,
     ScoreEntry,
@@ -52,8 +52,8 @@ from procurement.services.evaluation import (
 
 def buyer_side_rfp(request: Request, rfp_id: uuid.UUID) -> Rfp:
     """404 for RFPs the caller may not know and for vendors; 403 for other roles."""
-    rfp = rfp_get_visible(request.user, public_id=rfp_id)
-    if rfp is None or bidding_organisation(request.user, rfp) is not None:
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
+    if bidding_organisation(request.user, rfp) is not None:
         raise Http404
     if not is_buyer_side(request.user, rfp):
         raise PermissionDenied

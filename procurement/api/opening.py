@@ -18,12 +18,12 @@ from rest_framework.views import APIView
 
 from procurement.models import BidOpening, Rfp
 from procurement.permissions import can_manage_rfp, is_buyer_side
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.services.opening import (
     bid_opening_cancel,
     bid_opening_confirm,
     bid_opening_request,
 )
-from procurement.views.common import rfp_for_request
 
 
 class OpeningSerializer(serializers.Serializer):
@@ -40,7 +40,7 @@ class OpeningSerializer(serializers.Serializer):
 
 
 def _opening(request: Request, rfp_id: uuid.UUID, allowed: Any) -> Rfp:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if not allowed(request.user, rfp):
         raise PermissionDenied
     return rfp

@@ -9,7 +9,6 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -24,7 +23,7 @@ from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import (
     invited_vendor_scope_for,
     managed_buyer_organisations,
-    rfp_get_visible,
+    rfp_get_visible_or_404,
     rfp_list_visible_to,
     rfp_template_list_for,
     rfp_with_configuration,
@@ -126,9 +125,7 @@ def _detail(request: Request, rfp: Rfp, code: int = status.HTTP_200_OK) -> Respo
 def _rfp_for(request: Request, rfp_id: uuid.UUID, *, manage: bool = False) -> Rfp:
     """404 if the caller may not know the RFP; 403 if ``manage`` and they may not
     author it. Its status is read by the clock (writes apply deadlines)."""
-    rfp = rfp_get_visible(request.user, public_id=rfp_id)
-    if rfp is None:
-        raise Http404
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if manage and not can_manage_rfp(request.user, rfp):
         raise PermissionDenied
     return rfp

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from decimal import Decimal
 from typing import Final
 
@@ -146,6 +147,14 @@ class Rfp(TimeStampedModel):
 
     def get_status_now_display(self) -> str:
         return str(self.Status(self.status_now).label)
+
+    def takes_submissions(self, now: datetime) -> bool:
+        """Whether the RFP takes bids and bundles at ``now``: published (by the
+        clock) and before its submission deadline. The one rule every page, API
+        and service follows; ``procurement.selectors.rfps.rfp_submissions_closed``
+        says why not, ``rfp_list_taking_submissions`` is the same rule in SQL."""
+        published = self.status_now == self.Status.PUBLISHED
+        return published and now < self.submission_deadline
 
     @property
     def is_sealed(self) -> bool:

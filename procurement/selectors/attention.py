@@ -14,7 +14,10 @@ from accounts import clock
 from accounts.models import Role
 from accounts.selectors import organisation_ids_for
 from procurement.models import AwardRequest, Bid, BidOpening, Rfp, ScoreSheet
-from procurement.selectors.rfps import rfp_list_visible_to
+from procurement.selectors.rfps import (
+    rfp_list_taking_submissions,
+    rfp_list_visible_to,
+)
 
 AnyUser = AbstractBaseUser | AnonymousUser
 LIMIT = 10
@@ -143,11 +146,9 @@ def _vendor_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
             "rfp"
         )[:LIMIT]
     ]
-    no_bid = rfps.filter(
-        status=Rfp.Status.PUBLISHED,
-        submission_deadline__gt=clock.now(),
-        invited_vendors__in=own,
-    ).exclude(id__in=bids.exclude(status=Bid.Status.WITHDRAWN).values("rfp_id"))
+    taking = rfp_list_taking_submissions(rfps, clock.now())
+    live_bids = bids.exclude(status=Bid.Status.WITHDRAWN).values("rfp_id")
+    no_bid = taking.filter(invited_vendors__in=own).exclude(id__in=live_bids)
     items += [
         Attention("bid", r, "Invited: no bid submitted yet", _url("rfp_bids", r))
         for r in no_bid.distinct()[:LIMIT]

@@ -8,12 +8,10 @@ live bid once the RFP is opened."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
-from accounts import clock
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
 from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
@@ -31,30 +29,6 @@ def _current_documents() -> Prefetch:
         ),
         to_attr="current_documents",
     )
-
-
-@dataclass(frozen=True)
-class SubmissionsClosed:
-    """Why an RFP takes no bids and no bundles now."""
-
-    code: str  # "rfp_not_published" or "deadline_passed"
-    reason: str  # a sentence without its ending, e.g. "RFP-1 is closed"
-
-
-def rfp_submissions_closed(rfp: Rfp) -> SubmissionsClosed | None:
-    """None while the RFP takes bids and bundles (published, before its
-    submission deadline, by the clock now), else why not. The one rule: the bid
-    and bundle services refuse by it, the pages offer their forms by it."""
-    by_deadline = {Rfp.Status.PUBLISHED, Rfp.Status.CLOSED, Rfp.Status.UNSUCCESSFUL}
-    if rfp.status_now in by_deadline and clock.now() >= rfp.submission_deadline:
-        deadline = f"{rfp.submission_deadline:%Y-%m-%d %H:%M}"
-        return SubmissionsClosed(
-            "deadline_passed", f"The submission deadline passed at {deadline} UTC"
-        )
-    if rfp.status_now != Rfp.Status.PUBLISHED:
-        status = rfp.get_status_now_display().lower()
-        return SubmissionsClosed("rfp_not_published", f"{rfp.reference} is {status}")
-    return None
 
 
 def bid_count_live(*, rfp: Rfp) -> int:

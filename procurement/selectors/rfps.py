@@ -25,6 +25,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan
+from django.http import Http404
 
 from accounts import clock
 from accounts.models import AuditEvent, Organisation, Role
@@ -102,6 +103,49 @@ def rfp_effective_status(rfp: Rfp, now: datetime) -> str:
     return found.values_list("effective_status", flat=True).get()
 
 
+# --- whether the tender takes submissions -----------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmissionsClosed:
+    """Why an RFP takes no bids and no bundles now (``Rfp.takes_submissions``)."""
+
+    code: str  # "rfp_not_published" or "deadline_passed"
+    message: str  # the one sentence every page, API and service shows
+
+
+def rfp_submissions_closed(
+    rfp: Rfp, now: datetime | None = None
+) -> SubmissionsClosed | None:
+    """None while the RFP takes bids and bundles (``Rfp.takes_submissions`` at
+    ``now``, by default the clock now), else why not. The bid and bundle
+    services refuse by it; the pages and APIs offer their forms by it."""
+    now = clock.now() if now is None else now
+    if rfp.takes_submissions(now):
+        return None
+    by_deadline = {Rfp.Status.PUBLISHED, Rfp.Status.CLOSED, Rfp.Status.UNSUCCESSFUL}
+    if rfp.status_now in by_deadline and now >= rfp.submission_deadline:
+        deadline = f"{rfp.submission_deadline:%Y-%m-%d %H:%M}"
+        return SubmissionsClosed(
+            "deadline_passed",
+            f"The submission deadline passed at {deadline} UTC: bids and bundles "
+            f"on {rfp.reference} can no longer be submitted or changed.",
+        )
+    status = rfp.get_status_now_display().lower()
+    return SubmissionsClosed(
+        "rfp_not_published",
+        f"{rfp.reference} is {status}: bids and bundles can be submitted or "
+        "changed only while it is published.",
+    )
+
+
+def rfp_list_taking_submissions(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
+    """The RFPs among ``rfps`` that take submissions at ``now``:
+    ``Rfp.takes_submissions`` in SQL (a published RFP before its deadline has
+    that status by the clock too)."""
+    return rfps.filter(status=Rfp.Status.PUBLISHED, submission_deadline__gt=now)
+
+
 def rfp_list_due(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
     """The RFPs among ``rfps`` whose status by the clock is not the stored one
     yet: what the deadline sweep persists."""
@@ -136,6 +180,16 @@ def rfp_list_visible_to(user: AnyUser) -> QuerySet[Rfp]:
 
 def rfp_get_visible(user: AnyUser, *, public_id: uuid.UUID) -> Rfp | None:
     return rfp_list_visible_to(user).filter(public_id=public_id).first()
+
+
+def rfp_get_visible_or_404(user: AnyUser, *, public_id: uuid.UUID) -> Rfp:
+    """The RFP if ``user`` may know it exists, else ``Http404`` (pages and APIs
+    alike: DRF answers it 404). Read-only: its status by the clock is
+    ``rfp.status_now``; write services apply due deadlines."""
+    rfp = rfp_get_visible(user, public_id=public_id)
+    if rfp is None:
+        raise Http404("No such RFP.")
+    return rfp
 
 
 @dataclass(frozen=True)

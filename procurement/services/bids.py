@@ -49,7 +49,7 @@ from procurement.models import (
     CostModelInput,
     Rfp,
 )
-from procurement.selectors.bids import rfp_submissions_closed
+from procurement.selectors.rfps import rfp_submissions_closed
 from procurement.services.bid_inputs import (
     COST_FIELDS,
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -175,13 +175,7 @@ def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
         raise ProcurementError(f"{organisation} is not invited to {rfp.reference}.")
     closed = rfp_submissions_closed(rfp)
     if closed is not None:
-        ending = {
-            "rfp_not_published": "bids can be changed only while it is published",
-            "deadline_passed": (
-                "bids can no longer be submitted, replaced, withdrawn or re-confirmed"
-            ),
-        }[closed.code]
-        raise ProcurementError(f"{closed.reason}: {ending}.", code=closed.code)
+        raise ProcurementError(closed.message, code=closed.code)
     return rfp
 
 

@@ -304,10 +304,7 @@ def rfp_invite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
     rfp = rfp_lock(rfp)
     if vendor.kind != Organisation.Kind.VENDOR:
         raise ProcurementError(f"{vendor} is not a vendor organisation.")
-    open_for_bids = rfp.status == Rfp.Status.PUBLISHED and (
-        rfp.submission_deadline > clock.now()
-    )
-    if rfp.status != Rfp.Status.DRAFT and not open_for_bids:
+    if rfp.status != Rfp.Status.DRAFT and not rfp.takes_submissions(clock.now()):
         raise ProcurementError("Vendors can be invited only before the deadline.")
     if rfp.invited_vendors.filter(pk=vendor.pk).exists():
         raise ProcurementError(f"{vendor} is already invited.", code="already_invited")

@@ -13,12 +13,13 @@ from accounts.permissions import can_view_audit_trail
 from accounts.views import audit_page_context
 from procurement.permissions import bidding_organisation
 from procurement.selectors.audit import rfp_audit_events
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.selectors.rfps import rfp_get_visible_or_404
+from procurement.views.common import rfp_page_context
 
 
 @login_required
 def rfp_audit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if not can_view_audit_trail(request.user) or bidding_organisation(
         request.user, rfp
     ):

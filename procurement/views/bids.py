@@ -41,9 +41,9 @@ from procurement.selectors.bids import (
     bid_opening_get,
     bid_receipt_get_visible,
     bid_receipt_list,
-    rfp_submissions_closed,
 )
 from procurement.selectors.evidence import bid_evidence_own
+from procurement.selectors.rfps import rfp_get_visible_or_404, rfp_submissions_closed
 from procurement.services.bids import (
     bid_documents_store,
     bid_reconfirm,
@@ -55,7 +55,7 @@ from procurement.services.opening import (
     bid_opening_confirm,
     bid_opening_request,
 )
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.views.common import rfp_page_context
 
 BIDS_PAGE_SIZE = 25
 RECEIPTS_PAGE_SIZE = 25
@@ -72,8 +72,10 @@ def _bidder(request: HttpRequest, rfp: Rfp) -> Organisation:
     return organisation
 
 
-def _accepting(rfp: Rfp) -> bool:
-    return rfp_submissions_closed(rfp) is None
+def _submissions(rfp: Rfp) -> dict[str, Any]:
+    """``accepting`` (the RFP takes bids now) and ``closed`` (why not)."""
+    closed = rfp_submissions_closed(rfp)
+    return {"accepting": closed is None, "closed": closed}
 
 
 def _done(request: HttpRequest, receipt: BidReceipt) -> HttpResponse:
@@ -105,7 +107,7 @@ def _opening_context(request: HttpRequest, rfp: Rfp) -> dict[str, Any]:
 
 @login_required
 def rfp_bids(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = bidding_organisation(request.user, rfp)
     if organisation is not None:
         bid = bid_get_own(rfp=rfp, organisation=organisation)
@@ -116,7 +118,7 @@ def rfp_bids(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
             "bids",
             bid=bid,
             receipts=receipts,
-            accepting=_accepting(rfp),
+            **_submissions(rfp),
             evidence=bid_evidence_own(rfp, organisation),
         )
         return render(request, "procurement/bid_vendor.html", context)
@@ -137,7 +139,7 @@ def rfp_bids(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 def bid_detail(request: HttpRequest, rfp_id: uuid.UUID, bid_id: uuid.UUID):
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     bid = bid_get_visible(request.user, public_id=bid_id, rfp=rfp)
     if bid is None:
         raise Http404("No such bid.")
@@ -167,7 +169,7 @@ def bid_document_response(document: BidDocument) -> FileResponse:
 def bid_document(
     request: HttpRequest, rfp_id: uuid.UUID, bid_id: uuid.UUID, sha256: str
 ) -> FileResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     bid = bid_get_visible(request.user, public_id=bid_id, rfp=rfp)
     if bid is None:
         raise Http404("No such document.")
@@ -210,7 +212,7 @@ def _bid_form(request: HttpRequest, rfp: Rfp, organisation: Organisation, bid: A
 @login_required
 @require_http_methods(["GET", "POST"])
 def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = _bidder(request, rfp)
     bid = bid_get_own(rfp=rfp, organisation=organisation)
     form = _bid_form(request, rfp, organisation, bid)
@@ -219,7 +221,7 @@ def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
             return _done(request, _submit_form(request, rfp, organisation, form))
         except ApplicationError as exc:
             form.add_problems(exc)
-    extra = {"form": form, "bid": bid, "accepting": _accepting(rfp)}
+    extra = {"form": form, "bid": bid, **_submissions(rfp)}
     extra["evidence"] = bid_evidence_own(rfp, organisation)
     context = rfp_page_context(request, rfp, "bids", **extra)
     return render(request, "procurement/bid_form.html", context)
@@ -228,7 +230,7 @@ def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 def _vendor_action(
     request: HttpRequest, rfp_id: uuid.UUID, service: Callable[..., BidReceipt]
 ) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = _bidder(request, rfp)
     try:
         receipt = service(rfp=rfp, organisation=organisation, actor=request.user)
@@ -252,7 +254,7 @@ def bid_reconfirm_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 def bid_receipts(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     bid = bid_get_own(rfp=rfp, organisation=_bidder(request, rfp))
     receipts = bid_receipt_list(bid=bid) if bid else BidReceipt.objects.none()
     page = Paginator(receipts, RECEIPTS_PAGE_SIZE).get_page(request.GET.get("page"))
@@ -261,7 +263,7 @@ def bid_receipts(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 
 def _receipt_for(request: HttpRequest, rfp_id: uuid.UUID, receipt_id: uuid.UUID):
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     receipt = bid_receipt_get_visible(request.user, public_id=receipt_id, rfp=rfp)
     if receipt is None:
         raise Http404("No such receipt.")
@@ -317,7 +319,7 @@ def _opening_action(
     allowed: Callable[[Any, Rfp], bool],
     done: str,
 ) -> HttpResponse:
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if not allowed(request.user, rfp):
         raise PermissionDenied
     try:

@@ -30,6 +30,7 @@ from procurement.selectors.clarifications import (
     clarification_rows,
     clarification_scope_for,
 )
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.services.addenda import rfp_amend
 from procurement.services.clarifications import (
     ANSWER_MAX_LENGTH,
@@ -38,7 +39,7 @@ from procurement.services.clarifications import (
     clarification_ask,
     questions_closed_reason,
 )
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.views.common import rfp_page_context
 
 QUESTIONS_PAGE_SIZE = 20
 
@@ -47,7 +48,7 @@ def _rfp_and_scope(
     request: HttpRequest, rfp_id: uuid.UUID
 ) -> tuple[Rfp, ClarificationScope]:
     """404 for an RFP the user may not know; 403 for one whose Q&A is not theirs."""
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     scope = clarification_scope_for(request.user, rfp)
     if not scope.can_read:
         raise PermissionDenied("Only the buyer side and invited vendors read these.")

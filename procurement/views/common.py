@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.urls import reverse
 
 from accounts.exceptions import ApplicationError
@@ -19,21 +19,12 @@ from procurement.permissions import (
     can_manage_rfp,
     is_buyer_side,
 )
-from procurement.selectors.rfps import rfp_get_visible
-
-
-def rfp_for_request(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
-    """The RFP if the user may know it exists (else 404). Read-only: its status
-    by the clock is ``rfp.status_now``; write services apply due deadlines."""
-    rfp = rfp_get_visible(request.user, public_id=rfp_id)
-    if rfp is None:
-        raise Http404("No such RFP.")
-    return rfp
+from procurement.selectors.rfps import rfp_get_visible_or_404
 
 
 def rfp_to_manage(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
     """404 for an RFP the user may not know; 403 unless they author for its buyer."""
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if not can_manage_rfp(request.user, rfp):
         raise PermissionDenied
     return rfp

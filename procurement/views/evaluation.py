@@ -44,14 +44,15 @@ from procurement.selectors.evaluation import (
     tco_formula_current,
     tco_formula_list,
 )
+from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.services.evaluation import score_sheet_save, score_sheet_submit
 from procurement.services.tco import FORMULA_FROZEN, tco_formula_create
-from procurement.views.common import rfp_for_request, rfp_page_context
+from procurement.views.common import rfp_page_context
 
 
 def buyer_side_rfp(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
     """The RFP for a buyer-side member; 404 for vendors, 403 for other roles."""
-    rfp = rfp_for_request(request, rfp_id)
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     if bidding_organisation(request.user, rfp) is not None:
         raise Http404("No such page.")
     if not is_buyer_side(request.user, rfp):

@@ -31,6 +31,7 @@ from procurement.selectors.rfps import (
     invited_vendor_scope_for,
     managed_buyer_organisations,
     rfp_cancellation_reason,
+    rfp_get_visible_or_404,
     rfp_list_for_page,
     rfp_list_visible_to,
     rfp_template_get_for,
@@ -50,7 +51,6 @@ from procurement.services.templates import (
     rfp_template_save,
 )
 from procurement.views.common import (
-    rfp_for_request,
     rfp_page_context,
     rfp_to_manage,
     show_refusal,
@@ -84,11 +84,8 @@ def rfp_list(request: HttpRequest) -> HttpResponse:
 
 
 def _buyer_actions(rfp: Rfp) -> dict[str, Any]:
-    open_for_bids = rfp.status == Rfp.Status.PUBLISHED and (
-        rfp.submission_deadline > clock.now()
-    )
     vendors = vendor_organisation_list(exclude_invited_to=rfp)
-    can_invite = open_for_bids and vendors.exists()
+    can_invite = rfp.takes_submissions(clock.now()) and vendors.exists()
     return {
         "cancel_form": CancelForm(),
         "template_form": TemplateSaveForm(initial={"name": rfp.title[:120]}),
@@ -101,7 +98,7 @@ def _buyer_actions(rfp: Rfp) -> dict[str, Any]:
 
 @login_required
 def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
-    rfp = rfp_with_configuration(rfp_for_request(request, rfp_id))
+    rfp = rfp_with_configuration(rfp_get_visible_or_404(request.user, public_id=rfp_id))
     extra: dict[str, Any] = {
         "invited_vendors": invited_vendor_scope_for(request.user).visible(rfp),
         "description_html": render_markdown(rfp.description),

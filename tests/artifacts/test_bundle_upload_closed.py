@@ -68,7 +68,7 @@ def test_the_upload_page_of_a_closed_rfp_says_so_and_offers_no_form(
     assert 'data-testid="upload-closed"' in page
     assert 'data-testid="bundle-upload"' not in page
     assert 'type="file"' not in page
-    said = ("bundles can no longer be uploaded", "bundles are accepted only while")
+    said = ("can no longer be submitted or changed", "only while it is published")
     assert [s for s in said if s in page]
 
 

@@ -65,7 +65,9 @@ def test_without_an_open_obligation_the_upload_is_refused_after_opening(
     assert rfp.status == Rfp.Status.OPENED
     archive = revised_archive(tmp_path, rfp, vendor_a_org)
 
-    with pytest.raises(ApplicationError, match="accepted only while it is published"):
+    with pytest.raises(
+        ApplicationError, match="submitted or changed only while it is published"
+    ):
         ingest(rfp, vendor_a_org, vendor_a, archive)
 
 
@@ -80,7 +82,7 @@ def test_an_expired_obligation_no_longer_opens_the_upload(
     clock.travel_to(owed.deadline)
     archive = revised_archive(tmp_path, rfp, vendor_a_org)
 
-    with pytest.raises(ApplicationError, match="can no longer be uploaded"):
+    with pytest.raises(ApplicationError, match="can no longer be submitted or changed"):
         ingest(rfp, vendor_a_org, vendor_a, archive)
 
 

@@ -405,9 +405,7 @@ def test_withdraw_after_the_deadline_shows_the_refusal(
         f"/rfps/{rfp.public_id}/bid/withdraw/", follow=True
     )
 
-    assert "bids can no longer be submitted, replaced, withdrawn" in (
-        response.content.decode()
-    )
+    assert "can no longer be submitted or changed" in (response.content.decode())
     assert Bid.objects.get().status == Bid.Status.SUBMITTED
 
 
