@@ -31,9 +31,9 @@ from celery.signals import worker_ready, worker_shutdown
 from django.db import connection
 
 from benchmarks import conf
+from benchmarks.queues import pool_names_of
 
 logger = logging.getLogger(__name__)
-POOL_PREFIX = "pool."
 
 
 def worker_identity(worker_name: str | None, **extra: Any) -> Any:
@@ -142,10 +142,6 @@ class HostBeacon:
 
 
 _beacon: HostBeacon | None = None
-
-
-def pool_names_of(queue_names: list[str]) -> list[str]:
-    return [q[len(POOL_PREFIX) :] for q in queue_names if q.startswith(POOL_PREFIX)]
 
 
 @worker_ready.connect

@@ -1,9 +1,9 @@
-"""The Celery application. Lab pools consume their own queue, ``pool.<name>``."""
+"""The Celery application. Lab pools consume their own queue
+(``benchmarks.queues.pool_queue``)."""
 
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from celery import Celery
@@ -29,13 +29,3 @@ def _load_settings(sender: Celery, **kwargs: Any) -> None:
 
 
 DEFAULT_QUEUE = "celery"
-_POOL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-
-
-def pool_queue(pool_name: str) -> str:
-    """The queue a lab pool's runner workers consume (``-Q pool.<name>``)."""
-    if not _POOL_NAME.fullmatch(pool_name):
-        raise ValueError(
-            f"Lab pool name {pool_name!r} must be lowercase letters, digits and dashes."
-        )
-    return f"pool.{pool_name}"

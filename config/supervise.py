@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from benchmarks.queues import EMBEDDED_POOL, pool_queue
+
 STATUS_FILE = "supervisor.json"
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -100,7 +102,7 @@ def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
             [
                 *worker,
                 "--concurrency=1",
-                "--queues=pool.local",
+                f"--queues={pool_queue(EMBEDDED_POOL)}",
                 "-n",
                 "embedded-lab@%h",
             ],

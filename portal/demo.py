@@ -74,6 +74,7 @@ from artifacts.selectors.bundles import (
 from artifacts.services.ingest import bundle_ingest
 from artifacts.services.keys import signing_key_register
 from benchmarks.models import Campaign, LabPool, Run
+from benchmarks.queues import EMBEDDED_POOL
 from benchmarks.sandbox.capabilities import host_support
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
 from benchmarks.services.execution import run_execute
@@ -113,7 +114,7 @@ ACCOUNTS = [
 ]
 DEMO_RFP = "RFP-DEMO-1"
 LAB_RFP = "RFP-DEMO-2"
-LAB_POOL = "local"  # scripts/run's embedded worker consumes pool.local
+LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab worker consumes its queue
 LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]

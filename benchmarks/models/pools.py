@@ -11,10 +11,10 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organisation, TimeStampedModel
-from config.celery import pool_queue
+from benchmarks.queues import POOL_NAME_PATTERN, pool_queue
 
 POOL_NAME_VALIDATOR = RegexValidator(
-    r"^[a-z0-9][a-z0-9-]{0,62}$",
+    POOL_NAME_PATTERN,
     "Use lowercase letters, digits and dashes (the queue is pool.<name>).",
 )
 

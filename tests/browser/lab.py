@@ -26,6 +26,7 @@ from django.core.management import call_command
 from django.db import connections
 from playwright.sync_api import Page, expect
 
+from benchmarks.queues import pool_queue
 from benchmarks.tasks import execute_run_task
 from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
 
@@ -136,7 +137,7 @@ def start_worker(database_url: str, var_dir: Path) -> subprocess.Popen[bytes]:
         RUNNER_PROGRESS_WRITE_SECONDS="0.2",
     )
     log = var_dir / "worker.log"
-    command = [str(CELERY_BIN), "-A", "config", "worker", "-Q", f"pool.{LAB_POOL}"]
+    command = [str(CELERY_BIN), "-A", "config", "worker", "-Q", pool_queue(LAB_POOL)]
     command += ["--concurrency", "2", "-n", "lab-acceptance@%h", "-l", "INFO"]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     with log.open("wb") as out:

@@ -1,10 +1,15 @@
-"""The Celery application: pool queue names."""
+"""The lab pools' queue names (``benchmarks.queues``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from config.celery import pool_queue
+from benchmarks.models import LabPool
+from benchmarks.queues import EMBEDDED_POOL, pool_names_of, pool_queue
+from config import supervise
+from portal import demo
 
 
 def test_pool_queue_prefixes_the_pool_name() -> None:
@@ -22,3 +27,20 @@ def test_pool_queue_accepts_63_characters() -> None:
 def test_pool_queue_rejects_a_bad_name(name: str) -> None:
     with pytest.raises(ValueError, match="lowercase letters, digits and dashes"):
         pool_queue(name)
+
+
+def test_the_pools_of_a_worker_are_read_back_from_its_queues() -> None:
+    queues = ["celery", pool_queue("gpu-a"), pool_queue("local"), "poolx"]
+
+    assert pool_names_of(queues) == ["gpu-a", "local"]
+
+
+def test_the_pool_model_the_demo_and_the_embedded_worker_share_the_rule(
+    tmp_path: Path,
+) -> None:
+    programs = supervise.embedded_programs("h", 8130, tmp_path)
+    lab = next(p.argv for p in programs if p.name == "lab-worker")
+
+    assert LabPool(name="h100-rdma").queue == pool_queue("h100-rdma")
+    assert demo.LAB_POOL == EMBEDDED_POOL
+    assert f"--queues={pool_queue(EMBEDDED_POOL)}" in lab

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import redis
 
+from benchmarks.queues import pool_queue
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.services.runs import gate_campaign_start
 from tests.benchmarks.runner.support import GOOD_HARNESS, SCENARIOS
@@ -45,7 +46,7 @@ def redis_url() -> Iterator[str]:
     except redis.RedisError as exc:
         pytest.skip(f"Redis is not reachable at {OWN_REDIS}: {exc}")
     yield OWN_REDIS
-    queue = f"pool.{POOL_A}"
+    queue = pool_queue(POOL_A)
     client.delete(queue, f"_kombu.binding.{queue}", "celery", "_kombu.binding.celery")
     client.close()
 

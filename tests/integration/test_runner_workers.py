@@ -32,6 +32,7 @@ from django.db import connections
 from accounts.models import Membership, Role
 from artifacts.models import Deposit
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
+from benchmarks.queues import pool_queue
 from benchmarks.services.pools import pool_create
 from benchmarks.tasks import execute_run_task, reap_runs_task
 from tests.accounts.factories import OrganisationFactory, UserFactory
@@ -172,7 +173,7 @@ def start_worker(
     def launch(name: str, pool: str) -> Worker:
         log = var_dir / f"{name}.log"
         command = [str(CELERY_BIN), "-A", "config", "worker", "--pool", "solo"]
-        command += ["--concurrency", "1", "-Q", f"pool.{pool}", "-n", f"{name}@%h"]
+        command += ["--concurrency", "1", "-Q", pool_queue(pool), "-n", f"{name}@%h"]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         with log.open("wb") as out:
             process = subprocess.Popen(
@@ -203,7 +204,7 @@ def start_worker(
                 worker.process.wait(timeout=10)
     broker = redis.Redis.from_url(REDIS_URL)
     for pool in (POOL_A, POOL_B, POOL_C):
-        queue = f"pool.{pool}"
+        queue = pool_queue(pool)
         broker.delete(queue, f"_kombu.binding.{queue}")
     broker.close()
 

@@ -8,6 +8,7 @@ import pytest
 
 from accounts.models import AuditEvent, Organisation
 from benchmarks.models import LabHost, LabPool
+from benchmarks.queues import pool_names_of
 from benchmarks.selectors.pools import host_status
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.pools import (
@@ -17,7 +18,7 @@ from benchmarks.services.pools import (
     host_stop,
     pool_create,
 )
-from benchmarks.tasks import HostBeacon, pool_names_of
+from benchmarks.tasks import HostBeacon
 from tests.benchmarks.runner.support import make_pool, worker
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,34 @@
+"""The Celery queue of a lab pool: pool ``<name>`` is the queue ``pool.<name>``.
+
+The one place the rule is written, Django-free: the pool model, the runner
+workers' beacon (which pools a worker serves, from the queues it consumes), the
+process supervisor's embedded lab worker and the demo read it here.
+``deploy/compose.yaml`` keeps the one written-out copy (``-Q pool.local``, the
+embedded pool), as YAML cannot call Python; ``scripts/celery`` takes ``-Q`` as
+given."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+POOL_PREFIX: Final = "pool."
+POOL_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,62}$"
+# The pool the embedded lab worker of scripts/run (config.supervise) consumes.
+EMBEDDED_POOL: Final = "local"
+_POOL_NAME = re.compile(POOL_NAME_PATTERN)
+
+
+def pool_queue(pool_name: str) -> str:
+    """The queue a lab pool's runner workers consume (``-Q pool.<name>``)."""
+    if not _POOL_NAME.fullmatch(pool_name):
+        raise ValueError(
+            f"Lab pool name {pool_name!r} must be lowercase letters, digits and dashes."
+        )
+    return f"{POOL_PREFIX}{pool_name}"
+
+
+def pool_names_of(queue_names: Iterable[str]) -> list[str]:
+    """The pools whose queues are among ``queue_names`` (others are ignored)."""
+    return [q[len(POOL_PREFIX) :] for q in queue_names if q.startswith(POOL_PREFIX)]
