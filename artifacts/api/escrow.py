@@ -33,10 +33,10 @@ from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
 from artifacts.models import Deposit
+from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
     DepositFilter,
     bundle_deposits,
-    can_change_hold,
     deposit_get_visible,
     deposit_items,
     deposit_list_filtered,

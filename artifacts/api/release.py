@@ -23,15 +23,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.selectors import organisation_ids_for
 from artifacts.api.escrow import ZipRenderer
 from artifacts.models import Release
+from artifacts.permissions import RELEASE_STEP_ALLOWED, can_request_release
 from artifacts.selectors.release import (
-    MANAGERS,
-    approval_roles,
-    can_manage,
-    can_object,
-    can_reject,
     release_get_visible,
     release_list_visible_to,
     release_package_get,
@@ -48,7 +43,7 @@ from artifacts.services.release_execution import (
     release_download_record,
     release_execute,
 )
-from procurement.models import Rfp
+from procurement.selectors.rfps import rfp_get_visible
 
 
 class ReleaseStepSerializer(serializers.Serializer):
@@ -146,11 +141,8 @@ class ReleaseListApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        managed = organisation_ids_for(request.user, *MANAGERS)
-        rfp = Rfp.objects.filter(
-            public_id=fields.pop("rfp"), buyer_organisation_id__in=managed
-        ).first()
-        if rfp is None:
+        rfp = rfp_get_visible(request.user, public_id=fields.pop("rfp"))
+        if rfp is None or not can_request_release(request.user, rfp):
             raise Http404
         release = release_request(rfp=rfp, actor=request.user, **fields)
         body = ReleaseDetailSerializer(release).data
@@ -221,7 +213,7 @@ def _step_schema(name: str, body: type[serializers.Serializer] | None) -> Any:
 class ReleaseObjectApi(_StepApi):
     """The vendor objects within the notice period (the release is disputed)."""
 
-    allowed = staticmethod(can_object)
+    allowed = staticmethod(RELEASE_STEP_ALLOWED["object"])
     service = staticmethod(release_object)
     InputSerializer = _ReasonInput
 
@@ -234,7 +226,7 @@ class ReleaseApproveApi(_StepApi):
     """Approve as buyer or auditor, after the notice period; on a disputed
     release with ``acknowledge_objection`` and a ``note`` answering it."""
 
-    allowed = staticmethod(lambda user, release: bool(approval_roles(user, release)))
+    allowed = staticmethod(RELEASE_STEP_ALLOWED["approve"])
     service = staticmethod(release_approve)
     InputSerializer = _ApprovalInput
 
@@ -246,7 +238,7 @@ class ReleaseApproveApi(_StepApi):
 class ReleaseRejectApi(_StepApi):
     """The auditor rejects the release (its ruling for the vendor)."""
 
-    allowed = staticmethod(can_reject)
+    allowed = staticmethod(RELEASE_STEP_ALLOWED["reject"])
     service = staticmethod(release_reject)
     InputSerializer = _ReasonInput
 
@@ -258,7 +250,7 @@ class ReleaseRejectApi(_StepApi):
 class ReleaseWithdrawApi(_StepApi):
     """The buyer withdraws the request."""
 
-    allowed = staticmethod(can_manage)
+    allowed = staticmethod(RELEASE_STEP_ALLOWED["withdraw"])
     service = staticmethod(release_withdraw)
     InputSerializer = _ReasonInput
 
@@ -270,7 +262,7 @@ class ReleaseWithdrawApi(_StepApi):
 class ReleaseExecuteApi(_StepApi):
     """The buyer executes an approved release: the certificate is issued."""
 
-    allowed = staticmethod(can_manage)
+    allowed = staticmethod(RELEASE_STEP_ALLOWED["execute"])
     service = staticmethod(release_execute)
 
     @_step_schema("execute", None)

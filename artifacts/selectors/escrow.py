@@ -142,17 +142,6 @@ def bundle_deposits(bundle: Bundle) -> list[Deposit]:
     )
 
 
-def can_change_hold(user: AnyUser, deposit: Deposit) -> bool:
-    """Legal hold and retention: the buyer organisation's buyers and admins and
-    the auditors it engaged, on deposits they see (never the vendor)."""
-    buyer_id = deposit.rfp.buyer_organisation_id
-    managers = organisation_ids_for(user, Role.BUYER, Role.ADMIN)
-    auditors = buyer_organisation_ids_served_by(user, Role.AUDITOR)
-    if buyer_id not in managers | auditors:
-        return False
-    return deposit_list_visible_to(user).filter(pk=deposit.pk).exists()
-
-
 def log_visit_get(user: AnyUser) -> LogVisit | None:
     if not user.is_authenticated:
         return None

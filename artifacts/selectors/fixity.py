@@ -15,12 +15,9 @@ from django.db.models import Q, QuerySet
 
 from accounts.selectors import audit_trail_organisation_ids
 from artifacts.models import FixityFinding, FixityRun
+from artifacts.permissions import can_see_fixity
 
 AnyUser = AbstractBaseUser | AnonymousUser
-
-
-def can_see_fixity(user: AnyUser) -> bool:
-    return bool(audit_trail_organisation_ids(user))
 
 
 def fixity_run_list(user: AnyUser) -> QuerySet[FixityRun]:

@@ -1,23 +1,9 @@
-"""Who sees escrow releases and who may take which step; reads of the release
-pages and dashboards.
+"""Reads of the escrow release pages and dashboards.
 
 A release is seen by the buyer organisation's buyers, evaluators and admins,
 by the auditors it engaged, and by the vendor organisation whose escrow it is
 (its vendors and admins, who are told and may object); nobody else (404: labs,
-other vendors, other buyers).
-
-Steps:
-
-- request: a buyer or admin of the RFP's buyer organisation;
-- object: a vendor or admin of the vendor organisation, within the notice;
-- approve: in the role ``buyer`` (a buyer or admin of the buyer organisation;
-  the requester may give it) or ``auditor`` (an auditor the buyer engaged);
-- reject: an auditor the buyer engaged (its ruling against the release);
-- withdraw and execute: a buyer or admin of the buyer organisation.
-
-After execution the buyer organisation (buyers, evaluators, admins) may
-download the released deposits (``release_package_get``): this access follows
-from the release alone, whatever the RFP's sealing says."""
+other vendors, other buyers). Who may take which step: ``artifacts.permissions``."""
 
 from __future__ import annotations
 
@@ -33,12 +19,16 @@ from accounts.models import Role
 from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
 from artifacts.conf import escrow_release_notice_days
 from artifacts.models import Deposit, DepositBlob, Release, ReleaseStep
+from artifacts.permissions import (
+    BUYER_SIDE,
+    MANAGERS,
+    VENDOR_SIDE,
+    can_download_released,
+    release_steps_for,
+)
 from procurement.models import Award, Rfp
 
 AnyUser = AbstractBaseUser | AnonymousUser
-BUYER_SIDE: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
-MANAGERS: Final = (Role.BUYER, Role.ADMIN)
-VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)
 # Release needs one approval in each of these roles (two different people).
 APPROVAL_ROLES: Final = (ReleaseStep.Role.BUYER, ReleaseStep.Role.AUDITOR)
 
@@ -92,50 +82,6 @@ def release_items(release: Release) -> QuerySet[DepositBlob]:
 
 def release_approvals(release: Release) -> list[ReleaseStep]:
     return list(release_steps(release).filter(action=ReleaseStep.Action.APPROVED))
-
-
-# --- who may do what -----------------------------------------------------------------
-
-
-def _manages_buyer(user: AnyUser, rfp: Rfp) -> bool:
-    return rfp.buyer_organisation_id in organisation_ids_for(user, *MANAGERS)
-
-
-def _audits_buyer(user: AnyUser, rfp: Rfp) -> bool:
-    served = buyer_organisation_ids_served_by(user, Role.AUDITOR)
-    return rfp.buyer_organisation_id in served
-
-
-def can_request_release(user: AnyUser, rfp: Rfp) -> bool:
-    return user.is_authenticated and _manages_buyer(user, rfp)
-
-
-def can_object(user: AnyUser, release: Release) -> bool:
-    return release.organisation_id in organisation_ids_for(user, *VENDOR_SIDE)
-
-
-def approval_roles(user: AnyUser, release: Release) -> list[str]:
-    """The roles in which ``user`` may approve ``release``."""
-    roles = []
-    if _manages_buyer(user, release.rfp):
-        roles.append(ReleaseStep.Role.BUYER)
-    if _audits_buyer(user, release.rfp):
-        roles.append(ReleaseStep.Role.AUDITOR)
-    return roles
-
-
-def can_reject(user: AnyUser, release: Release) -> bool:
-    return _audits_buyer(user, release.rfp)
-
-
-def can_manage(user: AnyUser, release: Release) -> bool:
-    """Withdraw or execute: the buyer organisation's buyers and admins."""
-    return _manages_buyer(user, release.rfp)
-
-
-def can_download_released(user: AnyUser, release: Release) -> bool:
-    buyer_side = organisation_ids_for(user, *BUYER_SIDE)
-    return release.rfp.buyer_organisation_id in buyer_side
 
 
 def release_package_get(user: AnyUser, public_id: uuid.UUID) -> Release | None:
@@ -196,9 +142,5 @@ def release_summary_for(user: AnyUser, *, latest: int = 5) -> ReleaseSummary:
 def _waits_for(user: AnyUser, release: Release) -> bool:
     """The vendor during the notice (it may object); an approver whose role
     has not approved after it; the buyer once approved (to execute)."""
-    if release.status == Release.Status.APPROVED:
-        return can_manage(user, release)
-    if clock.now() < release.notice_ends_at:
-        return release.status == Release.Status.PENDING and can_object(user, release)
-    approved = {step.role for step in release_approvals(release)}
-    return any(role not in approved for role in approval_roles(user, release))
+    steps = release_steps_for(user, release, clock.now())
+    return steps["object"] or steps["approve"] or steps["execute"]

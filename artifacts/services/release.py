@@ -49,11 +49,9 @@ from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
 from artifacts.lib.evidence.layout import format_time
 from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
+from artifacts.permissions import can_manage, can_object, can_reject
 from artifacts.selectors.breaches import CitedBreach, breach_get
 from artifacts.selectors.release import (
-    can_manage,
-    can_object,
-    can_reject,
     release_deposits,
     release_notice_days,
 )

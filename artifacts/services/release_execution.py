@@ -26,10 +26,9 @@ from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
 from artifacts.models import EscrowEvent, Release, ReleaseStep
+from artifacts.permissions import approval_roles, can_manage
 from artifacts.selectors.release import (
     APPROVAL_ROLES,
-    approval_roles,
-    can_manage,
     release_approvals,
     release_deposits,
     release_steps,

@@ -32,9 +32,9 @@ from artifacts.forms.escrow import (
     RetentionForm,
 )
 from artifacts.models import Deposit
+from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
     DepositFilter,
-    can_change_hold,
     deposit_events,
     deposit_filter_choices,
     deposit_get_visible,

@@ -11,8 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
+from artifacts.permissions import can_see_fixity
 from artifacts.selectors.fixity import (
-    can_see_fixity,
     fixity_findings_visible_to,
     fixity_run_get,
     fixity_run_list,

@@ -11,7 +11,6 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -24,7 +23,6 @@ from django.views.decorators.http import require_POST
 
 from accounts import clock
 from accounts.exceptions import ApplicationError
-from accounts.selectors import organisation_ids_for
 from artifacts.forms.release import (
     ApprovalForm,
     ObjectionForm,
@@ -32,17 +30,16 @@ from artifacts.forms.release import (
     ReleaseRequestForm,
 )
 from artifacts.models import Release
+from artifacts.models.release import RELEASE_TRANSITIONS
+from artifacts.permissions import (
+    RELEASE_STEP_ALLOWED,
+    can_request_release,
+    release_steps_for,
+)
 from artifacts.selectors.breaches import CitedBreach, breaches_citable
 from artifacts.selectors.proofs import leaf_inclusion
 from artifacts.selectors.release import (
-    MANAGERS,
-    approval_roles,
-    can_download_released,
-    can_manage,
-    can_object,
-    can_reject,
     releasable_for,
-    release_approvals,
     release_deposits,
     release_get_visible,
     release_list_visible_to,
@@ -63,6 +60,7 @@ from artifacts.services.release_execution import (
     release_execute,
 )
 from procurement.models import Award, Rfp
+from procurement.selectors.rfps import rfp_get_visible_or_404
 
 
 @login_required
@@ -75,12 +73,10 @@ def release_list(request: HttpRequest) -> HttpResponse:
 
 
 def _requestable_rfp(request: HttpRequest, rfp_id: uuid.UUID) -> Rfp:
-    managed = organisation_ids_for(request.user, *MANAGERS)
-    rfp = Rfp.objects.filter(public_id=rfp_id, buyer_organisation_id__in=managed)
-    found = rfp.select_related("buyer_organisation").first()
-    if found is None:
+    rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
+    if not can_request_release(request.user, rfp):
         raise Http404("No such RFP.")
-    return found
+    return rfp
 
 
 def _breaches(rfp: Rfp) -> list[CitedBreach]:
@@ -114,27 +110,6 @@ def _visible(request: HttpRequest, release_id: uuid.UUID) -> Release:
     return release
 
 
-def _actions(user: Any, release: Release) -> dict[str, bool]:
-    now, open_ = clock.now(), release.is_open
-    notice = now < release.notice_ends_at
-    given = {step.role for step in release_approvals(release)}
-    return {
-        "object": release.status == Release.Status.PENDING
-        and notice
-        and can_object(user, release),
-        "approve": release.status in ("pending", "disputed")
-        and not notice
-        and any(role not in given for role in approval_roles(user, release)),
-        "reject": release.status in ("pending", "disputed")
-        and can_reject(user, release),
-        "withdraw": open_ and can_manage(user, release),
-        "execute": release.status == Release.Status.APPROVED
-        and can_manage(user, release),
-        "download": release.status == Release.Status.RELEASED
-        and can_download_released(user, release),
-    }
-
-
 @login_required
 def release_detail(request: HttpRequest, release_id: uuid.UUID) -> HttpResponse:
     release = _visible(request, release_id)
@@ -142,7 +117,10 @@ def release_detail(request: HttpRequest, release_id: uuid.UUID) -> HttpResponse:
         "release": release,
         "steps": release_steps(release),
         "deposits": release_deposits(release),
-        "actions": _actions(request.user, release),
+        "actions": release_steps_for(request.user, release, clock.now()),
+        "awaiting_approval": (
+            Release.Status.APPROVED in RELEASE_TRANSITIONS[release.status]
+        ),
         "objection_form": ObjectionForm(),
         "approval_form": ApprovalForm(),
         "reason_form": ReasonForm(),
@@ -153,21 +131,20 @@ def release_detail(request: HttpRequest, release_id: uuid.UUID) -> HttpResponse:
 
 @dataclass(frozen=True)
 class Step:
-    allowed: Callable[[Any, Release], bool]
     form: type[forms.Form] | None
     service: Callable[..., Release]
     done: str
 
 
+# Who may post each step: ``RELEASE_STEP_ALLOWED``; the service refuses a step
+# the release's status or the notice does not allow.
 STEPS: dict[str, Step] = {
-    "object": Step(can_object, ObjectionForm, release_object,
+    "object": Step(ObjectionForm, release_object,
                    "Objection recorded; the release is disputed."),
-    "approve": Step(lambda user, release: bool(approval_roles(user, release)),
-                    ApprovalForm, release_approve, "Approval recorded."),
-    "reject": Step(can_reject, ReasonForm, release_reject, "Release rejected."),
-    "withdraw": Step(can_manage, ReasonForm, release_withdraw, "Release withdrawn."),
-    "execute": Step(can_manage, None, release_execute,
-                    "Released: the certificate is issued."),
+    "approve": Step(ApprovalForm, release_approve, "Approval recorded."),
+    "reject": Step(ReasonForm, release_reject, "Release rejected."),
+    "withdraw": Step(ReasonForm, release_withdraw, "Release withdrawn."),
+    "execute": Step(None, release_execute, "Released: the certificate is issued."),
 }  # fmt: skip
 
 
@@ -177,7 +154,7 @@ def release_step(
     request: HttpRequest, release_id: uuid.UUID, step: str
 ) -> HttpResponse:
     release, action = _visible(request, release_id), STEPS[step]
-    if not action.allowed(request.user, release):
+    if not RELEASE_STEP_ALLOWED[step](request.user, release):
         raise PermissionDenied("You may not take this step of the release.")
     form = action.form(request.POST) if action.form else None
     if form is not None and not form.is_valid():
