@@ -105,14 +105,15 @@ def award_request_transition(
     award_request: AwardRequest,
     to: str,
     actor: AbstractBaseUser,
-    action: str | None = "award_request.transitioned",
+    action: str | None,
     data: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> AwardRequest:
     """The one place an award request's status changes (locked by the caller):
     sets ``fields`` with it, validates, saves, and writes the action's audit row
-    in the buyer's trail. ``action=None`` when the row is the RFP's own
-    transition of the same action (a confirmation's ``award.created``)."""
+    in the buyer's trail. Every move is a verb's (no bare move): ``action=None``
+    when the verb's one row is the RFP's transition (a confirmation's
+    ``award.created``)."""
     rfp = award_request.rfp
     movable = _movable(rfp, award_request, to)
     old, movable.status = movable.status, to

@@ -47,11 +47,17 @@ def _literal_codes() -> set[str]:
         r"audit_record\((?:[^()]|\([^()]*\))*?\baction=\"([^\"]+)\"", re.S
     )
     runner = re.compile(r"_audit\(\s*\w+,\s*\w+,\s*\"([a-z_.]+)\"")
+    # the verbs' actions given to their entity's ``*_transition``, and its default
+    moved = re.compile(
+        r"_transition\((?:[^()]|\([^()]*\))*?\baction=\"([^\"]+)\"", re.S
+    )
+    default = re.compile(r"\baction: str(?: \| None)? = \"([a-z_.]+)\"")
     codes: set[str] = set()
     for app in APPS:
         for path in (ROOT / app).rglob("*.py"):
             text = path.read_text()
-            codes |= set(call.findall(text)) | set(runner.findall(text))
+            for pattern in (call, runner, moved, default):
+                codes |= set(pattern.findall(text))
     return codes
 
 
