@@ -201,9 +201,11 @@ def _issue_receipt(
     actor: AbstractBaseUser,
     contents: dict[str, Any],
     fields: Mapping[str, Any] | None = None,
+    created: bool = False,
 ) -> BidReceipt:
     """The receipt, the move to ``to`` with the action's one audit row (vendor's
-    trail, naming the receipt) and the notifications."""
+    trail, naming the receipt; a ``created`` bid moved from nothing) and the
+    notifications."""
     receipt = BidReceipt(
         bid=bid,
         action=action,
@@ -220,7 +222,11 @@ def _issue_receipt(
         actor=actor,
         action=f"bid.{action}",
         fields=fields,
-        data={"version": bid.version, "receipt": str(receipt.public_id)},
+        data={
+            "version": bid.version,
+            "receipt": str(receipt.public_id),
+            **({"from": None} if created else {}),
+        },
     )
     _notify(bid, receipt)
     return receipt
@@ -301,7 +307,8 @@ def bid_submit(
         rfp=rfp, vendor_organisation=organisation
     ).first() or Bid(rfp=rfp, vendor_organisation=organisation, version=0)
     bid.rfp = rfp
-    fresh = not bid.pk or bid.status == Bid.Status.WITHDRAWN
+    created = bid.pk is None
+    fresh = created or bid.status == Bid.Status.WITHDRAWN
     action = A.SUBMITTED if fresh else A.REPLACED
     _check_move(bid, Bid.Status.SUBMITTED)
     final = _check_documents(bid, documents, remove_documents)
@@ -315,7 +322,12 @@ def bid_submit(
     CostModelInput.objects.update_or_create(bid=bid, defaults=inputs)
     _write_documents(bid, documents, final)
     return _issue_receipt(
-        bid, to=Bid.Status.SUBMITTED, action=action, actor=actor, contents=payload
+        bid,
+        to=Bid.Status.SUBMITTED,
+        action=action,
+        actor=actor,
+        contents=payload,
+        created=created,
     )
 
 

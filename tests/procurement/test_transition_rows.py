@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from accounts.models import AuditEvent
+from accounts.models import AuditEvent, Organisation
 from procurement.models import Bid, Rfp
-from procurement.services.bids import bid_transition
+from procurement.services.bids import bid_transition, bid_withdraw
 from procurement.services.rfp_lifecycle import rfp_transition
 from tests.procurement.factories import BidFactory, RfpFactory
+from tests.procurement.factories_bids import submit, tender
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +65,26 @@ def test_a_verbs_move_is_its_one_row_with_its_details(entity: str, buyer: Any) -
     )
     obj.refresh_from_db()
     assert obj.status == new
+
+
+def test_each_bid_verb_is_one_row_naming_its_receipt_and_move(
+    buyer_org: Organisation, vendor_a: Any, vendor_a_org: Organisation, clock: Any
+) -> None:
+    rfp = tender(buyer_org, vendor_a_org)
+
+    receipts = [
+        submit(rfp, vendor_a, vendor_a_org),
+        submit(rfp, vendor_a, vendor_a_org, cover_note="Second version"),
+        bid_withdraw(rfp=rfp, organisation=vendor_a_org, actor=vendor_a),
+        submit(rfp, vendor_a, vendor_a_org),
+    ]
+
+    rows = list(AuditEvent.objects.order_by("id"))
+    assert [(e.action, e.data["from"], e.data["to"]) for e in rows] == [
+        ("bid.submitted", None, "submitted"),  # a new bid: moved from nothing
+        ("bid.replaced", "submitted", "submitted"),
+        ("bid.withdrawn", "submitted", "withdrawn"),
+        ("bid.submitted", "withdrawn", "submitted"),
+    ]
+    assert [e.data["receipt"] for e in rows] == [str(r.public_id) for r in receipts]
+    assert [e.data["commitment"] for e in rows] == [r.commitment for r in receipts]
