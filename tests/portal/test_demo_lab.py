@@ -44,8 +44,9 @@ def test_seed_moves_the_lab_rfp_only_through_audited_services(var_dir: Path) -> 
     demo_seed()
 
     rfp = Rfp.objects.get(reference=LAB_RFP)
-    moves = AuditEvent.objects.filter(
-        action="rfp.transitioned", target_id=str(rfp.pk)
+    moves = AuditEvent.objects.filter(  # the opening's move is its confirmation row
+        action__in=("rfp.transitioned", "rfp.opening_confirmed"),
+        target_id=str(rfp.pk),
     ).order_by("id")
     assert [e.data["to"] for e in moves] == ["published", "closed", "opened"]
 
