@@ -64,7 +64,8 @@ def deposit_create(
 
     The deposit's audit row is its ``deposit.created`` row, or, when the deposit
     is part of another action (an accepted bundle's), that action's one row:
-    ``action`` on ``target`` with ``data``, the deposit's facts included.
+    ``action`` on ``target`` with ``data`` and the deposit's facts (its public
+    id as ``deposit``, log index, blob count, retention).
 
     ``bundle`` is the bundle the deposit is of (kind ``bundle``) or from (a run
     output: the bundle that was run); ``extra`` must then name it as
@@ -107,13 +108,13 @@ def deposit_create(
             "retain_until": format_time(deposit.retain_until),
         }
         if target is not None:  # the row of the action the deposit is part of
-            facts = {**(data or {}), "deposit": {"id": str(deposit.public_id), **facts}}
+            facts["deposit"] = str(deposit.public_id)
         audit_record(
             actor=actor,
             action=action,
             target=target if target is not None else deposit,
             organisation=organisation,
-            data=facts if target is not None else {**facts, **(data or {})},
+            data={**(data or {}), **facts},
         )
     return deposit
 
@@ -130,8 +131,8 @@ def deposit_bundle(
     the ingest passes the ``files`` it just recorded as (path, blob) pairs, so
     they are not read back, and ``accepted``, the details of its
     ``bundle.accepted`` row: the acceptance and the deposit are one action, one
-    row on the bundle (``deposit`` in its data). Without it (a bundle deposited
-    on its own) the row is the deposit's ``deposit.created``."""
+    row on the bundle (the deposit's facts in its data). Without it (a bundle
+    deposited on its own) the row is the deposit's ``deposit.created``."""
     if bundle.status != Bundle.Status.ACCEPTED or bundle.archive_blob is None:
         raise ApplicationError(
             "Only an accepted bundle is deposited.", code="bundle_not_accepted"

@@ -83,9 +83,10 @@ def test_a_bundles_deposit_is_audited_in_its_acceptance_row(
     assert event.organisation == deposit.organisation
     assert event.target_id == str(deposit.bundle.pk)
     assert event.data["sha256"] == deposit.bundle.sha256
-    assert event.data["deposit"]["id"] == str(deposit.public_id)
-    assert event.data["deposit"]["log_index"] == deposit.log_index
-    assert event.data["deposit"]["blobs"] == deposit.items.count()
+    assert event.data["files"] == deposit.bundle.files.count()
+    assert event.data["deposit"] == str(deposit.public_id)
+    assert event.data["log_index"] == deposit.log_index
+    assert event.data["blobs"] == deposit.items.count()  # the archive and its files
 
 
 def test_a_deposit_on_its_own_is_audited(deposit: Deposit, vendor_a: Any) -> None:
