@@ -100,32 +100,26 @@ def _announce_when_campaign_finished(campaign_id: int) -> None:
 @transaction.atomic
 def run_claim(*, run_id: int, attempt: int, host: LabHost) -> Run | None:
     """Take a queued run for ``host``: None if it is not queued with this
-    attempt any more (a redelivered or stale task), so it never runs twice."""
-    now = clock.now()
-    claimed = Run.objects.filter(
-        pk=run_id, attempt=attempt, state=Run.State.QUEUED
-    ).update(
-        state=Run.State.PREPARING,
-        host=host,
-        worker_name=host.worker_name,
-        claimed_at=now,
-        heartbeat_at=now,
-        progress=0.0,
-        reason="",
-        updated_at=now,
-    )
-    if not claimed:
+    attempt any more (a redelivered or stale task), so it never runs twice.
+    The run's row lock orders claims: the second finds it preparing."""
+    run = Run.objects.select_for_update(of=("self",)).filter(pk=run_id).first()
+    if run is None or run.attempt != attempt or run.state != Run.State.QUEUED:
         return None
-    run = _locked(run_id)
-    data = {
-        "from": Run.State.QUEUED,
-        "to": Run.State.PREPARING,
-        "reason": "",
-        "worker": host.worker_name,
-        "pool": host.pool.name,
-    }
-    _audit(run, None, "run.transitioned", data)
-    return run
+    now = clock.now()
+    return run_transition(
+        run=run,
+        to=Run.State.PREPARING,
+        attempt=attempt,
+        fields={
+            "host": host,
+            "worker_name": host.worker_name,
+            "claimed_at": now,
+            "heartbeat_at": now,
+            "progress": 0.0,
+            "reason": "",
+        },
+        data={"worker": host.worker_name, "pool": host.pool.name},
+    )
 
 
 def run_report(
