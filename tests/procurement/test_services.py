@@ -128,10 +128,29 @@ def _status_writes(tree: ast.AST) -> list[tuple[int, str]]:
                         )
                     ):
                         found.append((child.lineno, name))
+            if _queryset_update_of_status(child):
+                found.append((child.lineno, name))
             walk(child, name)
 
     walk(tree, "")
     return found
+
+
+def _queryset_update_of_status(node: ast.AST) -> bool:
+    """``Model.objects….update(status=…)`` (or ``state=``): a bulk status write."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "update"
+        and any(k.arg in ("status", "state") for k in node.keywords)
+    ):
+        return False
+    receiver = node.func.value
+    while isinstance(receiver, ast.Call | ast.Attribute):
+        if isinstance(receiver, ast.Attribute) and receiver.attr == "objects":
+            return True
+        receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+    return False
 
 
 def test_status_is_assigned_only_in_transition_functions() -> None:
@@ -155,9 +174,12 @@ def test_the_status_write_check_finds_a_write_outside_a_transition() -> None:
         "def bid_withdraw(bid):\n    bid.status = 'withdrawn'\n"
         "def bid_transition(bid, to):\n    old, bid.status = bid.status, to\n"
         "class Commands:\n    def __init__(self):\n        self.status = {}\n"
+        "def run_claim(pk):\n    Run.objects.filter(pk=pk).update(state='preparing')\n"
+        "def detail(data):\n    data.update(status='ok')\n"
     )
 
     assert _status_writes(ast.parse(source)) == [
         (2, "bid_withdraw"),
         (4, "bid_transition"),
+        (9, "run_claim"),
     ]
