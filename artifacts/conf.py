@@ -179,3 +179,7 @@ def escrow_release_notice_days() -> int:
 
 def escrow_fixity_grace_seconds() -> int:
     return int(settings.ESCROW_FIXITY_GRACE_SECONDS)
+
+
+def blob_sweep_every_hours() -> int:
+    return int(settings.BLOB_SWEEP_EVERY_HOURS)

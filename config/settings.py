@@ -280,6 +280,10 @@ ESCROW_FIXITY_EVERY_HOURS = env_int("ESCROW_FIXITY_EVERY_HOURS", default=24, min
 ESCROW_FIXITY_GRACE_SECONDS = env_int(
     "ESCROW_FIXITY_GRACE_SECONDS", default=3600, minimum=0
 )
+# Blob sweep (beat task): hours between sweeps of objects under blobs/ that no row
+# names once they are past the grace period (bytes a failed ingest wrote). Fixity
+# counts such an object as extra only once a sweep should have removed it.
+BLOB_SWEEP_EVERY_HOURS = env_int("BLOB_SWEEP_EVERY_HOURS", default=24, minimum=1)
 
 # --- Benchmark runner (benchmarks.conf reads them) --------------------------------
 # Lab hosts set these in their workers' environment.
@@ -431,7 +435,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": ESCROW_FIXITY_EVERY_HOURS * 3600.0,
     },
     # Blobs no row refers to (left by failed ingests), past the fixity grace period.
-    "blob-sweep": {"task": "artifacts.blob_sweep", "schedule": 24 * 3600.0},
+    "blob-sweep": {
+        "task": "artifacts.blob_sweep",
+        "schedule": BLOB_SWEEP_EVERY_HOURS * 3600.0,
+    },
     # Transparency log: a checkpoint if the log grew (deposits publish their own).
     "log-checkpoint": {"task": "artifacts.checkpoint_publish", "schedule": 60.0},
     # Re-test obligations past their deadline are expired (a breach); reads see it

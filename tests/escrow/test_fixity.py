@@ -164,15 +164,18 @@ def test_deleted_blob_file_is_detected(
     assert (status, kinds()) == (1, {"blob.missing"})
 
 
-def test_extra_stored_object_is_detected_once_older_than_the_grace_period(
+def test_extra_stored_object_is_detected_once_a_sweep_should_have_taken_it(
     escrow: Deposit, disk: Path, capsys: Any
 ) -> None:
     stray = disk / "blobs" / "ab" / ("ab" + "0" * 62)
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"planted")
     assert verify(capsys)[0] == 0  # fresh: an ingest may be about to record it
-    old = time.time() - 2 * 3600
-    os.utime(stray, (old, old))
+    past_grace = time.time() - 2 * 3600
+    os.utime(stray, (past_grace, past_grace))
+    assert verify(capsys)[0] == 0  # a failed ingest's bytes, the next sweep's
+    past_sweep = time.time() - (1 + 24 + 1) * 3600
+    os.utime(stray, (past_sweep, past_sweep))
 
     status, output = verify(capsys)
 

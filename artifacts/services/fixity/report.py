@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from artifacts.conf import escrow_fixity_grace_seconds
+from artifacts.conf import blob_sweep_every_hours, escrow_fixity_grace_seconds
 
 MAX_PER_KIND: Final = 100  # findings listed per kind; the rest are counted
 
@@ -102,6 +102,15 @@ class FixityReport:
         return self.findings.total == 0
 
 
+def extra_object_age() -> timedelta:
+    """How old an object under blobs/ with no row must be for fixity to report
+    it: a failed ingest leaves its bytes for the blob sweep, which deletes them
+    past the grace period, so only one the sweep should have taken is extra."""
+    return grace_period() + timedelta(hours=blob_sweep_every_hours())
+
+
 def grace_period() -> timedelta:
-    """How old an unreferenced object under ``blobs/`` must be to count as extra."""
+    """How long an object under ``blobs/`` with no row may be young: an ingest
+    writes its bytes before recording their rows (the blob sweep spares them
+    that long)."""
     return timedelta(seconds=escrow_fixity_grace_seconds())

@@ -20,7 +20,11 @@ from artifacts.models import Deposit, FixityFinding, FixityRun
 from artifacts.services.fixity.blobs import check_blobs
 from artifacts.services.fixity.log import check_log
 from artifacts.services.fixity.releases import check_releases
-from artifacts.services.fixity.report import Finding, FixityReport, grace_period
+from artifacts.services.fixity.report import (
+    Finding,
+    FixityReport,
+    extra_object_age,
+)
 from artifacts.services.fixity.sources import check_sources
 from procurement.models import Rfp
 
@@ -34,7 +38,7 @@ def fixity_check() -> FixityReport:
     check_log(report)
     check_releases(report.findings)
     check_sources(report.findings)
-    check_blobs(report, newer_than=report.started_at - grace_period())
+    check_blobs(report, newer_than=report.started_at - extra_object_age())
     report.finished_at = clock.now()
     return report
 
