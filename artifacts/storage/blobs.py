@@ -15,7 +15,7 @@ before its transaction and record the rows inside it:
 - ``blob_record_many`` / ``blob_record`` get or create the ``Blob`` rows;
 - ``blob_ensure``, once the rows are committed, writes back bytes the caller
   found stored without a row if they have vanished since;
-- ``blob_put_from_file`` does write + record (+ ensure) for callers with one file.
+- ``blob_put`` does write + record (+ ensure) for callers with one file.
 
 Nothing here deletes a blob another write may rely on: a failed ingest leaves
 the bytes it wrote where they are, and ``artifacts.services.blob_sweep`` deletes
@@ -177,18 +177,19 @@ def blob_ensure(
     return rewritten
 
 
-def blob_put_from_file(path: str | os.PathLike[str], sha256: str, size: int) -> Blob:
-    """Store a file deduplicated by SHA-256 and return its ``Blob`` row. If the
-    row cannot be recorded, the bytes written stay for the sweep."""
+def blob_put(source: Source, sha256: str, size: int) -> Blob:
+    """Store a file (its path) or bytes deduplicated by SHA-256 and return its
+    ``Blob`` row. If the row cannot be recorded, the bytes written stay for the
+    sweep."""
     known = blob_known([sha256])
     if known:
         return known[sha256]
-    stored = blob_write(path, sha256, size)
+    stored = blob_write(source, sha256, size)
     with transaction.atomic():
         blob = blob_record(stored)
 
     def ensure() -> None:
-        blob_ensure([stored], lambda item: blob_write(path, item.sha256, item.size))
+        blob_ensure([stored], lambda item: blob_write(source, item.sha256, item.size))
 
     transaction.on_commit(ensure, robust=True)  # now, unless the caller has one open
     return blob

@@ -17,7 +17,7 @@ from django.db import transaction
 from artifacts.models import Blob, Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
-from artifacts.storage.blobs import blob_put_from_file
+from artifacts.storage.blobs import blob_put
 from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
 from benchmarks.parsers import Metric, Series, UnknownParser, parse_stream
 from benchmarks.services.reporter import clean_text
@@ -65,7 +65,7 @@ def outputs_store(
     """Every collected output in content-addressed storage (deduplicated)."""
     stored = []
     for item in collection.files:
-        blob = blob_put_from_file(item.local, item.sha256, item.size)
+        blob = blob_put(item.local, item.sha256, item.size)
         stored.append(StoredOutput(item.path, blob, declared.get(item.path, "")))
         beat()
     return stored

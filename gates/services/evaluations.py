@@ -21,7 +21,7 @@ from accounts.audit import audit_record
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
-from artifacts.storage.blobs import blob_record, blob_write
+from artifacts.storage.blobs import blob_put
 from benchmarks.models import Campaign
 from gates.engine.documents import canonical_json, evaluation_bytes
 from gates.engine.evaluate import evaluate_plan
@@ -217,7 +217,7 @@ def _sha(data: bytes) -> str:
 
 
 def _blob(data: bytes) -> Any:
-    return blob_record(blob_write(data, _sha(data), len(data)))
+    return blob_put(data, _sha(data), len(data))
 
 
 def _deposit(

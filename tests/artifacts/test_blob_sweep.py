@@ -22,7 +22,7 @@ from artifacts.models import Blob, Bundle, DepositBlob
 from artifacts.services.blob_sweep import blob_sweep
 from artifacts.services.fixity.report import grace_period
 from artifacts.storage import blobs as blobs_module
-from artifacts.storage.blobs import blob_put_from_file, blob_record, blob_write
+from artifacts.storage.blobs import blob_put, blob_record, blob_write
 from artifacts.tasks import blob_sweep_task
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files, noise
@@ -86,7 +86,7 @@ def test_sweep_never_deletes_a_recorded_blob(
     bundle = ingest(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path, files))
     path = tmp_path / "output.json"
     path.write_bytes(b'{"a run output": 1}')
-    blob_put_from_file(path, _sha(path.read_bytes()), path.stat().st_size)
+    blob_put(path, _sha(path.read_bytes()), path.stat().st_size)
     stored = storage_names()
 
     report = blob_sweep(now=_later() + timedelta(days=3650))
@@ -234,7 +234,7 @@ def test_blob_put_writes_back_bytes_swept_while_it_recorded_them(
     monkeypatch.setattr(blobs_module, "blob_record", recorded_as_the_sweep_deletes)
 
     with django_capture_on_commit_callbacks(execute=True):  # as if committed
-        blob = blob_put_from_file(path, _sha(data), len(data))
+        blob = blob_put(path, _sha(data), len(data))
 
     with default_storage.open(blob.storage_key) as stored:
         assert stored.read() == data

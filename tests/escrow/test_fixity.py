@@ -30,7 +30,7 @@ from artifacts.models import (
 )
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from artifacts.services.transparency import checkpoint_publish
-from artifacts.storage.blobs import blob_put_from_file
+from artifacts.storage.blobs import blob_put
 from artifacts.tasks import escrow_verify_task
 from tests.escrow.conftest import ingest_and_deposit
 
@@ -189,7 +189,7 @@ def test_blob_row_no_deposit_names_is_detected(
 ) -> None:
     data = b"bytes stored but never deposited"
     (loose := tmp_path / "loose.bin").write_bytes(data)
-    blob_put_from_file(loose, hashlib.sha256(data).hexdigest(), len(data))
+    blob_put(loose, hashlib.sha256(data).hexdigest(), len(data))
 
     status, _ = verify(capsys)
 

@@ -21,7 +21,7 @@ from artifacts.services.ingest import BundleStorageError
 from artifacts.storage.blobs import (
     blob_key,
     blob_open,
-    blob_put_from_file,
+    blob_put,
     blob_write,
 )
 from procurement.models import Rfp
@@ -53,7 +53,7 @@ def test_blob_put_stores_the_bytes_under_the_content_key(
 ) -> None:
     path, digest = _file(tmp_path, b"fio trace bytes")
 
-    blob = blob_put_from_file(path, digest, 15)
+    blob = blob_put(path, digest, 15)
 
     assert s3_storage.object_keys() == [f"blobs/{digest[:2]}/{digest}"]
     assert s3_storage.read(blob.storage_key) == b"fio trace bytes"
@@ -65,8 +65,8 @@ def test_blob_put_of_the_same_bytes_twice_stores_them_once(
     first, digest = _file(tmp_path, b"same bytes", "a.json")
     second, _ = _file(tmp_path, b"same bytes", "b.json")
 
-    one = blob_put_from_file(first, digest, 10)
-    two = blob_put_from_file(second, digest, 10)
+    one = blob_put(first, digest, 10)
+    two = blob_put(second, digest, 10)
 
     assert one.pk == two.pk
     assert Blob.objects.count() == 1
@@ -79,7 +79,7 @@ def test_blob_open_reads_a_multipart_upload_back(
     data = os.urandom(12 * 1024 * 1024)  # above boto3's 8 MiB multipart threshold
     path, digest = _file(tmp_path, data)
 
-    blob = blob_put_from_file(path, digest, len(data))
+    blob = blob_put(path, digest, len(data))
 
     with blob_open(blob) as stored:
         assert hashlib.sha256(stored.read()).hexdigest() == digest
@@ -109,7 +109,7 @@ def test_blob_sweep_deletes_what_no_row_refers_to_past_the_grace(
 
 def test_blob_sweep_keeps_a_recorded_blob(s3_storage: S3Setup, tmp_path: Path) -> None:
     path, digest = _file(tmp_path, b"recorded by another upload")
-    blob = blob_put_from_file(path, digest, 26)
+    blob = blob_put(path, digest, 26)
 
     report = blob_sweep(now=_past_the_grace())
 
@@ -169,7 +169,7 @@ def test_blob_put_works_on_an_object_lock_bucket(
     }
     path, digest = _file(tmp_path, b"escrowed bytes")
 
-    blob = blob_put_from_file(path, digest, 14)
+    blob = blob_put(path, digest, 14)
 
     head = s3_storage.client.head_object(
         Bucket=s3_storage.locked_bucket, Key=blob.storage_key
