@@ -57,6 +57,7 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "bundle.downloaded": "Bundle downloaded",
     "evidence.downloaded": "Evidence package downloaded",
     "deposit.created": "Escrow deposit made",
+    "blob.swept": "Unreferenced stored objects swept",
     "deposit.legal_hold.set": "Legal hold placed on a deposit",
     "deposit.legal_hold.released": "Legal hold released from a deposit",
     "deposit.retention.extended": "Deposit retention extended",

@@ -93,7 +93,8 @@ from procurement.models import Rfp
 from procurement.services.bids import bid_submit
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
-from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
+from procurement.services.rfp_lifecycle import rfp_publish
+from procurement.services.rfps import rfp_create, rfp_invite_vendor
 
 DEMO_PASSWORD = "reprogate-demo"  # noqa: S105 - documented demo credential, DEBUG only
 

@@ -28,13 +28,14 @@ from artifacts.selectors.evidence_package import (
     log_entry_json,
 )
 from artifacts.selectors.log import (
+    checkpoint_latest,
     log_inclusion_proof,
     log_origin,
     log_verifier_key,
 )
 from artifacts.services.escrow import escrow_event_log
 from artifacts.services.keys import allowed_signers_text
-from artifacts.services.transparency import checkpoint_latest, checkpoint_publish
+from artifacts.services.transparency import checkpoint_publish
 
 Actor = AbstractBaseUser | AnonymousUser | None
 

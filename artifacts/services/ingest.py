@@ -87,7 +87,7 @@ from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
 from procurement.models import Rfp
 from procurement.selectors.rfps import SubmissionsClosed, rfp_submissions_closed
-from procurement.services.bids import document_name
+from procurement.services.bid_inputs import document_name
 
 MAX_STORED_PROBLEMS: Final = 500
 MAX_BUNDLE_PATH: Final = BundleFile._meta.get_field("path").max_length or 500
@@ -334,9 +334,7 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
     # row is the acceptance's one ``bundle.accepted`` row, naming the deposit
     files = [(f.path, blobs[f.sha256]) for f in manifest.files]
     accepted = _audit_data(rfp, bundle, files=len(manifest.files))
-    deposit_bundle(
-        bundle=bundle, actor=job.uploaded_by, files=files, accepted=accepted
-    )
+    deposit_bundle(bundle=bundle, actor=job.uploaded_by, files=files, accepted=accepted)
     return bundle
 
 

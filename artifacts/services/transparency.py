@@ -37,15 +37,6 @@ from artifacts.selectors.log import (
     log_size,
 )
 
-__all__ = [
-    "LogOutsideTransaction",
-    "checkpoint_latest",
-    "checkpoint_publish",
-    "checkpoint_publish_if_grown",
-    "checkpoint_publish_on_commit",
-    "log_append",
-]
-
 logger = logging.getLogger(__name__)
 
 

@@ -41,10 +41,9 @@ from procurement.selectors.bids import (
 )
 from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.serializers import OrganisationRefSerializer
+from procurement.services.bid_inputs import STATS, bid_documents_store
 from procurement.services.bids import (
-    STATS,
     bid_documents_add,
-    bid_documents_store,
     bid_reconfirm,
     bid_submit,
     bid_withdraw,

@@ -29,13 +29,8 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
 )
 from procurement.serializers import RfpOutputSerializer
-from procurement.services.rfps import (
-    rfp_cancel,
-    rfp_configure,
-    rfp_create,
-    rfp_invite_vendor,
-    rfp_publish,
-)
+from procurement.services.rfp_lifecycle import rfp_cancel, rfp_publish
+from procurement.services.rfps import rfp_configure, rfp_create, rfp_invite_vendor
 from procurement.services.templates import rfp_create_from_template
 
 # --- shared output ------------------------------------------------------------------

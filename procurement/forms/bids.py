@@ -8,8 +8,12 @@ from django.forms.models import fields_for_model
 from accounts.exceptions import ApplicationError
 from procurement.evidence import SignedBundle
 from procurement.models import Bid, CostModelInput
-from procurement.services.bid_inputs import bundle_cost_inputs
-from procurement.services.bids import COST_FIELDS, STATS, max_document_bytes
+from procurement.services.bid_inputs import (
+    COST_FIELDS,
+    STATS,
+    bundle_cost_inputs,
+    max_document_bytes,
+)
 
 COST_LABELS = {
     "currency": "Currency",

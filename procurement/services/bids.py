@@ -52,43 +52,14 @@ from procurement.models import (
 from procurement.selectors.rfps import rfp_submissions_closed
 from procurement.services.bid_inputs import (
     COST_FIELDS,
-    DEFAULT_MAX_DOCUMENT_BYTES,
-    MAX_CLAIMS,
-    METRIC_NAME,
-    STATS,
     StoredDocument,
-    bid_document_store,
-    bid_documents_store,
     bundle_choose,
     claims_with_bundle,
     clean_claims,
     clean_cost_inputs,
     cost_inputs_with_bundle,
-    document_name,
-    max_document_bytes,
 )
 from procurement.services.deadlines import rfp_apply_deadlines
-
-__all__ = [  # the inputs' names stay importable from here
-    "COST_FIELDS",
-    "DEFAULT_MAX_DOCUMENT_BYTES",
-    "MAX_CLAIMS",
-    "METRIC_NAME",
-    "STATS",
-    "StoredDocument",
-    "bid_document_store",
-    "bid_documents_add",
-    "bid_documents_store",
-    "bid_reconfirm",
-    "bid_submit",
-    "bid_transition",
-    "bid_withdraw",
-    "bids_require_reconfirmation",
-    "clean_claims",
-    "clean_cost_inputs",
-    "document_name",
-    "max_document_bytes",
-]
 
 LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)
 A = BidReceipt.Action

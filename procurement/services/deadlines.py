@@ -31,12 +31,8 @@ from accounts.selectors import user_list_in
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
 from procurement.selectors.rfps import rfp_effective_status, rfp_list_due
-from procurement.services.rfps import (
-    Actor,
-    notify_vendors,
-    rfp_transition,
-    rfp_url,
-)
+from procurement.services.rfp_common import Actor, notify_vendors, rfp_url
+from procurement.services.rfp_lifecycle import rfp_transition
 
 
 def _valid_bid_count(rfp: Rfp) -> int:

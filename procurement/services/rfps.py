@@ -27,39 +27,7 @@ from procurement.services.rfp_common import (
     clean_or_refuse,
     notify_vendors,
     rfp_lock,
-    rfp_url,
 )
-from procurement.services.rfp_lifecycle import (
-    rfp_cancel,
-    rfp_publish,
-    rfp_publish_problems,
-    rfp_transition,
-)
-
-__all__ = [  # lifecycle and helpers stay importable from here
-    "BASICS_FIELDS",
-    "CONFIGURATION_FIELDS",
-    "EDITABLE_FIELDS",
-    "ROWS",
-    "TERMS_FIELDS",
-    "Actor",
-    "RfpNotEditable",
-    "clean_or_refuse",
-    "notify_vendors",
-    "rfp_cancel",
-    "rfp_configure",
-    "rfp_create",
-    "rfp_invite_vendor",
-    "rfp_publish",
-    "rfp_publish_problems",
-    "rfp_set_artifacts",
-    "rfp_set_criteria",
-    "rfp_set_metrics",
-    "rfp_transition",
-    "rfp_uninvite_vendor",
-    "rfp_update",
-    "rfp_url",
-]
 
 BASICS_FIELDS: Final = (
     "reference",

@@ -16,12 +16,11 @@ from accounts.audit import audit_record
 from procurement.defaults import CONFIGURATION_VERSION
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp, RfpTemplate
+from procurement.services.rfp_common import Actor, clean_or_refuse
 from procurement.services.rfps import (
     CONFIGURATION_FIELDS,
     ROWS,
     TERMS_FIELDS,
-    Actor,
-    clean_or_refuse,
     rfp_create,
 )
 

@@ -44,12 +44,8 @@ from procurement.selectors.bids import (
 )
 from procurement.selectors.evidence import bid_evidence_own
 from procurement.selectors.rfps import rfp_get_visible_or_404, rfp_submissions_closed
-from procurement.services.bids import (
-    bid_documents_store,
-    bid_reconfirm,
-    bid_submit,
-    bid_withdraw,
-)
+from procurement.services.bid_inputs import bid_documents_store
+from procurement.services.bids import bid_reconfirm, bid_submit, bid_withdraw
 from procurement.services.opening import (
     bid_opening_cancel,
     bid_opening_confirm,

@@ -36,12 +36,12 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
     vendor_organisation_list,
 )
+from procurement.services.rfp_lifecycle import rfp_publish_problems
 from procurement.services.rfps import (
     ROWS,
     rfp_configure,
     rfp_create,
     rfp_invite_vendor,
-    rfp_publish_problems,
     rfp_set_artifacts,
     rfp_set_criteria,
     rfp_update,

@@ -39,13 +39,12 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
     vendor_organisation_list,
 )
-from procurement.services.rfps import (
+from procurement.services.rfp_lifecycle import (
     rfp_cancel,
-    rfp_invite_vendor,
     rfp_publish,
     rfp_publish_problems,
-    rfp_uninvite_vendor,
 )
+from procurement.services.rfps import rfp_invite_vendor, rfp_uninvite_vendor
 from procurement.services.templates import (
     rfp_template_delete,
     rfp_template_save,

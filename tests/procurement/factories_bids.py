@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts.models import Organisation
 from procurement.models import BidReceipt, Rfp
-from procurement.services.bids import bid_documents_store, bid_submit
+from procurement.services.bid_inputs import bid_documents_store
+from procurement.services.bids import bid_submit
 from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory
 

@@ -12,7 +12,8 @@ from accounts import clock
 from accounts.models import Organisation
 from procurement.defaults import default_configuration
 from procurement.models import Clarification, Rfp
-from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_publish
+from procurement.services.rfp_lifecycle import rfp_publish
+from procurement.services.rfps import rfp_create, rfp_invite_vendor
 from tests.accounts.factories import UserFactory
 from tests.procurement import factories as base
 from tests.procurement.factories import RfpFactory

@@ -19,9 +19,9 @@ from artifacts.models import Bundle
 from procurement.evidence import bundles_accepted
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
+from procurement.services.bid_inputs import bid_documents_store
 from procurement.services.bids import (
     bid_documents_add,
-    bid_documents_store,
     bid_reconfirm,
     bids_require_reconfirmation,
 )

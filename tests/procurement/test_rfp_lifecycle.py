@@ -8,11 +8,10 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Notification, Organisation, Role
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
+from procurement.services.rfp_lifecycle import rfp_cancel, rfp_publish
 from procurement.services.rfps import (
     RfpNotEditable,
-    rfp_cancel,
     rfp_invite_vendor,
-    rfp_publish,
     rfp_set_criteria,
     rfp_uninvite_vendor,
     rfp_update,

@@ -11,7 +11,8 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
-from procurement.services.rfps import rfp_create, rfp_invite_vendor, rfp_transition
+from procurement.services.rfp_lifecycle import rfp_transition
+from procurement.services.rfps import rfp_create, rfp_invite_vendor
 from tests.procurement.factories import RfpFactory
 
 pytestmark = pytest.mark.django_db

@@ -19,12 +19,13 @@ from artifacts.lib.transparency.keyfile import LogKeyError
 from artifacts.models import Checkpoint, LogEntry
 from artifacts.selectors.log import (
     LogIntegrityError,
+    checkpoint_latest,
     log_consistency_proof,
     log_private_key,
     log_root,
     log_verifier_key,
 )
-from artifacts.services.transparency import checkpoint_latest, checkpoint_publish
+from artifacts.services.transparency import checkpoint_publish
 from tests.artifacts.transparency.conftest import ORIGIN, numbered
 
 pytestmark = pytest.mark.django_db
