@@ -1,4 +1,4 @@
-"""One error shape for the whole API (DESIGN §8):
+"""One error shape for the whole API:
 ``{"code", "message", "problems": [{"code", "message", "path"?}]}``."""
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ STORAGES = {
     },
 }
 
-# --- Transparency log (DESIGN §5) --------------------------------------------------
+# --- Transparency log (docs/architecture.md) ------------------------------------------
 # The log's Ed25519 signing key: generated on first use (mode 0600), kept outside the
 # database. Back it up: without it the log signs no new checkpoint (and never
 # silently starts a new key once checkpoints exist).
@@ -261,7 +261,7 @@ REPROGATE_LOG_MAX_LEAF_BYTES = env_int(
     "REPROGATE_LOG_MAX_LEAF_BYTES", default=16 * MiB, minimum=1
 )
 
-# --- Escrow (DESIGN §5) --------------------------------------------------------------
+# --- Escrow (docs/architecture.md) ----------------------------------------------------
 # Deposits are kept this many years when the contract terms name no period.
 ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10, minimum=1)
 # S3 Object Lock for deposited blobs when the bucket has it: "auto" or "off"; the

@@ -1,4 +1,4 @@
-"""``default_plan``: the gate plan (``reprogate.gate-plan/v1``, DESIGN §6) a buyer
+"""``default_plan``: the gate plan (``reprogate.gate-plan/v1``) a buyer
 starts from for one vendor on one RFP, made from the vendor's bundle claims and
 the contract terms. Pure: no database; the caller passes the manifest's claims and
 the terms.
@@ -13,7 +13,7 @@ the terms.
   neither the claims nor the RFP's terms give a sensible ceiling: one relative to
   the claim turns an over-claim (a FAIL and a re-test obligation) into a HALT (the
   demo's Bolt Storage measures its warm TTFT p50 at 3.9 times its claim), and an
-  absolute ceiling (DESIGN's p99.9 TTFT above 2000 ms) is the buyer's service
+  absolute ceiling (the demo's p99.9 TTFT over 2000 ms) is the buyer's service
   level, which the terms do not state; the buyer adds one when editing the plan.
 - ``directions`` (optional): ``{metric: "lower" | "higher"}`` for metrics the
   defaults below do not know, or to override them.
@@ -28,8 +28,8 @@ Defaults, the same in every gate:
   collide), ``claim`` the claimed value, ``band`` ``{"pct": tolerance_pct}``,
   ``min_runs`` 3, ``max_cv_pct`` 15, ``on_high_cv`` ``inconclusive``, ``blocking``
   true, ``weight`` 1.
-- direction from the metric name (DESIGN §4 names): ``lower`` for latencies and
-  times (ending in ``_ms``, ``_us``, ``_ns`` or ``_s`` other than a bandwidth
+- direction from the metric name (the runner contract's names): ``lower`` for latencies
+  and times (ending in ``_ms``, ``_us``, ``_ns`` or ``_s`` other than a bandwidth
   ``_b_s``/``_kib_s``/``_mib_s``/``_gib_s``/``_kb_s``/``_mb_s``/``_gb_s``, or
   containing ``latency``) and for ``prefix_recompute_pct``,
   ``ssd_write_amplification``, ``*_error_rate``/``*_errors``; ``higher`` for
@@ -43,7 +43,7 @@ Defaults, the same in every gate:
   the vendor's environment manifest) and ``failed-run`` (``run_failed``).
 
 Bad input (a claim that is not an object, a missing or non-positive value, a stat
-outside DESIGN §4's list, two claims for the same metric, stat and scenario, a
+outside the runner contract's list, two claims for the same metric, stat and scenario, a
 tolerance out of range) is refused as well: ``PlanProblems`` lists every problem
 with its path.
 """

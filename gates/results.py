@@ -1,5 +1,6 @@
-"""``results_document``: a campaign's runs as ``reprogate.results/v1`` (DESIGN §6),
-the measured side of a gate evaluation, read through the benchmarks selectors.
+"""``results_document``: a campaign's runs as ``reprogate.results/v1``
+(docs/gate-documents.md), the measured side of a gate evaluation, read through the
+benchmarks selectors.
 
 Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
 
@@ -36,7 +37,7 @@ Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
   - a metric naming another scenario than its run's (``reprogate-metrics`` allows
     a ``scenario`` per metric; the runner warns): a value only speaks for the
     scenario the runner actually ran;
-  - a stat outside DESIGN §4's list (``mean``, ``max``, ``min``, ``p50`` …
+  - a stat outside the runner contract's list (``mean``, ``max``, ``min``, ``p50`` …
     ``p99.99``; parsers also record e.g. ``total`` counts or ``p99.999``), a
     name that is not lower_snake, and a value that is not finite (vLLM's ``inf``
     request rate: JSON has no infinity);

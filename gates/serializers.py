@@ -1,5 +1,5 @@
 """Output serializers the gates API shares between its operations, and the error
-shape every operation documents for its 4xx answers (DESIGN §8)."""
+shape every operation documents for its 4xx answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The demo data of DESIGN §7, made through the services (so the trail shows it).
+"""The demo data, made through the services (so the trail shows it).
 
 The two example bundles (``examples/acme-flash``, ``examples/bolt-storage``) are
 built with ``artifacts.lib.bundle_build``, signed with a throwaway Ed25519 key per

@@ -1,3 +1,3 @@
-"""The ``reprogate`` command for vendors and auditors (DESIGN §8)."""
+"""The ``reprogate`` command for vendors and auditors."""
 
 from __future__ import annotations

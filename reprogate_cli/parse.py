@@ -1,5 +1,5 @@
 """``reprogate parse PARSER FILE``: turn a benchmark tool's output into the
-canonical metrics (DESIGN §4), one JSON object per line on stdout::
+canonical metrics (docs/runner-contract.md), one JSON object per line on stdout::
 
     {"name": "read_clat_us", "stat": "p99.9", "value": 464.896, "unit": "us",
      "scope": "random-read", "scenario": null, "method": "tool",

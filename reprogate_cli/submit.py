@@ -1,5 +1,5 @@
 """``reprogate submit FILE --url URL --token TOKEN --rfp REF``: upload a bundle
-to ``POST /api/v1/rfps/<id>/bundles/`` (DESIGN §8).
+to ``POST /api/v1/rfps/<id>/bundles/``.
 
 The RFP is found by its reference through ``GET /api/v1/rfps/`` (limit/offset
 pages; a UUID is used as the id directly). The upload is one
@@ -101,7 +101,7 @@ def _read(response: http.client.HTTPResponse) -> Response:
 
 
 def describe(response: Response) -> list[str]:
-    """The error body (DESIGN §8 shape) as lines: headline, then every problem."""
+    """The error body (the API's error shape) as lines: headline, then every problem."""
     body = response.body if isinstance(response.body, dict) else {}
     code = body.get("code") or f"http_{response.status}"
     message = body.get("message") or response.text.strip()[:200] or "no details"

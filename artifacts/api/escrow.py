@@ -1,4 +1,4 @@
-"""Escrow API: a bundle's evidence package (DESIGN §5, streamed zip), the
+"""Escrow API: a bundle's evidence package (docs/architecture.md, streamed zip), the
 deposits a caller may see with their log index, leaf and inclusion proof, and
 the legal hold and retention of one deposit.
 

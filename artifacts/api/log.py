@@ -1,11 +1,11 @@
-"""Transparency log API (DESIGN §5, §8), for any signed-in user: the latest
+"""Transparency log API (docs/architecture.md), for any signed-in user: the latest
 published checkpoint (a signed note, text; reads never sign one), the log's
 verifier key (text), inclusion and consistency proofs (JSON, hashes in
 base64 as in the RFC 9162 test vectors).
 
 The log holds hashes only; leaves (deposit records) are served with the
 deposits they belong to, under those deposits' permissions. Bad parameters
-answer 400 in the error shape of DESIGN §8; a log whose stored tree contradicts
+answer 400 in the API's error shape; a log whose stored tree contradicts
 itself answers 503 ``log_integrity`` (and is logged), never a wrong proof."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``reprogate bundle build DIR --key KEY -o OUT.tar.gz``: a signed bundle
-(DESIGN §3) from a folder of readable sources.
+(docs/bundle-format.md) from a folder of readable sources.
 
 The folder holds the bundle's files and, optionally, ``bundle.json``: the manifest
 template (``rfp``, ``vendor``, ``harness``, ``claims``, ``kinds``, ``x-…``

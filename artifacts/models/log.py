@@ -1,4 +1,4 @@
-"""The transparency log's tables (DESIGN §5).
+"""The transparency log's tables (docs/architecture.md).
 
 - ``LogEntry``: one leaf, byte-exact, at its index (0, 1, 2, … with no gap);
 - ``LogNode``: the hash of every complete subtree, stored when an append completes

@@ -69,7 +69,7 @@ def signing_key_list_visible_to(user: AnyUser) -> QuerySet[SigningKey]:
 
 
 # --- bundles --------------------------------------------------------------------------
-# Sealing (DESIGN §1, procurement issue): the uploading vendor organisation sees its
+# Sealing (the sealed-bid rule): the uploading vendor organisation sees its
 # own bundles, accepted or rejected; the buyer side sees accepted bundles only once
 # the RFP is opened; nobody else sees any (the APIs answer 404).
 

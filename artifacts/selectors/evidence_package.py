@@ -1,5 +1,5 @@
-"""An evidence package's contents (DESIGN §5), ready to stream: the small files
-are made up front (their bytes are named in the download's log entry), the
+"""An evidence package's contents (docs/architecture.md), ready to stream: the small
+files are made up front (their bytes are named in the download's log entry), the
 blobs are read from storage by version id only while the zip is sent.
 
 A blob that storage cannot give back (deleted or damaged behind escrow's back:

@@ -32,7 +32,7 @@ class RunOutput(models.Model):
 
 
 class RunMetric(models.Model):
-    """A canonical metric (DESIGN §4) with where it came from."""
+    """A canonical metric (docs/runner-contract.md) with where it came from."""
 
     run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="metrics")
     attempt = models.PositiveSmallIntegerField()

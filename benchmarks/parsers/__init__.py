@@ -1,4 +1,5 @@
-"""Benchmark output parsers (DESIGN §4): one registry, canonical metrics out.
+"""Benchmark output parsers (docs/runner-contract.md): one registry, canonical metrics
+out.
 
     from benchmarks.parsers import parse, parse_file
     result = parse("fio-json", data, source_name="out.json")

@@ -1,4 +1,4 @@
-"""The canonical metric model every parser returns (DESIGN §4).
+"""The canonical metric model every parser returns (docs/runner-contract.md).
 
 Pure Python, no Django: the ``reprogate`` CLI and the runner workers import it.
 
@@ -25,7 +25,8 @@ PERCENTILE_STAT_RE: Final = re.compile(
     r"^p(?:100|[1-9][0-9]?(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9])$"
 )
 PLAIN_STATS: Final = frozenset({"mean", "min", "max", "stddev", "total"})
-# The percentiles every parser reports when it computes them itself (DESIGN §4).
+# The percentiles every parser reports when it computes them itself
+# (docs/runner-contract.md).
 STANDARD_PERCENTILES: Final = (50.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99)
 # Name suffix -> the unit it promises (longest suffixes first).
 UNIT_SUFFIXES: Final = (

@@ -1,5 +1,6 @@
 """``reprogate-metrics``: the format a harness writes when no tool parser fits
-(DESIGN §4), validated strictly -- every problem is reported, none is guessed:
+(docs/runner-contract.md), validated strictly -- every problem is reported, none is
+guessed:
 
     {"metrics": [{"name": "ttft_ms", "stat": "p99", "value": 41.5, "unit": "ms",
                   "scenario": "warm"}],

@@ -1,4 +1,5 @@
-"""What a sandboxed harness run may use, and what came out of it (DESIGN §4).
+"""What a sandboxed harness run may use, and what came out of it
+(docs/runner-contract.md).
 
 Pure data: no I/O here. ``run_harness`` (``benchmarks.sandbox.process``) takes a
 ``SandboxLimits`` and returns a ``HarnessResult``.

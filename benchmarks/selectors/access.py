@@ -6,7 +6,7 @@
 - The buyer side (buyer, evaluator, admin of the RFP's buyer) and the auditors the
   buyer engaged see the campaigns of the buyer's RFPs, read-only.
 - A vendor sees the campaigns of its own bundles, read-only (its own results,
-  DESIGN §1), never another vendor's.
+  the roles in the README), never another vendor's.
 - Anyone else: nothing (the pages answer 404).
 """
 

@@ -97,7 +97,7 @@ def _documents(evaluation: Evaluation, code: int = 200) -> HttpResponse:
 
 
 class EvaluationDetailApi(APIView):
-    """An evaluation's three documents exactly as evaluated (DESIGN §6, §8)."""
+    """An evaluation's three documents exactly as evaluated (docs/gate-documents.md)."""
 
     @extend_schema(
         operation_id="gate_evaluation_detail",

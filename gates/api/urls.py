@@ -1,4 +1,4 @@
-"""The gates API (DESIGN §8): gate board, evaluations, plans, decisions,
+"""The gates API: gate board, evaluations, plans, decisions,
 re-test obligations."""
 
 from __future__ import annotations

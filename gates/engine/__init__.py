@@ -1,4 +1,4 @@
-"""The gate evaluation engine: DESIGN §6 on three JSON documents, with the
+"""The gate evaluation engine: the gate rules on three JSON documents, with the
 standard library and numpy only (no Django), so that the server and
 ``reprogate gate evaluate`` share one code path and anyone can recompute a
 verdict offline::

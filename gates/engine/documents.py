@@ -1,4 +1,4 @@
-"""Canonical JSON and digests of the three gate documents (DESIGN §6).
+"""Canonical JSON and digests of the three gate documents (docs/gate-documents.md).
 
 Canonical JSON is UTF-8, keys sorted, no insignificant whitespace, non-ASCII
 characters as themselves (``ensure_ascii=False``), numbers as Python writes them

@@ -1,4 +1,4 @@
-"""``evaluate_plan(plan, results)``: the DESIGN §6 rules, one evaluation document
+"""``evaluate_plan(plan, results)``: the gate rules, one evaluation document
 per gate (formulas: ``gates.engine``'s docstring)."""
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ RFP_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
 
 
 class ArtifactKind(models.TextChoices):
-    """Bundle file kinds (DESIGN §3), as an RFP demands them."""
+    """Bundle file kinds (docs/bundle-format.md), as an RFP demands them."""
 
     WORKLOAD = "workload", "Workload definitions"
     ENVIRONMENT = "environment", "Environment manifests"

@@ -1,4 +1,4 @@
-"""The import rules (DESIGN: the dependency direction), checked on the source of
+"""The import rules (the dependency direction), checked on the source of
 every module (``tests.architecture.imports``: lazy imports, ``TYPE_CHECKING``
 imports and ``importlib.import_module("…")`` included; migrations left out):
 

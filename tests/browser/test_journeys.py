@@ -1,4 +1,4 @@
-"""User journeys through a real browser (DESIGN §1, §9): log in and out, each role's
+"""User journeys through a real browser (README: roles): log in and out, each role's
 dashboard, vendors kept apart, API docs served offline."""
 
 from __future__ import annotations

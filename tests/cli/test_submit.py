@@ -1,5 +1,5 @@
 """``reprogate submit`` against a small loopback server that answers like the
-API contract (DESIGN §8) and checks the multipart body it receives."""
+API contract and checks the multipart body it receives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One colour language (DESIGN 9): the five verdict colours are custom properties
+"""One colour language: the five verdict colours are custom properties
 of app.css, every badge and state label has WCAG AA contrast (4.5:1 for its text on
 its own background), and states that are no verdict and no warning (an opened
 tender, a mandatory artifact) are not painted in the warning colour."""

@@ -1,6 +1,6 @@
 """Escrow API: deposits with filters, one deposit's leaf and inclusion proof
 (which a client can check itself), legal hold and retention changes with the
-DESIGN §8 error shape."""
+the API's error shape."""
 
 from __future__ import annotations
 

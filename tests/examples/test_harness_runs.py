@@ -1,7 +1,7 @@
 """The example harnesses really run: both bundles are built and verified with
 examples/build.sh, unpacked, and their harness is run as the runner would
-(DESIGN §4: cwd = the bundle, REPROGATE_* variables, a bare PATH that finds the
-system's python3) for the scenarios their claims name, all at once (the runs
+(docs/runner-contract.md: cwd = the bundle, REPROGATE_* variables, a bare PATH that
+finds the system's python3) for the scenarios their claims name, all at once (the runs
 mostly wait for the wall clock, ~8 s each).
 
 The claim checks test the example data, not a system: the simulator's figures

@@ -1,4 +1,4 @@
-"""Evidence packages (DESIGN §5): ``layout`` (names and encodings both sides
+"""Evidence packages (docs/architecture.md): ``layout`` (names and encodings both sides
 share), ``zipstream`` (a zip written as it is sent), ``verify`` (the offline
 checker behind ``reprogate evidence verify``) — these three use nothing but the
 standard library, ``cryptography`` and the pure ``artifacts`` modules — and

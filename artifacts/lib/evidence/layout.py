@@ -1,5 +1,5 @@
-"""The evidence package layout (DESIGN §5) and the deposit record format, shared
-by the server that writes them and the offline verifier that reads them.
+"""The evidence package layout (docs/architecture.md) and the deposit record format,
+shared by the server that writes them and the offline verifier that reads them.
 
 A deposit's leaf in the transparency log is its record as canonical JSON: UTF-8,
 keys sorted, separators ``,`` and ``:``, no insignificant whitespace::

@@ -5,8 +5,8 @@ modules, no server, no database.
 What it proves, in order (every failure is reported, naming the file or
 deposit, and the check goes on):
 
-1. the zip is readable, holds exactly the DESIGN §5 files and each member's
-   CRC holds;
+1. the zip is readable, holds exactly the files of docs/architecture.md and each
+   member's CRC holds;
 2. ``evidence.json`` is canonical JSON of the ``reprogate.evidence/v1`` shape
    (so no byte of it can change without changing what it says);
 3. ``log/checkpoint`` is a signed note that ``log/key.pub`` verifies (and, with

@@ -1,5 +1,5 @@
-"""``manifest.json`` of a bundle (schema ``reprogate.bundle/v1``, DESIGN §3):
-strict parsing, validation with every problem named by its path
+"""``manifest.json`` of a bundle (schema ``reprogate.bundle/v1``,
+docs/bundle-format.md): strict parsing, validation with every problem named by its path
 (``files[3].sha256``), the typed result, and the checks of a manifest against
 the archive it came in (``inspect_bundle``) and against where it was uploaded.
 

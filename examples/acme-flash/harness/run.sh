@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmark harness for RFP-DEMO-1 (runner contract, DESIGN §4). The same
+# Benchmark harness for RFP-DEMO-1 (runner contract, docs/runner-contract.md). The same
 # harness code is in both example bundles; the vendor's tier parameters are in
 # harness/config.json.
 #

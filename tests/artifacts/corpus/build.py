@@ -126,7 +126,7 @@ def noise(size: int, seed: str = "noise") -> bytes:
 
 
 def good_files() -> dict[str, bytes]:
-    """The files of a small, complete bundle (DESIGN §3)."""
+    """The files of a small, complete bundle (docs/bundle-format.md)."""
     return {
         "workloads/llama70b-chat.json": b'{"model": "llama-70b", "prompts": 512}\n',
         "environment/manifest.json": b'{"os": "Ubuntu 24.04", "kernel": "6.8.0"}\n',

@@ -1,6 +1,6 @@
 """The log API: the latest published checkpoint and the key to check it (text;
 reading never signs one), proofs that verify against it (JSON, base64), 400s in
-the DESIGN §8 shape for bad parameters, nothing for anonymous callers, 503 (not
+the API's error shape for bad parameters, nothing for anonymous callers, 503 (not
 a wrong proof) for a tampered log."""
 
 from __future__ import annotations

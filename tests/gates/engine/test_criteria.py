@@ -1,4 +1,4 @@
-"""Each criterion is judged by DESIGN §6's rules, in their order: the limit in
+"""Each criterion is judged by the gate rules, in their order: the limit in
 decimal (a value exactly at it passes), the values of succeeded runs only, not
 measured → FAIL, too few runs, too much spread, the interval against the limit,
 non-blocking → WARN."""

@@ -1,4 +1,4 @@
-"""The evaluation document is exactly DESIGN §6's shape, in canonical JSON, and
+"""The evaluation document is exactly the documented shape, in canonical JSON, and
 the same inputs give the same bytes in any process: the seed comes from the
 input digests and the criterion, never from the clock or the hash seed."""
 
