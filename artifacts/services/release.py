@@ -284,11 +284,11 @@ def release_request(
     return release
 
 
-def release_locked(release: Release) -> Release:
+def locked_release(release: Release) -> Release:
     return Release.objects.select_for_update().get(pk=release.pk)
 
 
-def release_require(allowed: bool, step: str) -> None:
+def require_release_step(allowed: bool, step: str) -> None:
     """The services check the actor's role themselves (the views and the API
     check it first too, to show only the steps a user may take)."""
     if not allowed:
@@ -300,8 +300,8 @@ def release_object(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The vendor objects, within the notice period: the release is disputed."""
-    release_require(can_object(actor, release), "object to")
-    release = release_locked(release)
+    require_release_step(can_object(actor, release), "object to")
+    release = locked_release(release)
     reason = release_text(reason, required=True, what="objection")
     if clock.now() >= release.notice_ends_at:
         raise StateConflict(
@@ -325,8 +325,8 @@ def release_reject(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The auditor rules against the release: it ends, nothing is released."""
-    release_require(can_reject(actor, release), "reject")
-    release = release_locked(release)
+    require_release_step(can_reject(actor, release), "reject")
+    release = locked_release(release)
     reason = release_text(reason, required=True, what="ruling")
     release_transition(
         release=release,
@@ -345,8 +345,8 @@ def release_withdraw(
     *, release: Release, reason: str, actor: AbstractBaseUser
 ) -> Release:
     """The buyer withdraws the request (at any time before execution)."""
-    release_require(can_manage(actor, release), "withdraw")
-    release = release_locked(release)
+    require_release_step(can_manage(actor, release), "withdraw")
+    release = locked_release(release)
     reason = release_text(reason, required=True, what="reason")
     release_transition(
         release=release,

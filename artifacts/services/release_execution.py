@@ -35,12 +35,12 @@ from artifacts.selectors.release import (
 )
 from artifacts.services.escrow import escrow_event_log
 from artifacts.services.release import (
-    release_locked,
+    locked_release,
     release_notify,
     release_record_step,
-    release_require,
     release_text,
     release_transition,
+    require_release_step,
 )
 from artifacts.services.release_certificate import certificate_bytes, certificate_record
 
@@ -95,7 +95,7 @@ def release_approve(
     acknowledge_objection: bool = False,
 ) -> Release:
     """Approve in the actor's role; the last missing role approves the release."""
-    release = release_locked(release)
+    release = locked_release(release)
     _check_approvable(release)
     disputed = release.status == Release.Status.DISPUTED
     note = release_text(
@@ -140,8 +140,8 @@ def _check_executable(release: Release) -> None:
 @transaction.atomic
 def release_execute(*, release: Release, actor: AbstractBaseUser) -> Release:
     """Release the deposits to the buyer organisation and issue the certificate."""
-    release_require(can_manage(actor, release), "execute")
-    release = release_locked(release)
+    require_release_step(can_manage(actor, release), "execute")
+    release = locked_release(release)
     _check_executable(release)
     now = clock.now()
     record = certificate_record(

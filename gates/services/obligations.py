@@ -49,7 +49,8 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
-from gates.services.runs import gate_campaign_link, gate_repetitions, gate_scenarios
+from gates.selectors.runs import gate_repetitions, gate_scenarios
+from gates.services.runs import gate_campaign_link
 
 Actor = AbstractBaseUser | AnonymousUser | None
 OB = RetestObligation.Status

@@ -4,14 +4,13 @@ A lab operator starts a campaign for a gate (``gate_campaign_start``); a
 ``GateCampaign`` links it to the plan and gate, and when its last run ends
 (benchmarks' ``campaign_finished`` signal, then ``gate_campaign_finished_task``)
 ``gate_campaign_finished`` evaluates it. An INCONCLUSIVE evaluation says how
-many more runs of which scenario would decide it (``evaluation_more_runs``); a
+many more runs of which scenario would decide it (``gates.selectors.runs``); a
 lab operator or buyer schedules exactly those on the same campaign
 (``gate_schedule_more_runs``), or the plan's automatic top-up does, within
 ``GatePlan.max_extra_runs`` extra runs per scenario of one campaign and gate."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from typing import Any
@@ -27,37 +26,14 @@ from benchmarks.services.campaigns import campaign_add_runs, campaign_start
 from benchmarks.signals import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.selectors.runs import (
+    evaluation_more_runs,
+    gate_repetitions,
+    gate_scenarios,
+)
 from gates.services.evaluations import Actor, gate_evaluate, gate_facts
 
 logger = logging.getLogger(__name__)
-INCONCLUSIVE = "INCONCLUSIVE"
-
-
-class RunsNeeded(dict[str, int]):
-    """Scenario -> runs, with their ``total`` for a template's button."""
-
-    @property
-    def total(self) -> int:
-        return sum(self.values())
-
-
-def evaluation_more_runs(evaluation: Evaluation) -> RunsNeeded:
-    """Per scenario, the runs still needed before the gate can be judged: the
-    largest ``more_runs_needed`` of its INCONCLUSIVE criteria there (runs of a
-    scenario serve every criterion in it), in plan order. Empty unless the gate
-    is INCONCLUSIVE (a HALTED or failed gate is not decided by more runs)."""
-    if evaluation.verdict != INCONCLUSIVE:
-        return RunsNeeded()
-    plan = json.loads(evaluation.plan_document)
-    gate = next(g for g in plan["gates"] if g["name"] == evaluation.gate)
-    scenario_of = {c["id"]: c["scenario"] for c in gate["criteria"]}
-    needed = RunsNeeded()
-    for done in json.loads(evaluation.evaluation_document)["criteria"]:
-        n = int(done.get("more_runs_needed") or 0)
-        if done["verdict"] == INCONCLUSIVE and n > 0:
-            scenario = scenario_of[done["id"]]
-            needed[scenario] = max(needed.get(scenario, 0), n)
-    return needed
 
 
 def _latest_evaluation(evaluation: Evaluation) -> Evaluation | None:
@@ -227,31 +203,6 @@ def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
         evaluations.append(evaluation)
         _top_up(evaluation)
     return evaluations
-
-
-def gate_repetitions(plan: GatePlan, gate: str) -> int:
-    """The gate's largest ``min_runs``: the runs per scenario a campaign of the
-    gate (a first run or a re-test) needs."""
-    spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
-    return max((int(c["min_runs"]) for c in spec["criteria"]), default=1)
-
-
-def gate_scenarios(plan: GatePlan, gate: str, bundle: Bundle) -> list[str] | None:
-    """The bundle's scenarios the gate judges (its criteria's and its stop-loss
-    conditions' scenarios), in the harness's order: a campaign for the gate runs
-    only those. None (every scenario) when the gate names none the harness has;
-    a judged scenario the harness lacks then reads "not measured"."""
-    spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
-    named = {c["scenario"] for c in spec["criteria"]} | {
-        s["scenario"] for s in spec["stop_loss"] if s.get("scenario", "*") != "*"
-    }
-    harness = (bundle.manifest or {}).get("harness") or {}
-    names = [
-        str(s.get("name"))
-        for s in harness.get("scenarios") or []
-        if isinstance(s, dict) and s.get("name") in named
-    ]
-    return names or None
 
 
 def _plan_bundle(plan: GatePlan) -> Bundle | None:

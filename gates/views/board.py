@@ -28,7 +28,7 @@ from gates.selectors.evaluations import (
     lab_deviation_list_for,
     vendor_get_visible,
 )
-from gates.services.runs import evaluation_more_runs
+from gates.selectors.runs import evaluation_more_runs
 from procurement.models import Rfp
 from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.views.common import rfp_page_context

@@ -47,7 +47,7 @@ def clean_or_refuse(
         ) from None
 
 
-def rfp_lock(rfp: Rfp) -> Rfp:
+def locked_rfp(rfp: Rfp) -> Rfp:
     return Rfp.objects.select_for_update().get(pk=rfp.pk)
 
 

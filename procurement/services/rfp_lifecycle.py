@@ -17,8 +17,8 @@ from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_common import (
     Actor,
     clean_or_refuse,
+    locked_rfp,
     notify_vendors,
-    rfp_lock,
 )
 
 
@@ -61,7 +61,7 @@ def _weights_message(total: int) -> str:
 @transaction.atomic
 def rfp_publish(*, rfp: Rfp, actor: Actor) -> Rfp:
     """Publish a complete draft and notify every member of each invited vendor."""
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     if rfp.status != Rfp.Status.DRAFT:
         raise InvalidTransition(
             entity="RFP", current=rfp.status, requested=Rfp.Status.PUBLISHED
@@ -92,7 +92,7 @@ def rfp_cancel(*, rfp: Rfp, reason: str, actor: Actor) -> Rfp:
         )
     from procurement.services.deadlines import rfp_apply_deadlines  # it builds on us
 
-    was = rfp_apply_deadlines(rfp=rfp_lock(rfp)).status
+    was = rfp_apply_deadlines(rfp=locked_rfp(rfp)).status
     rfp = rfp_transition(rfp=rfp, to=Rfp.Status.CANCELLED, actor=actor, note=reason)
     if was != Rfp.Status.DRAFT:
         vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)
@@ -116,7 +116,7 @@ def rfp_transition(
     and writes the action's one audit row. Verb services check their own
     preconditions, then call it with their ``action`` and its details in
     ``data``, and write no second row."""
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     if to not in RFP_TRANSITIONS[rfp.status]:
         raise InvalidTransition(entity="RFP", current=rfp.status, requested=to)
     old, rfp.status = rfp.status, to

@@ -25,8 +25,8 @@ from procurement.models import (
 from procurement.services.rfp_common import (
     Actor,
     clean_or_refuse,
+    locked_rfp,
     notify_vendors,
-    rfp_lock,
 )
 
 BASICS_FIELDS: Final = (
@@ -181,7 +181,7 @@ def rfp_update(*, rfp: Rfp, fields: Mapping[str, Any], actor: Actor) -> Rfp:
     unknown = set(fields) - EDITABLE_FIELDS
     if unknown:
         raise ProcurementError(f"These fields cannot be edited: {sorted(unknown)}.")
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     _require_draft(rfp)
     previous_reference = rfp.reference
     changed = sorted(f for f, v in fields.items() if getattr(rfp, f) != v)
@@ -210,7 +210,7 @@ def rfp_update(*, rfp: Rfp, fields: Mapping[str, Any], actor: Actor) -> Rfp:
 def _rfp_replace_rows(
     *, rfp: Rfp, key: str, rows: Sequence[Mapping[str, Any]], actor: Actor
 ) -> Rfp:
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     _require_draft(rfp)
     model = ROWS[key][0]
     built = _build_rows(rfp, key, rows)
@@ -252,7 +252,7 @@ def rfp_set_criteria(
 @transaction.atomic
 def rfp_configure(*, rfp: Rfp, changes: Mapping[str, Any], actor: Actor) -> Rfp:
     """Several edits of a draft at once (the API's PATCH), all or nothing."""
-    _require_draft(rfp_lock(rfp))
+    _require_draft(locked_rfp(rfp))
     fields = {k: v for k, v in changes.items() if k not in ROWS}
     if fields:
         rfp = rfp_update(rfp=rfp, fields=fields, actor=actor)
@@ -269,7 +269,7 @@ def rfp_configure(*, rfp: Rfp, changes: Mapping[str, Any], actor: Actor) -> Rfp:
 def rfp_invite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
     """Invite a vendor organisation. Once the RFP is published, the vendor's
     members are notified at once (before that, publishing notifies them)."""
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     if vendor.kind != Organisation.Kind.VENDOR:
         raise ProcurementError(f"{vendor} is not a vendor organisation.")
     if rfp.status != Rfp.Status.DRAFT and not rfp.takes_submissions(clock.now()):
@@ -292,7 +292,7 @@ def rfp_invite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
 @transaction.atomic
 def rfp_uninvite_vendor(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> Rfp:
     """Withdraw an invitation; only in a draft, which no vendor has seen yet."""
-    rfp = rfp_lock(rfp)
+    rfp = locked_rfp(rfp)
     _require_draft(rfp)
     if not rfp.invited_vendors.filter(pk=vendor.pk).exists():
         raise ProcurementError(f"{vendor} is not invited.", code="not_invited")

@@ -13,8 +13,8 @@ from django.urls import reverse
 from accounts.models import Organisation
 from benchmarks.models import Campaign, LabPool, Run
 from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.selectors.runs import evaluation_more_runs
 from gates.services.runs import (
-    evaluation_more_runs,
     gate_campaign_finished,
     gate_campaign_start,
     gate_schedule_more_runs,

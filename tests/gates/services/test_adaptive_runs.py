@@ -23,12 +23,11 @@ from benchmarks.services.runs import run_cancel
 from benchmarks.signals import campaign_finished_send_if_done
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.selectors.runs import evaluation_more_runs, gate_scenarios
 from gates.services.evaluations import gate_evaluate
 from gates.services.runs import (
-    evaluation_more_runs,
     gate_campaign_finished,
     gate_campaign_start,
-    gate_scenarios,
     gate_schedule_more_runs,
 )
 from gates.tasks import gate_campaign_finished_task
