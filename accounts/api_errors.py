@@ -8,11 +8,35 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.exceptions import ApplicationError, StateConflict
+
+
+class ProblemSerializer(serializers.Serializer):
+    """One problem of an error answer (OpenAPI component ``Problem``)."""
+
+    class Meta:
+        ref_name = "Problem"
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    path = serializers.CharField(
+        required=False, help_text="Where in the request, e.g. gates[0].criteria[2]."
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The API's one error shape (OpenAPI component ``Error``)."""
+
+    class Meta:
+        ref_name = "Error"
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    problems = ProblemSerializer(many=True)
 
 
 def _flatten(detail: Any, path: str = "") -> list[dict[str, str]]:

@@ -1,10 +1,17 @@
-"""OpenAPI description of our token authentication (drf-spectacular extension)."""
+"""The API's OpenAPI description (drf-spectacular): our token authentication, and
+the error answers every operation documents with the one error shape
+(``accounts.api_errors.ErrorSerializer``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework.permissions import AllowAny
+
+from accounts.api_errors import ErrorSerializer
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -18,3 +25,57 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
             "name": "Authorization",
             "description": "`Token <token>`; get one from POST /api/v1/auth/token/.",
         }
+
+
+ERRORS: dict[str, str] = {
+    "400": "Bad input: every problem with its path.",
+    "401": "No valid token or session.",
+    "403": "You may not do this (your role, or the session's CSRF check).",
+    "404": "No such object, or not one you may see.",
+    "409": "Its current state refuses the request.",
+    "413": "The request body is too large for this endpoint.",
+    "429": "Too many attempts; wait and retry (Retry-After).",
+}
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's schema, plus the error answers an operation can give,
+    read from the view: 401 and 403 where it needs a signed-in caller, 404 where
+    its path names an object, 400 where it reads a body or query parameters,
+    409 and 413 for the unsafe methods, 429 where it is throttled. An operation's
+    own ``@extend_schema(responses=…)`` wins for a status it names."""
+
+    def error_statuses(self) -> list[str]:
+        statuses: list[str] = []
+        method = self.method.upper()
+        unsafe = method in UNSAFE
+        signed_in = not all(
+            isinstance(permission, AllowAny)
+            for permission in self.view.get_permissions()
+        )
+        has_query = any(
+            parameter.get("in") == "query"
+            for parameter in self._get_parameters()  # type: ignore[no-untyped-call]
+        )
+        if unsafe or has_query:
+            statuses.append("400")
+        if signed_in:
+            statuses += ["401", "403"]
+        if "{" in self.path:
+            statuses.append("404")
+        if unsafe:
+            statuses += ["409", "413"]
+        if getattr(self.view, "throttle_classes", None):
+            statuses.append("429")
+        return statuses
+
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses: dict[str, Any] = super()._get_response_bodies(direction)  # type: ignore[no-untyped-call]
+        for code in self.error_statuses():
+            if code not in responses:
+                error = OpenApiResponse(ErrorSerializer, description=ERRORS[code])
+                responses[code] = self._get_response_for_code(  # type: ignore[no-untyped-call]
+                    error, code, direction=direction
+                )
+        return responses

@@ -178,6 +178,10 @@ class PoolListApi(APIView):
 class CampaignListApi(APIView):
     """Campaigns you may see, newest first (GET); start one (POST, lab operators)."""
 
+    # Read by the OpenAPI schema (a page of the rows, ?limit and ?offset); get()
+    # pages with the same paginator.
+    pagination_class = LimitOffsetPagination
+
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "CampaignStartInput"

@@ -1,5 +1,5 @@
 """Output serializers the gates API shares between its operations, and the error
-shape every operation documents for its 4xx answers."""
+answers its operations document (the API's one error shape)."""
 
 from __future__ import annotations
 
@@ -9,29 +9,8 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
+from accounts.api_errors import ErrorSerializer
 from gates.models import Decision, GatePlan, RetestObligation
-
-
-class ProblemSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GatesProblem"
-
-    code = serializers.CharField()
-    message = serializers.CharField()
-    path = serializers.CharField(
-        required=False, help_text="Where in the request, e.g. gates[0].criteria[2]."
-    )
-
-
-class ErrorSerializer(serializers.Serializer):
-    """The API's one error shape."""
-
-    class Meta:
-        ref_name = "GatesError"
-
-    code = serializers.CharField()
-    message = serializers.CharField()
-    problems = ProblemSerializer(many=True)
 
 
 def _error(text: str) -> OpenApiResponse:

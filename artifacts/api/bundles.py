@@ -242,6 +242,9 @@ class BundleListApi(APIView):
     same bytes were (nothing new is kept), or 422 with every problem found."""
 
     parser_classes = [MultiPartParser]
+    # Read by the OpenAPI schema (a page of the rows, ?limit and ?offset); get()
+    # pages with the same paginator.
+    pagination_class = LimitOffsetPagination
 
     class UploadSerializer(serializers.Serializer):
         class Meta:

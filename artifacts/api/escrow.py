@@ -164,6 +164,10 @@ FILTERS = [
 class DepositListApi(APIView):
     """Deposits you may see, newest first; filter by RFP, vendor and kind."""
 
+    # Read by the OpenAPI schema (a page of the rows, ?limit and ?offset); get()
+    # pages with the same paginator.
+    pagination_class = LimitOffsetPagination
+
     @extend_schema(
         operation_id="deposit_list",
         parameters=FILTERS,

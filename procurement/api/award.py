@@ -51,7 +51,9 @@ class TcoFormulaOutputSerializer(serializers.Serializer):
     utilisation = serializers.DecimalField(4, 3)
     hours_per_year = serializers.IntegerField()
     created_at = serializers.DateTimeField(allow_null=True)
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(
+        source="created_by.username", default=None, allow_null=True
+    )
 
     def get_recorded(self, formula: Any) -> bool:
         return formula.pk is not None

@@ -1,0 +1,84 @@
+"""The OpenAPI document describes the answers the API really gives: the paginated
+lists as pages, nullable fields as nullable, and the error answers with the one
+error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.api.conftest import World
+from tests.api.openapi import openapi_document, response_problems
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def _check(
+    document: dict[str, Any], client: APIClient, path: str, url: str, status: int
+) -> list[str]:
+    response = client.get(url)
+    assert response.status_code == status, response.content
+    return response_problems(document, path, "GET", status, response.json())
+
+
+@pytest.mark.parametrize(
+    ("role", "path"),
+    [
+        ("buyer", "/api/v1/campaigns/"),
+        ("buyer", "/api/v1/escrow/deposits/"),
+        ("vendor", "/api/v1/rfps/{rfp_id}/bundles/"),
+        ("buyer", "/api/v1/rfps/{rfp_id}/tco-formulas/"),
+    ],
+)
+def test_list_answers_match_their_schema(world: World, role: str, path: str) -> None:
+    document = openapi_document()
+    client = _client(world.tokens[role])
+    url = path.format(rfp_id=world.rfp.public_id)
+
+    response = client.get(url)
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    rows = body["results"] if isinstance(body, dict) else body
+    assert rows, "the world has a row in each list"
+    assert response_problems(document, path, "GET", 200, body) == []
+
+
+def test_error_answers_are_documented_with_the_error_shape(world: World) -> None:
+    document = openapi_document()
+    missing = "00000000-0000-0000-0000-000000000000"
+    anonymous = APIClient()
+    vendor = _client(world.tokens["vendor"])
+    buyer = _client(world.tokens["buyer"])
+
+    problems = [
+        *_check(document, anonymous, "/api/v1/campaigns/", "/api/v1/campaigns/", 401),
+        *_check(
+            document,
+            vendor,
+            "/api/v1/rfps/{rfp_id}/tco-formulas/",
+            f"/api/v1/rfps/{missing}/tco-formulas/",
+            404,
+        ),
+    ]
+    response = buyer.post(
+        f"/api/v1/rfps/{world.rfp.public_id}/tco-formulas/", {}, format="json"
+    )
+    problems += response_problems(
+        document,
+        "/api/v1/rfps/{rfp_id}/tco-formulas/",
+        "POST",
+        response.status_code,
+        response.json(),
+    )
+
+    assert response.status_code == 400
+    assert problems == []
