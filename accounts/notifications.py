@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
@@ -49,7 +49,7 @@ def notification_link_label(url: str) -> str:
 
 def notify_users(
     *,
-    users: Iterable[AbstractBaseUser],
+    users: Iterable[User],
     template: str,
     context: dict[str, Any],
     url: str = "",

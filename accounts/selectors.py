@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.paginator import Page, Paginator
 from django.db.models import (
     BooleanField,
@@ -33,7 +33,7 @@ from accounts.models import (
     Role,
 )
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 def membership_list_for(user: AnyUser) -> QuerySet[Membership]:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AbstractUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -23,7 +23,7 @@ def token_digest(raw: str) -> str:
 
 @transaction.atomic
 def organisation_create(
-    *, slug: str, name: str, kind: str, actor: AbstractBaseUser | None
+    *, slug: str, name: str, kind: str, actor: User | None
 ) -> Organisation:
     organisation = Organisation(slug=slug, name=name, kind=kind)
     organisation.full_clean()
@@ -40,7 +40,7 @@ def organisation_create(
 
 @transaction.atomic
 def organisation_engage(
-    *, buyer: Organisation, provider: Organisation, actor: AbstractBaseUser | None
+    *, buyer: Organisation, provider: Organisation, actor: User | None
 ) -> Organisation:
     """A buyer engages a lab or an audit organisation to work on its RFPs."""
     if buyer.kind != Organisation.Kind.BUYER:
@@ -61,10 +61,10 @@ def organisation_engage(
 @transaction.atomic
 def membership_grant(
     *,
-    user: AbstractUser,
+    user: User,
     organisation: Organisation,
     role: str,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
 ) -> Membership:
     membership = Membership(user=user, organisation=organisation, role=role)
     membership.full_clean()
@@ -81,8 +81,8 @@ def membership_grant(
 
 @transaction.atomic
 def user_create(
-    *, username: str, password: str, email: str = "", actor: AbstractBaseUser | None
-) -> AbstractUser:
+    *, username: str, password: str, email: str = "", actor: User | None
+) -> User:
     user = get_user_model()(username=username, email=email)
     user.set_password(password)
     user.full_clean()
@@ -94,10 +94,10 @@ def user_create(
 @transaction.atomic
 def user_password_change(
     *,
-    user: AbstractUser,
+    user: User,
     new_password: str | None,
-    actor: AbstractUser | None = None,
-) -> tuple[AbstractUser, int]:
+    actor: User | None = None,
+) -> tuple[User, int]:
     """Set a new password (None: disable password sign-in) and revoke the user's
     active API tokens (one got with a stolen password must not outlive it), in
     one audit row by ``actor`` (an admin; the user when not given). Returns the
@@ -118,7 +118,7 @@ def user_password_change(
 
 
 @transaction.atomic
-def user_login_record(*, user: AbstractUser | None, username: str, ok: bool) -> None:
+def user_login_record(*, user: User | None, username: str, ok: bool) -> None:
     audit_record(
         actor=user,
         action="user.logged_in" if ok else "user.login_failed",
@@ -128,7 +128,7 @@ def user_login_record(*, user: AbstractUser | None, username: str, ok: bool) -> 
 
 
 @transaction.atomic
-def api_token_issue(*, user: AbstractUser, name: str) -> tuple[ApiToken, str]:
+def api_token_issue(*, user: User, name: str) -> tuple[ApiToken, str]:
     """Make a token; the raw value is returned once and never stored."""
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
@@ -147,7 +147,7 @@ def api_token_issue(*, user: AbstractUser, name: str) -> tuple[ApiToken, str]:
 
 
 @transaction.atomic
-def api_token_revoke(*, token: ApiToken, actor: AbstractUser) -> ApiToken:
+def api_token_revoke(*, token: ApiToken, actor: User) -> ApiToken:
     token = ApiToken.objects.select_for_update().get(pk=token.pk)
     if token.revoked_at is not None:
         raise ApplicationError("This token is already revoked.", code="already_revoked")
@@ -157,7 +157,7 @@ def api_token_revoke(*, token: ApiToken, actor: AbstractUser) -> ApiToken:
     return token
 
 
-def notifications_mark_read(*, user: AbstractUser) -> int:
+def notifications_mark_read(*, user: User) -> int:
     """Reading one's notifications is not a state change worth an audit row."""
     return Notification.objects.filter(recipient=user, read_at__isnull=True).update(
         read_at=clock.now()

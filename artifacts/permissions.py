@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Organisation, Role
 from accounts.selectors import (
@@ -35,7 +35,7 @@ from artifacts.models.release import RELEASE_TRANSITIONS
 from artifacts.selectors.escrow import deposit_list_visible_to
 from procurement.models import Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 BUYER_SIDE: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
 MANAGERS: Final = (Role.BUYER, Role.ADMIN)
 VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q
 
 from accounts.models import Organisation, Role
@@ -31,7 +31,7 @@ from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import rfp_list_visible_to
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 ENGAGED_ROLES: Final = (Role.LABOPS, Role.AUDITOR, Role.ADMIN)
 LAB_ROLES: Final = (Role.LABOPS, Role.ADMIN)

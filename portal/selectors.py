@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts import clock
 from accounts.models import Role
@@ -22,7 +22,7 @@ from procurement.selectors.rfps import (
     rfp_list_visible_to,
 )
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 RECENT = 8
 
 

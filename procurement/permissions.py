@@ -5,13 +5,13 @@ caller may not know exist), then check one of these (403 when it says no)."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Organisation, Role
 from accounts.selectors import organisation_ids_for
 from procurement.models import Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 def _holds(user: AnyUser, organisation_id: int, *roles: str) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from accounts.models import Organisation, Role
@@ -16,7 +16,7 @@ from accounts.selectors import organisation_ids_for
 from artifacts.models import Bundle, BundleFile, SigningKey
 from procurement.models import Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 def signing_key_list_for(organisation: Organisation) -> QuerySet[SigningKey]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts.models import Role
@@ -23,7 +23,7 @@ from artifacts.selectors.bundles import (
 )
 from artifacts.selectors.log import log_size
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 SERVING_ROLES = (Role.AUDITOR, Role.LABOPS, Role.ADMIN)
 
 

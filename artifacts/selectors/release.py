@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts import clock
@@ -28,7 +28,7 @@ from artifacts.permissions import (
 )
 from procurement.models import Award, Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 # Release needs one approval in each of these roles (two different people).
 APPROVAL_ROLES: Final = (ReleaseStep.Role.BUYER, ReleaseStep.Role.AUDITOR)
 

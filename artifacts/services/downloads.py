@@ -5,7 +5,7 @@ opening) in the buyer's, so the vendor's trail stays private to the vendor."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts.audit import audit_record
@@ -14,7 +14,7 @@ from accounts.selectors import organisation_ids_for
 from artifacts.models import Bundle
 
 
-def _trail_of(bundle: Bundle, actor: AbstractBaseUser) -> Organisation:
+def _trail_of(bundle: Bundle, actor: User) -> Organisation:
     own = organisation_ids_for(actor, Role.VENDOR, Role.ADMIN)
     if bundle.organisation_id in own:
         return bundle.organisation
@@ -22,9 +22,7 @@ def _trail_of(bundle: Bundle, actor: AbstractBaseUser) -> Organisation:
 
 
 @transaction.atomic
-def bundle_record_download(
-    *, bundle: Bundle, actor: AbstractBaseUser, via: str
-) -> AuditEvent:
+def bundle_record_download(*, bundle: Bundle, actor: User, via: str) -> AuditEvent:
     """Record that ``actor`` downloaded ``bundle``'s archive (``via``: "api" or
     "web"). The caller has checked that ``actor`` may see the bundle."""
     return audit_record(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
 from accounts import clock
@@ -37,11 +37,11 @@ from procurement.models import Rfp
 
 logger = logging.getLogger(__name__)
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor = User | AnonymousUser | None
 MAX_REASON = 500
 
 
-def _user(actor: Actor) -> AbstractBaseUser | None:
+def _user(actor: Actor) -> User | None:
     return actor if actor is not None and actor.is_authenticated else None  # type: ignore[return-value]
 
 

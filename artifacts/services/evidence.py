@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from accounts.audit import audit_record
@@ -37,7 +37,7 @@ from artifacts.services.escrow import escrow_event_log
 from artifacts.services.keys import allowed_signers_text
 from artifacts.services.transparency import checkpoint_publish
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor = User | AnonymousUser | None
 
 
 def _allowed_signers(deposits: list[Deposit]) -> bytes:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -204,7 +204,7 @@ def _audit_data(rfp: Rfp, bundle: Bundle, **extra: Any) -> dict[str, Any]:
 
 @transaction.atomic
 def _record_rejected(
-    *, rfp: Rfp, organisation: Organisation, uploaded_by: AbstractBaseUser,
+    *, rfp: Rfp, organisation: Organisation, uploaded_by: User,
     filename: str, verdict: _Verdict,
 ) -> Bundle:  # fmt: skip
     bundle = Bundle.objects.create(
@@ -264,7 +264,7 @@ def _lock_published(job: _Accepted) -> Rfp:
 class _Accepted:
     rfp: Rfp
     organisation: Organisation
-    uploaded_by: AbstractBaseUser
+    uploaded_by: User
     filename: str
     verdict: _Verdict
     completeness: dict[str, Any]
@@ -294,7 +294,7 @@ def _accepted_before(
 
 @transaction.atomic
 def _record_resubmitted(
-    bundle: Bundle, uploaded_by: AbstractBaseUser, filename: str
+    bundle: Bundle, uploaded_by: User, filename: str
 ) -> IngestOutcome:
     audit_record(
         actor=uploaded_by,
@@ -394,7 +394,7 @@ def bundle_ingest(
     *,
     rfp: Rfp,
     organisation: Organisation,
-    uploaded_by: AbstractBaseUser,
+    uploaded_by: User,
     upload_path: str | os.PathLike[str],
     filename: str,
     archive_digest: FileDigest | None = None,
@@ -412,7 +412,7 @@ def bundle_ingest_outcome(
     *,
     rfp: Rfp,
     organisation: Organisation,
-    uploaded_by: AbstractBaseUser,
+    uploaded_by: User,
     upload_path: str | os.PathLike[str],
     filename: str,
     archive_digest: FileDigest | None = None,
@@ -441,7 +441,7 @@ def bundle_ingest_outcome(
 
 
 def _ingest(
-    rfp: Rfp, organisation: Organisation, uploaded_by: AbstractBaseUser,
+    rfp: Rfp, organisation: Organisation, uploaded_by: User,
     name: str, received_at: datetime, upload: _Upload,
     archive_digest: FileDigest | None,
 ) -> Bundle:  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from accounts import clock
@@ -65,7 +65,7 @@ def signing_key_register(
     public_key_line: str,
     valid_from: datetime | None = None,
     valid_until: datetime | None = None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
 ) -> SigningKey:
     if organisation.kind != Organisation.Kind.VENDOR:
         raise ApplicationError(
@@ -102,9 +102,7 @@ def signing_key_register(
 
 
 @transaction.atomic
-def signing_key_revoke(
-    *, key: SigningKey, actor: AbstractBaseUser | None
-) -> SigningKey:
+def signing_key_revoke(*, key: SigningKey, actor: User | None) -> SigningKey:
     """From now on the key verifies no new upload; past verdicts stand."""
     key = SigningKey.objects.select_for_update().get(pk=key.pk)
     if key.revoked_at is not None:

@@ -8,7 +8,7 @@ and what is remembered is exactly what the user looked at."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -18,9 +18,7 @@ from artifacts.selectors.proofs import compare_with_visit, signed_head
 
 
 @transaction.atomic
-def log_visit_mark_seen(
-    *, user: AbstractBaseUser, size: int, root_hash: bytes
-) -> LogVisit:
+def log_visit_mark_seen(*, user: User, size: int, root_hash: bytes) -> LogVisit:
     """Remember checkpoint (``size``, ``root_hash``) as seen by ``user``: one
     the log signed, that extends the one the user saw before."""
     checkpoint = Checkpoint.objects.filter(size=size, root_hash=root_hash).first()

@@ -31,7 +31,7 @@ import hashlib
 from datetime import timedelta
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
@@ -112,7 +112,7 @@ def release_record_step(
     release: Release,
     *,
     action: str,
-    actor: AbstractBaseUser,
+    actor: User,
     role: str,
     text: str = "",
     acknowledges_objection: bool = False,
@@ -225,7 +225,7 @@ def release_request(
     rfp: Rfp,
     condition: str,
     statement: str,
-    actor: AbstractBaseUser,
+    actor: User,
     breach: str = "",
 ) -> Release:
     """Ask to release the awarded vendor's deposits on ``rfp`` (``breach``: the
@@ -296,9 +296,7 @@ def require_release_step(allowed: bool, step: str) -> None:
 
 
 @transaction.atomic
-def release_object(
-    *, release: Release, reason: str, actor: AbstractBaseUser
-) -> Release:
+def release_object(*, release: Release, reason: str, actor: User) -> Release:
     """The vendor objects, within the notice period: the release is disputed."""
     require_release_step(can_object(actor, release), "object to")
     release = locked_release(release)
@@ -321,9 +319,7 @@ def release_object(
 
 
 @transaction.atomic
-def release_reject(
-    *, release: Release, reason: str, actor: AbstractBaseUser
-) -> Release:
+def release_reject(*, release: Release, reason: str, actor: User) -> Release:
     """The auditor rules against the release: it ends, nothing is released."""
     require_release_step(can_reject(actor, release), "reject")
     release = locked_release(release)
@@ -341,9 +337,7 @@ def release_reject(
 
 
 @transaction.atomic
-def release_withdraw(
-    *, release: Release, reason: str, actor: AbstractBaseUser
-) -> Release:
+def release_withdraw(*, release: Release, reason: str, actor: User) -> Release:
     """The buyer withdraws the request (at any time before execution)."""
     require_release_step(can_manage(actor, release), "withdraw")
     release = locked_release(release)

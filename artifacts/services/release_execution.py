@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -47,7 +47,7 @@ from artifacts.services.release_certificate import certificate_bytes, certificat
 APPROVABLE = (Release.Status.PENDING, Release.Status.DISPUTED)
 
 
-def _approval_role(release: Release, actor: AbstractBaseUser) -> str:
+def _approval_role(release: Release, actor: User) -> str:
     """The role ``actor`` approves in, or why they may not."""
     approvals = release_approvals(release)
     if any(step.actor_id == actor.pk for step in approvals):
@@ -90,7 +90,7 @@ def _check_approvable(release: Release) -> None:
 def release_approve(
     *,
     release: Release,
-    actor: AbstractBaseUser,
+    actor: User,
     note: str = "",
     acknowledge_objection: bool = False,
 ) -> Release:
@@ -138,7 +138,7 @@ def _check_executable(release: Release) -> None:
 
 
 @transaction.atomic
-def release_execute(*, release: Release, actor: AbstractBaseUser) -> Release:
+def release_execute(*, release: Release, actor: User) -> Release:
     """Release the deposits to the buyer organisation and issue the certificate."""
     require_release_step(can_manage(actor, release), "execute")
     release = locked_release(release)
@@ -171,9 +171,7 @@ def release_execute(*, release: Release, actor: AbstractBaseUser) -> Release:
 
 
 @transaction.atomic
-def release_download_record(
-    *, release: Release, actor: AbstractBaseUser
-) -> EscrowEvent:
+def release_download_record(*, release: Release, actor: User) -> EscrowEvent:
     """Log and audit a download of the released deposits (the caller checked
     that ``actor`` may have them)."""
     if release.status != Release.Status.RELEASED:

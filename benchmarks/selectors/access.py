@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts.models import Organisation, Role
@@ -24,7 +24,7 @@ from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool, Run
 from procurement.models import Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 LAB_ROLES: Final = (Role.LABOPS, Role.ADMIN)
 BUYER_SIDE_ROLES: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)

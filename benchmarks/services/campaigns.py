@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
@@ -31,7 +31,7 @@ def campaign_start_problems(
     bundle: Bundle,
     pool: LabPool,
     repetitions: int,
-    actor: AbstractBaseUser,
+    actor: User,
     only: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Why this campaign may not start (empty when it may)."""
@@ -91,7 +91,7 @@ def campaign_start(
     bundle: Bundle,
     pool: LabPool,
     repetitions: int,
-    actor: AbstractBaseUser,
+    actor: User,
     note: str = "",
     scenarios: Sequence[str] | None = None,
 ) -> Campaign:
@@ -249,7 +249,7 @@ def _new_run(
 
 
 @transaction.atomic
-def campaign_cancel(*, campaign: Campaign, actor: AbstractBaseUser) -> Campaign:
+def campaign_cancel(*, campaign: Campaign, actor: User) -> Campaign:
     """Cancel every run not finished yet (each run's own audited move)."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     pending = [

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.exceptions import ApplicationError, StateConflict
 
-Actor = AbstractBaseUser | AnonymousUser | None  # None: the runner itself
+Actor = User | AnonymousUser | None  # None: the runner itself
 
 
 class RunnerError(ApplicationError):

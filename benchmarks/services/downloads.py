@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts.audit import audit_record
@@ -13,7 +13,7 @@ from benchmarks.models import RunOutput
 
 @transaction.atomic
 def run_output_record_download(
-    *, output: RunOutput, actor: AbstractBaseUser, via: str
+    *, output: RunOutput, actor: User, via: str
 ) -> AuditEvent:
     """Record that ``actor`` downloaded ``output`` (the caller checked that the
     actor may see its run)."""

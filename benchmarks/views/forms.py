@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
@@ -32,7 +32,7 @@ class CampaignStartForm(forms.Form):
     repetitions = forms.IntegerField(min_value=1, max_value=MAX_REPETITIONS, initial=3)
     note = forms.CharField(max_length=300, required=False)
 
-    def __init__(self, user: AbstractBaseUser, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["bundle"].queryset = bundle_list_startable_by(user)
         self.fields["pool"].queryset = pool_list_operated_by(user)
@@ -52,6 +52,6 @@ class PoolCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}), required=False
     )
 
-    def __init__(self, user: AbstractBaseUser, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["lab_organisation"].queryset = lab_organisation_list_for(user)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -48,7 +48,7 @@ PENDING_MESSAGE: Final = "A promotion is waiting for its second sign-off."
 K, S = Decision.Kind, Decision.Status
 
 
-def _require_buyer_side(actor: AbstractBaseUser, plan: GatePlan, what: str) -> None:
+def _require_buyer_side(actor: User, plan: GatePlan, what: str) -> None:
     if not is_buyer_side(actor, plan.rfp):
         raise GatesError(
             f"Only members of {plan.rfp.buyer_organisation.name} {what}.",
@@ -67,9 +67,7 @@ def _text(text: str, what: str, *, required: bool) -> str:
     return text
 
 
-def _log(
-    decision: Decision, step: str, actor: AbstractBaseUser, status: str = ""
-) -> int:
+def _log(decision: Decision, step: str, actor: User, status: str = "") -> int:
     """Append the step's leaf (the decision as the step leaves it: ``status``)
     to the transparency log; its index."""
     evaluation, plan = decision.evaluation, decision.plan
@@ -126,7 +124,7 @@ def decision_url(decision: Decision) -> str:
     )
 
 
-def _notify(decision: Decision, actor: AbstractBaseUser) -> None:
+def _notify(decision: Decision, actor: User) -> None:
     plan = decision.plan
     context = {"decision": decision, "rfp": plan.rfp, "plan": plan}
     notify_users(
@@ -154,7 +152,7 @@ def _refuse_promotion(reasons: list[str]) -> None:
 
 @transaction.atomic
 def decision_record(
-    *, plan: GatePlan, gate: str, kind: str, rationale: str, actor: AbstractBaseUser
+    *, plan: GatePlan, gate: str, kind: str, rationale: str, actor: User
 ) -> Decision:
     """Record ``kind`` on ``gate`` (a promotion: pending its second sign-off)."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
@@ -204,7 +202,7 @@ def decision_transition(
     *,
     decision: Decision,
     to: str,
-    actor: AbstractBaseUser,
+    actor: User,
     action: str,
     data: dict[str, Any] | None = None,
     fields: tuple[str, ...] = (),
@@ -230,9 +228,7 @@ def _locked(decision: Decision) -> Decision:
 
 
 @transaction.atomic
-def decision_second(
-    *, decision: Decision, actor: AbstractBaseUser, note: str = ""
-) -> Decision:
+def decision_second(*, decision: Decision, actor: User, note: str = "") -> Decision:
     """The second sign-off of a pending promotion: it is recorded."""
     decision = _locked(decision)
     _require_buyer_side(actor, decision.plan, "sign off a promotion")
@@ -259,7 +255,7 @@ def decision_second(
 
 
 @transaction.atomic
-def decision_withdraw(*, decision: Decision, actor: AbstractBaseUser) -> Decision:
+def decision_withdraw(*, decision: Decision, actor: User) -> Decision:
     """Withdraw a pending promotion (any buyer-side member)."""
     decision = _locked(decision)
     _require_buyer_side(actor, decision.plan, "withdraw a promotion")

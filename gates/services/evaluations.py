@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from accounts import clock
@@ -30,7 +30,7 @@ from gates.exceptions import GatesConflict, GatesError, engine_problems
 from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
 from gates.results import results_document
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor = User | AnonymousUser | None
 DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.urls import reverse
 
@@ -52,7 +52,7 @@ from gates.models import (
 from gates.selectors.runs import gate_repetitions, gate_scenarios
 from gates.services.runs import gate_campaign_link
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor = User | AnonymousUser | None
 OB = RetestObligation.Status
 LIVE: Final = (OB.OPEN, OB.SCHEDULED)
 BREACHES: Final = (OB.FAILED, OB.EXPIRED)
@@ -290,7 +290,7 @@ def _check_bundle(obligation: RetestObligation, bundle: Bundle) -> None:
 
 @transaction.atomic
 def obligation_request_retest(
-    *, obligation: RetestObligation, bundle: Bundle, actor: AbstractBaseUser
+    *, obligation: RetestObligation, bundle: Bundle, actor: User
 ) -> RetestObligation:
     """The vendor asks for a re-test of its revised ``bundle`` (one attempt)."""
     obligation = _locked(obligation)
@@ -328,7 +328,7 @@ def _current_plan(obligation: RetestObligation) -> GatePlan:
 
 @transaction.atomic
 def obligation_campaign_start(
-    *, obligation: RetestObligation, pool: LabPool, actor: AbstractBaseUser
+    *, obligation: RetestObligation, pool: LabPool, actor: User
 ) -> Campaign:
     """A lab operator starts the re-test campaign of the scheduled attempt."""
     obligation = _locked(obligation)

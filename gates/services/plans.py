@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import Max
 
@@ -30,7 +30,7 @@ from gates.models import PLAN_TRANSITIONS, GatePlan
 from gates.plans import PlanProblems, default_plan, rfp_terms
 from procurement.models import Rfp
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor = User | AnonymousUser | None
 S = GatePlan.Status
 MAX_IMPORT_BYTES: Final = 256 * 1024
 MAX_EXTRA_RUNS: Final = 50

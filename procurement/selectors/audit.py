@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.audit_scope import register_rfp_scope
@@ -18,9 +18,7 @@ from procurement.models import Rfp
 OPENED = (Rfp.Status.OPENED, Rfp.Status.AWARDED)  # ``Rfp.is_sealed`` is False
 
 
-def rfp_audit_events(
-    user: AbstractBaseUser | AnonymousUser, *, rfp: Rfp
-) -> QuerySet[AuditEvent]:
+def rfp_audit_events(user: User | AnonymousUser, *, rfp: Rfp) -> QuerySet[AuditEvent]:
     """The RFP's trail as the user may read it: the events naming the RFP in the
     user's trail scope, with its vendors' bid and bundle events (sealed until
     opening) and, once opened, its vendors' signing-key events."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Organisation, Role
@@ -17,7 +17,7 @@ from accounts.selectors import organisation_ids_for
 from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
 from procurement.permissions import is_buyer_side
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)
 
 

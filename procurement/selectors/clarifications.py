@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import models
 from django.db.models import F, Q, QuerySet
 
@@ -23,7 +23,7 @@ from procurement.models import Addendum, Clarification, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.rfps import rfp_get_visible
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 @dataclass(frozen=True)

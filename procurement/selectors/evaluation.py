@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
@@ -45,7 +45,7 @@ from procurement.reproduced import (
 )
 from procurement.tco import CostInputs, FormulaParams, TcoResult, tco_compute
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 def evaluation_bids(rfp: Rfp) -> QuerySet[Bid]:

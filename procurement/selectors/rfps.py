@@ -4,7 +4,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import (
     BooleanField,
@@ -35,7 +35,7 @@ from accounts.selectors import (
 )
 from procurement.models import Bid, Clarification, Rfp, RfpTemplate
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 
 
 def _organisation_ids_of_kind(user: AnyUser, kind: str) -> set[int]:

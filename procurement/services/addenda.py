@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Max
@@ -206,7 +206,7 @@ def _apply(rfp: Rfp, values: dict[str, object]) -> _Applied:
 
 @transaction.atomic
 def rfp_amend(
-    *, rfp: Rfp, changes: dict[str, object], reason: str, actor: AbstractBaseUser
+    *, rfp: Rfp, changes: dict[str, object], reason: str, actor: User
 ) -> Addendum:
     """Issue the next addendum of a published RFP."""
     rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
@@ -245,7 +245,7 @@ def rfp_amend(
 
 
 def _addendum_create(
-    rfp: Rfp, applied: _Applied, *, reason: str, actor: AbstractBaseUser
+    rfp: Rfp, applied: _Applied, *, reason: str, actor: User
 ) -> Addendum:
     last = rfp.addenda.aggregate(last=Max("number"))["last"] or 0
     addendum = Addendum(

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -252,7 +252,7 @@ def award_request(
     rationale: str,
     override_reason: str = "",
     gates_override_reason: str = "",
-    actor: AbstractBaseUser,
+    actor: User,
 ) -> AwardRequest:
     rfp, latest = _locked(rfp)
     if latest is not None and latest.status == R.PENDING:
@@ -299,7 +299,7 @@ def award_request(
     return request
 
 
-def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> None:
+def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: User) -> None:
     if request.requested_by_id == actor.pk:
         raise ProcurementError(
             "You requested this award: another member of the buyer's team must "
@@ -319,7 +319,7 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -
 
 
 @transaction.atomic
-def award_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> Award:
+def award_confirm(*, rfp: Rfp, actor: User) -> Award:
     """The second person: record the award and move the RFP to awarded, together."""
     rfp, latest = _locked(rfp)
     request = _movable(rfp, latest, R.CONFIRMED)
@@ -337,7 +337,7 @@ def award_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> Award:
     return award
 
 
-def _award_record(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> Award:
+def _award_record(rfp: Rfp, request: AwardRequest, actor: User) -> Award:
     formula = tco_formula_ensure(rfp=rfp, actor=actor)
     now = request.confirmed_at
     award = Award(
@@ -380,9 +380,7 @@ def _award_record(rfp: Rfp, request: AwardRequest, actor: AbstractBaseUser) -> A
 
 
 @transaction.atomic
-def award_cancel(
-    *, rfp: Rfp, actor: AbstractBaseUser, reason: str = ""
-) -> AwardRequest:
+def award_cancel(*, rfp: Rfp, actor: User, reason: str = "") -> AwardRequest:
     """The requester withdraws a pending request, or another member declines it."""
     rfp, latest = _locked(rfp)
     request = award_request_transition(

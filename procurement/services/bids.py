@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -169,7 +169,7 @@ def _issue_receipt(
     *,
     to: str,
     action: str,
-    actor: AbstractBaseUser,
+    actor: User,
     contents: dict[str, Any],
     fields: Mapping[str, Any] | None = None,
     created: bool = False,
@@ -257,7 +257,7 @@ def bid_submit(
     *,
     rfp: Rfp,
     organisation: Organisation,
-    actor: AbstractBaseUser,
+    actor: User,
     cover_note: str,
     claims: Sequence[Mapping[str, Any]] | None = None,
     cost_inputs: Mapping[str, Any] | None = None,
@@ -307,7 +307,7 @@ def bid_documents_add(
     *,
     rfp: Rfp,
     organisation: Organisation,
-    actor: AbstractBaseUser,
+    actor: User,
     documents: Sequence[StoredDocument],
 ) -> BidReceipt:
     """Add documents to the current bid: a new version with the same text."""
@@ -328,9 +328,7 @@ def bid_documents_add(
 
 
 @transaction.atomic
-def bid_withdraw(
-    *, rfp: Rfp, organisation: Organisation, actor: AbstractBaseUser
-) -> BidReceipt:
+def bid_withdraw(*, rfp: Rfp, organisation: Organisation, actor: User) -> BidReceipt:
     """Withdraw the bid; its content stays, to be submitted again before the
     deadline. The receipt names the commitment that was withdrawn."""
     bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
@@ -343,9 +341,7 @@ def bid_withdraw(
 
 
 @transaction.atomic
-def bid_reconfirm(
-    *, rfp: Rfp, organisation: Organisation, actor: AbstractBaseUser
-) -> BidReceipt:
+def bid_reconfirm(*, rfp: Rfp, organisation: Organisation, actor: User) -> BidReceipt:
     """Confirm the unchanged bid under the RFP's changed conditions: same version,
     a new commitment that binds the latest addendum number."""
     bid = _own_bid(_rfp_accepting_bids(rfp, organisation), organisation)
@@ -374,7 +370,7 @@ def bid_transition(
     *,
     bid: Bid,
     to: str,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     action: str = "bid.transitioned",
     note: str = "",
     data: Mapping[str, Any] | None = None,
@@ -409,9 +405,7 @@ def bid_transition(
 
 
 @transaction.atomic
-def bids_require_reconfirmation(
-    *, rfp: Rfp, actor: AbstractBaseUser | None, note: str = ""
-) -> int:
+def bids_require_reconfirmation(*, rfp: Rfp, actor: User | None, note: str = "") -> int:
     """Mark every submitted bid ``needs_reconfirmation`` (after an addendum)."""
     bids = Bid.objects.filter(rfp=rfp, status=Bid.Status.SUBMITTED).order_by("pk")
     marked = [

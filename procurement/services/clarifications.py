@@ -15,7 +15,7 @@ must do and an edited answer would silently skip."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -68,7 +68,7 @@ def _clarifications_url(rfp: Rfp) -> str:
 
 @transaction.atomic
 def clarification_ask(
-    *, rfp: Rfp, organisation: Organisation, question: str, actor: AbstractBaseUser
+    *, rfp: Rfp, organisation: Organisation, question: str, actor: User
 ) -> Clarification:
     """A question of an invited vendor, private to it until the buyer answers."""
     rfp = rfp_apply_deadlines(rfp=Rfp.objects.select_for_update().get(pk=rfp.pk))
@@ -105,7 +105,7 @@ def clarification_ask(
 
 @transaction.atomic
 def clarification_answer(
-    *, clarification: Clarification, answer: str, actor: AbstractBaseUser
+    *, clarification: Clarification, answer: str, actor: User
 ) -> Clarification:
     """Publish the buyer's answer to every invited vendor. Answers are final."""
     clarification = (

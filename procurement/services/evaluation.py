@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -110,7 +110,7 @@ def _scores_from(
     ]
 
 
-def _locked_sheet(rfp: Rfp, actor: AbstractBaseUser) -> ScoreSheet | None:
+def _locked_sheet(rfp: Rfp, actor: User) -> ScoreSheet | None:
     sheet = ScoreSheet.objects.select_for_update().filter(rfp=rfp, evaluator=actor)
     found = sheet.first()
     if found is not None and found.submitted_at is not None:
@@ -124,7 +124,7 @@ def _locked_sheet(rfp: Rfp, actor: AbstractBaseUser) -> ScoreSheet | None:
 
 @transaction.atomic
 def score_sheet_save(
-    *, rfp: Rfp, entries: Sequence[ScoreEntry], actor: AbstractBaseUser
+    *, rfp: Rfp, entries: Sequence[ScoreEntry], actor: User
 ) -> ScoreSheet:
     """Replace the actor's draft scores with ``entries`` (a partial set is fine)."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
@@ -164,7 +164,7 @@ def _missing_problems(rfp: Rfp, sheet: ScoreSheet | None) -> list[Problem]:
 
 
 @transaction.atomic
-def score_sheet_submit(*, rfp: Rfp, actor: AbstractBaseUser) -> ScoreSheet:
+def score_sheet_submit(*, rfp: Rfp, actor: User) -> ScoreSheet:
     """Lock the actor's sheet once every bid is scored on every criterion."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)
     rfp_require_evaluation_open(rfp)
@@ -190,7 +190,7 @@ def score_sheet_submit(*, rfp: Rfp, actor: AbstractBaseUser) -> ScoreSheet:
     return sheet
 
 
-def _notify_buyers(rfp: Rfp, evaluator: AbstractBaseUser) -> None:
+def _notify_buyers(rfp: Rfp, evaluator: User) -> None:
     org = [rfp.buyer_organisation_id]
     notify_users(
         users=user_list_in(org, Role.BUYER, Role.ADMIN),

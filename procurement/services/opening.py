@@ -8,7 +8,7 @@ the requester (also a database constraint on ``BidOpening``)."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
@@ -58,7 +58,7 @@ def _bids_url(rfp: Rfp) -> str:
 
 
 @transaction.atomic
-def bid_opening_request(*, rfp: Rfp, actor: AbstractBaseUser) -> BidOpening:
+def bid_opening_request(*, rfp: Rfp, actor: User) -> BidOpening:
     rfp, opening = _locked(rfp)
     if rfp.status != Rfp.Status.CLOSED:
         raise OpeningRefused(rfp)
@@ -88,7 +88,7 @@ def bid_opening_request(*, rfp: Rfp, actor: AbstractBaseUser) -> BidOpening:
 
 
 @transaction.atomic
-def bid_opening_confirm(*, rfp: Rfp, actor: AbstractBaseUser) -> BidOpening:
+def bid_opening_confirm(*, rfp: Rfp, actor: User) -> BidOpening:
     """Unseal: record the second person and move the RFP to opened, together."""
     rfp, opening = _locked(rfp)
     opening = _pending(rfp, opening)
@@ -136,7 +136,7 @@ def _notify_opened(rfp: Rfp, bids: list[Bid]) -> None:
 
 
 @transaction.atomic
-def bid_opening_cancel(*, rfp: Rfp, actor: AbstractBaseUser) -> Rfp:
+def bid_opening_cancel(*, rfp: Rfp, actor: User) -> Rfp:
     """The requester takes a pending request back (a new one may follow)."""
     rfp, opening = _locked(rfp)
     opening = _pending(rfp, opening)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
@@ -17,7 +17,7 @@ from accounts.selectors import user_list_in
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
 
-Actor = AbstractBaseUser | None
+Actor = User | None
 
 
 def _problems(exc: ValidationError, prefix: str = "") -> list[Problem]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -22,7 +22,7 @@ HOURS_PER_YEAR_MAX = 8784  # a leap year
 FORMULA_FROZEN = {Rfp.Status.AWARDED, Rfp.Status.CANCELLED, Rfp.Status.UNSUCCESSFUL}
 
 
-def _record(formula: TcoFormula, actor: AbstractBaseUser, note: str) -> TcoFormula:
+def _record(formula: TcoFormula, actor: User, note: str) -> TcoFormula:
     full_clean_or_problems(formula)
     formula.save()
     audit_record(
@@ -43,7 +43,7 @@ def _record(formula: TcoFormula, actor: AbstractBaseUser, note: str) -> TcoFormu
 
 
 @transaction.atomic
-def tco_formula_ensure(*, rfp: Rfp, actor: AbstractBaseUser) -> TcoFormula:
+def tco_formula_ensure(*, rfp: Rfp, actor: User) -> TcoFormula:
     """The latest version, recording version 1 with the defaults if none exists."""
     latest = rfp.tco_formulas.select_for_update().order_by("-version").first()
     if latest is not None:
@@ -59,7 +59,7 @@ def tco_formula_create(
     pue: Decimal,
     utilisation: Decimal,
     hours_per_year: int,
-    actor: AbstractBaseUser,
+    actor: User,
 ) -> TcoFormula:
     """A new version of the RFP's formula; the comparison uses the latest."""
     rfp = Rfp.objects.select_for_update().get(pk=rfp.pk)

@@ -10,7 +10,7 @@ import logging
 import uuid
 from dataclasses import asdict
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import clock
@@ -91,7 +91,7 @@ def _rows(run: FixityRun, findings: list[Finding]) -> list[FixityFinding]:
 
 
 def fixity_record(
-    *, report: FixityReport, trigger: str, actor: AbstractBaseUser | None = None
+    *, report: FixityReport, trigger: str, actor: User | None = None
 ) -> FixityRun:
     """Keep a finished check as a run with its findings, audited."""
     findings = [*report.findings.items, *report.findings.overflow()]
@@ -130,7 +130,7 @@ def fixity_record(
     return run
 
 
-def fixity_run(*, trigger: str, actor: AbstractBaseUser | None = None) -> FixityRun:
+def fixity_run(*, trigger: str, actor: User | None = None) -> FixityRun:
     """Check escrow now and record the run (``manage.py escrow_verify``, the
     daily task)."""
     return fixity_record(report=fixity_check(), trigger=trigger, actor=actor)
