@@ -21,6 +21,7 @@ from accounts.exports import audit_csv_lines, audit_json_chunks
 from accounts.forms import ApiTokenCreateForm, AuditFilterForm
 from accounts.models import AuditEvent
 from accounts.permissions import can_view_audit_trail
+from accounts.requests import SignedInRequest
 from accounts.selectors import (
     api_token_list_for,
     audit_event_list_visible_to,
@@ -90,7 +91,7 @@ def _tokens_revoked_text(count: int) -> str:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def password_change(request: HttpRequest) -> HttpResponse:
+def password_change(request: SignedInRequest) -> HttpResponse:
     form = PasswordChangeForm(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         user, revoked = user_password_change(
@@ -118,7 +119,7 @@ def profile(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def api_token_create(request: HttpRequest) -> HttpResponse:
+def api_token_create(request: SignedInRequest) -> HttpResponse:
     form = ApiTokenCreateForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give the token a name of up to 100 characters.")
@@ -131,7 +132,9 @@ def api_token_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def api_token_revoke_view(request: HttpRequest, token_id: uuid.UUID) -> HttpResponse:
+def api_token_revoke_view(
+    request: SignedInRequest, token_id: uuid.UUID
+) -> HttpResponse:
     token = get_object_or_404(api_token_list_for(request.user), public_id=token_id)
     try:
         api_token_revoke(token=token, actor=request.user)
@@ -170,7 +173,7 @@ def audit_page_context(
 
 
 @login_required
-def audit_list(request: HttpRequest) -> HttpResponse:
+def audit_list(request: SignedInRequest) -> HttpResponse:
     form, events, _filters = _audit_filtered(request)
     context = audit_page_context(request, events, form=form)
     template = (
@@ -204,7 +207,7 @@ def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def notification_list(request: HttpRequest) -> HttpResponse:
+def notification_list(request: SignedInRequest) -> HttpResponse:
     if request.method == "POST":
         notifications_mark_read(user=request.user)
         return redirect("accounts:notifications")

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from benchmarks.models import Campaign, Run
 from benchmarks.selectors.access import (
     bundle_list_startable_by,
@@ -209,7 +210,7 @@ class CampaignListApi(APIView):
         request=InputSerializer,
         responses={201: CampaignDetailSerializer},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: SignedInApiRequest) -> Response:
         if not lab_organisation_list_for(request.user).exists():
             raise PermissionDenied
         data = self.InputSerializer(data=request.data)
@@ -251,7 +252,7 @@ class CampaignCancelApi(APIView):
         request=None,
         responses={200: CampaignDetailSerializer},
     )
-    def post(self, request: Request, campaign_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, campaign_id: uuid.UUID) -> Response:
         campaign = _campaign(request, campaign_id)
         if not can_operate_campaign(request.user, campaign):
             raise PermissionDenied

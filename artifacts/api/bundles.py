@@ -33,6 +33,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
+from accounts.requests import SignedInApiRequest
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.lib.archive import FileDigest, Sha256Hasher
 from artifacts.models import Bundle
@@ -279,7 +280,7 @@ class BundleListApi(APIView):
             422: OpenApiTypes.OBJECT,
         },
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
         organisation = bidding_organisation(request.user, rfp)
         if organisation is None:
@@ -344,7 +345,7 @@ class BundleDownloadApi(APIView):
             (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)
         },
     )
-    def get(self, request: Request, bundle_id: uuid.UUID) -> FileResponse:
+    def get(self, request: SignedInApiRequest, bundle_id: uuid.UUID) -> FileResponse:
         bundle = _visible_bundle(request, bundle_id)
         if bundle.archive_blob is None:
             raise Http404

@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.requests import SignedInApiRequest
 from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
 from artifacts.selectors.bundles import (
     key_organisation_list_for,
@@ -103,7 +104,7 @@ class SigningKeyListApi(APIView):
         request=InputSerializer,
         responses={201: SigningKeyOutputSerializer},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
@@ -125,7 +126,7 @@ class SigningKeyRevokeApi(APIView):
         request=None,
         responses={200: SigningKeyOutputSerializer},
     )
-    def post(self, request: Request, key_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, key_id: uuid.UUID) -> Response:
         if not key_organisation_list_for(request.user).exists():
             raise PermissionDenied
         found = signing_key_list_visible_to(request.user).filter(public_id=key_id)

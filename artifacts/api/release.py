@@ -23,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from artifacts.api.escrow import ZipRenderer
 from artifacts.models import Release
 from artifacts.permissions import RELEASE_STEP_ALLOWED, can_request_release
@@ -137,7 +138,7 @@ class ReleaseListApi(APIView):
         request=InputSerializer,
         responses={201: ReleaseDetailSerializer},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
@@ -231,7 +232,7 @@ class ReleaseApproveApi(_StepApi):
     InputSerializer = _ApprovalInput
 
     @_step_schema("approve", _ApprovalInput)
-    def post(self, request: Request, release_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, release_id: uuid.UUID) -> Response:
         return self.step(request, release_id)
 
 
@@ -243,7 +244,7 @@ class ReleaseRejectApi(_StepApi):
     InputSerializer = _ReasonInput
 
     @_step_schema("reject", _ReasonInput)
-    def post(self, request: Request, release_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, release_id: uuid.UUID) -> Response:
         return self.step(request, release_id)
 
 
@@ -255,7 +256,7 @@ class ReleaseWithdrawApi(_StepApi):
     InputSerializer = _ReasonInput
 
     @_step_schema("withdraw", _ReasonInput)
-    def post(self, request: Request, release_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, release_id: uuid.UUID) -> Response:
         return self.step(request, release_id)
 
 
@@ -295,7 +296,9 @@ class ReleasePackageApi(APIView):
         operation_id="escrow_release_package",
         responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY)},
     )
-    def get(self, request: Request, release_id: uuid.UUID) -> StreamingHttpResponse:
+    def get(
+        self, request: SignedInApiRequest, release_id: uuid.UUID
+    ) -> StreamingHttpResponse:
         release = release_package_get(request.user, release_id)
         if release is None:
             raise Http404

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError, Problem
 from accounts.models import Organisation
+from accounts.requests import SignedInRequest
 from artifacts.api.bundles import BundleUploadHandler
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.forms.keys import BundleUploadForm, SigningKeyRegisterForm
@@ -72,7 +73,7 @@ def _page(request: HttpRequest, organisation: Organisation) -> str:
 
 
 def _register(
-    request: HttpRequest, organisation: Organisation, form: SigningKeyRegisterForm
+    request: SignedInRequest, organisation: Organisation, form: SigningKeyRegisterForm
 ) -> bool:
     """Register the pasted key; refusals become the form's errors."""
     try:
@@ -92,7 +93,7 @@ def _register(
 
 
 @login_required
-def signing_keys(request: HttpRequest) -> HttpResponse:
+def signing_keys(request: SignedInRequest) -> HttpResponse:
     organisation = _organisation(request)
     form = SigningKeyRegisterForm(request.POST if request.method == "POST" else None)
     if form.is_bound and form.is_valid() and _register(request, organisation, form):
@@ -109,7 +110,9 @@ def signing_keys(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def signing_key_revoke_view(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+def signing_key_revoke_view(
+    request: SignedInRequest, key_id: uuid.UUID
+) -> HttpResponse:
     if not key_organisation_list_for(request.user).exists():
         raise PermissionDenied("Only vendors manage signing keys.")
     key = get_object_or_404(signing_key_list_visible_to(request.user), public_id=key_id)
@@ -197,7 +200,7 @@ def _received_file(request: HttpRequest) -> Any:
 
 
 def _ingest(
-    request: HttpRequest, rfp: Rfp, organisation: Organisation
+    request: SignedInRequest, rfp: Rfp, organisation: Organisation
 ) -> IngestOutcome | str:
     """The recorded bundle, or why nothing was recorded."""
     try:
@@ -216,7 +219,7 @@ def _ingest(
 
 
 @csrf_protect
-def _bundle_upload(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def _bundle_upload(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp, organisation = _bidder(request, rfp_id)
     if request.method != "POST":
         return _upload_page(request, rfp, organisation)
@@ -240,7 +243,7 @@ def _bundle_upload(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 @csrf_exempt  # checked by _bundle_upload, once the streaming handler is installed
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
-def bundle_upload(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def bundle_upload(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     """Upload page; its POST is the no-JS fallback of the API upload. The CSRF
     check reads the body, so the hashing, size-capped handler goes in first."""
     if request.method == "POST":

@@ -25,6 +25,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from artifacts.forms.escrow import (
     DepositFilterForm,
     LegalHoldForm,
@@ -160,7 +161,7 @@ def escrow_log(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def escrow_log_seen(request: HttpRequest) -> HttpResponse:
+def escrow_log_seen(request: SignedInRequest) -> HttpResponse:
     """Remember the checkpoint the page showed (its size and root hash, posted
     back) as seen; refused unless it extends the one seen before."""
     form = LogSeenForm(request.POST)

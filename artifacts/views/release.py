@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from accounts import clock
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from artifacts.forms.release import (
     ApprovalForm,
     ObjectionForm,
@@ -88,7 +89,7 @@ def _breaches(rfp: Rfp) -> list[CitedBreach]:
 
 
 @login_required
-def release_request_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def release_request_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = _requestable_rfp(request, rfp_id)
     form = ReleaseRequestForm(request.POST or None, breaches=_breaches(rfp))
     if request.method == "POST" and form.is_valid():
@@ -204,7 +205,7 @@ def release_certificate_json(
 
 
 @login_required
-def release_package(request: HttpRequest, release_id: uuid.UUID) -> HttpResponse:
+def release_package(request: SignedInRequest, release_id: uuid.UUID) -> HttpResponse:
     release = release_package_get(request.user, release_id)
     if release is None:
         raise Http404("No released deposits to download.")

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from benchmarks.charts import bundle_claims, campaign_charts
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import (
@@ -58,7 +59,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def campaign_start_view(request: HttpRequest) -> HttpResponse:
+def campaign_start_view(request: SignedInRequest) -> HttpResponse:
     if not lab_organisation_list_for(request.user).exists():
         raise PermissionDenied("Only lab operators start campaigns.")
     form = CampaignStartForm(request.user, request.POST or None)
@@ -117,7 +118,9 @@ def campaign_runs(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def campaign_cancel_view(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+def campaign_cancel_view(
+    request: SignedInRequest, campaign_id: uuid.UUID
+) -> HttpResponse:
     campaign = campaign_for_request(request, campaign_id)
     if not can_operate_campaign(request.user, campaign):
         raise PermissionDenied("Only the pool's lab operators cancel its campaigns.")

@@ -6,10 +6,11 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from benchmarks import conf
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
 from benchmarks.selectors.pools import pool_list_with_hosts
@@ -18,7 +19,7 @@ from benchmarks.views.forms import PoolCreateForm
 
 
 @login_required
-def pool_list(request: HttpRequest) -> HttpResponse:
+def pool_list(request: SignedInRequest) -> HttpResponse:
     if not lab_organisation_list_for(request.user).exists():
         raise PermissionDenied("Only lab operators manage pools.")
     form = PoolCreateForm(request.user, request.POST or None)

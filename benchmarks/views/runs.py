@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
 from benchmarks.charts import bundle_claims, run_charts
 from benchmarks.models import Run
@@ -93,7 +94,7 @@ def run_cancel_view(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 def run_output_download(
-    request: HttpRequest, run_id: uuid.UUID, output_id: int
+    request: SignedInRequest, run_id: uuid.UUID, output_id: int
 ) -> FileResponse:
     run = run_for_request(request, run_id)
     output = get_object_or_404(run_output_list(run), pk=output_id)

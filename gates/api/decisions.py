@@ -10,10 +10,10 @@ import uuid
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from gates.api.access import (
     decision_list_visible_to,
     one,
@@ -48,7 +48,9 @@ class DecisionRecordApi(APIView):
         request=InputSerializer,
         responses={201: DecisionSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID, gate: str) -> Response:
+    def post(
+        self, request: SignedInApiRequest, plan_id: uuid.UUID, gate: str
+    ) -> Response:
         plan = one(plan_list_visible_to(request.user), plan_id)
         require_buyer_side(request.user, plan.rfp)
         data = self.InputSerializer(data=request.data)
@@ -75,7 +77,7 @@ class DecisionSecondApi(APIView):
         request=InputSerializer,
         responses={200: DecisionSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, decision_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> Response:
         decision = one(decision_list_visible_to(request.user), decision_id)
         require_buyer_side(request.user, decision.plan.rfp)
         data = self.InputSerializer(data=request.data)
@@ -94,7 +96,7 @@ class DecisionWithdrawApi(APIView):
         request=None,
         responses={200: DecisionSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, decision_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> Response:
         decision = one(decision_list_visible_to(request.user), decision_id)
         require_buyer_side(request.user, decision.plan.rfp)
         decision_withdraw(decision=decision, actor=request.user)

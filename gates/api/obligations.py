@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from artifacts.selectors.bundles import bundle_get_visible
 from gates.api.access import (
     obligation_list_visible_to,
@@ -68,7 +69,7 @@ class ObligationRequestApi(APIView):
         request=InputSerializer,
         responses={200: ObligationSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, obligation_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, obligation_id: uuid.UUID) -> Response:
         obligation = one(obligation_list_visible_to(request.user), obligation_id)
         require_vendor_member(request.user, obligation.vendor_organisation_id)
         data = self.InputSerializer(data=request.data)

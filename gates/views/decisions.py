@@ -24,6 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from gates.models import Decision, GatePlan
 from gates.permissions import can_decide_gates
 from gates.selectors.decisions import gate_decisions, gate_state
@@ -100,7 +101,7 @@ def decision_panel(request: HttpRequest, plan_id: uuid.UUID, gate: str) -> HttpR
 
 @login_required
 @require_POST
-def decide(request: HttpRequest, plan_id: uuid.UUID, gate: str) -> HttpResponse:
+def decide(request: SignedInRequest, plan_id: uuid.UUID, gate: str) -> HttpResponse:
     plan = _plan(request, plan_id, gate)
     if not can_decide_gates(request.user, plan.rfp):
         raise PermissionDenied
@@ -122,7 +123,9 @@ def decide(request: HttpRequest, plan_id: uuid.UUID, gate: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def decision_second_view(request: HttpRequest, decision_id: uuid.UUID) -> HttpResponse:
+def decision_second_view(
+    request: SignedInRequest, decision_id: uuid.UUID
+) -> HttpResponse:
     decision = _decision(request, decision_id)
     form = SecondForm(request.POST)
     note = form.cleaned_data["note"] if form.is_valid() else ""
@@ -137,7 +140,7 @@ def decision_second_view(request: HttpRequest, decision_id: uuid.UUID) -> HttpRe
 @login_required
 @require_POST
 def decision_withdraw_view(
-    request: HttpRequest, decision_id: uuid.UUID
+    request: SignedInRequest, decision_id: uuid.UUID
 ) -> HttpResponse:
     decision = _decision(request, decision_id)
     _done(

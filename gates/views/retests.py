@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent
+from accounts.requests import SignedInRequest
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import pool_list_operated_by
@@ -127,7 +128,7 @@ def retest_detail(request: HttpRequest, obligation_id: uuid.UUID) -> HttpRespons
 
 @login_required
 @require_POST
-def retest_request(request: HttpRequest, obligation_id: uuid.UUID) -> HttpResponse:
+def retest_request(request: SignedInRequest, obligation_id: uuid.UUID) -> HttpResponse:
     obligation = _visible(request, obligation_id)
     if (
         obligation.vendor_organisation_id
@@ -154,7 +155,7 @@ def retest_request(request: HttpRequest, obligation_id: uuid.UUID) -> HttpRespon
 @login_required
 @require_POST
 def retest_campaign_start(
-    request: HttpRequest, obligation_id: uuid.UUID
+    request: SignedInRequest, obligation_id: uuid.UUID
 ) -> HttpResponse:
     obligation = _visible(request, obligation_id)
     if not gate_scope(request.user, obligation.rfp).lab:

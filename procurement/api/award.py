@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
 from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp
@@ -89,7 +90,7 @@ class TcoFormulaListApi(APIView):
         request=InputSerializer,
         responses={201: TcoFormulaOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         if not can_manage_rfp(request.user, rfp):
             raise PermissionDenied(
@@ -261,7 +262,7 @@ class AwardRequestApi(APIView):
         request=InputSerializer,
         responses={201: AwardRequestOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         if not can_manage_rfp(request.user, rfp):
             raise PermissionDenied("Only the RFP's buyers and admins request awards.")
@@ -286,7 +287,7 @@ class AwardConfirmApi(APIView):
         request=None,
         responses={200: AwardOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         award = award_confirm(rfp=rfp, actor=request.user)
         return Response(AwardOutputSerializer(award).data)
@@ -309,7 +310,7 @@ class AwardCancelApi(APIView):
         request=InputSerializer,
         responses={200: AwardRequestOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

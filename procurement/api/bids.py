@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.requests import SignedInApiRequest
 from config.pagination import LimitOffsetPagination
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
@@ -245,7 +246,7 @@ class BidOwnApi(APIView):
         request=InputSerializer,
         responses={200: ActionResultSerializer, 201: ActionResultSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, organisation = _bidder(request, rfp_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -280,7 +281,7 @@ class BidDocumentUploadApi(APIView):
         request={"multipart/form-data": InputSerializer},
         responses={201: ActionResultSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, organisation = _bidder(request, rfp_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -297,7 +298,7 @@ class BidWithdrawApi(APIView):
         request=None,
         responses={200: ActionResultSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, organisation = _bidder(request, rfp_id)
         receipt = bid_withdraw(rfp=rfp, organisation=organisation, actor=request.user)
         return _result(receipt, rfp, organisation, status.HTTP_200_OK)
@@ -309,7 +310,7 @@ class BidReconfirmApi(APIView):
         request=None,
         responses={200: ActionResultSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, organisation = _bidder(request, rfp_id)
         receipt = bid_reconfirm(rfp=rfp, organisation=organisation, actor=request.user)
         return _result(receipt, rfp, organisation, status.HTTP_200_OK)

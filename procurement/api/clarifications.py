@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from config.pagination import LimitOffsetPagination
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
@@ -124,7 +125,7 @@ class RfpClarificationsApi(APIView):
         request=InputSerializer,
         responses={201: ClarificationOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, scope = _rfp_and_scope(request, rfp_id)
         if not scope.can_ask or scope.organisation is None:
             raise exceptions.PermissionDenied("Only invited vendors ask questions.")
@@ -155,7 +156,9 @@ class ClarificationAnswerApi(APIView):
         request=InputSerializer,
         responses={200: ClarificationOutputSerializer},
     )
-    def post(self, request: Request, clarification_id: uuid.UUID) -> Response:
+    def post(
+        self, request: SignedInApiRequest, clarification_id: uuid.UUID
+    ) -> Response:
         found = clarification_find_visible(request.user, public_id=clarification_id)
         if found is None:
             raise Http404
@@ -279,7 +282,7 @@ class RfpAddendaApi(APIView):
         request=InputSerializer,
         responses={201: AddendumOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, _scope = _rfp_and_scope(request, rfp_id)
         if not can_manage_rfp(request.user, rfp):
             raise exceptions.PermissionDenied("Only buyers issue addenda.")

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
     bidding_organisation,
@@ -192,7 +193,7 @@ class ScoreSheetApi(APIView):
         request=InputSerializer,
         responses={200: SheetOutputSerializer},
     )
-    def put(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def put(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -209,7 +210,7 @@ class ScoreSheetSubmitApi(APIView):
         request=None,
         responses={200: SheetOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
         sheet = score_sheet_submit(rfp=rfp, actor=request.user)
         return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)

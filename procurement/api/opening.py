@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import SignedInApiRequest
 from procurement.models import BidOpening, Rfp
 from procurement.permissions import can_manage_rfp, is_buyer_side
 from procurement.selectors.rfps import rfp_get_visible_or_404
@@ -59,7 +60,7 @@ class BidOpeningRequestApi(APIView):
         request=None,
         responses={201: OpeningSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _opening(request, rfp_id, can_manage_rfp)
         opening = bid_opening_request(rfp=rfp, actor=request.user)
         return _opening_result(opening, status.HTTP_201_CREATED)
@@ -73,7 +74,7 @@ class BidOpeningConfirmApi(APIView):
         request=None,
         responses={200: OpeningSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _opening(request, rfp_id, is_buyer_side)
         return _opening_result(bid_opening_confirm(rfp=rfp, actor=request.user))
 
@@ -84,7 +85,7 @@ class BidOpeningCancelApi(APIView):
     @extend_schema(
         operation_id="bid_opening_cancel", request=None, responses={204: None}
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _opening(request, rfp_id, can_manage_rfp)
         bid_opening_cancel(rfp=rfp, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

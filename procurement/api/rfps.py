@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.requests import SignedInApiRequest
 from config.pagination import LimitOffsetPagination
 from procurement.models import ArtifactKind, Rfp
 from procurement.permissions import can_manage_rfp
@@ -276,7 +277,7 @@ class RfpDetailApi(APIView):
         request=RfpPatchInputSerializer,
         responses={200: RfpDetailOutputSerializer},
     )
-    def patch(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def patch(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _rfp_for(request, rfp_id, manage=True)
         data = RfpPatchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -293,7 +294,7 @@ class RfpPublishApi(APIView):
         request=None,
         responses={200: RfpDetailOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _rfp_for(request, rfp_id, manage=True)
         return _detail(request, rfp_publish(rfp=rfp, actor=request.user))
 
@@ -312,7 +313,7 @@ class RfpCancelApi(APIView):
         request=InputSerializer,
         responses={200: RfpDetailOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _rfp_for(request, rfp_id, manage=True)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -339,7 +340,7 @@ class RfpInviteApi(APIView):
         request=InputSerializer,
         responses={201: RfpDetailOutputSerializer},
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _rfp_for(request, rfp_id, manage=True)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

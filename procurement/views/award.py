@@ -18,6 +18,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from procurement.forms.evaluation import AwardCancelForm, AwardForm
 from procurement.models import AwardRequest, Rfp
 from procurement.permissions import can_manage_rfp
@@ -68,7 +69,7 @@ def _award_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, Any]:
     )
 
 
-def _award_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
+def _award_post(request: SignedInRequest, rfp: Rfp) -> HttpResponse:
     if not can_manage_rfp(request.user, rfp):
         raise PermissionDenied
     summary = award_summary(request.user, rfp)
@@ -94,7 +95,7 @@ def _award_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rfp_award(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_award(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = buyer_side_rfp(request, rfp_id)
     if request.method == "POST":
         return _award_post(request, rfp)
@@ -104,7 +105,7 @@ def rfp_award(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def award_confirm_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def award_confirm_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = buyer_side_rfp(request, rfp_id)  # any buyer-side member confirms
     try:
         award_confirm(rfp=rfp, actor=request.user)
@@ -117,7 +118,7 @@ def award_confirm_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def award_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def award_cancel_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = buyer_side_rfp(request, rfp_id)  # any buyer-side member cancels
     form = AwardCancelForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
+from accounts.requests import SignedInRequest
 from procurement.evidence import bundles_accepted
 from procurement.forms.bids import BidForm
 from procurement.models import BidDocument, BidReceipt, Rfp
@@ -177,7 +178,7 @@ def bid_document(
 
 
 def _submit_form(
-    request: HttpRequest, rfp: Rfp, organisation: Organisation, form: BidForm
+    request: SignedInRequest, rfp: Rfp, organisation: Organisation, form: BidForm
 ) -> BidReceipt:
     data = form.cleaned_data
     return bid_submit(
@@ -207,7 +208,7 @@ def _bid_form(request: HttpRequest, rfp: Rfp, organisation: Organisation, bid: A
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def bid_edit(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def bid_edit(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = _bidder(request, rfp)
     bid = bid_get_own(rfp=rfp, organisation=organisation)

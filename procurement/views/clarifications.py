@@ -14,6 +14,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts import clock
+from accounts.requests import SignedInRequest
 from procurement.exceptions import ProcurementError
 from procurement.forms.clarifications import (
     AddendumForm,
@@ -142,7 +143,7 @@ def clarification_detail(
 
 @login_required
 @require_POST
-def rfp_clarification_ask(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_clarification_ask(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp, scope = _rfp_and_scope(request, rfp_id)
     if not scope.can_ask or scope.organisation is None:
         raise PermissionDenied("Only invited vendors ask questions.")
@@ -166,7 +167,7 @@ def rfp_clarification_ask(request: HttpRequest, rfp_id: uuid.UUID) -> HttpRespon
 @login_required
 @require_POST
 def clarification_answer_view(
-    request: HttpRequest, rfp_id: uuid.UUID, clarification_id: uuid.UUID
+    request: SignedInRequest, rfp_id: uuid.UUID, clarification_id: uuid.UUID
 ) -> HttpResponse:
     rfp, scope = _rfp_and_scope(request, rfp_id)
     clarification = clarification_get_visible(
@@ -194,7 +195,7 @@ def clarification_answer_view(
 
 @login_required
 @require_POST
-def rfp_addendum_issue(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_addendum_issue(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     """On a refusal the page is shown again with the buyer's edits kept (400)."""
     rfp, scope = _rfp_and_scope(request, rfp_id)
     if not can_manage_rfp(request.user, rfp):

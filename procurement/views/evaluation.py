@@ -19,6 +19,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.exceptions import ApplicationError
+from accounts.requests import SignedInRequest
 from procurement.forms.evaluation import ScoreSheetForm, TcoFormulaForm
 from procurement.models import Rfp
 from procurement.permissions import (
@@ -113,7 +114,7 @@ def _evaluation_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, 
     )
 
 
-def _evaluation_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
+def _evaluation_post(request: SignedInRequest, rfp: Rfp) -> HttpResponse:
     if not can_evaluate(request.user, rfp):
         raise PermissionDenied
     if rfp.status != Rfp.Status.OPENED:
@@ -142,7 +143,7 @@ def _evaluation_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rfp_evaluation(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_evaluation(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = buyer_side_rfp(request, rfp_id)
     if request.method == "POST":
         return _evaluation_post(request, rfp)
@@ -210,7 +211,7 @@ def _tco_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, Any]:
     )
 
 
-def _tco_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
+def _tco_post(request: SignedInRequest, rfp: Rfp) -> HttpResponse:
     if not can_manage_rfp(request.user, rfp):
         raise PermissionDenied
     form = TcoFormulaForm(request.POST)
@@ -227,7 +228,7 @@ def _tco_post(request: HttpRequest, rfp: Rfp) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rfp_tco(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_tco(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = buyer_side_rfp(request, rfp_id)
     if request.method == "POST":
         return _tco_post(request, rfp)

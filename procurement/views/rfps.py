@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
+from accounts.requests import SignedInRequest
 from procurement.forms.rfps import (
     CancelForm,
     InviteForm,
@@ -117,7 +118,7 @@ def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def rfp_publish_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_publish_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_to_manage(request, rfp_id)
     try:
         rfp = rfp_publish(rfp=rfp, actor=request.user)
@@ -131,7 +132,7 @@ def rfp_publish_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def rfp_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_cancel_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_to_manage(request, rfp_id)
     form = CancelForm(request.POST)
     if not form.is_valid():
@@ -148,7 +149,7 @@ def rfp_cancel_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def rfp_invite_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_invite_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_to_manage(request, rfp_id)
     form = InviteForm(request.POST, vendors=vendor_organisation_list())
     if not form.is_valid():
@@ -167,7 +168,7 @@ def rfp_invite_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def rfp_uninvite_view(
-    request: HttpRequest, rfp_id: uuid.UUID, vendor_slug: str
+    request: SignedInRequest, rfp_id: uuid.UUID, vendor_slug: str
 ) -> HttpResponse:
     rfp = rfp_to_manage(request, rfp_id)
     vendor = get_object_or_404(
@@ -187,7 +188,7 @@ def rfp_uninvite_view(
 
 @login_required
 @require_POST
-def rfp_template_save_view(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+def rfp_template_save_view(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_with_configuration(rfp_to_manage(request, rfp_id))
     form = TemplateSaveForm(request.POST)
     if not form.is_valid():
@@ -216,7 +217,7 @@ def rfp_template_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def rfp_template_delete_view(
-    request: HttpRequest, template_id: uuid.UUID
+    request: SignedInRequest, template_id: uuid.UUID
 ) -> HttpResponse:
     template = rfp_template_get_for(request.user, public_id=template_id)
     if template is None:
