@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
@@ -68,7 +69,7 @@ def _decisions_due(user: AnyUser) -> list[Attention]:
     ]
 
 
-def _seconds_due(user: AnyUser) -> list[Attention]:
+def _seconds_due(user: User) -> list[Attention]:
     own = organisation_ids_for(user, *BUYER_SIDE)
     if not own:
         return []

@@ -15,6 +15,7 @@ from accounts.models import Role
 from accounts.selectors import organisation_ids_for
 from procurement.models import AwardRequest, Bid, BidOpening, Rfp, ScoreSheet
 from procurement.selectors.rfps import (
+    RfpWithStatus,
     rfp_list_taking_submissions,
     rfp_list_visible_to,
 )
@@ -42,7 +43,7 @@ def _url(name: str, rfp: Rfp) -> str:
     return reverse(f"procurement:{name}", args=[rfp.public_id])
 
 
-def _buyer_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+def _buyer_items(user: User, rfps: QuerySet[RfpWithStatus]) -> list[Attention]:
     managed = rfps.filter(
         buyer_organisation_id__in=organisation_ids_for(user, Role.BUYER, Role.ADMIN)
     )
@@ -75,7 +76,7 @@ def _buyer_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     return items
 
 
-def _confirm_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+def _confirm_items(user: User, rfps: QuerySet[RfpWithStatus]) -> list[Attention]:
     own = organisation_ids_for(user, Role.BUYER, Role.EVALUATOR, Role.ADMIN)
     pending = (
         BidOpening.objects.filter(
@@ -95,7 +96,7 @@ def _confirm_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     ]
 
 
-def _award_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+def _award_items(user: User, rfps: QuerySet[RfpWithStatus]) -> list[Attention]:
     """Pending award requests another member of the user's buyer side made."""
     own = organisation_ids_for(user, Role.BUYER, Role.EVALUATOR, Role.ADMIN)
     pending = (
@@ -120,7 +121,7 @@ def _award_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     ]
 
 
-def _evaluator_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+def _evaluator_items(user: User, rfps: QuerySet[RfpWithStatus]) -> list[Attention]:
     own = organisation_ids_for(user, Role.EVALUATOR)
     submitted = ScoreSheet.objects.filter(evaluator=user, submitted_at__isnull=False)
     todo = rfps.filter(status=Rfp.Status.OPENED, buyer_organisation_id__in=own).exclude(
@@ -132,7 +133,7 @@ def _evaluator_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
     ]
 
 
-def _vendor_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
+def _vendor_items(user: User, rfps: QuerySet[RfpWithStatus]) -> list[Attention]:
     own = organisation_ids_for(user, Role.VENDOR, Role.ADMIN)
     bids = Bid.objects.filter(vendor_organisation_id__in=own, rfp__in=rfps)
     items = [
@@ -158,6 +159,8 @@ def _vendor_items(user: AnyUser, rfps: QuerySet[Rfp]) -> list[Attention]:
 
 def attention_for(user: AnyUser) -> list[Attention]:
     """Every item that waits for this user, soonest deadline first."""
+    if not user.is_authenticated:
+        return []
     rfps = rfp_list_visible_to(user)
     items = (
         _buyer_items(user, rfps)

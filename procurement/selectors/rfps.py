@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
@@ -35,7 +36,18 @@ from accounts.selectors import (
 )
 from procurement.models import Bid, Clarification, Rfp, RfpTemplate
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 AnyUser = User | AnonymousUser
+
+
+class _EffectiveStatus(TypedDict):
+    effective_status: str
+
+
+# An RFP read with its status by the clock (``rfp_with_effective_status``).
+RfpWithStatus: TypeAlias = "WithAnnotations[Rfp, _EffectiveStatus]"
 
 
 def _organisation_ids_of_kind(user: AnyUser, kind: str) -> set[int]:
@@ -89,7 +101,9 @@ def rfp_effective_status_expression(now: datetime) -> Case:
     )
 
 
-def rfp_with_effective_status(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
+def rfp_with_effective_status(
+    rfps: QuerySet[Rfp], now: datetime
+) -> QuerySet[RfpWithStatus]:
     """``rfps``, each with ``effective_status`` (read it as ``Rfp.status_now``)."""
     return rfps.annotate(effective_status=rfp_effective_status_expression(now))
 
@@ -158,11 +172,11 @@ def rfp_list_due(rfps: QuerySet[Rfp], now: datetime) -> QuerySet[Rfp]:
 # --- visibility -----------------------------------------------------------------------
 
 
-def rfp_list_visible_to(user: AnyUser) -> QuerySet[Rfp]:
+def rfp_list_visible_to(user: AnyUser) -> QuerySet[RfpWithStatus]:
     """Buyers see their organisation's RFPs; vendors the published RFPs they are
     invited to; labs and auditors the published RFPs of the buyers that engaged them."""
-    if not user.is_authenticated:
-        return Rfp.objects.none()
+    if not user.is_authenticated:  # annotated too: callers filter on the status
+        return rfp_with_effective_status(Rfp.objects.none(), clock.now())
     own_buyer = _organisation_ids_of_kind(user, Organisation.Kind.BUYER)
     own_vendor = _organisation_ids_of_kind(user, Organisation.Kind.VENDOR)
     served = buyer_organisation_ids_served_by(
@@ -221,7 +235,9 @@ def invited_vendor_scope_for(user: AnyUser) -> InvitedVendorScope:
 RFP_CONFIGURATION = ("artifacts", "metrics", "criteria", "invited_vendors")
 
 
-def rfp_list_for_page(visible: QuerySet[Rfp], *, status: str = "") -> QuerySet[Rfp]:
+def rfp_list_for_page(
+    visible: QuerySet[RfpWithStatus], *, status: str = ""
+) -> QuerySet[Rfp]:
     """The RFP list page: the visible RFPs (``rfp_list_visible_to``), optionally of
     one status (by the clock), each with ``deadline_passed`` by the procurement
     clock."""
