@@ -4,6 +4,7 @@ that walks the data after it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rest_framework import parsers
@@ -17,6 +18,7 @@ def _too_deep(data: Any) -> bool:
     """Whether ``data`` nests lists and objects deeper than ``MAX_DEPTH`` (no
     recursion: the walk keeps its own stack)."""
     stack = [(data, 1)]
+    children: Iterable[Any]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict):
@@ -36,7 +38,7 @@ class JSONParser(parsers.JSONParser):
         self,
         stream: Any,
         media_type: str | None = None,
-        parser_context: dict[str, Any] | None = None,
+        parser_context: Mapping[str, Any] | None = None,
     ) -> Any:
         message = f"JSON parse error - nested deeper than {MAX_DEPTH} levels."
         try:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -49,7 +49,7 @@ def user_roles(user: AnyUser) -> frozenset[str]:
     cached: frozenset[str] | None = getattr(user, "_reprogate_roles", None)
     if cached is None:
         cached = frozenset(membership_list_for(user).values_list("role", flat=True))
-        user._reprogate_roles = cached  # type: ignore[union-attr]
+        user._reprogate_roles = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
 
@@ -141,12 +141,12 @@ NEWEST_FIRST = (F("occurred_at").desc(), F("id").desc())
 class AuditPage:
     page: Page[AuditEvent]
     # the first (newest) event of every line, and the events of grouped lines
-    heads: list[AuditEvent]
+    heads: Sequence[AuditEvent]
     groups: dict[int, list[AuditEvent]]
 
 
 def audit_event_page(
-    events: QuerySet[AuditEvent], *, number: object, size: int
+    events: QuerySet[AuditEvent], *, number: str | int | None, size: int
 ) -> AuditPage:
     """Page ``number`` of ``events`` counted in lines: a run of consecutive
     grouped events of one campaign is one line. Three queries, whatever the
@@ -165,7 +165,8 @@ def audit_event_page(
         )
     )
     heads_qs = marked.filter(line_head=1).order_by(*NEWEST_FIRST)
-    page = Paginator(heads_qs, size).get_page(number)
+    paginator: Paginator[AuditEvent] = Paginator(heads_qs, size)
+    page = paginator.get_page(number)
     start = (page.number - 1) * size
     window = list(heads_qs[start : start + size + 1])  # and the next line's head
     heads = window[:size]

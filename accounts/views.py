@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -183,7 +184,7 @@ def audit_list(request: SignedInRequest) -> HttpResponse:
 
 
 @login_required
-def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
+def audit_export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     """Every row the filters select (no grouping, no pages), as CSV or JSON."""
     form, events, filters = _audit_filtered(request)
     if form.is_bound and not form.is_valid():

@@ -147,7 +147,9 @@ class Channel(kombu_sqla.Channel):
     def _has_queue(self, queue: str, **kwargs: Any) -> bool:
         return True
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    # kombu's own bases disagree on the name (AbstractChannel's ``message``, the
+    # SQLAlchemy Channel's ``payload``); kombu passes it by position.
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         queue_id = self._queue_id(queue)
         with _write(self.engine) as conn:
             conn.execute(
@@ -156,7 +158,7 @@ class Channel(kombu_sqla.Channel):
                 )
             )
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: str, timeout: float | None = None) -> Any:
         self._restore_expired_leases()
         table = self._messages
         queue_id = self._queue_id(queue)

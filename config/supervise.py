@@ -184,30 +184,30 @@ class Supervisor:
 
     def stop(self) -> None:
         """TERM every process group, wait at most the grace, KILL what is left."""
-        live = [p for p in self.programs if p.process is not None]
-        for program in live:
+        live = [(p, p.process) for p in self.programs if p.process is not None]
+        for _program, process in live:
             # The leader only: a Celery worker stops its own pool children.
             with contextlib.suppress(ProcessLookupError):
-                program.process.send_signal(signal.SIGTERM)
+                process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + self.stop_grace_s
         while time.monotonic() < deadline and any(
-            _group_alive(p.process) for p in live
+            _group_alive(process) for _, process in live
         ):
-            for program in live:
-                if program.process.poll() is not None:
+            for _program, process in live:
+                if process.poll() is not None:
                     # What an exited leader left behind has nobody to stop it.
-                    _signal_group(program.process, signal.SIGKILL)
+                    _signal_group(process, signal.SIGKILL)
             time.sleep(0.1)
-        for program in live:
-            if _group_alive(program.process):
+        for program, process in live:
+            if _group_alive(process):
                 self.say(
                     f"==> {program.name} did not stop in {self.stop_grace_s:g} s; "
                     "killing it"
                 )
-                _signal_group(program.process, signal.SIGKILL)
-        for program in live:
+                _signal_group(process, signal.SIGKILL)
+        for program, process in live:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                program.process.wait(timeout=5)
+                process.wait(timeout=5)
             program.next_start_at = None
 
     # --- status -------------------------------------------------------------------

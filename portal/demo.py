@@ -482,8 +482,8 @@ def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
         plan = GatePlan.objects.filter(
             rfp=rfp, vendor_organisation__slug=vendor, status=GatePlan.Status.FROZEN
         ).first()
-        bundle = bundle_list_accepted_for(rfp, Organisation.objects.get(slug=vendor))
-        bundle = bundle.order_by("-created_at", "-id").first()
+        accepted = bundle_list_accepted_for(rfp, Organisation.objects.get(slug=vendor))
+        bundle = accepted.order_by("-created_at", "-id").first()
         if plan is None or bundle is None:
             continue
         if Campaign.objects.filter(
@@ -521,7 +521,7 @@ def _lab_campaign(
     pool = LabPool.objects.get(name=LAB_POOL)
     began = time.monotonic()
     with transaction.atomic():
-        claimed = {c["scenario"] for c in bundle.manifest.get("claims", [])}
+        claimed = {c["scenario"] for c in (bundle.manifest or {}).get("claims", [])}
         campaign = campaign_start(
             bundle=bundle,
             pool=pool,
