@@ -43,7 +43,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(LogEntry)
 class LogEntryAdmin(ReadOnlyAdmin):
     list_display = ["index", "leaf_hash_b64", "leaf_size", "created_at"]
-    fields = ["index", "created_at", "leaf_hash_b64", "leaf_size", "leaf_text"]
+    fields = ("index", "created_at", "leaf_hash_b64", "leaf_size", "leaf_text")
     readonly_fields = fields
 
     @admin.display(description="leaf hash (base64)")
@@ -63,7 +63,7 @@ class LogEntryAdmin(ReadOnlyAdmin):
 class LogNodeAdmin(ReadOnlyAdmin):
     list_display = ["level", "index", "hash_b64"]
     list_filter = ["level"]
-    fields = ["level", "index", "hash_b64"]
+    fields = ("level", "index", "hash_b64")
     readonly_fields = fields
 
     @admin.display(description="hash (base64)")
@@ -74,7 +74,14 @@ class LogNodeAdmin(ReadOnlyAdmin):
 @admin.register(Checkpoint)
 class CheckpointAdmin(ReadOnlyAdmin):
     list_display = ["size", "root_hash_b64", "origin", "created_at"]
-    fields = ["size", "root_hash_b64", "origin", "verifier_key", "note", "created_at"]
+    fields = (
+        "size",
+        "root_hash_b64",
+        "origin",
+        "verifier_key",
+        "note",
+        "created_at",
+    )
     readonly_fields = fields
 
     @admin.display(description="root hash (base64)")
@@ -85,7 +92,7 @@ class CheckpointAdmin(ReadOnlyAdmin):
 @admin.register(LogState)
 class LogStateAdmin(ReadOnlyAdmin):
     list_display = ["size"]
-    fields = ["size"]
+    fields = ("size",)
     readonly_fields = fields
 
 
@@ -95,7 +102,7 @@ def _leaf_text(row: Deposit | EscrowEvent) -> str:
 
 class DepositBlobInline(admin.TabularInline):
     model = DepositBlob
-    fields = ["position", "role", "path", "blob"]
+    fields = ("position", "role", "path", "blob")
     readonly_fields = fields
     can_delete = False
     extra = 0
@@ -113,9 +120,9 @@ class DepositAdmin(ReadOnlyAdmin):
                     "retain_until", "legal_hold"]  # fmt: skip
     list_filter = ["kind", "legal_hold"]
     search_fields = ["rfp__reference", "organisation__slug", "leaf_hash"]
-    fields = ["public_id", "log_index", "kind", "rfp", "organisation", "bundle",
+    fields = ("public_id", "log_index", "kind", "rfp", "organisation", "bundle",
               "deposited_by", "deposited_at", "retain_until", "legal_hold",
-              "leaf_hash", "leaf_text"]  # fmt: skip
+              "leaf_hash", "leaf_text")  # fmt: skip
     readonly_fields = fields
     inlines = [DepositBlobInline]
 
@@ -128,8 +135,8 @@ class DepositAdmin(ReadOnlyAdmin):
 class EscrowEventAdmin(ReadOnlyAdmin):
     list_display = ["log_index", "action", "deposit", "actor", "occurred_at"]
     list_filter = ["action"]
-    fields = ["public_id", "log_index", "action", "deposit", "bundle", "actor",
-              "occurred_at", "leaf_hash", "leaf_text"]  # fmt: skip
+    fields = ("public_id", "log_index", "action", "deposit", "bundle", "actor",
+              "occurred_at", "leaf_hash", "leaf_text")  # fmt: skip
     readonly_fields = fields
 
     @admin.display(description="leaf (canonical JSON)")
@@ -139,8 +146,8 @@ class EscrowEventAdmin(ReadOnlyAdmin):
 
 class ReleaseStepInline(admin.TabularInline):
     model = ReleaseStep
-    fields = ["occurred_at", "action", "role", "actor", "acknowledges_objection",
-              "text", "event"]  # fmt: skip
+    fields = ("occurred_at", "action", "role", "actor", "acknowledges_objection",
+              "text", "event")  # fmt: skip
     readonly_fields = fields
     can_delete = False
     extra = 0
@@ -158,16 +165,22 @@ class ReleaseAdmin(ReadOnlyAdmin):
                     "requested_at", "executed_at"]  # fmt: skip
     list_filter = ["status", "condition"]
     search_fields = ["rfp__reference", "organisation__slug"]
-    fields = ["public_id", "rfp", "organisation", "condition", "statement",
+    fields = ("public_id", "rfp", "organisation", "condition", "statement",
               "contract_clause", "status", "requested_by", "requested_at",
-              "notice_ends_at", "executed_at"]  # fmt: skip
+              "notice_ends_at", "executed_at")  # fmt: skip
     readonly_fields = fields
     inlines = [ReleaseStepInline]
 
 
 class FixityFindingInline(admin.TabularInline):
     model = FixityFinding
-    fields = ["kind", "subject", "detail", "rfp_reference", "log_index"]
+    fields = (
+        "kind",
+        "subject",
+        "detail",
+        "rfp_reference",
+        "log_index",
+    )
     readonly_fields = fields
     can_delete = False
     extra = 0
@@ -184,9 +197,9 @@ class FixityRunAdmin(ReadOnlyAdmin):
     list_display = ["started_at", "trigger", "blobs_checked", "deposits_checked",
                     "log_size", "findings_count"]  # fmt: skip
     list_filter = ["trigger"]
-    fields = ["public_id", "trigger", "started_at", "finished_at", "blobs_checked",
+    fields = ("public_id", "trigger", "started_at", "finished_at", "blobs_checked",
               "bytes_hashed", "objects_listed", "deposits_checked", "events_checked",
               "log_entries_checked", "log_size", "checkpoint_size",
-              "findings_count"]  # fmt: skip
+              "findings_count")  # fmt: skip
     readonly_fields = fields
     inlines = [FixityFindingInline]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import PermissionDenied
-from django.core.files.uploadedfile import UploadedFile
+from django.core.files.uploadedfile import TemporaryUploadedFile
 from django.core.files.uploadhandler import (
     SkipFile,
     StopUpload,
@@ -65,6 +65,13 @@ logger = logging.getLogger(__name__)
 # that is not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept).
 
 
+class HashedUpload(TemporaryUploadedFile):
+    """What ``BundleUploadHandler`` hands over, for the type checker: Django's
+    temporary file with the ``digest`` the handler sets on it."""
+
+    digest: FileDigest
+
+
 class BundleUploadHandler(TemporaryFileUploadHandler):
     """Streams the first ``file`` field to a temporary file while hashing it (in
     a thread, so that hashing one chunk overlaps with writing the next), and
@@ -97,7 +104,7 @@ class BundleUploadHandler(TemporaryFileUploadHandler):
         super().receive_data_chunk(raw_data, start)
 
     def file_complete(self, file_size: int) -> Any:
-        upload = super().file_complete(file_size)
+        upload = cast("HashedUpload", super().file_complete(file_size))
         assert self.hasher is not None  # noqa: S101 - new_file came first
         upload.digest = FileDigest(self.received, self.hasher.hexdigest())
         self.hasher = None
@@ -132,7 +139,7 @@ def _declared_too_large(request: Request) -> bool:
     return length > bundle_max_upload_bytes() + 1024 * 1024
 
 
-def _uploaded_file(request: Request) -> UploadedFile | None:
+def _uploaded_file(request: Request) -> HashedUpload | None:
     """The ``file`` field, received by ``BundleUploadHandler`` (None: too large)."""
     upload = request.FILES.get("file")
     handlers = request._request.upload_handlers
@@ -142,7 +149,7 @@ def _uploaded_file(request: Request) -> UploadedFile | None:
         raise serializers.ValidationError(
             {"file": "Send the bundle archive as the multipart field 'file'."}
         )
-    return upload
+    return cast("HashedUpload", upload)
 
 
 class BundleSignatureSerializer(serializers.Serializer):
@@ -212,7 +219,7 @@ class BundleDetailSerializer(BundleSummarySerializer):
 
     @extend_schema_field(BundleFileSerializer(many=True))
     def get_files(self, bundle: Bundle) -> list[dict[str, Any]]:
-        return BundleFileSerializer(bundle_file_list(bundle), many=True).data
+        return list(BundleFileSerializer(bundle_file_list(bundle), many=True).data)
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_claims(self, bundle: Bundle) -> list[Any]:

@@ -135,11 +135,11 @@ class DepositDetailSerializer(DepositSerializer):
 
     @extend_schema_field(serializers.DictField())
     def get_record(self, deposit: Deposit) -> dict[str, Any]:
-        return json.loads(bytes(deposit.leaf))  # type: ignore[no-any-return]
+        return json.loads(bytes(deposit.leaf))
 
     @extend_schema_field(DepositBlobSerializer(many=True))
     def get_blobs(self, deposit: Deposit) -> list[dict[str, Any]]:
-        return DepositBlobSerializer(deposit_items(deposit), many=True).data
+        return list(DepositBlobSerializer(deposit_items(deposit), many=True).data)
 
 
 class InclusionSerializer(serializers.Serializer):

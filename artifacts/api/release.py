@@ -10,7 +10,6 @@ or 409 with the service's code (e.g. ``notice_running``,
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.core.exceptions import PermissionDenied
@@ -186,8 +185,9 @@ class _ApprovalInput(serializers.Serializer):
 
 
 class _StepApi(APIView):
-    allowed: ClassVar[Callable[[Any, Release], bool]]
-    service: ClassVar[Callable[..., Release]]
+    # staticmethods: the predicate and the service are plain functions
+    allowed: ClassVar[staticmethod[[AnyUser, Release], bool]]
+    service: ClassVar[staticmethod[..., Release]]
     InputSerializer: ClassVar[type[serializers.Serializer] | None] = None
 
     def step(self, request: Request, release_id: uuid.UUID) -> Response:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -23,8 +23,13 @@ class DepositFilterForm(forms.Form):
 
     def __init__(self, *args: Any, rfps: list[str], vendors: list[str], **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["rfp"].choices = [("", "Any RFP")] + [(r, r) for r in rfps]
-        self.fields["vendor"].choices = [("", "Any vendor")] + [(v, v) for v in vendors]
+        rfp, vendor = self.fields["rfp"], self.fields["vendor"]
+        cast(forms.ChoiceField, rfp).choices = [("", "Any RFP")] + [
+            (r, r) for r in rfps
+        ]
+        cast(forms.ChoiceField, vendor).choices = [("", "Any vendor")] + [
+            (v, v) for v in vendors
+        ]
 
 
 class LegalHoldForm(forms.Form):

@@ -4,7 +4,7 @@ approval, and the reason for a rejection or a withdrawal."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -36,7 +36,7 @@ class ReleaseRequestForm(forms.Form):
 
     def __init__(self, *args: Any, breaches: Sequence[CitedBreach] = (), **kw: Any):
         super().__init__(*args, **kw)
-        self.fields["breach"].choices = [
+        cast(forms.ChoiceField, self.fields["breach"]).choices = [
             ("", "None"),
             *((b.id, b.label) for b in breaches),
         ]

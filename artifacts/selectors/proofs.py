@@ -32,7 +32,7 @@ from artifacts.selectors.log import (
 logger = logging.getLogger(__name__)
 
 
-def b64(data: bytes) -> str:
+def b64(data: bytes | memoryview) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 

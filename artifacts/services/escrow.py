@@ -42,7 +42,7 @@ MAX_REASON = 500
 
 
 def _user(actor: Actor) -> User | None:
-    return actor if actor is not None and actor.is_authenticated else None  # type: ignore[return-value]
+    return actor if actor is not None and actor.is_authenticated else None
 
 
 def deposit_create(

@@ -107,8 +107,12 @@ def blob_write(
     size. ``consume``: the file is a spool file the storage may move or delete."""
     key = blob_key(sha256)
     adopt = getattr(default_storage, "adopt", None)  # local files: link, don't copy
-    local_file = consume and adopt is not None and not isinstance(source, bytes)
-    if local_file and adopt(key, os.fspath(source)):  # type: ignore[arg-type]
+    if (
+        consume
+        and adopt is not None
+        and not isinstance(source, bytes)
+        and adopt(key, os.fspath(source))
+    ):
         return BlobWrite(sha256, size, key, written=True)
     if _present(key, size):
         return BlobWrite(sha256, size, key, written=False)
@@ -122,7 +126,8 @@ def blob_write(
 
 def blob_known(digests: Iterable[str]) -> dict[str, Blob]:
     """The ``Blob`` rows of those ``digests`` that have one."""
-    digests, known = sorted(set(digests)), {}
+    digests = sorted(set(digests))
+    known: dict[str, Blob] = {}
     for start in range(0, len(digests), QUERY_BATCH):
         batch = digests[start : start + QUERY_BATCH]
         known.update((b.sha256, b) for b in Blob.objects.filter(sha256__in=batch))

@@ -48,13 +48,14 @@ def insert_rows(
     fields = _fields(model, names)
     connection = connections[router.db_for_write(model)]
     quote = connection.ops.quote_name
+    columns = [field.column for field in fields if field.column]  # concrete: all
     on_conflict = OnConflict.IGNORE if ignore_conflicts else None
     sql = " ".join(
         part
         for part in (
             connection.ops.insert_statement(on_conflict=on_conflict),
             quote(model._meta.db_table),
-            f"({', '.join(quote(field.column) for field in fields)})",
+            f"({', '.join(quote(column) for column in columns)})",
             f"VALUES ({', '.join(['%s'] * len(fields))})",
             connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None),
         )

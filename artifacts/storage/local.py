@@ -44,7 +44,8 @@ class BlobFileSystemStorage(FileSystemStorage):
                 self._write_into_place(content, full_path, directory)
         except FileExistsError:
             # Taken meanwhile: Django's _save finds the alternative name.
-            return super()._save(name, content)
+            # FileSystemStorage._save is private: the stubs leave it out
+            return super()._save(name, content)  # type: ignore[misc]
         if self.file_permissions_mode is not None:
             os.chmod(full_path, self.file_permissions_mode)
         return str(name).replace("\\", "/")

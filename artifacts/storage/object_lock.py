@@ -167,4 +167,4 @@ def deposit_blob_open(blob: Blob) -> IO[bytes]:
     response = client.get_object(
         Bucket=storage.bucket_name, Key=key, VersionId=blob.version_id
     )
-    return response["Body"]  # type: ignore[no-any-return]
+    return response["Body"]

@@ -205,7 +205,9 @@ def release_certificate_json(
 
 
 @login_required
-def release_package(request: SignedInRequest, release_id: uuid.UUID) -> HttpResponse:
+def release_package(
+    request: SignedInRequest, release_id: uuid.UUID
+) -> StreamingHttpResponse:
     release = release_package_get(request.user, release_id)
     if release is None:
         raise Http404("No released deposits to download.")

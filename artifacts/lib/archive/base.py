@@ -14,9 +14,6 @@ if TYPE_CHECKING:
     from artifacts.lib.archive.reader import BundleArchive
 
 KiB: Final = 1024
-
-
-KiB: Final = 1024
 MiB: Final = 1024 * KiB
 GiB: Final = 1024 * MiB
 CHUNK_SIZE: Final = 1 * MiB

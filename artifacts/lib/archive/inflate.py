@@ -14,12 +14,14 @@ that is rare).
 from __future__ import annotations
 
 import zlib
+from types import ModuleType
 from typing import Final, Protocol
 
+_impl: ModuleType
 try:
     from isal import isal_zlib as _impl
 except ImportError:  # pragma: no cover - isal is a dependency; this is a fallback
-    _impl = zlib  # type: ignore[assignment]
+    _impl = zlib
 
 LIBRARY: Final = "isal" if _impl is not zlib else "zlib"
 # What a corrupt stream raises (isal's error is not a subclass of zlib.error).

@@ -9,6 +9,7 @@ it, so that each buyer sees it on its own dashboard."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 from datetime import datetime
 from typing import Any, Final
 
@@ -63,7 +64,7 @@ def stored_digest(blob: Blob) -> tuple[str, int]:
 
 def _report(report: FixityReport, blob: Blob, kind: str, detail: str) -> None:
     """One finding per deposit naming ``blob`` (one without, if none does)."""
-    named = list(
+    named: list[tuple[uuid.UUID | str, int | None, str]] = list(
         DepositBlob.objects.filter(blob=blob)
         .values_list(
             "deposit__public_id", "deposit__log_index", "deposit__rfp__reference"
@@ -172,7 +173,7 @@ def _extra(report: FixityReport, key: str, newer_than: datetime) -> None:
 
 def _listdir(path: str) -> tuple[list[str], list[str]]:
     try:
-        return default_storage.listdir(path)  # type: ignore[no-any-return]
+        return default_storage.listdir(path)
     except FileNotFoundError:
         return [], []
 

@@ -92,7 +92,8 @@ class LogWalk:
     def __init__(self, report: FixityReport, size: int, sizes: set[int]) -> None:
         self.report, self.findings = report, report.findings
         self.size, self.checkpoint_sizes = size, sizes
-        self.next, self.peaks, self.fed = 0, [], 0
+        self.next, self.fed = 0, 0
+        self.peaks: list[bytes] = []
         self.roots: dict[int, bytes] = {0: merkle.empty_root()}
         self.nodes: list[tuple[int, int, bytes]] = []
         self.nodes_comparable = True  # until a gap shifts every later node
@@ -191,7 +192,7 @@ class LogWalk:
             self.unlogged("event", event)
 
     def missing(self, kind: str, index: int, record: dict[str, Any]) -> None:
-        first = next(iter(record.get("deposits") or []), {})
+        first: dict[str, Any] = next(iter(record.get("deposits") or []), {})
         named = record.get("deposit") or first.get("deposit", "")
         rfp = record.get("rfp") or _logged_rfp(first.get("leaf_index"))
         self.add(

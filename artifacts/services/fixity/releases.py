@@ -17,7 +17,7 @@ from artifacts.services.fixity.report import Finding, Findings
 Kind = FixityFinding.Kind
 STEP_ACTIONS = [f"release.{action}" for action in ReleaseStep.Action.values]
 # the step each status needs in the log
-STATUS_STEP = {
+STATUS_STEP: dict[str, str] = {
     Release.Status.DISPUTED: "objected",
     Release.Status.REJECTED: "rejected",
     Release.Status.WITHDRAWN: "withdrawn",
