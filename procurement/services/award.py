@@ -104,7 +104,7 @@ def award_request_transition(
     *,
     award_request: AwardRequest,
     to: str,
-    actor: AbstractBaseUser,
+    actor: User,
     action: str | None,
     data: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
