@@ -14,14 +14,14 @@ from benchmarks.models import Campaign, LabHost, LabPool, Run, RunMetric
 class LabPoolAdmin(ReadOnlyAdmin):
     list_display = ["name", "lab_organisation", "hardware_class", "created_at"]
     search_fields = ["name", "lab_organisation__slug"]
-    fields = [
+    fields = (
         "public_id",
         "name",
         "lab_organisation",
         "hardware_class",
         "description",
         "created_at",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -35,7 +35,7 @@ class LabHostAdmin(ReadOnlyAdmin):
         "stopped_at",
     ]
     list_filter = ["pool"]
-    fields = [
+    fields = (
         "public_id",
         "pool",
         "worker_name",
@@ -46,7 +46,7 @@ class LabHostAdmin(ReadOnlyAdmin):
         "stopped_at",
         "environment",
         "sandbox",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -54,7 +54,7 @@ class LabHostAdmin(ReadOnlyAdmin):
 class CampaignAdmin(ReadOnlyAdmin):
     list_display = ["public_id", "rfp", "bundle", "pool", "started_by", "created_at"]
     list_filter = ["pool"]
-    fields = [
+    fields = (
         "public_id",
         "rfp",
         "bundle",
@@ -65,7 +65,7 @@ class CampaignAdmin(ReadOnlyAdmin):
         "note",
         "cancelled_at",
         "created_at",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -83,7 +83,7 @@ class RunAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["state"]
     search_fields = ["public_id", "scenario_name", "worker_name"]
-    fields = [
+    fields = (
         "public_id",
         "campaign",
         "position",
@@ -111,7 +111,7 @@ class RunAdmin(ReadOnlyAdmin):
         "cache_note",
         "output_deposit",
         "log_tail",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -119,7 +119,7 @@ class RunAdmin(ReadOnlyAdmin):
 class RunMetricAdmin(ReadOnlyAdmin):
     list_display = ["run", "attempt", "name", "stat", "value", "unit", "method"]
     search_fields = ["name"]
-    fields = [
+    fields = (
         "run",
         "attempt",
         "name",
@@ -131,5 +131,5 @@ class RunMetricAdmin(ReadOnlyAdmin):
         "method",
         "source_path",
         "source_key",
-    ]
+    )
     readonly_fields = fields

@@ -187,8 +187,8 @@ def _claims(
             or value <= 0
         ):
             found.append(Problem("invalid", "must be a number over 0", f"{at}.value"))
-        if len(found) > bad:
-            continue
+        if len(found) > bad or not isinstance(value, (int, float)):
+            continue  # (a value that is not a number is a problem already)
         metric, stat, scenario = claim["metric"], claim["stat"], claim["scenario"]
         if stat not in STATS:
             message = "must be one of " + ", ".join(STATS)
@@ -202,14 +202,14 @@ def _claims(
             )
             found.append(Problem("unknown_metric", message, f"{at}.metric"))
             continue
-        key = (metric, stat, scenario)
-        if key in seen:
+        identity = (metric, stat, scenario)
+        if identity in seen:
             message = (
-                f"claims {metric} {stat} in {scenario} again (claims[{seen[key]}])"
+                f"claims {metric} {stat} in {scenario} again (claims[{seen[identity]}])"
             )
             found.append(Problem("duplicate", message, at))
             continue
-        seen[key] = index
+        seen[identity] = index
         result.append((_Claim(metric, stat, scenario, float(value)), direction))
     return result
 
@@ -243,7 +243,9 @@ def default_plan(
             code="invalid_plan_inputs",
             problems=tuple(found),
         )
-    criteria, ceilings, ids = [], [], set()
+    criteria: list[dict[str, Any]] = []
+    ceilings: list[dict[str, Any]] = []
+    ids: set[str] = set()
     for claim, direction in judged:
         base = criterion_slug(claim.metric, claim.stat, claim.scenario)
         criterion_id, n = base, 1

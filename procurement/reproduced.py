@@ -17,7 +17,7 @@ award rests on the claims alone, as before gates existed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -116,7 +116,7 @@ class LabValidation(Protocol):
     @property
     def url(self) -> str: ...  # the gate's page, "" before it is evaluated
 
-    def claims(self, claims: Iterable[dict[str, Any]]) -> list[ReproducedClaim]:
+    def claims(self, claims: Iterable[dict[str, Any]]) -> Sequence[ReproducedClaim]:
         """Each claim beside the criterion judging it, in order."""
         ...
 
@@ -174,7 +174,7 @@ class Unreproduced:
     label: str = NOT_REPRODUCED
     url: str = ""
 
-    def claims(self, claims: Iterable[dict[str, Any]]) -> list[ReproducedClaim]:
+    def claims(self, claims: Iterable[dict[str, Any]]) -> Sequence[ReproducedClaim]:
         return [UnjudgedClaim(c) for c in claims]
 
     def throughput(self) -> None:

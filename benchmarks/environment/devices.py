@@ -124,8 +124,8 @@ def compare_nic(
     elif firmware is not None:
         diff.missing(f"{field}.{key}", firmware, "NIC firmware")
     if physical:
-        module = str(driver).split()[0] if driver is not None else None
-        count(diff, field, nic, len(matched), f"NIC ({module})" if module else "NIC")
+        named = str(driver).split()[0] if driver is not None else None
+        count(diff, field, nic, len(matched), f"NIC ({named})" if named else "NIC")
 
 
 def compare_nvme(

@@ -98,13 +98,19 @@ def parse_loadgen(data: bytes, result: ParseResult) -> None:
                 f"line {line}: LoadGen says '{key}' is not satisfied"
             )
     for match in EARLY_RE.finditer(text):
-        p, value = float(match.group(1)), float(match.group(2))
+        p, estimate_ns = float(match.group(1)), float(match.group(2))
         line = text.count("\n", 0, match.start()) + 1
         stat, where = percentile_stat(p), f"line {line}"
         method = "tool:early-stopping-estimate"
-        value /= NS_PER_MS
+        estimate_ms = estimate_ns / NS_PER_MS
         sink.add(
-            "e2e_latency_ms", stat, value, "ms", where, method=method, scenario=scenario
+            "e2e_latency_ms",
+            stat,
+            estimate_ms,
+            "ms",
+            where,
+            method=method,
+            scenario=scenario,
         )
     info: dict[str, Any] = {INFO[k]: v for k, v, _ in pairs if k in INFO}
     banner = text.find("Test Parameters Used")

@@ -146,13 +146,13 @@ def _dlio_summary(doc: dict[str, Any], result: ParseResult) -> None:
     if not result.metrics:
         raise ParseError("metric", "no train_* or eval_* figures")
     for key in ("host_memory_GB", "host_cpu_count"):
-        values = doc.get(key)
-        if isinstance(values, list) and values:
-            zeros = sum(1 for v in values if as_number(v) == 0)
+        per_host = doc.get(key)
+        if isinstance(per_host, list) and per_host:
+            zeros = sum(1 for v in per_host if as_number(v) == 0)
             if zeros:
                 result.warnings.append(
-                    f"{key}: 0 for {zeros} of {len(values)} hosts; checks based on it "
-                    "cannot rely on it"
+                    f"{key}: 0 for {zeros} of {len(per_host)} hosts; checks based on "
+                    "it cannot rely on it"
                 )
     info_keys = (
         "num_accelerators",

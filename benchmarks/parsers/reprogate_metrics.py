@@ -67,13 +67,13 @@ def parse_reprogate_metrics(data: bytes, result: ParseResult) -> None:
         metric = _metric(item, f"metrics[{i}]", problems)
         if metric is None:
             continue
-        key = (metric.name, metric.stat, metric.scenario)
-        if key in seen:
+        identity = (metric.name, metric.stat, metric.scenario)
+        if identity in seen:
             problems.add(
                 f"metrics[{i}]",
                 f"{metric.name} {metric.stat} given twice for this scenario",
             )
-        seen.add(key)
+        seen.add(identity)
         result.metrics.append(metric)
     series = doc.get("series", [])
     if not isinstance(series, list):
@@ -138,8 +138,8 @@ def _metric(item: Any, where: str, problems: _Problems) -> Metric | None:
     number = as_number(value) if isinstance(value, int | float) else None
     if "value" in fields and number is None:
         problems.add(f"{where}.value", f"{value!r:.40} is not a finite number")
-    if len(problems) != before or number is None:
-        return None
+    if len(problems) != before or number is None or not isinstance(stat, str):
+        return None  # (a missing stat is a problem already: required)
     return Metric(
         fields["name"],
         stat,

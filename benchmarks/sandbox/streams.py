@@ -77,8 +77,9 @@ class OutputCapture:
             if cut < 0:
                 if len(stream.pending) >= MAX_LINE:
                     cut = MAX_LINE
-                    line, stream.pending = stream.pending[:cut], stream.pending[cut:]
-                    self._line(stream, bytes(line))
+                    line = bytes(stream.pending[:cut])
+                    del stream.pending[:cut]
+                    self._line(stream, line)
                     continue
                 break
             line = bytes(stream.pending[:cut])

@@ -53,9 +53,6 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     for pool in rows:
         for host in pool.hosts.all():
             host.health = host_status(host, now)  # type: ignore[attr-defined]
-        pool.online_count = sum(  # type: ignore[attr-defined]
-            1
-            for h in pool.hosts.all()
-            if h.health.code == "online"  # type: ignore[attr-defined]
-        )
+        online = [h for h in pool.hosts.all() if h.health.code == "online"]  # type: ignore[attr-defined]
+        pool.online_count = len(online)  # type: ignore[attr-defined]
     return rows

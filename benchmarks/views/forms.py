@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import User
@@ -34,8 +34,10 @@ class CampaignStartForm(forms.Form):
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["bundle"].queryset = bundle_list_startable_by(user)
-        self.fields["pool"].queryset = pool_list_operated_by(user)
+        bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
+        bundle_field.queryset = bundle_list_startable_by(user)
+        pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
+        pool_field.queryset = pool_list_operated_by(user)
 
 
 class PoolCreateForm(forms.Form):
@@ -54,4 +56,7 @@ class PoolCreateForm(forms.Form):
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["lab_organisation"].queryset = lab_organisation_list_for(user)
+        lab_organisation_field = cast(
+            forms.ModelChoiceField, self.fields["lab_organisation"]
+        )
+        lab_organisation_field.queryset = lab_organisation_list_for(user)

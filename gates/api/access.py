@@ -5,9 +5,10 @@ is 403."""
 from __future__ import annotations
 
 import uuid
+from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import Http404
 
 from accounts.models import Role
@@ -49,7 +50,10 @@ def decision_list_visible_to(user: AnyUser) -> QuerySet[Decision]:
     )
 
 
-def one(queryset: QuerySet, public_id: uuid.UUID):  # type: ignore[type-arg]
+M = TypeVar("M", bound=Model)
+
+
+def one(queryset: QuerySet[M], public_id: uuid.UUID) -> M:
     """The visible row with this id, else 404."""
     found = queryset.filter(public_id=public_id).first()
     if found is None:

@@ -3,9 +3,12 @@ and offset), and the page's schema."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.pagination import BasePagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -37,10 +40,15 @@ def page_serializer(
 def page_response(
     view: APIView,
     request: Request,
-    queryset: QuerySet,  # type: ignore[type-arg]
+    queryset: QuerySet[Any],
     rows: type[serializers.Serializer],
 ) -> Response:
     """The requested page of ``queryset``, each row written by ``rows``."""
-    paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # the API's one paginator
+    # the API's one paginator (api_settings imports the class the setting names;
+    # the stubs type the setting's text)
+    paginator_class = cast(
+        "type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS
+    )
+    paginator = paginator_class()
     page = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(rows(page, many=True).data)

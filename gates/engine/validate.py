@@ -315,12 +315,13 @@ def _run(c: _Checker, run: Any, path: str) -> None:
             isinstance(m.get(k), str) for k in ("name", "stat")
         ):
             continue
-        key = (m.get("name"), m.get("stat"))
-        if key in seen:
-            c.add(f"{path}.metrics[{index}]", f"reports {key[0]} {key[1]} again "
-                  f"(as {path}.metrics[{seen[key]}])")  # fmt: skip
+        identity = (m.get("name"), m.get("stat"))
+        if identity in seen:
+            name, stat = identity
+            c.add(f"{path}.metrics[{index}]", f"reports {name} {stat} again "
+                  f"(as {path}.metrics[{seen[identity]}])")  # fmt: skip
         else:
-            seen[key] = index
+            seen[identity] = index
 
 
 def _metric(c: _Checker, m: Any, path: str) -> None:

@@ -88,10 +88,13 @@ class CriterionRow:
 
     @classmethod
     def from_document(cls, c: Mapping[str, Any]) -> CriterionRow:
-        band = c.get("band") if isinstance(c.get("band"), dict) else {}
+        raw_band = c.get("band")
+        band = raw_band if isinstance(raw_band, dict) else {}
         kind = "threshold" if "threshold" in c else ("abs" if "abs" in band else "pct")
         skip = ("band", "limit_kind")
-        values = {k: _text(c[k]) for k in cls.TEXT if k in c and k not in skip}
+        values: dict[str, Any] = {
+            k: _text(c[k]) for k in cls.TEXT if k in c and k not in skip
+        }
         return cls(
             **values,
             limit_kind=kind,
@@ -101,7 +104,7 @@ class CriterionRow:
 
     @classmethod
     def from_post(cls, data: Mapping[str, str], prefix: str) -> CriterionRow:
-        values = {k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT}
+        values: dict[str, Any] = {k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT}
         return cls(**values, blocking=data.get(f"{prefix}-blocking") == "on")
 
     def document(self) -> dict[str, Any]:
@@ -158,7 +161,8 @@ class StopLossRow:
 
     @classmethod
     def from_post(cls, data: Mapping[str, str], prefix: str) -> StopLossRow:
-        return cls(**{k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT})
+        values: dict[str, Any] = {k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT}
+        return cls(**values)
 
     def document(self) -> dict[str, Any]:
         if self.kind == "drift":
@@ -194,7 +198,8 @@ class GateRow:
 
     @classmethod
     def from_document(cls, g: Mapping[str, Any]) -> GateRow:
-        score = g.get("score") if isinstance(g.get("score"), dict) else {}
+        raw_score = g.get("score")
+        score = raw_score if isinstance(raw_score, dict) else {}
         return cls(
             name=_text(g.get("name")),
             stage=_text(g.get("stage")),
@@ -208,7 +213,8 @@ class GateRow:
 
     @classmethod
     def from_post(cls, data: Mapping[str, str], prefix: str) -> GateRow:
-        gate = cls(**{k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT})
+        values: dict[str, Any] = {k: data.get(f"{prefix}-{k}", "") for k in cls.TEXT}
+        gate = cls(**values)
         for j in range(_count(data, f"{prefix}-criteria")):
             gate.criteria.append(CriterionRow.from_post(data, f"{prefix}-c-{j}"))
         for k in range(_count(data, f"{prefix}-stops")):

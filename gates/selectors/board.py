@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
@@ -23,6 +23,19 @@ from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
 from procurement.models import Rfp
 from procurement.selectors.bids import bid_list_opened
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _Newest(TypedDict):
+    newest_id: int
+    plan_version: int
+    lab_accepted: bool
+
+
+# An evaluation read by ``newest_of``, with its plan's version and lab acceptance.
+NewestEvaluation: TypeAlias = "WithAnnotations[Evaluation, _Newest]"
 
 DOCUMENTS = ("plan_document", "results_document", "evaluation_document")
 LIVE = (RetestObligation.Status.OPEN, RetestObligation.Status.SCHEDULED)
@@ -91,7 +104,7 @@ def _bidders(rfp: Rfp, scope: GateScope) -> QuerySet[Organisation]:
     return vendors if scope.full else vendors.filter(id__in=scope.vendor_ids)
 
 
-def newest_of(found: QuerySet[Evaluation]) -> QuerySet[Evaluation]:
+def newest_of(found: QuerySet[Evaluation]) -> QuerySet[NewestEvaluation]:
     """The rows of ``found`` that are the newest evaluation of their RFP, vendor
     and gate (any plan version), without their documents, with their plan's
     version and lab acceptance."""
@@ -115,7 +128,7 @@ def newest_of(found: QuerySet[Evaluation]) -> QuerySet[Evaluation]:
     )
 
 
-def latest_evaluations(rfp: Rfp, vendor_ids: Any = None) -> QuerySet[Evaluation]:
+def latest_evaluations(rfp: Rfp, vendor_ids: Any = None) -> QuerySet[NewestEvaluation]:
     """The newest evaluation of each vendor and gate of the RFP."""
     found = Evaluation.objects.filter(rfp=rfp)
     if vendor_ids is not None:
@@ -205,7 +218,7 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
     obligations = _obligations(rfp, vendor_ids, clock.now())
     rows = []
     for vid, vendor in sorted(vendors.items(), key=lambda v: (v[1].name, v[0])):
-        plan = current.get(vid)
+        frozen = current.get(vid)
         cells = tuple(
             _cell(
                 gate,
@@ -214,9 +227,9 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
                 decisions.get((vid, gate), []),
                 obligations.get((vid, gate), []),
             )
-            for gate, stage in _gates(plan or drafts.get(vid))
+            for gate, stage in _gates(frozen or drafts.get(vid))
         )
-        rows.append(BoardRow(vendor, plan, drafts.get(vid), cells))
+        rows.append(BoardRow(vendor, frozen, drafts.get(vid), cells))
     return rows
 
 

@@ -14,7 +14,7 @@ from gates.models import RetestObligation
 from procurement.models import Rfp
 
 OB = RetestObligation.Status
-HOW = {OB.FAILED: "failed its last attempt", OB.EXPIRED: "expired"}
+HOW: dict[str, str] = {OB.FAILED: "failed its last attempt", OB.EXPIRED: "expired"}
 
 
 def obligation_breach(obligation: RetestObligation, status: str) -> CitedBreach:

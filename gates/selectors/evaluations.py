@@ -253,10 +253,14 @@ def _repetitions(
     with the metric's value, unit and source (file, key)."""
     results = json.loads(latest.results_document)
     doc = json.loads(latest.evaluation_document)
-    judged = next((c for c in doc["criteria"] if c["id"] == row.criterion), {})
+    judged: dict[str, Any] = next(
+        (c for c in doc["criteria"] if c["id"] == row.criterion), {}
+    )
     counted = set(judged.get("runs", []))
     spec = _gate_spec(json.loads(latest.plan_document), latest.gate) or {}
-    crit = next((c for c in spec.get("criteria", []) if c["id"] == row.criterion), {})
+    crit: dict[str, Any] = next(
+        (c for c in spec.get("criteria", []) if c["id"] == row.criterion), {}
+    )
     reps, unit = [], ""
     for run in results["runs"]:
         if run["scenario"] != row.scenario:
@@ -318,7 +322,8 @@ def criterion_page(
         history.append(CriterionPoint(row, _trend(row, before), regressed))
     latest = rows[0] if rows else None
     reps: list[Repetition] = []
-    unit, spec = "", {}
+    unit = ""
+    spec: dict[str, Any] = {}
     if latest is not None:
         documents = Evaluation.objects.only(*DOCUMENTS, "gate").get(
             pk=latest.evaluation_id

@@ -61,7 +61,7 @@ OB_COST: Final = {  # by ``Rfp.retest_vendor_funded``
     True: RetestObligation.CostBearer.VENDOR,
     False: RetestObligation.CostBearer.BUYER,
 }
-ACTIONS: Final = {
+ACTIONS: Final[dict[str, str]] = {
     OB.SCHEDULED: "retest.scheduled",
     OB.OPEN: "retest.reopened",
     OB.PASSED: "retest.passed",
@@ -249,7 +249,7 @@ def _answer(evaluation: Evaluation, obligation: RetestObligation) -> None:
 def obligations_after_evaluation(*, evaluation: Evaluation) -> None:
     """Answer the obligation the evaluation's campaign was run for, or raise one
     (see the module docstring)."""
-    if evaluation.obligation_id is not None:
+    if evaluation.obligation is not None:
         _answer(evaluation, evaluation.obligation)
         return
     _raise(evaluation)

@@ -34,13 +34,13 @@ Actor = User | AnonymousUser | None
 S = GatePlan.Status
 MAX_IMPORT_BYTES: Final = 256 * 1024
 MAX_EXTRA_RUNS: Final = 50
-TRANSITION_ACTIONS: Final = {
+TRANSITION_ACTIONS: Final[dict[str, str]] = {
     S.FROZEN: "gate_plan.frozen",
     S.SUPERSEDED: "gate_plan.superseded",
 }
 
 
-def _person(actor: Actor) -> Any:
+def _person(actor: Actor) -> User | None:
     return actor if actor is not None and actor.is_authenticated else None
 
 
@@ -265,9 +265,10 @@ def plan_transition(
         raise InvalidTransition(entity="gate plan", current=plan.status, requested=to)
     old, plan.status = plan.status, to
     if to == S.FROZEN:
-        if _person(actor) is None:
+        person = _person(actor)
+        if person is None:
             raise GatesError("A person freezes a plan.", code="frozen_by_someone")
-        plan.frozen_by, plan.frozen_at = actor, clock.now()
+        plan.frozen_by, plan.frozen_at = person, clock.now()
     plan.save()
     supersedes = plan.supersedes.version if plan.supersedes else None
     moved = {"from": old, "to": to, "supersedes": supersedes, **(data or {})}

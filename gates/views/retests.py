@@ -8,7 +8,7 @@ lab operator's "Start re-test campaign" form (a pool). Status by the clock
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
@@ -46,7 +46,8 @@ class RequestRetestForm(forms.Form):
     def __init__(self, *args: Any, obligation: RetestObligation, **kwargs: Any):
         super().__init__(*args, **kwargs)
         used = [obligation.evaluation.campaign.bundle_id, obligation.bundle_id]
-        self.fields["bundle"].queryset = (
+        bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
+        bundle_field.queryset = (
             Bundle.objects.filter(
                 rfp_id=obligation.rfp_id,
                 organisation_id=obligation.vendor_organisation_id,
@@ -65,7 +66,8 @@ class StartCampaignForm(forms.Form):
     def __init__(self, *args: Any, obligation: RetestObligation, user: Any, **kw: Any):
         super().__init__(*args, **kw)
         labs = obligation.rfp.buyer_organisation.engages.values("pk")
-        self.fields["pool"].queryset = pool_list_operated_by(user).filter(
+        pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
+        pool_field.queryset = pool_list_operated_by(user).filter(
             lab_organisation_id__in=labs
         )
 

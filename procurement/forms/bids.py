@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.forms.models import fields_for_model
@@ -136,7 +136,8 @@ class BidForm(forms.Form):
             field.required = not self.bundles  # blank: the bundle's value
             self.fields[name] = field
         if self.bundles:
-            self.fields["bundle"].choices = [
+            bundle_field = cast(forms.ChoiceField, self.fields["bundle"])
+            bundle_field.choices = [
                 (b.bundle_id, _bundle_label(b)) for b in self.bundles
             ]
             self.fields["claims"].help_text = CLAIMS_FROM_BUNDLE_HELP + CLAIMS_HELP
@@ -163,7 +164,10 @@ class BidForm(forms.Form):
         if inputs is not None:
             self.initial.update({f: getattr(inputs, f) for f in COST_FIELDS})
         names = [d.name for d in bid.documents.filter(superseded_at__isnull=True)]
-        self.fields["remove_documents"].choices = [(n, n) for n in sorted(names)]
+        remove_documents_field = cast(
+            forms.ChoiceField, self.fields["remove_documents"]
+        )
+        remove_documents_field.choices = [(n, n) for n in sorted(names)]
 
     def _chosen(self, bid: Bid | None, load: str) -> SignedBundle | None:
         by_id = {b.bundle_id: b for b in self.bundles}

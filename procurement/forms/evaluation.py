@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.text import slugify
@@ -159,7 +159,8 @@ class AwardForm(forms.Form):
 
     def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["bid"].choices = [("", "Choose the winning bid"), *choices]
+        bid_field = cast(forms.ChoiceField, self.fields["bid"])
+        bid_field.choices = [("", "Choose the winning bid"), *choices]
 
 
 class AwardCancelForm(forms.Form):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.core.validators import RegexValidator
@@ -75,10 +75,14 @@ class RfpCreateForm(forms.Form):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["buyer_organisation"].queryset = organisations
+        buyer_organisation_field = cast(
+            forms.ModelChoiceField, self.fields["buyer_organisation"]
+        )
+        buyer_organisation_field.queryset = organisations
         if len(organisations) == 1:
             self.fields["buyer_organisation"].initial = organisations[0]
-        self.fields["template"].queryset = templates
+        template_field = cast(forms.ModelChoiceField, self.fields["template"])
+        template_field.queryset = templates
 
     def clean_reference(self) -> str:
         reference = self.cleaned_data["reference"]
@@ -302,7 +306,8 @@ class InviteForm(forms.Form):
         self, *args: Any, vendors: QuerySet[Organisation], **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["vendor"].queryset = vendors
+        vendor_field = cast(forms.ModelChoiceField, self.fields["vendor"])
+        vendor_field.queryset = vendors
 
 
 class CancelForm(forms.Form):
