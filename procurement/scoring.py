@@ -18,7 +18,7 @@ The rules, as the evaluation pages and exports explain them:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -92,7 +92,9 @@ def cell_consensus(criterion: Hashable, values: Sequence[int]) -> CellConsensus:
     if not values:
         return CellConsensus(criterion, (), None, None, None)
     mean = _exact_mean(values)
-    variance = sum((Fraction(v) - mean) ** 2 for v in values) / len(values)
+    variance = sum(((Fraction(v) - mean) ** 2 for v in values), Fraction(0)) / len(
+        values
+    )
     stdev = (Decimal(variance.numerator) / Decimal(variance.denominator)).sqrt()
     return CellConsensus(
         criterion=criterion,
@@ -104,7 +106,7 @@ def cell_consensus(criterion: Hashable, values: Sequence[int]) -> CellConsensus:
 
 
 def weighted_total(
-    criteria: Sequence[WeightedCriterion], values: dict[Hashable, Sequence[int]]
+    criteria: Sequence[WeightedCriterion], values: Mapping[Hashable, Sequence[int]]
 ) -> Decimal:
     """Σ mean / 10 x weight over the criteria that have scores, rounded to 0.01."""
     total = sum(

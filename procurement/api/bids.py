@@ -227,7 +227,9 @@ class BidOwnApi(APIView):
                 "values and are flagged as differing from the signed bundle."
             ),
         )
-        claims = ClaimSerializer(many=True, max_length=200, required=False)
+        # many=True makes a ListSerializer, which takes max_length (the stubs'
+        # Serializer does not)
+        claims = ClaimSerializer(many=True, max_length=200, required=False)  # type: ignore[call-arg]
         cost_inputs = CostInputsInputSerializer(required=False)
         remove_documents = serializers.ListField(
             child=serializers.CharField(max_length=200), default=list

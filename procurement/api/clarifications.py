@@ -66,7 +66,8 @@ class ClarificationOutputSerializer(serializers.Serializer):
         ref_name = "Clarification"
 
     id = serializers.UUIDField(source="clarification.public_id")
-    label = serializers.CharField()
+    # a declared field: DRF's metaclass takes it out of the class (Field.label stays)
+    label = serializers.CharField()  # type: ignore[assignment]
     public_label = serializers.CharField(help_text='"Q&A N" once answered.')
     status = serializers.SerializerMethodField()
     question = serializers.CharField(source="clarification.question")
@@ -180,7 +181,7 @@ class AddendumChangeSerializer(serializers.Serializer):
         ref_name = "AddendumChange"
 
     field = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # as above
     old = serializers.JSONField(help_text="ISO 8601 for times, a string for decimals.")
     new = serializers.JSONField()
 

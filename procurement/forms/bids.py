@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from django import forms
@@ -58,7 +59,7 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)] if data else []
 
 
-def claims_as_text(claims: list[dict[str, Any]]) -> str:
+def claims_as_text(claims: Iterable[Mapping[str, Any]]) -> str:
     lines = []
     for claim in claims:
         unit = claim.get("unit") or ("-" if claim.get("scenario") else "")

@@ -27,7 +27,7 @@ def _datetime_field(label: str, *, required: bool) -> forms.DateTimeField:
     )
 
 
-def _check_deadlines(form: forms.Form, data: dict[str, Any]) -> None:
+def _check_deadlines(form: forms.BaseForm, data: dict[str, Any]) -> None:
     questions, submission = (
         data.get("questions_deadline"),
         data.get("submission_deadline"),

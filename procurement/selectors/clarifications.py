@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import models
@@ -173,7 +173,8 @@ def addendum_diff_rows(addendum: Addendum) -> list[DiffRow]:
     rows = []
     for name in sorted(addendum.changes, key=lambda n: _FIELD_ORDER.get(n, 999)):
         old, new = addendum.changes[name]
-        field = Rfp._meta.get_field(name)
+        # an addendum changes the RFP's own editable fields, never a relation
+        field = cast("models.Field[Any, Any]", Rfp._meta.get_field(name))
         rows.append(
             DiffRow(
                 field=name,

@@ -7,6 +7,7 @@ number of bids, scores, bundles and evaluations (tested with 2 and 20 vendors)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,7 @@ class ComparisonRow:
     # the lab-validation gate of the vendor, and each claim beside the lab's
     # figure for it (same order as ``claims``)
     lab: LabValidation
-    reproduced: list[tuple[str, list[ReproducedClaim]]]
+    reproduced: list[tuple[str, Sequence[ReproducedClaim]]]
     tco_detail: BidTco
 
 

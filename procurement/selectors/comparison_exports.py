@@ -92,13 +92,13 @@ def _csv_tco(t: BidTco, version: int) -> list[str]:
     shown, claimed = t.shown, t.claimed
     return [
         shown.currency if shown else "",
-        _text(shown and shown.total_per_year),
-        _text(shown and shown.cost_per_million_tokens),
+        _text(shown.total_per_year if shown else None),
+        _text(shown.cost_per_million_tokens if shown else None),
         t.basis,
         _text(t.claimed_throughput),
         _text(t.reproduced_throughput),
-        _text(claimed and claimed.total_per_year),
-        _text(claimed and claimed.cost_per_million_tokens),
+        _text(claimed.total_per_year if claimed else None),
+        _text(claimed.cost_per_million_tokens if claimed else None),
         str(version),
     ]
 

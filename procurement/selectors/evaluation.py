@@ -19,6 +19,7 @@ Who sees scores (``consensus_visibility``):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -205,10 +206,10 @@ def consensus_rows(
         _weighted(criteria),
         [scoring.ScoreValue(bid, crit, value) for bid, crit, value, _, _ in scores],
     )
-    details: dict[tuple[int, int], list[IndividualScore]] = defaultdict(list)
+    details: dict[tuple[Hashable, int], list[IndividualScore]] = defaultdict(list)
     for bid, crit, value, who, why in scores:
         details[bid, crit].append(IndividualScore(who, value, why))
-    by_pk = {b.pk: b for b in bids}
+    by_pk: dict[Hashable, Bid] = {b.pk: b for b in bids}
     return [
         ConsensusRow(
             bid=by_pk[r.bid],

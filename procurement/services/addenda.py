@@ -59,7 +59,7 @@ AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
 REASON_MAX_LENGTH = 4000
 
 # The Python types an amendable field accepts, by model field class.
-_ACCEPTED_TYPES: Final[dict[type[models.Field], tuple[type, ...]]] = {
+_ACCEPTED_TYPES: Final[dict[type, tuple[type, ...]]] = {
     models.CharField: (str,),
     models.TextField: (str,),
     models.DateTimeField: (datetime,),

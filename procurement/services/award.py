@@ -24,7 +24,7 @@ total (never another vendor's scores, nor the winner's name)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -325,21 +325,22 @@ def award_confirm(*, rfp: Rfp, actor: User) -> Award:
     request = _movable(rfp, latest, R.CONFIRMED)
     rfp_require_evaluation_open(rfp)
     _check_confirmer(rfp, request, actor)
+    now = clock.now()
     request = award_request_transition(
         award_request=request,
         to=R.CONFIRMED,
         actor=actor,
         action=None,
-        fields={"confirmed_by": actor, "confirmed_at": clock.now()},
+        fields={"confirmed_by": actor, "confirmed_at": now},
     )
-    award = _award_record(rfp, request, actor)
+    award = _award_record(rfp, request, actor, now)
     _notify_team(rfp, "award_confirmed", actor.pk, award=award, request=request)
     return award
 
 
-def _award_record(rfp: Rfp, request: AwardRequest, actor: User) -> Award:
+def _award_record(rfp: Rfp, request: AwardRequest, actor: User, now: datetime) -> Award:
+    """The award of the request confirmed at ``now``."""
     formula = tco_formula_ensure(rfp=rfp, actor=actor)
-    now = request.confirmed_at
     award = Award(
         rfp=rfp,
         bid=request.bid,
@@ -375,7 +376,7 @@ def _award_record(rfp: Rfp, request: AwardRequest, actor: User) -> Award:
             "gates_override_reason": request.gates_override_reason,
         },
     )
-    _notify_vendors(award, ranking)
+    _notify_vendors(award, request, ranking)
     return award
 
 
@@ -402,7 +403,9 @@ def award_cancel(*, rfp: Rfp, actor: User, reason: str = "") -> AwardRequest:
     return request
 
 
-def _notify_vendors(award: Award, ranking: dict[int, BidConsensus]) -> None:
+def _notify_vendors(
+    award: Award, request: AwardRequest, ranking: dict[int, BidConsensus]
+) -> None:
     rfp = award.rfp
     url = reverse("procurement:rfp_detail", args=[rfp.public_id])
     others = rfp.bids.exclude(pk=award.bid_id).exclude(status=Bid.Status.WITHDRAWN)
@@ -416,8 +419,8 @@ def _notify_vendors(award: Award, ranking: dict[int, BidConsensus]) -> None:
                 "standstill_ends_at": award.standstill_ends_at,
                 "own": ranking.get(bid.pk),  # this vendor's own rank and total only
                 "ranked": len(ranking),
-                "override_reason": award.request.override_reason,
-                "gates_override_reason": award.request.gates_override_reason,
+                "override_reason": request.override_reason,
+                "gates_override_reason": request.gates_override_reason,
             },
             url=url,
         )

@@ -123,7 +123,11 @@ def rfp_transition(
     changed = {"status", "updated_at", *(fields or {})}
     for name, value in (fields or {}).items():
         setattr(rfp, name, value)
-    stamp = {Rfp.Status.CLOSED: "closed_at", Rfp.Status.OPENED: "opened_at"}.get(to)
+    stamps: dict[str, str] = {
+        Rfp.Status.CLOSED: "closed_at",
+        Rfp.Status.OPENED: "opened_at",
+    }
+    stamp = stamps.get(to)
     if stamp:
         setattr(rfp, stamp, clock.now())
         changed.add(stamp)

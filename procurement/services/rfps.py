@@ -129,7 +129,8 @@ def _build_rows(rfp: Rfp, key: str, rows: Sequence[Mapping[str, Any]]) -> list[A
 
 def _create_rows(rfp: Rfp, configuration: Mapping[str, Any]) -> None:
     for key, (model, _fields, _unique) in ROWS.items():
-        model.objects.bulk_create(_build_rows(rfp, key, configuration.get(key, [])))
+        rows = _build_rows(rfp, key, configuration.get(key, []))
+        model._default_manager.bulk_create(rows)  # the model of ROWS[key]
 
 
 # --- authoring ----------------------------------------------------------------------
@@ -214,8 +215,8 @@ def _rfp_replace_rows(
     _require_draft(rfp)
     model = ROWS[key][0]
     built = _build_rows(rfp, key, rows)
-    model.objects.filter(rfp=rfp).delete()
-    model.objects.bulk_create(built)
+    model._default_manager.filter(rfp=rfp).delete()
+    model._default_manager.bulk_create(built)
     audit_record(
         actor=actor,
         action=f"rfp.{key}_changed",

@@ -150,7 +150,7 @@ def rfp_clarification_ask(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpRe
     form = ClarificationAskForm(request.POST)
     try:
         if not form.is_valid():
-            raise ProcurementError(" ".join(form.errors["question"]))
+            raise ProcurementError(" ".join(map(str, form.errors["question"])))
         clarification_ask(
             rfp=rfp,
             organisation=scope.organisation,
@@ -180,7 +180,7 @@ def clarification_answer_view(
     form = ClarificationAnswerForm(request.POST)
     try:
         if not form.is_valid():
-            raise ProcurementError(" ".join(form.errors["answer"]))
+            raise ProcurementError(" ".join(map(str, form.errors["answer"])))
         clarification_answer(
             clarification=clarification,
             answer=form.cleaned_data["answer"],
