@@ -98,29 +98,31 @@ def clock() -> Iterator[Clock]:
 
 
 def _member(org: Organisation, role: str, username: str) -> Any:
-    user = UserFactory(username=username)
-    MembershipFactory(user=user, organisation=org, role=role)
+    user = UserFactory.create(username=username)
+    MembershipFactory.create(user=user, organisation=org, role=role)
     return user
 
 
 @pytest.fixture
 def buyer_org(db: None) -> Organisation:
-    org = OrganisationFactory(slug="northwind-ai", kind=Organisation.Kind.BUYER)
+    org = OrganisationFactory.create(slug="northwind-ai", kind=Organisation.Kind.BUYER)
     org.engages.add(
-        OrganisationFactory(slug="northwind-lab", kind=Organisation.Kind.LAB),
-        OrganisationFactory(slug="ledger-audit", kind=Organisation.Kind.AUDIT),
+        OrganisationFactory.create(slug="northwind-lab", kind=Organisation.Kind.LAB),
+        OrganisationFactory.create(slug="ledger-audit", kind=Organisation.Kind.AUDIT),
     )
     return org
 
 
 @pytest.fixture
 def vendor_a_org(db: None) -> Organisation:
-    return OrganisationFactory(slug="acme-flash", kind=Organisation.Kind.VENDOR)
+    return OrganisationFactory.create(slug="acme-flash", kind=Organisation.Kind.VENDOR)
 
 
 @pytest.fixture
 def vendor_b_org(db: None) -> Organisation:
-    return OrganisationFactory(slug="bolt-storage", kind=Organisation.Kind.VENDOR)
+    return OrganisationFactory.create(
+        slug="bolt-storage", kind=Organisation.Kind.VENDOR
+    )
 
 
 @pytest.fixture
@@ -155,7 +157,7 @@ def auditor(buyer_org: Organisation) -> Any:
 
 @pytest.fixture
 def outsider(db: None) -> Any:
-    other = OrganisationFactory(slug="globex", kind=Organisation.Kind.BUYER)
+    other = OrganisationFactory.create(slug="globex", kind=Organisation.Kind.BUYER)
     return _member(other, Role.BUYER, "outsider")
 
 

@@ -201,7 +201,7 @@ def test_readme_links_every_document() -> None:
 def test_architecture_names_every_app_queue_and_beat_task() -> None:
     text = _text("docs/architecture.md")
     apps = sorted(p.parent.name for p in ROOT.glob("*/apps.py"))
-    tasks = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    tasks = [str(entry["task"]) for entry in settings.CELERY_BEAT_SCHEDULE.values()]
 
     assert _named(text, [f"{app}/" for app in apps]) == []
     assert _named(text, [DEFAULT_QUEUE, "pool.<name>", *tasks]) == []

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from factory.django import DjangoModelFactory
 
 from accounts.models import Membership, Organisation, Role
@@ -19,7 +20,7 @@ class OrganisationFactory(DjangoModelFactory[Organisation]):
     kind = Organisation.Kind.BUYER
 
 
-class UserFactory(DjangoModelFactory[get_user_model()]):  # type: ignore[misc]
+class UserFactory(DjangoModelFactory[User]):
     class Meta:
         model = get_user_model()
         django_get_or_create = ("username",)

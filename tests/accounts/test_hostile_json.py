@@ -78,9 +78,9 @@ def test_json_nested_below_the_recursion_limit_is_refused_too() -> None:
 
     response = APIClient().post(TOKEN, body, content_type="application/json")
 
-    body = _json_error(response, 400)
-    assert body["code"] == "parse_error"
-    assert "nested" in body["message"]
+    error = _json_error(response, 400)
+    assert error["code"] == "parse_error"
+    assert "nested" in error["message"]
 
 
 def test_ordinary_nesting_is_still_accepted() -> None:

@@ -29,7 +29,7 @@ LOGIN = "/accounts/login/"
 WRONG = "wrong"
 
 
-def _guess(api: APIClient, username: str, password: str = WRONG, **meta: str) -> Any:
+def _guess(api: APIClient, username: str, password: str = WRONG, **meta: Any) -> Any:
     body = {"username": username, "password": password}
     return api.post(TOKEN, body, format="json", **meta)
 
@@ -201,7 +201,7 @@ def test_client_address(
     settings: Any, remote: str, forwarded: str, expected: str
 ) -> None:
     settings.REPROGATE_TRUSTED_PROXIES = ["10.0.0.0/8"]
-    meta = {"REMOTE_ADDR": remote}
+    meta: dict[str, Any] = {"REMOTE_ADDR": remote}
     if forwarded:
         meta["HTTP_X_FORWARDED_FOR"] = forwarded
 

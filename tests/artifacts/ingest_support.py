@@ -38,7 +38,7 @@ def open_rfp(
 ) -> Rfp:
     """A published RFP taking bids for two weeks, ``vendors`` invited."""
     extra = {"buyer_organisation": buyer} if buyer is not None else {}
-    return RfpFactory(
+    return RfpFactory.create(
         published=True, reference=reference, invited=list(vendors), **extra
     )
 
@@ -109,7 +109,7 @@ class FailingStorage(InMemoryStorage):
         self.saves += 1
         if self.saves >= self.fail_on:
             raise OSError(f"storage unavailable (save #{self.saves})")
-        return super()._save(name, content)
+        return super()._save(name, content)  # type: ignore[misc]  # private: unstubbed
 
 
 def use_failing_storage(settings: Any, fail_on: int) -> None:

@@ -295,7 +295,7 @@ def test_the_vendor_downloads_its_archive_byte_for_byte(
     response = _api(vendor_a).get(f"/api/v1/bundles/{bundle_id}/download/")
 
     assert response.status_code == 200
-    assert b"".join(response.streaming_content) == path.read_bytes()
+    assert response.getvalue() == path.read_bytes()
     disposition = response["Content-Disposition"]
     assert disposition.startswith("attachment;")
     assert 'filename="RFP-DEMO-1-acme-flash-' in disposition

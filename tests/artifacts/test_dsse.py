@@ -82,7 +82,8 @@ def test_url_safe_base64_is_accepted() -> None:
 
 def test_raw_r_s_ecdsa_signature_is_accepted() -> None:
     key = private_key("ecdsa-384")
-    der = key.key.sign(  # type: ignore[call-arg]
+    assert isinstance(key.key, ec.EllipticCurvePrivateKey)
+    der = key.key.sign(
         dsse.pae(dsse.PAYLOAD_TYPE, MANIFEST), ec.ECDSA(dsse.CURVE_HASHES["secp384r1"])
     )
     r, s = decode_dss_signature(der)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.core.files.base import ContentFile
@@ -37,6 +37,7 @@ from tests.artifacts.corpus.build import (
     noise,
 )
 from tests.artifacts.ingest_support import (
+    FailingStorage,
     build_bundle,
     ingest,
     open_rfp,
@@ -198,7 +199,8 @@ def test_storage_failure_keeps_blobs_of_earlier_bundles(
     first = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "1"))
     kept = storage_names()
     files = good_files() | {"traces/new.bin": noise(5000, "new")}
-    default_storage.fail_on = default_storage.saves + 2  # the new file, then boom
+    storage = cast(FailingStorage, default_storage)
+    storage.fail_on = storage.saves + 2  # the new file, then boom
 
     with pytest.raises(BundleStorageError):
         _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path / "2", files))

@@ -49,7 +49,8 @@ def sha256sum_entries(root: Path) -> list[dict[str, Any]]:
     """``sha256sum`` over every file, as a vendor's shell script would."""
     names = sorted(good_files())
     lines = run("sha256sum", "--", *names, cwd=root).splitlines()
-    digests = dict(reversed(line.split(maxsplit=1)) for line in lines)
+    pairs = (line.split(maxsplit=1) for line in lines)  # digest, name
+    digests = {name: digest for digest, name in pairs}
     return [
         {"path": name, "sha256": digests[name], "size": (root / name).stat().st_size,
          "kind": entry["kind"]}

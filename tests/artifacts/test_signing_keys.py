@@ -222,10 +222,10 @@ def test_status_at_names_why_a_key_is_not_valid(
 def test_can_manage_keys_of_own_vendor_organisation_only(
     vendor_a: Any, vendor_a_org: Any, vendor_b_org: Any, buyer: Any, buyer_org: Any
 ) -> None:
-    admin = UserFactory(username="acme-admin")
-    MembershipFactory(user=admin, organisation=vendor_a_org, role=Role.ADMIN)
-    buyer_admin = UserFactory(username="northwind-admin")
-    MembershipFactory(user=buyer_admin, organisation=buyer_org, role=Role.ADMIN)
+    admin = UserFactory.create(username="acme-admin")
+    MembershipFactory.create(user=admin, organisation=vendor_a_org, role=Role.ADMIN)
+    buyer_admin = UserFactory.create(username="northwind-admin")
+    MembershipFactory.create(user=buyer_admin, organisation=buyer_org, role=Role.ADMIN)
 
     assert can_manage_keys(vendor_a, vendor_a_org)
     assert can_manage_keys(admin, vendor_a_org)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from artifacts.lib.signatures import SignatureError, sshsig
 from artifacts.lib.signatures.sshkeys import SshPrivateKey, load_private_key, ssh_string
@@ -199,7 +199,8 @@ def _legacy_rsa_signature(key: SshPrivateKey) -> str:
     """What an old signer would make: PKCS#1 v1.5 with SHA-1, named ``ssh-rsa``."""
     digest = sshsig._digest(MESSAGE, "sha512")
     data = sshsig.signed_data(NAMESPACE, "sha512", digest)
-    raw = key.key.sign(data, padding.PKCS1v15(), hashes.SHA1())  # type: ignore[union-attr]  # noqa: S303
+    assert isinstance(key.key, rsa.RSAPrivateKey)
+    raw = key.key.sign(data, padding.PKCS1v15(), hashes.SHA1())  # noqa: S303
     inner = ssh_string(b"ssh-rsa") + ssh_string(raw)
     return sshsig.armor(_blob(key, signature=inner))
 

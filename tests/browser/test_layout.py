@@ -79,7 +79,7 @@ def matrix_rfp(
         vendor.save()
     rfp = opened_rfp(buyer_org, vendors, criteria=CRITERIA, reference="RFP-WIDE-1")
     for position, name in enumerate(METRICS):
-        RequiredMetricFactory(rfp=rfp, name=name, position=position)
+        RequiredMetricFactory.create(rfp=rfp, name=name, position=position)
     for i, bid in enumerate(rfp.bids.all()):
         bid.claimed_metrics = [
             {
@@ -93,7 +93,9 @@ def matrix_rfp(
             for stat in ("p50", "p99")
         ]
         bid.save()
-        CostModelInputFactory(bid=bid, hardware_cost=Decimal(1_000_000 + i * 75_000))
+        CostModelInputFactory.create(
+            bid=bid, hardware_cost=Decimal(1_000_000 + i * 75_000)
+        )
     score_all(rfp, evaluator, {v.slug: 4 + i for i, v in enumerate(vendors)})
     return rfp
 
@@ -101,12 +103,12 @@ def matrix_rfp(
 @pytest.fixture
 def busy_user(buyer_org: Organisation, transactional_db: None) -> str:
     """A buyer who also sells (a vendor membership): the longest navigation."""
-    user = UserFactory(username="procurement-lead-northwind")
-    MembershipFactory(user=user, organisation=buyer_org, role=Role.BUYER)
+    user = UserFactory.create(username="procurement-lead-northwind")
+    MembershipFactory.create(user=user, organisation=buyer_org, role=Role.BUYER)
     vendor = Organisation.objects.create(
         slug="side-vendor", name="Side Vendor", kind=Organisation.Kind.VENDOR
     )
-    MembershipFactory(user=user, organisation=vendor, role=Role.VENDOR)
+    MembershipFactory.create(user=user, organisation=vendor, role=Role.VENDOR)
     return user.username
 
 

@@ -82,7 +82,7 @@ def build(source: Path, key: Path, out: Path, *extra: str) -> int:
 
 def members(path: Path) -> dict[str, bytes]:
     with tarfile.open(path) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar}  # type: ignore[union-attr]
+        return {m.name: tar.extractfile(m).read() for m in tar}
 
 
 def test_build_lists_every_file_with_size_digest_and_kind(

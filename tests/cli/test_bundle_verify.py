@@ -55,7 +55,7 @@ def rewrite(
 ) -> Path:
     """A copy of ``bundle`` with members replaced (None drops one) or added."""
     with tarfile.open(bundle) as tar:
-        content = {m.name: tar.extractfile(m).read() for m in tar}  # type: ignore[union-attr]
+        content = {m.name: tar.extractfile(m).read() for m in tar}
     content.update(add)
     content.update(replace)
     with tarfile.open(out, "w:gz") as tar:
@@ -202,7 +202,7 @@ def test_a_tampered_manifest_breaks_the_signature(
     bundle: Path, key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with tarfile.open(bundle) as tar:
-        manifest = tar.extractfile("manifest.json").read()  # type: ignore[union-attr]
+        manifest = tar.extractfile("manifest.json").read()
     forged = manifest.replace(b'"value": 180.0', b'"value": 90.0')
     bad = rewrite(bundle, tmp_path / "bad.tar.gz", {"manifest.json": forged}, {})
 
@@ -272,9 +272,9 @@ def test_a_dsse_envelope_instead_of_a_signature_verifies(
     bundle: Path, key: Path, tmp_path: Path
 ) -> None:
     with tarfile.open(bundle) as tar:
-        manifest = tar.extractfile("manifest.json").read()  # type: ignore[union-attr]
+        manifest = tar.extractfile("manifest.json").read()
     envelope = dsse.sign(manifest, load_key(key))
-    changes = {"manifest.json.sig": None}
+    changes: dict[str, bytes | None] = {"manifest.json.sig": None}
     signed = rewrite(
         bundle, tmp_path / "d.tar.gz", changes, {"manifest.json.dsse": envelope}
     )

@@ -20,7 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import EXIT_MISCONFIGURED, env_choice, env_float, env_int
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-PREFIXES = ("DJANGO_", "REPROGATE_", "CELERY_", "DATABASE_URL", "AWS_")
+PREFIXES: tuple[str, ...] = ("DJANGO_", "REPROGATE_", "CELERY_", "DATABASE_URL", "AWS_")
 PREFIXES += ("BUNDLE_", "ESCROW_", "RUNNER_")
 
 

@@ -90,7 +90,7 @@ def _labels() -> dict[str, dict[str, str]]:
 def _resolved(selector: str) -> tuple[str, str]:
     """(text, background) of a label, inheriting from its family's base class."""
     props, labels = _root(), _labels()
-    family = LABEL.match(selector).group(1)  # type: ignore[union-attr]
+    family = LABEL.match(selector).group(1)
     base = labels.get(FAMILIES[family], {})
     own = labels[selector]
     text = own.get("color") or base.get("color") or props["--text"]

@@ -28,7 +28,7 @@ def award_to(rfp: Rfp, vendor: Organisation, buyer: Any) -> Award:
         status=Rfp.Status.AWARDED, terms_frozen_at=now, escrow_clause=ESCROW_CLAUSE
     )
     rfp.refresh_from_db()
-    bid = BidFactory(rfp=rfp, vendor_organisation=vendor)
+    bid = BidFactory.create(rfp=rfp, vendor_organisation=vendor)
     return Award.objects.create(
         rfp=rfp,
         bid=bid,

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def superuser() -> Any:
-    return UserFactory(username="root", is_staff=True, is_superuser=True)
+    return UserFactory.create(username="root", is_staff=True, is_superuser=True)
 
 
 @pytest.mark.parametrize("model", [Deposit, EscrowEvent])

@@ -89,8 +89,8 @@ def test_second_buyer_approval_refused_on_the_page(
     buyer_org: Any,
     clock: Any,
 ) -> None:
-    colleague = UserFactory(username="buyer-2")
-    MembershipFactory(user=colleague, organisation=buyer_org, role=Role.BUYER)
+    colleague = UserFactory.create(username="buyer-2")
+    MembershipFactory.create(user=colleague, organisation=buyer_org, role=Role.BUYER)
     award_to(deposit.rfp, vendor_a_org, buyer)
     form = f"/artifacts/escrow/releases/new/{deposit.rfp.public_id}/"
     client_for(buyer).post(form, {"condition": "insolvency"})

@@ -267,8 +267,8 @@ def test_a_single_approval_does_not_release(
 def test_second_approval_in_the_same_role_refused(
     release: Release, buyer: Any, buyer_org: Any, clock: Any
 ) -> None:
-    colleague = UserFactory(username="buyer-2")
-    MembershipFactory(user=colleague, organisation=buyer_org, role=Role.ADMIN)
+    colleague = UserFactory.create(username="buyer-2")
+    MembershipFactory.create(user=colleague, organisation=buyer_org, role=Role.ADMIN)
     after_notice(clock)
     release_approve(release=release, actor=buyer)
 

@@ -84,7 +84,7 @@ def test_without_fio_the_harness_says_so_and_succeeds(
     bin_dir = tmp_path / "bin"  # python3 and dirname, no fio
     bin_dir.mkdir()
     for tool in ("python3", "dirname"):
-        os.symlink(shutil.which(tool, path=BARE_PATH), bin_dir / tool)  # type: ignore[arg-type]
+        os.symlink(shutil.which(tool, path=BARE_PATH), bin_dir / tool)
     short = {**scenario(bundles["acme-flash"], "warm-c8-b8"), "duration_s": 1}
 
     done = run_harness(

@@ -132,7 +132,9 @@ def more_vendors(
     evaluation, a decision on it and an open re-test obligation."""
     vendors = []
     for i in range(n):
-        org = OrganisationFactory(slug=f"vendor-{i:02d}", kind=Organisation.Kind.VENDOR)
+        org = OrganisationFactory.create(
+            slug=f"vendor-{i:02d}", kind=Organisation.Kind.VENDOR
+        )
         rfp.invited_vendors.add(org)
         plan = make_frozen_plan(rfp, org, actor)
         evaluation = copy_evaluation(source, plan, verdict="FAIL", minutes=i + 1)

@@ -78,7 +78,7 @@ def runner_bundle(directory: Path, rfp: Rfp, vendor: Organisation, user: Any) ->
 
 
 def bid_with_claims(rfp: Rfp, vendor: Organisation) -> Bid:
-    return BidFactory(
+    return BidFactory.create(
         rfp=rfp, vendor_organisation=vendor, claimed_metrics=copy.deepcopy(CLAIMS)
     )
 

@@ -124,8 +124,8 @@ def test_board_flags_lab_deviations(
 def test_board_lists_bidders_without_a_plan_once_opened(
     rfp: Rfp, buyer: Any, evaluated: Any
 ) -> None:
-    late = OrganisationFactory(slug="cobalt-io", kind=Organisation.Kind.VENDOR)
-    BidFactory(rfp=rfp, vendor_organisation=late, status=Bid.Status.SUBMITTED)
+    late = OrganisationFactory.create(slug="cobalt-io", kind=Organisation.Kind.VENDOR)
+    BidFactory.create(rfp=rfp, vendor_organisation=late, status=Bid.Status.SUBMITTED)
     rfp.refresh_from_db()  # opened by the bundle's fixture
 
     opened = gate_board(rfp=rfp, user=buyer)
@@ -217,7 +217,9 @@ def test_board_page_empty_state_without_plans(
 def test_board_page_row_without_a_plan_says_so(
     rfp: Rfp, buyer: Any, client_for: Any
 ) -> None:
-    BidFactory(rfp=rfp, vendor_organisation=rfp.invited_vendors.get(slug="acme-flash"))
+    BidFactory.create(
+        rfp=rfp, vendor_organisation=rfp.invited_vendors.get(slug="acme-flash")
+    )
     Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.OPENED)
 
     page = client_for(buyer).get(reverse("gates:board", args=[rfp.public_id]))

@@ -18,6 +18,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,7 +88,7 @@ class Lab:
             [sys.executable, "-c", script], cwd=PROJECT_DIR, env=self.env
         )
 
-    def query(self, sql: str) -> list[tuple[object, ...]]:
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
         if not self.ledger.exists():
             return []
         with sqlite3.connect(self.ledger, timeout=30) as conn:

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -228,11 +229,14 @@ def _wait_for(
 def people(shared_database: str, django_db_blocker: Any) -> dict[str, Any]:
     """The buyer, its lab with the two pools, and the vendor with its keys."""
     with django_db_blocker.unblock():
-        buyer = OrganisationFactory(slug=f"it-{SUFFIX}-buyer", kind="buyer")
-        lab = OrganisationFactory(slug=f"it-{SUFFIX}-lab", kind="lab")
-        vendor = OrganisationFactory(slug="acme-flash", kind="vendor")
+        buyer = OrganisationFactory.create(slug=f"it-{SUFFIX}-buyer", kind="buyer")
+        lab = OrganisationFactory.create(slug=f"it-{SUFFIX}-lab", kind="lab")
+        vendor = OrganisationFactory.create(slug="acme-flash", kind="vendor")
         buyer.engages.add(lab)
-        labops, uploader = UserFactory(username="it-labops"), UserFactory()
+        labops, uploader = (
+            UserFactory.create(username="it-labops"),
+            UserFactory.create(),
+        )
         Membership.objects.create(user=labops, organisation=lab, role=Role.LABOPS)
         Membership.objects.create(user=uploader, organisation=vendor, role=Role.VENDOR)
         register_corpus_keys([vendor], uploader)
@@ -318,7 +322,7 @@ def test_each_campaign_runs_on_the_workers_of_its_own_pool(
     on_b = start(bundle, world["pool_b"], world["labops"], repetitions=1)
 
     for campaign in (on_a, on_b):
-        _wait_for(lambda c=campaign: _all_final(c), 120, lambda c=campaign: _runs(c))
+        _wait_for(partial(_all_final, campaign), 120, partial(_runs, campaign))
 
     for campaign, worker in ((on_a, a1), (on_b, b1)):
         runs = list(campaign.runs.select_related("host__pool"))

@@ -335,10 +335,10 @@ def prepare_database() -> int:
     )
     from tests.procurement.factories import RfpFactory
 
-    vendor = OrganisationFactory(slug=VENDOR, kind=Organisation.Kind.VENDOR)
-    user = UserFactory(username=USERNAME)
-    MembershipFactory(user=user, organisation=vendor, role=Role.VENDOR)
-    RfpFactory(reference=RFP, published=True, invited=[vendor])
+    vendor = OrganisationFactory.create(slug=VENDOR, kind=Organisation.Kind.VENDOR)
+    user = UserFactory.create(username=USERNAME)
+    MembershipFactory.create(user=user, organisation=vendor, role=Role.VENDOR)
+    RfpFactory.create(reference=RFP, published=True, invited=[vendor])
     signing_key_register(
         organisation=vendor, public_key_line=os.environ["BENCH_PUBLIC_KEY"], actor=user
     )

@@ -23,7 +23,9 @@ def test_buyer_is_asked_to_answer_open_questions(
     buyer: Any, vendor_a: Any, buyer_org: Organisation, vendor_a_org: Organisation
 ) -> None:
     rfp = tender(buyer_org, vendor_a_org, reference="RFP-Q-1")
-    ClarificationFactory(rfp=rfp, asked_by=vendor_a, asked_by_organisation=vendor_a_org)
+    ClarificationFactory.create(
+        rfp=rfp, asked_by=vendor_a, asked_by_organisation=vendor_a_org
+    )
 
     items = attention_for(buyer)
 
@@ -60,7 +62,7 @@ def test_vendor_sees_invitation_without_bid_and_reconfirmation(
 ) -> None:
     tender(buyer_org, vendor_a_org, reference="RFP-V-1")
     amended = tender(buyer_org, vendor_a_org, reference="RFP-V-2")
-    BidFactory(
+    BidFactory.create(
         rfp=amended,
         vendor_organisation=vendor_a_org,
         status=Bid.Status.NEEDS_RECONFIRMATION,

@@ -156,7 +156,7 @@ def test_the_lab_edit_keeps_the_plan_it_was_given(
     demo_seed(lab_validation=True)
     first = _plans("acme-flash")[0]
 
-    edited = lab_plan_document(first)
+    edited: dict[str, Any] = lab_plan_document(first)
 
     assert "env-drift" not in [s["id"] for s in edited["gates"][0]["stop_loss"]]
     assert _stop_loss(first)["lab-validation"] == ["env-drift", "failed-run"]

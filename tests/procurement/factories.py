@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from typing import cast
 
 import factory
 from django.utils import timezone
@@ -34,7 +35,7 @@ class RfpFactory(DjangoModelFactory[Rfp]):
     @factory.post_generation
     def invited(self, create: bool, extracted: list[Organisation] | None) -> None:
         if create and extracted:
-            self.invited_vendors.add(*extracted)
+            cast(Rfp, self).invited_vendors.add(*extracted)  # the built RFP
 
 
 class BidFactory(DjangoModelFactory[Bid]):
@@ -48,11 +49,11 @@ class BidFactory(DjangoModelFactory[Bid]):
     vendor_organisation = factory.LazyAttribute(
         lambda b: (
             b.rfp.invited_vendors.first()
-            or OrganisationFactory(kind=Organisation.Kind.VENDOR)
+            or OrganisationFactory.create(kind=Organisation.Kind.VENDOR)
         )
     )
     status = Bid.Status.SUBMITTED
-    commitment = factory.Sequence(
+    commitment: factory.declarations.BaseDeclaration = factory.Sequence(
         lambda n: hashlib.sha256(f"bid-{n}".encode()).hexdigest()
     )
     submitted_at = factory.LazyFunction(clock.now)

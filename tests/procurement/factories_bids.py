@@ -45,7 +45,7 @@ SECRETS = ("acme-flash", "Acme Flash", "vendor-a", "Zephyr-9", "181.25", "987654
 
 def tender(buyer_org: Organisation, *vendors: Organisation, **kwargs: Any) -> Rfp:
     """A published RFP of ``buyer_org`` that invited ``vendors`` (set directly)."""
-    return RfpFactory(
+    return RfpFactory.create(
         buyer_organisation=buyer_org, published=True, invited=list(vendors), **kwargs
     )
 

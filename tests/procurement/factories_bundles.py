@@ -42,8 +42,8 @@ PARTIAL_FILES = {
 
 
 def _uploader(organisation: Organisation) -> Any:
-    user = UserFactory(username=f"up-{organisation.slug}-{uuid.uuid4().hex[:6]}")
-    MembershipFactory(user=user, organisation=organisation, role=Role.VENDOR)
+    user = UserFactory.create(username=f"up-{organisation.slug}-{uuid.uuid4().hex[:6]}")
+    MembershipFactory.create(user=user, organisation=organisation, role=Role.VENDOR)
     return user
 
 
@@ -101,10 +101,10 @@ def comparison_rfp(
     ``cost_model`` optional. Acme bids with a ttft_ms claim and cost inputs, and its
     newest accepted bundle lacks traces and reports; Bolt has no bundle."""
     rfp = opened_rfp(buyer_org, [acme, bolt])
-    RequiredMetricFactory(rfp=rfp, name="ttft_ms")
+    RequiredMetricFactory.create(rfp=rfp, name="ttft_ms")
     for kind in ("workload", "trace", "report"):
-        RequiredArtifactFactory(rfp=rfp, kind=kind, title=f"The {kind}")
-    RequiredArtifactFactory(rfp=rfp, kind="cost_model", mandatory=False)
+        RequiredArtifactFactory.create(rfp=rfp, kind=kind, title=f"The {kind}")
+    RequiredArtifactFactory.create(rfp=rfp, kind="cost_model", mandatory=False)
     bid = bid_of(rfp, acme)
     bid.claimed_metrics = [
         {
@@ -116,6 +116,6 @@ def comparison_rfp(
         }
     ]
     bid.save()
-    CostModelInputFactory(bid=bid)
+    CostModelInputFactory.create(bid=bid)
     accepted_bundle(rfp, acme, directory, files=PARTIAL_FILES)
     return rfp

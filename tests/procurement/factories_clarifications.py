@@ -20,7 +20,7 @@ def open_rfp(buyer_org: Organisation, *invited: Organisation, **fields: Any) -> 
     now = clock.now()
     fields.setdefault("submission_deadline", now + timedelta(days=14))
     fields.setdefault("questions_deadline", now + timedelta(days=7))
-    return RfpFactory(
+    return RfpFactory.create(
         buyer_organisation=buyer_org, published=True, invited=list(invited), **fields
     )
 

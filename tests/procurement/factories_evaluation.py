@@ -136,7 +136,7 @@ def opened_rfp(
     **fields: Any,
 ) -> Rfp:
     """An RFP whose bids are opened: criteria, one submitted bid per vendor."""
-    rfp = RfpFactory(
+    rfp = RfpFactory.create(
         buyer_organisation=buyer_org,
         status=Rfp.Status.OPENED,
         opened_at=timezone.now(),
@@ -144,21 +144,23 @@ def opened_rfp(
         **fields,
     )
     for position, (name, weight) in enumerate(criteria):
-        CriterionFactory(rfp=rfp, name=name, weight=weight, position=position)
+        CriterionFactory.create(rfp=rfp, name=name, weight=weight, position=position)
     for vendor in vendors:
-        BidFactory(rfp=rfp, vendor_organisation=vendor)
+        BidFactory.create(rfp=rfp, vendor_organisation=vendor)
     return rfp
 
 
 def evaluator_in(org: Organisation, username: str) -> Any:
-    user = UserFactory(username=username)
-    MembershipFactory(user=user, organisation=org, role=Role.EVALUATOR)
+    user = UserFactory.create(username=username)
+    MembershipFactory.create(user=user, organisation=org, role=Role.EVALUATOR)
     return user
 
 
 def vendor_orgs(count: int) -> list[Organisation]:
     return [
-        OrganisationFactory(slug=f"vendor-{i:02d}", kind=Organisation.Kind.VENDOR)
+        OrganisationFactory.create(
+            slug=f"vendor-{i:02d}", kind=Organisation.Kind.VENDOR
+        )
         for i in range(count)
     ]
 
@@ -168,7 +170,7 @@ def score_all(
 ) -> ScoreSheet:
     """A sheet scoring every submitted bid on every criterion; ``value`` is one
     score for all, or a score per vendor slug."""
-    sheet = ScoreSheetFactory(
+    sheet = ScoreSheetFactory.create(
         rfp=rfp, evaluator=evaluator, submitted_at=timezone.now() if submitted else None
     )
     for bid in rfp.bids.filter(status=Bid.Status.SUBMITTED).select_related(
@@ -176,7 +178,7 @@ def score_all(
     ):
         v = value if isinstance(value, int) else value[bid.vendor_organisation.slug]
         for criterion in rfp.criteria.all():
-            ScoreFactory(sheet=sheet, bid=bid, criterion=criterion, value=v)
+            ScoreFactory.create(sheet=sheet, bid=bid, criterion=criterion, value=v)
     return sheet
 
 

@@ -137,8 +137,8 @@ def test_rfp_amend_accepts_a_deadline_at_the_window_edge(
 def test_rfp_amend_marks_submitted_bids_for_reconfirmation(
     rfp: Rfp, buyer: Any, vendor_a_org: Organisation, vendor_b_org: Organisation
 ) -> None:
-    submitted = BidFactory(rfp=rfp, vendor_organisation=vendor_a_org)
-    withdrawn = BidFactory(
+    submitted = BidFactory.create(rfp=rfp, vendor_organisation=vendor_a_org)
+    withdrawn = BidFactory.create(
         rfp=rfp, vendor_organisation=vendor_b_org, status=Bid.Status.WITHDRAWN
     )
 
@@ -153,7 +153,7 @@ def test_rfp_amend_marks_submitted_bids_for_reconfirmation(
 def test_rfp_amend_writes_one_audit_row_with_the_bid_count(
     rfp: Rfp, buyer: Any, buyer_org: Organisation, vendor_a_org: Organisation
 ) -> None:
-    BidFactory(rfp=rfp, vendor_organisation=vendor_a_org)
+    BidFactory.create(rfp=rfp, vendor_organisation=vendor_a_org)
 
     _amend(rfp, buyer, min_bids=2)
 

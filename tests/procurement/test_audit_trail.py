@@ -171,8 +171,8 @@ def test_another_buyer_sees_no_vendor_event(
 
 @pytest.fixture
 def bolt_admin(vendor_b_org: Organisation) -> Any:
-    user = UserFactory(username="bolt-admin")
-    MembershipFactory(user=user, organisation=vendor_b_org, role=Role.ADMIN)
+    user = UserFactory.create(username="bolt-admin")
+    MembershipFactory.create(user=user, organisation=vendor_b_org, role=Role.ADMIN)
     return user
 
 

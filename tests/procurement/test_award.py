@@ -101,10 +101,10 @@ def test_award_tells_the_others_their_own_rank_only(
 def test_award_does_not_notify_withdrawn_bidders(
     buyer: Any, rfp: Rfp, vendor_a_org: Any
 ) -> None:
-    quitter = OrganisationFactory(slug="quit-co", kind=Organisation.Kind.VENDOR)
-    member = UserFactory(username="quitter")
-    MembershipFactory(user=member, organisation=quitter, role=Role.VENDOR)
-    BidFactory(rfp=rfp, vendor_organisation=quitter, status=Bid.Status.WITHDRAWN)
+    quitter = OrganisationFactory.create(slug="quit-co", kind=Organisation.Kind.VENDOR)
+    member = UserFactory.create(username="quitter")
+    MembershipFactory.create(user=member, organisation=quitter, role=Role.VENDOR)
+    BidFactory.create(rfp=rfp, vendor_organisation=quitter, status=Bid.Status.WITHDRAWN)
 
     _award(rfp, vendor_a_org, buyer)
 
@@ -138,7 +138,7 @@ def test_award_refuses_a_withdrawn_bid(buyer: Any, rfp: Rfp, vendor_b_org: Any) 
 def test_award_refuses_a_bid_of_another_rfp(
     buyer: Any, rfp: Rfp, buyer_org: Any
 ) -> None:
-    stranger = BidFactory(rfp=opened_rfp(buyer_org, []))
+    stranger = BidFactory.create(rfp=opened_rfp(buyer_org, []))
 
     with pytest.raises(ProcurementError, match="not a bid on") as error:
         award_request(rfp=rfp, bid=stranger, rationale=RATIONALE, actor=buyer)
@@ -168,8 +168,8 @@ def test_evaluation_is_read_only_after_the_award(
     buyer: Any, rfp: Rfp, vendor_a_org: Any, buyer_org: Organisation
 ) -> None:
     _award(rfp, vendor_a_org, buyer)
-    late = UserFactory(username="late")
-    MembershipFactory(user=late, organisation=buyer_org, role=Role.EVALUATOR)
+    late = UserFactory.create(username="late")
+    MembershipFactory.create(user=late, organisation=buyer_org, role=Role.EVALUATOR)
     entry = ScoreEntry(
         bid_of(rfp, vendor_a_org).public_id, rfp.criteria.first().pk, 5, "x"
     )

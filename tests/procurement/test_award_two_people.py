@@ -4,6 +4,7 @@ award; any buyer-side member cancels a pending request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -59,10 +60,11 @@ def _request(rfp: Rfp, vendor: Any, actor: Any, **extra: Any) -> AwardRequest:
 def _in_state(rfp: Rfp, vendor: Any, buyer: Any, other: Any, state: str) -> None:
     """A request of ``rfp`` in ``state``, set directly as factories do."""
     now = timezone.now()
-    extra: dict[str, Any] = {
+    by_state: dict[str, dict[str, Any]] = {
         S.CONFIRMED: {"confirmed_by": other, "confirmed_at": now},
         S.CANCELLED: {"cancelled_by": other, "cancelled_at": now},
-    }.get(state, {})
+    }
+    extra = by_state.get(state, {})
     AwardRequest.objects.create(
         rfp=rfp,
         bid=bid_of(rfp, vendor),
@@ -76,7 +78,10 @@ def _in_state(rfp: Rfp, vendor: Any, buyer: Any, other: Any, state: str) -> None
     )
 
 
-MOVES = {S.CONFIRMED: award_confirm, S.CANCELLED: award_cancel}
+MOVES: dict[str, Callable[..., object]] = {
+    S.CONFIRMED: award_confirm,
+    S.CANCELLED: award_cancel,
+}
 
 
 @pytest.mark.parametrize("to", list(MOVES))
@@ -489,8 +494,8 @@ def test_the_api_lets_only_buyers_request(
 def test_a_second_buyer_may_confirm_as_well(
     scored: Rfp, vendor_a_org: Any, buyer: Any, buyer_org: Organisation
 ) -> None:
-    colleague = UserFactory(username="colleague")
-    MembershipFactory(user=colleague, organisation=buyer_org, role=Role.BUYER)
+    colleague = UserFactory.create(username="colleague")
+    MembershipFactory.create(user=colleague, organisation=buyer_org, role=Role.BUYER)
     _request(scored, vendor_a_org, buyer)
 
     award = award_confirm(rfp=scored, actor=colleague)

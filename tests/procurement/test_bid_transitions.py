@@ -28,7 +28,7 @@ def test_bid_transition_follows_the_table(
     buyer_org: Organisation,
     vendor_a_org: Organisation,
 ) -> None:
-    bid = BidFactory(
+    bid = BidFactory.create(
         rfp=tender(buyer_org, vendor_a_org),
         vendor_organisation=vendor_a_org,
         status=current,

@@ -197,7 +197,7 @@ def test_document_download_api_is_the_bidders_only(
 
     response = _api(vendor_a).get(url)
 
-    assert b"".join(response.streaming_content) == b"trace"
+    assert response.getvalue() == b"trace"
     assert _api(vendor_b).get(url).status_code == 404
     assert _api(buyer).get(url).status_code == 404
 
@@ -262,7 +262,7 @@ def test_bid_list_api_is_forbidden_to_vendors(rfp: Rfp, vendor_a: Any) -> None:
 
 def _opened_with_bids(rfp: Rfp, count: int) -> None:
     for _ in range(count):
-        bid = BidFactory(rfp=rfp)
+        bid = BidFactory.create(rfp=rfp)
         CostModelInput.objects.create(bid=bid, **COST_INPUTS)
         BidDocument.objects.create(
             bid=bid,
@@ -277,8 +277,8 @@ def _opened_with_bids(rfp: Rfp, count: int) -> None:
 def test_opened_bid_list_api_queries_do_not_grow_with_bids(
     buyer_org: Organisation, buyer: Any
 ) -> None:
-    small = RfpFactory(buyer_organisation=buyer_org, status=Rfp.Status.OPENED)
-    large = RfpFactory(buyer_organisation=buyer_org, status=Rfp.Status.OPENED)
+    small = RfpFactory.create(buyer_organisation=buyer_org, status=Rfp.Status.OPENED)
+    large = RfpFactory.create(buyer_organisation=buyer_org, status=Rfp.Status.OPENED)
     _opened_with_bids(small, 2)
     _opened_with_bids(large, 20)
     api = _api(buyer)

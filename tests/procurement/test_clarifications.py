@@ -426,9 +426,9 @@ def test_question_page_of_an_answered_question_is_public_to_invited_vendors(
 def test_tab_lists_unanswered_questions_first_for_the_buyer(
     clock: Any, rfp: Rfp, client_for: Any, buyer: Any
 ) -> None:
-    ClarificationFactory(rfp=rfp, question="Answered one?", answered=True)
+    ClarificationFactory.create(rfp=rfp, question="Answered one?", answered=True)
     clock.advance(minutes=1)
-    ClarificationFactory(rfp=rfp, question="Still open?")
+    ClarificationFactory.create(rfp=rfp, question="Still open?")
 
     html = client_for(buyer).get(_url("rfp_clarifications", rfp)).content.decode()
 

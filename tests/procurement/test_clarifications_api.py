@@ -30,7 +30,7 @@ def rfp(
 
 @pytest.fixture
 def pending(rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation) -> Clarification:
-    return ClarificationFactory(
+    return ClarificationFactory.create(
         rfp=rfp, asked_by=vendor_a, asked_by_organisation=vendor_a_org
     )
 
@@ -306,8 +306,10 @@ def test_api_addendum_issue_refuses_a_deadline_too_soon(
 def test_api_a_vendor_admin_asks_and_a_buyer_admin_answers(
     rfp: Rfp, vendor_a_org: Organisation, buyer_org: Organisation
 ) -> None:
-    vendor_admin = MembershipFactory(organisation=vendor_a_org, role=Role.ADMIN).user
-    buyer_admin = MembershipFactory(organisation=buyer_org, role=Role.ADMIN).user
+    vendor_admin = MembershipFactory.create(
+        organisation=vendor_a_org, role=Role.ADMIN
+    ).user
+    buyer_admin = MembershipFactory.create(organisation=buyer_org, role=Role.ADMIN).user
 
     asked = _api(vendor_admin).post(_list_url(rfp), {"question": "Q?"}, format="json")
     answer_url = f"/api/v1/clarifications/{asked.json()['id']}/answer/"

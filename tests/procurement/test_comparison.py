@@ -161,7 +161,7 @@ def test_csv_export_defuses_spreadsheet_formulas(
 def test_csv_export_defuses_formulas_in_the_header_too(
     client_for: Any, buyer: Any, evaluator: Any, rfp: Rfp
 ) -> None:
-    CriterionFactory(rfp=rfp, name="=SUM(A1)", weight=0, position=9)
+    CriterionFactory.create(rfp=rfp, name="=SUM(A1)", weight=0, position=9)
     score_all(rfp, evaluator, 5)
 
     response = _get(client_for(buyer), rfp, "comparison.csv")
@@ -233,10 +233,10 @@ def _rfp_with_vendors(
         vendor_orgs(count) if count == 2 else vendor_orgs(count)[2:] + vendor_orgs(2)
     )
     rfp = opened_rfp(buyer_org, vendors[:count], reference=f"RFP-Q-{count:03d}")
-    RequiredMetricFactory(rfp=rfp, name="ttft_ms")
-    RequiredArtifactFactory(rfp=rfp, kind="trace")
+    RequiredMetricFactory.create(rfp=rfp, name="ttft_ms")
+    RequiredArtifactFactory.create(rfp=rfp, kind="trace")
     for bid in rfp.bids.select_related("vendor_organisation"):
-        CostModelInputFactory(bid=bid)
+        CostModelInputFactory.create(bid=bid)
         accepted_bundle(rfp, bid.vendor_organisation, directory, files=PARTIAL_FILES)
         accepted_bundle(rfp, bid.vendor_organisation, directory)
     for evaluator in evaluators:

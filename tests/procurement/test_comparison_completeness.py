@@ -96,7 +96,14 @@ def test_a_sealed_rfp_asks_the_provider_for_nothing(
     buyer: Any, rfp: Rfp, vendor_a_org: Organisation
 ) -> None:
     asked: list[Any] = []
-    previous = register_evidence_provider(lambda r, ids=None: asked.append(ids) or {})
+
+    def provider(
+        rfp: Rfp, organisation_ids: Any = None, named: Any = None
+    ) -> dict[int, Any]:
+        asked.append(organisation_ids)
+        return {}
+
+    previous = register_evidence_provider(provider)
     try:
         Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.CLOSED)
         comparison = comparison_for(buyer, Rfp.objects.get(pk=rfp.pk))

@@ -32,8 +32,8 @@ def tender(
 ) -> Rfp:
     """Published, two vendors invited, both have bid; deadline in 14 days."""
     rfp = published_rfp(buyer_org, vendor_a_org, vendor_b_org)
-    SubmittedBidFactory(rfp=rfp, vendor_organisation=vendor_a_org)
-    SubmittedBidFactory(rfp=rfp, vendor_organisation=vendor_b_org)
+    SubmittedBidFactory.create(rfp=rfp, vendor_organisation=vendor_a_org)
+    SubmittedBidFactory.create(rfp=rfp, vendor_organisation=vendor_b_org)
     Notification.objects.all().delete()  # the invitations
     return rfp
 
@@ -83,7 +83,7 @@ def test_the_buyer_learns_the_number_of_bids_and_no_names(
 def test_closing_waits_while_a_clarification_is_unanswered(
     tender: Rfp, vendor_a_org: Organisation, clock: Any
 ) -> None:
-    question = QuestionFactory(rfp=tender, asked_by_organisation=vendor_a_org)
+    question = QuestionFactory.create(rfp=tender, asked_by_organisation=vendor_a_org)
     clock.advance(days=15)
 
     waiting = rfp_apply_deadlines(rfp=tender).status
@@ -104,7 +104,7 @@ def test_fewer_bids_than_the_minimum_make_the_rfp_unsuccessful(
     clock: Any,
 ) -> None:
     rfp = published_rfp(buyer_org, vendor_a_org, vendor_b_org, min_bids=2)
-    SubmittedBidFactory(rfp=rfp, vendor_organisation=vendor_a_org)
+    SubmittedBidFactory.create(rfp=rfp, vendor_organisation=vendor_a_org)
     clock.advance(days=15)
 
     rfp = rfp_apply_deadlines(rfp=rfp)
@@ -136,7 +136,7 @@ def test_rfp_close_refuses_before_the_deadline(tender: Rfp) -> None:
 def test_rfp_close_refuses_while_questions_are_open(
     tender: Rfp, vendor_a_org: Organisation, clock: Any
 ) -> None:
-    QuestionFactory(rfp=tender, asked_by_organisation=vendor_a_org)
+    QuestionFactory.create(rfp=tender, asked_by_organisation=vendor_a_org)
     clock.advance(days=15)
 
     with pytest.raises(ProcurementError, match="unanswered"):

@@ -101,7 +101,7 @@ def test_save_refuses_the_same_cell_twice(evaluator: Any, rfp: Rfp) -> None:
 def test_save_refuses_a_bid_of_another_rfp(
     evaluator: Any, rfp: Rfp, buyer_org: Any
 ) -> None:
-    other = BidFactory(rfp=opened_rfp(buyer_org, []))
+    other = BidFactory.create(rfp=opened_rfp(buyer_org, []))
     entry = ScoreEntry(other.public_id, rfp.criteria.first().pk, 5, "x")
 
     with pytest.raises(ProcurementError) as error:

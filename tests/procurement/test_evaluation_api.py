@@ -96,7 +96,9 @@ def test_put_scores_rejects_a_bid_of_another_rfp(
     evaluator: Any, rfp: Rfp, buyer_org: Any
 ) -> None:
     data = _sheet(rfp)
-    data["scores"][0]["bid"] = str(BidFactory(rfp=opened_rfp(buyer_org, [])).public_id)
+    data["scores"][0]["bid"] = str(
+        BidFactory.create(rfp=opened_rfp(buyer_org, [])).public_id
+    )
 
     response = _api(evaluator).put(_url(rfp, "scores/"), data, format="json")
 
@@ -299,7 +301,7 @@ def test_award_of_a_bid_of_another_rfp_is_400(
     buyer: Any, evaluator: Any, rfp: Rfp, buyer_org: Any
 ) -> None:
     score_all(rfp, evaluator, 7)
-    stranger = BidFactory(rfp=opened_rfp(buyer_org, []))
+    stranger = BidFactory.create(rfp=opened_rfp(buyer_org, []))
     data = {"bid": str(stranger.public_id), "rationale": RATIONALE}
 
     response = _api(buyer).post(_url(rfp, "award/request/"), data, format="json")

@@ -48,12 +48,12 @@ def no_provider() -> Iterator[None]:
 
 @pytest.fixture
 def rfp(vendor_a_org: Organisation, vendor_b_org: Organisation) -> Rfp:
-    rfp = RfpFactory(published=True, invited=[vendor_a_org, vendor_b_org])
+    rfp = RfpFactory.create(published=True, invited=[vendor_a_org, vendor_b_org])
     for kind in ("workload", "trace", "report"):
-        RequiredArtifactFactory(rfp=rfp, kind=kind, title=f"The {kind}")
-    RequiredArtifactFactory(rfp=rfp, kind="cost_model", mandatory=False)
-    RequiredMetricFactory(rfp=rfp, name="ttft_ms", stats="p99")
-    RequiredMetricFactory(rfp=rfp, name="tokens_per_s", stats="mean")
+        RequiredArtifactFactory.create(rfp=rfp, kind=kind, title=f"The {kind}")
+    RequiredArtifactFactory.create(rfp=rfp, kind="cost_model", mandatory=False)
+    RequiredMetricFactory.create(rfp=rfp, name="ttft_ms", stats="p99")
+    RequiredMetricFactory.create(rfp=rfp, name="tokens_per_s", stats="mean")
     return rfp
 
 
@@ -117,7 +117,9 @@ def test_only_the_organisations_asked_about_are_answered(
 def test_bundles_on_another_rfp_do_not_count(
     rfp: Rfp, vendor_a_org: Organisation, tmp_path: Path
 ) -> None:
-    other = RfpFactory(published=True, reference="RFP-T-OTHER", invited=[vendor_a_org])
+    other = RfpFactory.create(
+        published=True, reference="RFP-T-OTHER", invited=[vendor_a_org]
+    )
     accepted_bundle(other, vendor_a_org, tmp_path)
 
     assert evidence_for(rfp) == {}
@@ -127,7 +129,7 @@ def test_the_provider_answers_in_one_query_whatever_the_number_of_vendors(
     vendor_a_org: Organisation, tmp_path: Path, django_assert_num_queries: Any
 ) -> None:
     vendors = vendor_orgs(6)
-    rfp = RfpFactory(published=True, invited=vendors)
+    rfp = RfpFactory.create(published=True, invited=vendors)
     accepted_bundle(rfp, vendors[0], tmp_path)
     with CaptureQueriesContext(connection) as one:
         assert len(bundle_evidence(rfp)) == 1

@@ -29,13 +29,15 @@ KINDS = ("workload", "trace", "report")
 
 def _checklist(rfp: Rfp) -> None:
     for kind in KINDS:
-        RequiredArtifactFactory(rfp=rfp, kind=kind, title=f"The {kind}")
-    RequiredArtifactFactory(rfp=rfp, kind="cost_model", title="Costs", mandatory=False)
+        RequiredArtifactFactory.create(rfp=rfp, kind=kind, title=f"The {kind}")
+    RequiredArtifactFactory.create(
+        rfp=rfp, kind="cost_model", title="Costs", mandatory=False
+    )
 
 
 @pytest.fixture
 def rfp(vendor_a_org: Organisation, vendor_b_org: Organisation) -> Rfp:
-    rfp = RfpFactory(published=True, invited=[vendor_a_org, vendor_b_org])
+    rfp = RfpFactory.create(published=True, invited=[vendor_a_org, vendor_b_org])
     _checklist(rfp)
     return rfp
 
@@ -123,7 +125,7 @@ def test_a_complete_bundle_gives_no_warning(
 def test_nothing_to_warn_about_when_the_rfp_demands_no_artifact(
     client_for: Any, vendor_a: Any, vendor_a_org: Organisation
 ) -> None:
-    rfp = RfpFactory(published=True, invited=[vendor_a_org])
+    rfp = RfpFactory.create(published=True, invited=[vendor_a_org])
 
     html = _bid_form(client_for(vendor_a), rfp)
 

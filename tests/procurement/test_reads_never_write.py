@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -48,7 +49,7 @@ def due(
     rfp = tender(buyer_org, vendor_a_org, vendor_b_org, min_bids=2)
     submit(rfp, vendor_a, vendor_a_org)
     submit(rfp, vendor_b, vendor_b_org, cover_note="Bolt offer.")
-    QuestionFactory(rfp=rfp, asked_by_organisation=vendor_a_org, answered=True)
+    QuestionFactory.create(rfp=rfp, asked_by_organisation=vendor_a_org, answered=True)
     clock.travel_to(rfp.submission_deadline + timedelta(seconds=1))
     return rfp
 
@@ -82,6 +83,12 @@ def _arguments(rfp: Rfp) -> dict[str, Any]:
     }
 
 
+def _fill(
+    converters: dict[str, Any], arguments: dict[str, Any], m: re.Match[str]
+) -> str:
+    return str(converters[m[1]].to_url(arguments[m[1]]))
+
+
 def _paths(prefix: str, patterns: list[Any], rfp: Rfp) -> list[str]:
     """Each route with its parameters filled in (``<uuid:rfp_id>`` and the like)."""
     arguments = _arguments(rfp)
@@ -89,11 +96,8 @@ def _paths(prefix: str, patterns: list[Any], rfp: Rfp) -> list[str]:
     for pattern in patterns:
         assert isinstance(pattern, URLPattern)
         converters = pattern.pattern.converters
-        route = re.sub(
-            r"<(?:\w+:)?(\w+)>",
-            lambda m, c=converters: c[m[1]].to_url(arguments[m[1]]),
-            str(pattern.pattern),
-        )
+        fill = partial(_fill, converters, arguments)
+        route = re.sub(r"<(?:\w+:)?(\w+)>", fill, str(pattern.pattern))
         paths.append(prefix + route)
     return paths
 
@@ -204,7 +208,7 @@ def test_a_bid_api_post_after_the_deadline_is_refused(due: Rfp, vendor_a: Any) -
 def test_an_unanswered_question_keeps_the_rfp_published_by_the_clock(
     due: Rfp, vendor_b_org: Organisation, clock: Any
 ) -> None:
-    QuestionFactory(rfp=due, asked_by_organisation=vendor_b_org)
+    QuestionFactory.create(rfp=due, asked_by_organisation=vendor_b_org)
 
     assert rfp_effective_status(due, clock.now()) == Rfp.Status.PUBLISHED
 

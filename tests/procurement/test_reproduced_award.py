@@ -35,7 +35,7 @@ GATES_OVERRIDE = "The pilot contract covers a re-test before any rollout."
 @pytest.fixture
 def rfp(two_vendors: Rfp, evaluator: Any) -> Rfp:
     """Acme passed lab validation, Bolt failed it; every sheet is in."""
-    CriterionFactory(rfp=two_vendors, name="Reproducibility", weight=100)
+    CriterionFactory.create(rfp=two_vendors, name="Reproducibility", weight=100)
     score_all(two_vendors, evaluator, {"acme-flash": 6, "bolt-storage": 8})
     return two_vendors
 
@@ -71,7 +71,7 @@ def test_award_to_a_vendor_not_yet_evaluated_needs_a_reason(
     vendor_a: Any,
 ) -> None:
     rfp = reproduce((vendor_a_org, vendor_a, None))
-    CriterionFactory(rfp=rfp)
+    CriterionFactory.create(rfp=rfp)
     score_all(rfp, evaluator, 7)
 
     with pytest.raises(ProcurementError, match="has not evaluated it yet"):

@@ -31,7 +31,9 @@ METRICS = ("ttft_ms", "output_token_throughput_tps", "read_iops")
 
 def _with_metrics(rfp: Rfp) -> Rfp:
     for position, name in enumerate(METRICS):
-        RequiredMetricFactory(rfp=rfp, name=name, stats="p99,mean", position=position)
+        RequiredMetricFactory.create(
+            rfp=rfp, name=name, stats="p99,mean", position=position
+        )
     return rfp
 
 
@@ -192,7 +194,7 @@ def test_vendor_never_sees_the_comparison(
 def test_scoring_form_shows_reproduced_values_beside_the_evidence(
     client_for: Any, evaluator: Any, rfp: Rfp
 ) -> None:
-    CriterionFactory(rfp=rfp, name="Reproducibility", weight=100)
+    CriterionFactory.create(rfp=rfp, name="Reproducibility", weight=100)
 
     html = client_for(evaluator).get(f"/rfps/{rfp.public_id}/evaluation/")
 
@@ -233,7 +235,7 @@ def test_tco_uses_the_reproduced_throughput_with_the_claim_beside(
     from tests.procurement.factories_evaluation import CostModelInputFactory
 
     bid = rfp.bids.get(vendor_organisation__slug="acme-flash")
-    CostModelInputFactory(bid=bid, delivered_tokens_per_s=Decimal("1100.00"))
+    CostModelInputFactory.create(bid=bid, delivered_tokens_per_s=Decimal("1100.00"))
 
     doc = json.loads(_get(client_for(buyer), rfp, "comparison.json").content)
 

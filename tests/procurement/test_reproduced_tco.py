@@ -39,7 +39,7 @@ def rfp(
     """Acme's throughput is reproduced (1060 tok/s); Bolt's is not evaluated."""
     rfp = reproduce((vendor_a_org, vendor_a, HONEST), (vendor_b_org, vendor_b, None))
     for bid in rfp.bids.all():
-        CostModelInputFactory(bid=bid, delivered_tokens_per_s=CLAIMED_TPS)
+        CostModelInputFactory.create(bid=bid, delivered_tokens_per_s=CLAIMED_TPS)
     return rfp
 
 
@@ -101,7 +101,7 @@ def test_comparison_csv_marks_the_basis(client_for: Any, buyer: Any, rfp: Rfp) -
 
     from tests.procurement.factories_evaluation import RequiredMetricFactory
 
-    RequiredMetricFactory(rfp=rfp, name="ttft_ms")
+    RequiredMetricFactory.create(rfp=rfp, name="ttft_ms")
     response = client_for(buyer).get(f"/rfps/{rfp.public_id}/comparison.csv")
 
     rows = {r["vendor_slug"]: r for r in csv.DictReader(io.StringIO(response.text))}

@@ -42,8 +42,8 @@ def test_rfp_publish_notifies_every_member_of_each_invited_vendor(
     vendor_a_org: Organisation,
     vendor_b_org: Organisation,
 ) -> None:
-    admin = UserFactory(username="acme-admin")
-    MembershipFactory(user=admin, organisation=vendor_a_org, role=Role.ADMIN)
+    admin = UserFactory.create(username="acme-admin")
+    MembershipFactory.create(user=admin, organisation=vendor_a_org, role=Role.ADMIN)
     rfp = draft_rfp(buyer_org, vendor_a_org, vendor_b_org)
 
     rfp = rfp_publish(rfp=rfp, actor=buyer)
@@ -173,7 +173,7 @@ def test_withdrawing_an_invitation_is_for_drafts_only(
 def test_rfp_cancel_works_from_every_state_that_is_not_final(
     status: str, buyer: Any
 ) -> None:
-    rfp = RfpFactory(status=status)
+    rfp = RfpFactory.create(status=status)
 
     rfp = rfp_cancel(rfp=rfp, reason="Budget withdrawn.", actor=buyer)
 
@@ -184,7 +184,7 @@ def test_rfp_cancel_works_from_every_state_that_is_not_final(
 
 @pytest.mark.parametrize("status", ["awarded", "unsuccessful", "cancelled"])
 def test_rfp_cancel_refuses_a_final_state(status: str, buyer: Any) -> None:
-    rfp = RfpFactory(status=status)
+    rfp = RfpFactory.create(status=status)
 
     with pytest.raises(InvalidTransition):
         rfp_cancel(rfp=rfp, reason="Too late.", actor=buyer)
@@ -194,7 +194,7 @@ def test_rfp_cancel_refuses_a_final_state(status: str, buyer: Any) -> None:
 
 
 def test_rfp_cancel_requires_a_reason(buyer: Any) -> None:
-    rfp = RfpFactory(published=True)
+    rfp = RfpFactory.create(published=True)
 
     with pytest.raises(ProcurementError, match="reason"):
         rfp_cancel(rfp=rfp, reason="   ", actor=buyer)

@@ -26,10 +26,10 @@ LIST_QUERIES = 10
 def _tender(buyer_org: Organisation, size: int, reference: str) -> Rfp:
     """A published RFP with ``size`` invited vendors, artifacts, metrics, criteria."""
     vendors = [
-        OrganisationFactory(slug=f"{reference.lower()}-v{i}", kind="vendor")
+        OrganisationFactory.create(slug=f"{reference.lower()}-v{i}", kind="vendor")
         for i in range(size)
     ]
-    rfp = RfpFactory(
+    rfp = RfpFactory.create(
         reference=reference,
         buyer_organisation=buyer_org,
         published=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 from decimal import Decimal
 
 from procurement.scoring import (
@@ -55,7 +56,7 @@ def test_an_unscored_cell_is_missing_not_zero() -> None:
 
 
 def test_weighted_total_by_hand() -> None:
-    values = {"repro": [8, 4, 6], "tco": [7, 8]}
+    values: Mapping[Hashable, Sequence[int]] = {"repro": [8, 4, 6], "tco": [7, 8]}
 
     # 6.0 / 10 x 60 + 7.5 / 10 x 40 = 36 + 30
     assert weighted_total([REPRO, TCO], values) == Decimal("66.00")

@@ -46,8 +46,8 @@ WATCHERS = [*BUYER_SIDE, "auditor", "labops"]
 
 @pytest.fixture
 def buyer_admin(buyer_org: Organisation) -> Any:
-    user = UserFactory(username="buyer-admin")
-    MembershipFactory(user=user, organisation=buyer_org, role=Role.ADMIN)
+    user = UserFactory.create(username="buyer-admin")
+    MembershipFactory.create(user=user, organisation=buyer_org, role=Role.ADMIN)
     return user
 
 
@@ -259,7 +259,7 @@ def test_sealed_bid_pages_are_404_for_the_buyer_side(
 
     assert client.get(f"/rfps/{rfp.public_id}/bids/{bid.public_id}/").status_code == 404
     assert api.get(f"/api/v1/bids/{bid.public_id}/").status_code == 404
-    path = f"bids/{bid.public_id}/documents/{document.sha256}/"  # type: ignore[union-attr]
+    path = f"bids/{bid.public_id}/documents/{document.sha256}/"
     assert client.get(f"/rfps/{rfp.public_id}/{path}").status_code == 404
     assert api.get(f"/api/v1/{path}").status_code == 404
 
@@ -341,8 +341,8 @@ def test_admin_change_pages_reveal_no_sealed_bid(
 def _a_urls(rfp: Rfp) -> list[str]:
     bid = Bid.objects.get(vendor_organisation__slug="acme-flash")
     receipt = BidReceipt.objects.filter(bid=bid).first()
-    sha = BidDocument.objects.filter(bid=bid).first().sha256  # type: ignore[union-attr]
-    r, b, rc = rfp.public_id, bid.public_id, receipt.public_id  # type: ignore[union-attr]
+    sha = BidDocument.objects.filter(bid=bid).first().sha256
+    r, b, rc = rfp.public_id, bid.public_id, receipt.public_id
     bundle = bid.bundle_public_id
     return [
         f"/artifacts/bundles/{bundle}/",

@@ -22,7 +22,7 @@ ALL_MOVES = list(itertools.product(Rfp.Status.values, Rfp.Status.values))
 
 @pytest.mark.parametrize(("current", "to"), ALL_MOVES)
 def test_rfp_transition_follows_the_table(current: str, to: str, buyer: Any) -> None:
-    rfp = RfpFactory(status=current)
+    rfp = RfpFactory.create(status=current)
 
     if to in RFP_TRANSITIONS[current]:
         rfp_transition(rfp=rfp, to=to, actor=buyer)
@@ -45,7 +45,7 @@ def test_the_matrix_covers_every_status_including_unsuccessful() -> None:
 
 
 def test_rfp_transition_event_names_both_states(buyer: Any) -> None:
-    rfp = RfpFactory()
+    rfp = RfpFactory.create()
 
     rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=buyer, note="go")
 
@@ -90,7 +90,7 @@ def test_rfp_create_rejects_a_malformed_reference(buyer_org: Organisation) -> No
 def test_rfp_invite_vendor_refuses_non_vendors_and_duplicates(
     buyer_org: Organisation, vendor_a_org: Organisation
 ) -> None:
-    rfp = RfpFactory(buyer_organisation=buyer_org)
+    rfp = RfpFactory.create(buyer_organisation=buyer_org)
     rfp_invite_vendor(rfp=rfp, vendor=vendor_a_org, actor=None)
 
     with pytest.raises(ProcurementError, match="already invited"):

@@ -33,7 +33,7 @@ ENERGY_FORMULA = f" {TIMES} ".join(
 
 
 def _inputs(**overrides: Any) -> CostInputs:
-    values = {
+    values: dict[str, Any] = {
         "currency": "EUR",
         "hardware_cost": Decimal("1200000.00"),
         "amortisation_years": Decimal("4.0"),
@@ -208,7 +208,7 @@ def test_new_version_refuses_impossible_hours(
 def test_formula_is_frozen_after_the_tender_ends(
     buyer: Any, buyer_org: Organisation, status: str
 ) -> None:
-    rfp = RfpFactory(buyer_organisation=buyer_org, status=status)
+    rfp = RfpFactory.create(buyer_organisation=buyer_org, status=status)
 
     with pytest.raises(StateConflict, match="frozen"):
         tco_formula_create(
@@ -223,7 +223,7 @@ def test_formula_is_frozen_after_the_tender_ends(
 def test_formula_can_be_set_before_publication(
     buyer: Any, buyer_org: Organisation
 ) -> None:
-    rfp = RfpFactory(buyer_organisation=buyer_org)
+    rfp = RfpFactory.create(buyer_organisation=buyer_org)
 
     formula = tco_formula_create(
         rfp=rfp,
@@ -254,7 +254,7 @@ def test_tco_page_explains_each_vendor_line_by_line(
     vendor_b_org: Any,
 ) -> None:
     rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
-    CostModelInputFactory(bid=bid_of(rfp, vendor_a_org))
+    CostModelInputFactory.create(bid=bid_of(rfp, vendor_a_org))
 
     html = client_for(buyer).get(f"/rfps/{rfp.public_id}/tco/").content.decode()
 
@@ -309,7 +309,7 @@ def test_tco_page_is_404_for_vendors_and_403_for_auditors(
     vendor_a_org: Any,
 ) -> None:
     rfp = opened_rfp(buyer_org, [vendor_a_org])
-    CostModelInputFactory(bid=bid_of(rfp, vendor_a_org))
+    CostModelInputFactory.create(bid=bid_of(rfp, vendor_a_org))
 
     assert client_for(vendor_a).get(f"/rfps/{rfp.public_id}/tco/").status_code == 404
     assert client_for(auditor).get(f"/rfps/{rfp.public_id}/tco/").status_code == 403

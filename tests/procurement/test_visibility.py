@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def demo_rfp(buyer_org: Organisation, vendor_a_org: Any, vendor_b_org: Any) -> Rfp:
-    return RfpFactory(
+    return RfpFactory.create(
         reference="RFP-DEMO-1",
         buyer_organisation=buyer_org,
         published=True,
@@ -35,7 +35,7 @@ def _references(user: Any) -> list[str]:
 def test_invited_vendor_sees_the_rfp_but_not_others(
     vendor_a: Any, demo_rfp: Rfp, buyer_org: Organisation
 ) -> None:
-    RfpFactory(
+    RfpFactory.create(
         reference="RFP-NOT-INVITED", buyer_organisation=buyer_org, published=True
     )
 
@@ -45,7 +45,7 @@ def test_invited_vendor_sees_the_rfp_but_not_others(
 def test_vendor_does_not_see_a_draft_it_is_invited_to(
     vendor_a: Any, vendor_a_org: Any, buyer_org: Organisation
 ) -> None:
-    RfpFactory(buyer_organisation=buyer_org, invited=[vendor_a_org])
+    RfpFactory.create(buyer_organisation=buyer_org, invited=[vendor_a_org])
 
     assert _references(vendor_a) == []
 
@@ -61,7 +61,7 @@ def test_vendor_sees_only_its_own_invitation_not_competitors(
 def test_buyer_sees_every_invited_vendor_and_own_drafts(
     buyer: Any, demo_rfp: Rfp, buyer_org: Organisation
 ) -> None:
-    RfpFactory(reference="RFP-DRAFT-1", buyer_organisation=buyer_org)
+    RfpFactory.create(reference="RFP-DRAFT-1", buyer_organisation=buyer_org)
 
     results = _api(buyer).get("/api/v1/rfps/").json()["results"]
 

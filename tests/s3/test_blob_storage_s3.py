@@ -306,7 +306,7 @@ def test_api_upload_stores_on_s3_and_the_download_streams_the_archive(
 
     assert response.status_code == 200
     assert response.streaming
-    assert b"".join(response.streaming_content) == path.read_bytes()
+    assert response.getvalue() == path.read_bytes()
     assert s3_storage.read(blob_key(_sha(path.read_bytes()))) == path.read_bytes()
     assert all(key.startswith("blobs/") for key in s3_storage.object_keys())
 

@@ -80,7 +80,7 @@ def _deposit_fixtures() -> None:
     vendor = Organisation.objects.create(
         slug=DEPOSIT_VENDOR, name="Deposit Vendor", kind=Organisation.Kind.VENDOR
     )
-    RfpFactory(reference=DEPOSIT_RFP, published=True, invited=[vendor])
+    RfpFactory.create(reference=DEPOSIT_RFP, published=True, invited=[vendor])
 
 
 def start(count: int, migrate: bool) -> None:

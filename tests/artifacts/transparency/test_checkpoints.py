@@ -66,7 +66,8 @@ def test_no_new_checkpoint_until_the_log_grows(append: Append) -> None:
 
 
 def test_successive_checkpoints_are_provably_consistent(append: Append) -> None:
-    vkey, checkpoints = log_verifier_key(), []
+    vkey = log_verifier_key()
+    checkpoints: list[note.Checkpoint] = []
     for count in (1, 4, 2, 9):
         append(*numbered(count, start=len(checkpoints) * 100))
         checkpoints.append(note.open_checkpoint(checkpoint_publish().note, vkey))

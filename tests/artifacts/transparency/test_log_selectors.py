@@ -115,6 +115,6 @@ def test_a_missing_node_is_reported_not_guessed(append: Append) -> None:
 def test_log_entry_and_origin(append: Append) -> None:
     append(b"zero", b"one")
 
-    assert bytes(log_entry(1).leaf) == b"one"  # type: ignore[union-attr]
+    assert bytes(log_entry(1).leaf) == b"one"
     assert log_entry(2) is None
     assert log_origin() == ORIGIN

@@ -4,6 +4,7 @@ test's choosing (signed, ingested, accepted), its RFP opened, a lab pool."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from procurement.models import Rfp
 from tests.artifacts.corpus.build import file_entry, good_manifest, manifest_bytes
 from tests.artifacts.ingest_support import build_bundle, ingest
 
-SCENARIOS = [
+SCENARIOS: list[dict[str, Any]] = [
     {
         "name": "cold-c1",
         "cache": "cold",
@@ -133,9 +134,9 @@ def runs_of(campaign: Campaign) -> list[Run]:
 def finish(
     run: Run,
     *,
-    metrics: list[dict[str, Any]] = (),
+    metrics: Sequence[dict[str, Any]] = (),
     outputs: dict[str, bytes] | None = None,
-) -> Run:  # type: ignore[assignment]
+) -> Run:
     """Set the run succeeded with these metrics and outputs (state set directly,
     as factories do; transitions are tested through the services)."""
     import hashlib

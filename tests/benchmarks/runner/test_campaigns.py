@@ -95,7 +95,7 @@ def test_campaign_waits_until_the_bids_are_opened(
 
 
 def test_campaign_needs_a_lab_the_buyer_engages(bundle: Bundle, labops: Any) -> None:
-    other_lab = OrganisationFactory(slug="other-lab", kind=Organisation.Kind.LAB)
+    other_lab = OrganisationFactory.create(slug="other-lab", kind=Organisation.Kind.LAB)
     foreign_pool = make_pool(other_lab, "foreign")
 
     with pytest.raises(RunnerError) as refused:

@@ -23,9 +23,9 @@ STRANGERS = ["vendor_b", "outsider", "other_labops"]
 
 @pytest.fixture
 def other_labops(db: None) -> Any:
-    lab = OrganisationFactory(slug="elsewhere-lab", kind=Organisation.Kind.LAB)
-    user = UserFactory(username="other-labops")
-    MembershipFactory(user=user, organisation=lab, role=Role.LABOPS)
+    lab = OrganisationFactory.create(slug="elsewhere-lab", kind=Organisation.Kind.LAB)
+    user = UserFactory.create(username="other-labops")
+    MembershipFactory.create(user=user, organisation=lab, role=Role.LABOPS)
     return user
 
 

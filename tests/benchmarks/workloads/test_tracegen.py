@@ -131,7 +131,7 @@ def test_shared_prefixes_repeat_by_popularity_within_a_tenant() -> None:
 
     counts = Counter(r.prefix for r in requests)
 
-    assert all(r.prefix.startswith(f"{r.tenant}/") for r in requests)  # type: ignore[union-attr]
+    assert all(r.prefix.startswith(f"{r.tenant}/") for r in requests)
     most, _ = counts.most_common(1)[0]
     assert most.endswith("/p0")  # Zipf: rank 0 is the most popular
     lengths = {r.prefix: r.prefix_tokens for r in requests if r.prompt_tokens > 6200}

@@ -4,6 +4,7 @@ then a blocking FAIL, then a blocking INCONCLUSIVE; otherwise Keptn's score
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -161,7 +162,7 @@ def test_a_blocking_inconclusive_makes_the_gate_inconclusive() -> None:
 
 
 def _scored(
-    verdicts: list[tuple[str, float]], score: dict[str, float]
+    verdicts: Sequence[tuple[str, float]], score: dict[str, float]
 ) -> dict[str, Any]:
     """A gate of non-blocking criteria with the given outcomes and weights:
     PASS (values in band), WARN (values over the band), INCONCLUSIVE (too few)."""

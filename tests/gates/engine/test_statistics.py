@@ -21,7 +21,7 @@ from gates.engine.statistics import (
 def test_resampled_medians_follow_resampling_with_replacement() -> None:
     """n = 3: the median of a resample is the smallest value when two or three
     of the draws are it: 3·(1/3)²·(2/3) + (1/3)³ = 7/27; the middle one 13/27."""
-    draws = Counter()
+    draws: Counter[int] = Counter()
     for seed in range(10):
         draws.update(resample_median_ranks(3, seed)[:, 0].tolist())
     total = RESAMPLES * 10

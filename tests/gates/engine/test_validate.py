@@ -17,7 +17,7 @@ def messages(problems: list[Any]) -> list[str]:
 
 
 def good_plan() -> dict[str, Any]:
-    stop = [
+    stop: list[dict[str, Any]] = [
         {
             "id": "p999",
             "metric": "ttft_ms",
