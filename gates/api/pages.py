@@ -8,11 +8,12 @@ from typing import Any, cast
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
-from rest_framework.pagination import BasePagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
+
+from config.pagination import LimitOffsetPagination
 
 PAGE_PARAMETERS = [
     OpenApiParameter("limit", int, description="Page size (default 50)."),
@@ -44,10 +45,10 @@ def page_response(
     rows: type[serializers.Serializer],
 ) -> Response:
     """The requested page of ``queryset``, each row written by ``rows``."""
-    # the API's one paginator (api_settings imports the class the setting names;
-    # the stubs type the setting's text)
+    # the API's one paginator (api_settings imports the class the setting names,
+    # config.pagination's; the stubs type the setting's text)
     paginator_class = cast(
-        "type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS
+        "type[LimitOffsetPagination]", api_settings.DEFAULT_PAGINATION_CLASS
     )
     paginator = paginator_class()
     page = paginator.paginate_queryset(queryset, request, view=view)
