@@ -92,7 +92,7 @@ def can_object(user: AnyUser, release: Release) -> bool:
 
 def approval_roles(user: AnyUser, release: Release) -> list[str]:
     """The roles in which ``user`` may approve ``release``."""
-    roles = []
+    roles: list[str] = []
     if _manages_buyer(user, release.rfp):
         roles.append(ReleaseStep.Role.BUYER)
     if _audits_buyer(user, release.rfp):

@@ -25,7 +25,11 @@ from rest_framework.views import APIView
 from accounts.requests import SignedInApiRequest
 from artifacts.api.escrow import ZipRenderer
 from artifacts.models import Release
-from artifacts.permissions import RELEASE_STEP_ALLOWED, can_request_release
+from artifacts.permissions import (
+    RELEASE_STEP_ALLOWED,
+    AnyUser,
+    can_request_release,
+)
 from artifacts.selectors.release import (
     release_get_visible,
     release_list_visible_to,

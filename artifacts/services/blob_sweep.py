@@ -59,7 +59,7 @@ class SweepReport:
 
 def _listdir(path: str) -> tuple[list[str], list[str]]:
     try:
-        return default_storage.listdir(path)  # type: ignore[no-any-return]
+        return default_storage.listdir(path)
     except FileNotFoundError:
         return [], []
 

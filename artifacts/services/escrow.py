@@ -148,6 +148,11 @@ def deposit_bundle(
         DepositItem(blob, DepositBlob.Role.FILE, path)
         for path, blob in sorted(files, key=lambda pair: pair[0])
     ]
+    audit: dict[str, Any] = (
+        {"action": "bundle.accepted", "target": bundle, "data": accepted}
+        if accepted is not None
+        else {}
+    )
     return deposit_create(
         kind=Deposit.Kind.BUNDLE,
         organisation=bundle.organisation,
@@ -159,11 +164,7 @@ def deposit_bundle(
             "bundle": str(bundle.public_id),
             "manifest_sha256": bundle.manifest_sha256,
         },
-        **(
-            {"action": "bundle.accepted", "target": bundle, "data": accepted}
-            if accepted is not None
-            else {}
-        ),
+        **audit,
     )
 
 

@@ -80,7 +80,7 @@ def release_transition(
     *,
     release: Release,
     to: str,
-    actor: AbstractBaseUser,
+    actor: User,
     action: str,
     role: str,
     text: str = "",

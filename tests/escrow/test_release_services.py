@@ -73,7 +73,7 @@ def test_release_transition_follows_the_table(
     release.refresh_from_db()
 
     rows = AuditEvent.objects.count()
-    move = {
+    move: dict[str, Any] = {
         "release": release,
         "to": to,
         "actor": release.requested_by,

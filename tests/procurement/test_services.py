@@ -128,6 +128,7 @@ def _status_writes(tree: ast.AST) -> list[tuple[int, str]]:
                             isinstance(item.value, ast.Name) and item.value.id == "self"
                         )
                     ):
+                        assert isinstance(child, ast.stmt)  # an assignment
                         found.append((child.lineno, name))
             if _queryset_update_of_status(child):
                 found.append((child.lineno, name))

@@ -95,7 +95,7 @@ def test_the_bid_form_of_a_cancelled_rfp_gives_the_reason_not_a_deadline(
 
 
 def test_invitations_follow_the_rule(rfp: Rfp, buyer: Any, clock: Any) -> None:
-    late = OrganisationFactory(kind=Organisation.Kind.VENDOR)
+    late = OrganisationFactory.create(kind=Organisation.Kind.VENDOR)
     clock.travel_to(rfp.submission_deadline)
 
     with pytest.raises(ProcurementError, match="only before the deadline"):

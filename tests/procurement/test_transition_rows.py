@@ -19,13 +19,13 @@ pytestmark = pytest.mark.django_db
 
 
 def _rfp(actor: Any, **verb: Any) -> tuple[Any, str, str]:
-    rfp = RfpFactory()
+    rfp = RfpFactory.create()
     rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=actor, **verb)
     return rfp, Rfp.Status.DRAFT, Rfp.Status.PUBLISHED
 
 
 def _bid(actor: Any, **verb: Any) -> tuple[Any, str, str]:
-    bid = BidFactory()
+    bid = BidFactory.create()
     to = Bid.Status.WITHDRAWN
     bid_transition(bid=bid, to=to, actor=actor, **verb)
     return bid, Bid.Status.SUBMITTED, to
