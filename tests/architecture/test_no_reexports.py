@@ -49,7 +49,9 @@ def reexports(source: str, *, package_file: bool) -> list[str]:
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             listed |= {
-                e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant)
+                e.value
+                for e in ast.walk(node.value)
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
             }
     return [
         f"line {imported[n]}: re-exports {n}" for n in sorted(listed & imported.keys())

@@ -104,6 +104,11 @@ def test_rfp_invite_vendor_refuses_non_vendors_and_duplicates(
 APPS = ("accounts", "procurement", "artifacts", "benchmarks", "gates", "portal")
 
 
+def _line(node: ast.AST) -> int:
+    """A statement's line (typeshed's ``ast.AST`` declares no ``lineno``)."""
+    return int(getattr(node, "lineno", 0))
+
+
 def _status_writes(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, enclosing function) of every ``<obj>.status = …`` (and a run's
     ``<obj>.state = …``) outside ``self`` (plain objects keep their own)."""
@@ -128,10 +133,9 @@ def _status_writes(tree: ast.AST) -> list[tuple[int, str]]:
                             isinstance(item.value, ast.Name) and item.value.id == "self"
                         )
                     ):
-                        assert isinstance(child, ast.stmt)  # an assignment
-                        found.append((child.lineno, name))
+                        found.append((_line(child), name))
             if _queryset_update_of_status(child):
-                found.append((child.lineno, name))
+                found.append((_line(child), name))
             walk(child, name)
 
     walk(tree, "")
