@@ -59,8 +59,7 @@ class FixityRun(_Immutable):
         return f"fixity run {self.started_at:%Y-%m-%d %H:%M} ({self.findings_count})"
 
     @property
-    def intact(self) -> bool:
-        """No finding (not ``clean``: that is Model.clean, which full_clean calls)."""
+    def clean(self) -> bool:
         return self.findings_count == 0
 
 
