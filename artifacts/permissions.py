@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Final
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from accounts.models import Organisation, Role
 from accounts.selectors import (
@@ -35,7 +35,7 @@ from artifacts.models.release import RELEASE_TRANSITIONS
 from artifacts.selectors.escrow import deposit_list_visible_to
 from procurement.models import Rfp
 
-AnyUser = User | AnonymousUser
+AnyUser = AbstractBaseUser | AnonymousUser
 BUYER_SIDE: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
 MANAGERS: Final = (Role.BUYER, Role.ADMIN)
 VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)
@@ -92,7 +92,7 @@ def can_object(user: AnyUser, release: Release) -> bool:
 
 def approval_roles(user: AnyUser, release: Release) -> list[str]:
     """The roles in which ``user`` may approve ``release``."""
-    roles: list[str] = []
+    roles = []
     if _manages_buyer(user, release.rfp):
         roles.append(ReleaseStep.Role.BUYER)
     if _audits_buyer(user, release.rfp):

@@ -10,14 +10,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from accounts.selectors import audit_trail_organisation_ids
 from artifacts.models import FixityFinding, FixityRun
 from artifacts.permissions import can_see_fixity
 
-AnyUser = User | AnonymousUser
+AnyUser = AbstractBaseUser | AnonymousUser
 
 
 def fixity_run_list(user: AnyUser) -> QuerySet[FixityRun]:
