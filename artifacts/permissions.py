@@ -22,7 +22,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Final
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import (
+    AbstractBaseUser,
+    AnonymousUser,
+    PermissionsMixin,
+)
 
 from accounts.models import Organisation, Role
 from accounts.selectors import (
@@ -66,8 +70,21 @@ def can_change_hold(user: AnyUser, deposit: Deposit) -> bool:
     return deposit_list_visible_to(user).filter(pk=deposit.pk).exists()
 
 
+def can_see_all_fixity(user: AnyUser) -> bool:
+    """The installation's operators (the permission to view fixity runs, which
+    the admin asks too; superusers hold it) see whole runs: every finding and
+    the installation-wide counts."""
+    return (
+        isinstance(user, PermissionsMixin)
+        and user.is_active
+        and user.has_perm("artifacts.view_fixityrun")
+    )
+
+
 def can_see_fixity(user: AnyUser) -> bool:
-    return bool(audit_trail_organisation_ids(user))
+    """A buyer organisation's buyers and admins and the auditors it engaged see
+    the runs in their scope (``artifacts.selectors.fixity``); operators, all."""
+    return bool(audit_trail_organisation_ids(user)) or can_see_all_fixity(user)
 
 
 # --- escrow releases: who ------------------------------------------------------------

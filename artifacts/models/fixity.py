@@ -7,7 +7,8 @@ A finding names its subject (a blob digest, a log index, a storage key) and,
 when it concerns a deposit, the buyer organisation of the deposit's RFP: only
 that buyer's side and its auditors see it. Findings about the log itself (a
 gap, a root that does not match the checkpoint) or about stored objects no
-deposit names concern every buyer and carry no organisation."""
+deposit names carry no organisation: every buyer side sees the log's, only
+the installation's operators the others (``artifacts.selectors.fixity``)."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class FixityFinding(_Immutable):
     kind = models.CharField(max_length=32, choices=Kind.choices)
     subject = models.CharField(max_length=300)
     detail = models.TextField()
-    buyer_organisation = models.ForeignKey(  # None: concerns every buyer
+    buyer_organisation = models.ForeignKey(  # None: the log or storage as a whole
         Organisation,
         null=True,
         blank=True,

@@ -1,6 +1,7 @@
-"""Fixity pages: the runs of ``escrow_verify`` (newest first) and one run with
-the findings the user may see (``artifacts.selectors.fixity``; 404 for
-users who see no fixity)."""
+"""Fixity pages: the runs of ``escrow_verify`` (newest first) and one run, each
+in the user's scope (``artifacts.selectors.fixity``: the verdict, findings and
+counts that concern the user's organisations; 404 for users who see no
+fixity)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from artifacts.selectors.fixity import (
     fixity_findings_visible_to,
     fixity_run_get,
     fixity_run_list,
+    fixity_scope_for,
 )
 
 RECENT_RUNS = 30
@@ -31,6 +33,7 @@ def fixity_runs(request: HttpRequest) -> HttpResponse:
         "runs": runs,
         "run": latest,
         "findings": fixity_findings_visible_to(request.user, latest) if latest else [],
+        "scope": fixity_scope_for(request.user, latest) if latest else None,
     }
     return render(request, "artifacts/fixity_runs.html", context)
 
@@ -40,7 +43,11 @@ def fixity_run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     run = fixity_run_get(request.user, run_id)
     if run is None:
         raise Http404("No such fixity run.")
-    context = {"run": run, "findings": fixity_findings_visible_to(request.user, run)}
+    context = {
+        "run": run,
+        "findings": fixity_findings_visible_to(request.user, run),
+        "scope": fixity_scope_for(request.user, run),
+    }
     return render(request, "artifacts/fixity_run.html", context)
 
 
