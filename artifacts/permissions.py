@@ -22,11 +22,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Final
 
-from django.contrib.auth.models import (
-    AbstractBaseUser,
-    AnonymousUser,
-    PermissionsMixin,
-)
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Organisation, Role
 from accounts.selectors import (
@@ -39,7 +35,7 @@ from artifacts.models.release import RELEASE_TRANSITIONS
 from artifacts.selectors.escrow import deposit_list_visible_to
 from procurement.models import Rfp
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 BUYER_SIDE: Final = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
 MANAGERS: Final = (Role.BUYER, Role.ADMIN)
 VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)
@@ -74,11 +70,7 @@ def can_see_all_fixity(user: AnyUser) -> bool:
     """The installation's operators (the permission to view fixity runs, which
     the admin asks too; superusers hold it) see whole runs: every finding and
     the installation-wide counts."""
-    return (
-        isinstance(user, PermissionsMixin)
-        and user.is_active
-        and user.has_perm("artifacts.view_fixityrun")
-    )
+    return user.is_active and user.has_perm("artifacts.view_fixityrun")
 
 
 def can_see_fixity(user: AnyUser) -> bool:
@@ -109,7 +101,7 @@ def can_object(user: AnyUser, release: Release) -> bool:
 
 def approval_roles(user: AnyUser, release: Release) -> list[str]:
     """The roles in which ``user`` may approve ``release``."""
-    roles = []
+    roles: list[str] = []
     if _manages_buyer(user, release.rfp):
         roles.append(ReleaseStep.Role.BUYER)
     if _audits_buyer(user, release.rfp):

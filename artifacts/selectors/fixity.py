@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from accounts.selectors import audit_trail_organisation_ids
@@ -28,7 +28,7 @@ from artifacts.models import Blob, DepositBlob, FixityFinding, FixityRun
 from artifacts.permissions import can_see_all_fixity, can_see_fixity
 from artifacts.selectors.escrow import deposit_list_visible_to
 
-AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = User | AnonymousUser
 LOG_KINDS = "log."  # the kinds about the log itself start so
 
 

@@ -15,13 +15,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from accounts import clock
 from accounts.models import Organisation
 from artifacts.models import Deposit, FixityFinding, FixityRun
-from tests.accounts.factories import UserFactory
 from tests.escrow.conftest import open_bids
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +158,7 @@ def test_the_history_counts_only_the_findings_the_user_sees(
 def test_operators_who_may_view_fixity_runs_see_the_whole_run(
     run: FixityRun, client_for: Any
 ) -> None:
-    operator = UserFactory(username="operator")
+    operator = User.objects.create_user(username="operator")
     operator.user_permissions.add(Permission.objects.get(codename="view_fixityrun"))
     client = client_for(operator)
 
