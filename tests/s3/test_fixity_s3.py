@@ -31,6 +31,7 @@ pytestmark = pytest.mark.django_db
 def _log_key(settings: Any, tmp_path: Path) -> None:
     settings.REPROGATE_LOG_KEY_PATH = str(tmp_path / "keys" / "log.pem")
     settings.ESCROW_FIXITY_GRACE_SECONDS = 0  # moto's objects are all brand new
+    settings.BLOB_SWEEP_EVERY_HOURS = 0  # and no sweep is waited for
 
 
 @pytest.fixture
