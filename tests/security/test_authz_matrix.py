@@ -222,8 +222,8 @@ def test_no_route_shows_a_sealed_bid_before_opening(
     engaged) reads what the bids say on any route that names the tender, its bids,
     receipts, documents or bundle, or on any list."""
     clients = {who: c for who, c in _clients(request).items() if who in BUYER_SIDE}
-    admin = UserFactory(username="buyer-admin")
-    MembershipFactory(user=admin, organisation=buyer_org, role=Role.ADMIN)
+    admin = UserFactory.create(username="buyer-admin")
+    MembershipFactory.create(user=admin, organisation=buyer_org, role=Role.ADMIN)
     clients["buyer_admin"] = Client(raise_request_exception=False)
     clients["buyer_admin"].force_login(admin)
     world = sealed_world(buyer_org, tmp_path)

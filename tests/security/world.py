@@ -59,13 +59,13 @@ class World:
 
 
 def _member(org: Organisation, role: str, username: str) -> Any:
-    user = UserFactory(username=username)
-    MembershipFactory(user=user, organisation=org, role=role)
+    user = UserFactory.create(username=username)
+    MembershipFactory.create(user=user, organisation=org, role=role)
     return user
 
 
 def _org(slug: str, name: str, kind: str) -> Organisation:
-    return OrganisationFactory(slug=slug, name=name, kind=kind)
+    return OrganisationFactory.create(slug=slug, name=name, kind=kind)
 
 
 def foreign_world(directory: Path) -> World:
@@ -81,7 +81,7 @@ def foreign_world(directory: Path) -> World:
     uvendor = _member(zenith, Role.VENDOR, "zenith-seller")
     qvendor = _member(quasar, Role.VENDOR, "quasar-seller")
 
-    draft = RfpFactory(
+    draft = RfpFactory.create(
         buyer_organisation=buyer_org,
         reference="RFP-UMB-DRAFT",
         title="Umbrella Draft Tender",
@@ -116,7 +116,7 @@ def foreign_world(directory: Path) -> World:
     assert sealed_receipt is not None
 
     # Opened: a runnable bundle, a campaign, a gate plan judged on it, an award.
-    opened = RfpFactory(
+    opened = RfpFactory.create(
         buyer_organisation=buyer_org,
         reference="RFP-UMB-OPEN",
         title="Umbrella Opened Tender",
@@ -136,7 +136,7 @@ def foreign_world(directory: Path) -> World:
     decision = decide(evaluation, ubuyer)
     obligation = RetestObligation.objects.filter(evaluation=evaluation).first()
     obligation = obligation or oblige(evaluation)
-    clarification = ClarificationFactory(
+    clarification = ClarificationFactory.create(
         rfp=opened,
         asked_by_organisation=zenith,
         asked_by=uvendor,
@@ -269,7 +269,7 @@ def sealed_world(buyer_org: Organisation, directory: Path) -> World:
     kestrel = _org("kestrel-flash", "Kestrel Flash", Organisation.Kind.VENDOR)
     tide_user = _member(tide, Role.VENDOR, "tide-seller")
     kestrel_user = _member(kestrel, Role.VENDOR, "kestrel-seller")
-    rfp = RfpFactory(
+    rfp = RfpFactory.create(
         buyer_organisation=buyer_org,
         reference="RFP-NW-SEALED",
         title="Northwind sealed tender",
