@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -32,14 +33,20 @@ VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 # --- Core ---------------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/ref/settings/#debug
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
+# The embedded default (scripts/_env.sh sets it for scripts/run, scripts/manage and
+# scripts/celery): plain http on this machine, static files from the source tree,
+# e-mails on the console, demo data allowed; DEBUG stays off, so an error never
+# serves a traceback page (with the settings and the process environment) to
+# whoever can reach the port. Its secret key is a file the script generates under
+# REPROGATE_VAR_DIR (DJANGO_SECRET_KEY_FILE).
+REPROGATE_EMBEDDED = env_bool("REPROGATE_EMBEDDED", default=False)
+_LOCAL = DEBUG or REPROGATE_EMBEDDED  # plain http, local conveniences
 SECRET_KEY = env_secret(
     "DJANGO_SECRET_KEY", default="dev-insecure-not-for-production" if DEBUG else None
 )
-ALLOWED_HOSTS = env_list(
-    "DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else []
-)
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
-# The demo accounts exist only where seed_demo ran; it refuses without DEBUG.
+# The demo accounts exist only where seed_demo ran; it refuses outside the embedded
+# default unless DEBUG is on.
 REPROGATE_SITE_NAME = env_str("REPROGATE_SITE_NAME", "ReproGate")
 # The address scripts/run serves on (runserver), and the site's own URL: links that
 # leave the app (e-mails, hints for the CLI) start with it; config.site.absolute_url
@@ -51,6 +58,11 @@ REPROGATE_SITE_URL = env_origin(
     "REPROGATE_SITE_URL",
     # REPROGATE_BASE_URL is the variable's older name
     env_str("REPROGATE_BASE_URL", f"http://{_LINK_HOST}:{REPROGATE_PORT}"),
+)
+_SITE_HOST = urlsplit(REPROGATE_SITE_URL).hostname or _LINK_HOST
+ALLOWED_HOSTS = env_list(
+    "DJANGO_ALLOWED_HOSTS",
+    list(dict.fromkeys(["127.0.0.1", "localhost", _SITE_HOST])) if _LOCAL else [],
 )
 
 INSTALLED_APPS = [
@@ -201,7 +213,11 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "config.staticfinders.PlotlyFinder",  # plotly.js from the installed package
 ]
-# plotly.js served by the finder in DEBUG: a versioned copy with .gz/.br beside it.
+# DEBUG and the embedded default: whitenoise serves the finders' files (no
+# collectstatic), refreshed on every request; plotly.js from the finder is a
+# versioned copy with .gz/.br beside it. Production serves STATIC_ROOT.
+WHITENOISE_USE_FINDERS = _LOCAL
+WHITENOISE_AUTOREFRESH = _LOCAL
 STATIC_VENDOR_CACHE = VAR_DIR / "cache" / "static"
 
 
@@ -241,7 +257,7 @@ STORAGES = {
     "default": _default_storage,
     "staticfiles": {
         "BACKEND": "config.staticfinders.StaticFilesStorage"
-        if DEBUG
+        if _LOCAL
         else "config.staticfinders.CompressedManifestStaticFilesStorage"
     },
 }
@@ -334,14 +350,16 @@ RUNNER_MAX_RUNS_PER_CAMPAIGN = env_int(
 # --- Security -----------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
+# The embedded default is http://127.0.0.1:8000: no HTTPS redirect, HSTS or secure
+# cookies there (as with DEBUG); production's defaults are all on.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=not _LOCAL)
 SECURE_HSTS_SECONDS = env_int(
-    "DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000
+    "DJANGO_SECURE_HSTS_SECONDS", default=0 if _LOCAL else 31536000
 )
-SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not _LOCAL
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
-SESSION_COOKIE_SECURE = not DEBUG
-CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_SECURE = not _LOCAL
+CSRF_COOKIE_SECURE = not _LOCAL
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -453,7 +471,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 EMAIL_BACKEND = env_str(
     "DJANGO_EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend"
-    if DEBUG
+    if _LOCAL
     else "django.core.mail.backends.smtp.EmailBackend",
 )
 DEFAULT_FROM_EMAIL = env_str("DJANGO_DEFAULT_FROM_EMAIL", "reprogate@localhost")

@@ -1,13 +1,35 @@
-# Sourced by scripts/run and scripts/manage after scripts/_venv.sh (which cd's to the
-# repository): the embedded default's environment. A variable set beforehand wins.
-#   DJANGO_DEBUG       True (the embedded default; production runs with it off)
-#   REPROGATE_HOST     127.0.0.1, the address runserver listens on
-#   REPROGATE_PORT     8000, its port; links in notifications follow the two
-#   REPROGATE_VAR_DIR  var, where SQLite, files, keys and the broker live (made
-#                      if missing; a relative path is from the repository)
-export DJANGO_DEBUG="${DJANGO_DEBUG:-True}"
+# Sourced by scripts/run, scripts/manage and scripts/celery after scripts/_venv.sh
+# (which cd's to the repository): the embedded default's environment. A variable set
+# beforehand wins.
+#   REPROGATE_EMBEDDED      True: plain http, static files from the source tree,
+#                           e-mails on the console, demo data (config/settings.py)
+#   DJANGO_DEBUG            not set: off, so an error shows the product's error page,
+#                           never a traceback with the settings and the environment
+#   DJANGO_SECRET_KEY_FILE  $REPROGATE_VAR_DIR/secret-key, generated once (mode
+#                           0600), unless DJANGO_SECRET_KEY or this is set
+#   REPROGATE_HOST          127.0.0.1, the address runserver listens on (loopback:
+#                           this machine only)
+#   REPROGATE_PORT          8000, its port; links in notifications follow the two
+#   REPROGATE_VAR_DIR       var, where SQLite, files, keys and the broker live (made
+#                           if missing; a relative path is from the repository)
+export REPROGATE_EMBEDDED="${REPROGATE_EMBEDDED:-True}"
 export REPROGATE_HOST="${REPROGATE_HOST:-127.0.0.1}"
 export REPROGATE_PORT="${REPROGATE_PORT:-8000}"
 export REPROGATE_VAR_DIR="${REPROGATE_VAR_DIR:-var}"
 mkdir -p "$REPROGATE_VAR_DIR"
 REPROGATE_VAR_DIR="$(cd "$REPROGATE_VAR_DIR" && pwd)"
+
+if [ -z "${DJANGO_SECRET_KEY:-}" ] && [ -z "${DJANGO_SECRET_KEY_FILE:-}" ]; then
+  DJANGO_SECRET_KEY_FILE="$REPROGATE_VAR_DIR/secret-key"
+  if [ ! -s "$DJANGO_SECRET_KEY_FILE" ]; then
+    rm -f "$DJANGO_SECRET_KEY_FILE" # an empty one is no key
+    # Written aside, then linked in place only if still missing: a script starting
+    # at the same moment reads a whole key, and the first one made stays.
+    scratch="$(umask 077 && mktemp "$REPROGATE_VAR_DIR/.secret-key.XXXXXX")"
+    python -c 'import secrets; print(secrets.token_urlsafe(50))' >"$scratch"
+    ln "$scratch" "$DJANGO_SECRET_KEY_FILE" 2>/dev/null ||
+      mv -n "$scratch" "$DJANGO_SECRET_KEY_FILE" 2>/dev/null || true
+    rm -f "$scratch"
+  fi
+  export DJANGO_SECRET_KEY_FILE
+fi

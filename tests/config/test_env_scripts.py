@@ -1,5 +1,6 @@
 """scripts/manage runs management commands with scripts/run's environment, set by
-nobody: DEBUG on, the var dir, and links that follow REPROGATE_HOST/PORT."""
+nobody: the embedded default with DEBUG off, the var dir, and links that follow
+REPROGATE_HOST/PORT."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 MANAGE = PROJECT_DIR / "scripts" / "manage"
 SHOW = (
     "from django.conf import settings; "
-    "print(settings.DEBUG, settings.VAR_DIR, settings.REPROGATE_SITE_URL)"
+    "print(settings.DEBUG, settings.VAR_DIR, settings.REPROGATE_SITE_URL, "
+    "settings.REPROGATE_EMBEDDED)"
 )
 
 
@@ -64,13 +66,19 @@ def test_scripts_manage_uses_the_environment_of_scripts_run(tmp_path: Path) -> N
     result = manage("shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR, env=env)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", str(var_dir), "http://127.0.0.1:8140"]
+    assert result.stdout.split() == [
+        "False",
+        str(var_dir),
+        "http://127.0.0.1:8140",
+        "True",
+    ]
 
 
 def test_scripts_manage_keeps_what_the_caller_set(tmp_path: Path) -> None:
     env = bare_env(
         REPROGATE_VAR_DIR=str(tmp_path / "var"),
-        DJANGO_DEBUG="False",
+        DJANGO_DEBUG="True",
+        REPROGATE_EMBEDDED="False",
         DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
         REPROGATE_SITE_URL="https://reprogate.example.com",
     )
@@ -78,7 +86,11 @@ def test_scripts_manage_keeps_what_the_caller_set(tmp_path: Path) -> None:
     result = manage("shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR, env=env)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[0::2] == ["False", "https://reprogate.example.com"]
+    assert result.stdout.split()[0::2] == [
+        "True",
+        "https://reprogate.example.com",
+    ]
+    assert result.stdout.split()[3] == "False"
 
 
 def test_scripts_manage_passes_a_bad_setting_through_as_one_line(
@@ -100,6 +112,7 @@ def test_scripts_run_and_manage_share_one_environment() -> None:
         text = (PROJECT_DIR / "scripts" / script).read_text()
         assert 'source "$ROOT/scripts/_env.sh"' in text, script
         assert "DJANGO_DEBUG=" not in text, script
+        assert "REPROGATE_EMBEDDED=" not in text, script
         assert "REPROGATE_PORT:-" not in text, script
 
 
@@ -131,7 +144,8 @@ def test_scripts_celery_uses_the_environment_of_scripts_run(tmp_path: Path) -> N
     )
 
     assert result.returncode == 0, result.stderr
-    assert "DEBUG: True" in result.stdout
+    assert "DEBUG: False" in result.stdout
+    assert "REPROGATE_EMBEDDED: True" in result.stdout
     assert f"VAR_DIR: PosixPath('{var_dir}')" in result.stdout
 
 

@@ -1,17 +1,22 @@
 """``scripts/run`` end to end, as a new user starts it (embedded default, its own
-var dir and port): a worker killed with SIGKILL is started again while the web
-keeps answering and ``/healthz`` tells; Ctrl-C (SIGINT) leaves no process."""
+var dir and port): no debug page (DEBUG off, a generated secret key, the demo login
+over plain http); a worker killed with SIGKILL is started again while the web keeps
+answering and ``/healthz`` tells; Ctrl-C (SIGINT) leaves no process."""
 
 from __future__ import annotations
 
 import contextlib
+import http.cookiejar
 import json
 import os
+import re
 import signal
 import socket
+import stat
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +31,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 240.0
 PROGRAMS = {"web", "worker", "lab-worker", "beat"}
+# A password in the product's environment that a debug page would print.
+CANARY = "canary-pw-7d2a61"
 
 
 def _free_port() -> int:
@@ -51,6 +58,63 @@ def _programs(port: int) -> dict[str, Any] | None:
     if answer is None:
         return None
     return answer[1]["checks"].get("processes", {}).get("programs")
+
+
+def _get(
+    url: str,
+    headers: dict[str, str] | None = None,
+    opener: urllib.request.OpenerDirector | None = None,
+    data: bytes | None = None,
+) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=data, headers=headers or {})  # noqa: S310 (loopback http)
+    try:
+        with (opener or urllib.request.build_opener()).open(
+            request, timeout=30
+        ) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+def _no_debug_page_and_the_demo_login_works(port: int, var_dir: Path) -> None:
+    base = f"http://127.0.0.1:{port}"
+    # DEBUG would list the URL configuration, and answer an unknown Host header
+    # with the technical page: the settings and the whole environment.
+    for status, body in (
+        _get(f"{base}/no-such-page/"),
+        _get(f"{base}/", headers={"Host": "attacker.example"}),
+    ):
+        assert status in (404, 400)
+        assert CANARY not in body
+        for debug_only in ("Traceback", "URLconf", "DJANGO_SETTINGS_MODULE"):
+            assert debug_only not in body, body[:2000]
+    assert "Not found" in _get(f"{base}/no-such-page/")[1]
+    key = var_dir / "secret-key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+    # The demo accounts log in over plain http; pages and static files load.
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    status, login = _get(f"{base}/accounts/login/", opener=opener)
+    assert status == 200
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login)
+    assert found, login[:2000]
+    form = urllib.parse.urlencode(
+        {
+            "csrfmiddlewaretoken": found.group(1),
+            "username": "buyer",
+            "password": "reprogate-demo",
+        }
+    ).encode()
+    status, page = _get(
+        f"{base}/accounts/login/",
+        opener=opener,
+        data=form,
+        headers={"Referer": f"{base}/accounts/login/"},
+    )
+    assert status == 200, page[:2000]
+    assert 'data-testid="current-user">buyer<' in page
+    assert _get(f"{base}/static/css/app.css")[0] == 200
 
 
 def _alive(pid: int) -> bool:
@@ -90,7 +154,11 @@ def run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
     for name in list(env):
         if name.startswith(("DJANGO_", "CELERY_", "DATABASE_", "REPROGATE_")):
             del env[name]
-    env.update(REPROGATE_VAR_DIR=str(tmp_path / "var"), REPROGATE_PORT=str(port))
+    env.update(
+        REPROGATE_VAR_DIR=str(tmp_path / "var"),
+        REPROGATE_PORT=str(port),
+        ANALYTICS_URL=f"https://reprogate:{CANARY}@analytics.invalid/",
+    )
     log = tmp_path / "run.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -130,6 +198,7 @@ def test_a_killed_worker_restarts_the_web_stays_and_ctrl_c_stops_everything(
         time.sleep(1)
     assert programs is not None, log.read_text(errors="replace")
     assert set(programs) == PROGRAMS
+    _no_debug_page_and_the_demo_login_works(port, log.parent / "var")
     web_pid, worker_pid = programs["web"]["pid"], programs["worker"]["pid"]
 
     os.kill(worker_pid, signal.SIGKILL)

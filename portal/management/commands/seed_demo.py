@@ -12,14 +12,14 @@ from portal.demo import demo_seed
 class Command(BaseCommand):
     help = (
         "Seed the demo organisations, accounts, RFP-DEMO-1 and RFP-DEMO-2 "
-        "(idempotent; DEBUG only)."
+        "(idempotent; the embedded default or DEBUG only)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
             "--force",
             action="store_true",
-            help="Seed even though DEBUG is off. Never do this in production.",
+            help="Seed outside the embedded default. Never do this in production.",
         )
         parser.add_argument(
             "--lab-validation",
@@ -39,10 +39,11 @@ class Command(BaseCommand):
         lab_validation: bool = False,
         **options: Any,
     ) -> None:
-        if not settings.DEBUG and not force:
+        if not (settings.DEBUG or settings.REPROGATE_EMBEDDED) and not force:
             raise CommandError(
-                "Refusing to seed demo accounts with a known password while DEBUG is "
-                "off. Set DJANGO_DEBUG=True, or pass --force if you really mean it."
+                "Refusing to seed demo accounts with a known password outside the "
+                "embedded default (scripts/manage) while DEBUG is off. Pass --force "
+                "if you really mean it."
             )
         self.stdout.write(
             str(demo_seed(lab_validation=lab_validation, progress=self._progress))
