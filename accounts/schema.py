@@ -34,17 +34,31 @@ ERRORS: dict[str, str] = {
     "404": "No such object, or not one you may see.",
     "409": "Its current state refuses the request.",
     "413": "The request body is too large for this endpoint.",
+    "415": "The request body's Content-Type is not one this operation reads.",
     "429": "Too many attempts; wait and retry (Retry-After).",
+    "503": "A service it needs is unavailable; retry later.",
 }
+
+
+def error_response(status: int) -> OpenApiResponse:
+    """The error answer ``status`` for an operation's ``@extend_schema(responses=…)``,
+    where the view gives one the rules of ``AutoSchema`` do not see (a 404 for an
+    object named in the body or the query)."""
+    return OpenApiResponse(ErrorSerializer, description=ERRORS[str(status)])
+
+
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's schema, plus the error answers an operation can give,
-    read from the view: 401 and 403 where it needs a signed-in caller, 404 where
-    its path names an object, 400 where it reads a body or query parameters,
-    409 and 413 for the unsafe methods, 429 where it is throttled. An operation's
-    own ``@extend_schema(responses=…)`` wins for a status it names."""
+    read from the view: 401 and 403 where it needs a signed-in caller; 404 where
+    its path names an object or it takes ``?format``; 400 where it reads a body
+    or query parameters; 409 and 413 for the unsafe methods, 415 where they read
+    a body; 429 where it is throttled. Always as JSON, whatever the success
+    answer's media type (``accounts.api_errors.exception_handler`` answers so).
+    An operation's own ``@extend_schema(responses=…)`` wins for a status it
+    names."""
 
     def error_statuses(self) -> list[str]:
         statuses: list[str] = []
@@ -54,18 +68,21 @@ class AutoSchema(SpectacularAutoSchema):
             isinstance(permission, AllowAny)
             for permission in self.view.get_permissions()
         )
-        has_query = any(
-            parameter.get("in") == "query"
+        query = [
+            parameter
             for parameter in self._get_parameters()  # type: ignore[no-untyped-call]
-        )
-        if unsafe or has_query:
+            if parameter.get("in") == "query"
+        ]
+        if unsafe or query:
             statuses.append("400")
         if signed_in:
             statuses += ["401", "403"]
-        if "{" in self.path:
-            statuses.append("404")
+        if "{" in self.path or any(p.get("name") == "format" for p in query):
+            statuses.append("404")  # DRF's answer to an unknown ?format too
         if unsafe:
             statuses += ["409", "413"]
+        if unsafe and self.get_request_serializer() is not None:
+            statuses.append("415")
         if getattr(self.view, "throttle_classes", None):
             statuses.append("429")
         return statuses
@@ -74,8 +91,8 @@ class AutoSchema(SpectacularAutoSchema):
         responses: dict[str, Any] = super()._get_response_bodies(direction)  # type: ignore[no-untyped-call]
         for code in self.error_statuses():
             if code not in responses:
-                error = OpenApiResponse(ErrorSerializer, description=ERRORS[code])
+                error = error_response(int(code))
                 responses[code] = self._get_response_for_code(  # type: ignore[no-untyped-call]
-                    error, code, direction=direction
+                    error, code, ["application/json"], direction
                 )
         return responses

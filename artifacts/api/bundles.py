@@ -34,6 +34,7 @@ from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.lib.archive import FileDigest, Sha256Hasher
 from artifacts.models import Bundle
@@ -285,6 +286,7 @@ class BundleListApi(APIView):
             200: BundleDetailSerializer,
             201: BundleDetailSerializer,
             422: OpenApiTypes.OBJECT,
+            503: error_response(503),
         },
     )
     def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:

@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Organisation
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
 from artifacts.selectors.bundles import (
     key_organisation_list_for,
@@ -102,7 +103,7 @@ class SigningKeyListApi(APIView):
     @extend_schema(
         operation_id="signing_key_register",
         request=InputSerializer,
-        responses={201: SigningKeyOutputSerializer},
+        responses={201: SigningKeyOutputSerializer, 404: error_response(404)},
     )
     def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -154,7 +155,7 @@ class AllowedSignersApi(APIView):
     @extend_schema(
         operation_id="signing_key_allowed_signers",
         parameters=[ORGANISATION_PARAMETER],
-        responses={(200, "text/plain"): OpenApiTypes.STR},
+        responses={(200, "text/plain"): OpenApiTypes.STR, 404: error_response(404)},
     )
     def get(self, request: Request) -> HttpResponse:
         slug = request.query_params.get("organisation")

@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.schema import error_response
 from artifacts.api.keys import PlainTextRenderer
 from artifacts.lib.transparency.keyfile import LogKeyError
 from artifacts.selectors.log import (
@@ -84,7 +85,7 @@ class LogCheckpointApi(APIView):
 
     @extend_schema(
         operation_id="log_checkpoint",
-        responses={(200, "text/plain"): OpenApiTypes.STR},
+        responses={(200, "text/plain"): OpenApiTypes.STR, 503: error_response(503)},
     )
     def get(self, request: Request) -> HttpResponse:
         checkpoint = checkpoint_latest()
@@ -101,7 +102,8 @@ class LogKeyApi(APIView):
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
     @extend_schema(
-        operation_id="log_key", responses={(200, "text/plain"): OpenApiTypes.STR}
+        operation_id="log_key",
+        responses={(200, "text/plain"): OpenApiTypes.STR, 503: error_response(503)},
     )
     def get(self, request: Request) -> HttpResponse:
         with _log_guard():
@@ -128,7 +130,7 @@ class LogInclusionProofApi(APIView):
     @extend_schema(
         operation_id="log_inclusion_proof",
         parameters=[InputSerializer],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, 503: error_response(503)},
     )
     def get(self, request: Request) -> Response:
         query = self.InputSerializer(data=request.query_params)
@@ -164,7 +166,7 @@ class LogConsistencyProofApi(APIView):
     @extend_schema(
         operation_id="log_consistency_proof",
         parameters=[InputSerializer],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, 503: error_response(503)},
     )
     def get(self, request: Request) -> Response:
         query = self.InputSerializer(data=request.query_params)

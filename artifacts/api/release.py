@@ -18,11 +18,13 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from artifacts.api.escrow import ZipRenderer
 from artifacts.models import Release
 from artifacts.permissions import (
@@ -139,7 +141,7 @@ class ReleaseListApi(APIView):
     @extend_schema(
         operation_id="escrow_release_request",
         request=InputSerializer,
-        responses={201: ReleaseDetailSerializer},
+        responses={201: ReleaseDetailSerializer, 404: error_response(404)},
     )
     def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -293,7 +295,9 @@ class ReleasePackageApi(APIView):
     """The released deposits as a zip (certificate.json, blobs/<sha256>), for
     the buyer organisation; each download is logged and audited."""
 
-    renderer_classes = [ZipRenderer]
+    # JSON first: an error (404) is a JSON body and says so, as for the evidence
+    # package; the zip itself is streamed, never rendered.
+    renderer_classes = [JSONRenderer, ZipRenderer]
     http_method_names = ["get", "options"]
 
     @extend_schema(

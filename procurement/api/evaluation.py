@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
     bidding_organisation,
@@ -181,7 +182,8 @@ class ScoreSheetApi(APIView):
         scores = EntrySerializer(many=True, allow_empty=True)
 
     @extend_schema(
-        operation_id="rfp_scores_get", responses={200: SheetOutputSerializer}
+        operation_id="rfp_scores_get",
+        responses={200: SheetOutputSerializer, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
@@ -273,7 +275,10 @@ class ConsensusApi(APIView):
         criteria = CriterionSerializer(many=True)
         rows = RowSerializer(many=True)
 
-    @extend_schema(operation_id="rfp_consensus", responses={200: OutputSerializer})
+    @extend_schema(
+        operation_id="rfp_consensus",
+        responses={200: OutputSerializer, 409: error_response(409)},
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = require_opened(buyer_side_rfp(request, rfp_id))
         visibility = consensus_visibility(request.user, rfp)
@@ -309,7 +314,10 @@ class ComparisonApi(APIView):
     vendors with rank, weighted total and consensus means (only when the caller may
     see scores), completeness, claimed metrics and TCO; every number with its unit."""
 
-    @extend_schema(operation_id="rfp_comparison", responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="rfp_comparison",
+        responses={200: OpenApiTypes.OBJECT, 409: error_response(409)},
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = require_opened(buyer_side_rfp(request, rfp_id))
         return Response(comparison_json(comparison_for(request.user, rfp)))
@@ -323,7 +331,8 @@ class ComparisonCsvApi(APIView):
     @extend_schema(
         operation_id="rfp_comparison_csv",
         responses={
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV")
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV"),
+            409: error_response(409),
         },
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> HttpResponse:

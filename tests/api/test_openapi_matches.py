@@ -82,3 +82,35 @@ def test_error_answers_are_documented_with_the_error_shape(world: World) -> None
 
     assert response.status_code == 400
     assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "code"),
+    [
+        (
+            "/api/v1/escrow/releases/00000000-0000-0000-0000-000000000000/package/"
+            "?format=zip",
+            404,
+            "not_found",
+        ),
+        (
+            "/api/v1/rfps/00000000-0000-0000-0000-000000000000/comparison.csv"
+            "?format=csv",
+            404,
+            "not_found",
+        ),
+        (
+            "/api/v1/signing-keys/allowed_signers?format=txt&organisation=nowhere",
+            403,
+            "permission_denied",
+        ),
+    ],
+)
+def test_an_error_is_json_whatever_format_was_asked(
+    world: World, url: str, status: int, code: str
+) -> None:
+    response = _client(world.tokens["buyer"]).get(url)
+
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["code"] == code

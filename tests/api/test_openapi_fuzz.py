@@ -1,0 +1,149 @@
+"""Schemathesis over the whole OpenAPI document, in process (the WSGI app), as a
+buyer and as a vendor: every answer is no server error, has a documented status,
+and matches the schema declared for it.
+
+Bounded and seeded: ``derandomize`` (the same cases every run), ``MAX_EXAMPLES``
+per operation and role, no shrinking (a failure is recorded, not minimised), no
+example database. Unsafe methods run too; they act on the test's own world (its
+path parameters are the world's objects half the time, generated ones else).
+The database plays no part in what is checked, so CI runs it once (on SQLite)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from django.core.wsgi import get_wsgi_application
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode, checks
+from schemathesis.generation.case import Case
+
+from artifacts.models import Deposit
+from tests.api.conftest import World
+from tests.api.openapi import openapi_document
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        os.environ.get("REPROGATE_TESTS_DATABASE_ONLY") == "1",
+        reason="database-independent: ran in the SQLite pass",
+    ),
+]
+
+MAX_EXAMPLES = 8
+# valid requests, and requests the schema says are wrong (each must be a 4xx)
+MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+]
+
+
+class _ServerErrors(logging.Handler):
+    """The tracebacks of the 500s (``django.request`` logs each one)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.seen.append(logging.Formatter().formatException(record.exc_info))
+
+
+@pytest.fixture
+def server_errors() -> Iterator[_ServerErrors]:
+    handler = _ServerErrors()
+    logger = logging.getLogger("django.request")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)
+
+
+def _known_ids(world: World) -> dict[str, str]:
+    run = world.campaign.runs.order_by("pk").first()
+    ids = {
+        "rfp_id": world.rfp.public_id,
+        "bundle_id": world.bundle.public_id,
+        "campaign_id": world.campaign.public_id,
+        "deposit_id": Deposit.objects.get(bundle=world.bundle).public_id,
+        "run_id": run.public_id if run else None,
+    }
+    return {name: str(value) for name, value in ids.items() if value is not None}
+
+
+def _failure_lines(error: BaseException) -> list[str]:
+    """One line per failed check: its title and the start of its message."""
+    found = getattr(error, "exceptions", None) or [error]
+    return [" ".join(str(failure).split())[:300] for failure in found]
+
+
+def _fuzz(
+    operation: Any,
+    token: str,
+    known: dict[str, str],
+    failures: dict[str, set[str]],
+    reports: list[str],
+) -> None:
+    names = {p.name for p in operation.path_parameters}
+    fixed = {name: value for name, value in known.items() if name in names}
+    strategies = [
+        operation.as_strategy(mode, **({"path_parameters": fixed} if ids else {}))
+        for mode in MODES
+        for ids in ([False, True] if fixed else [False])
+    ]
+    strategy = st.one_of(*strategies)
+
+    @given(case=strategy)
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case: Case) -> None:
+        headers = {"Authorization": f"Token {token}"}
+        response = case.call(headers=headers)
+        try:
+            case.validate_response(response, checks=CHECKS, headers=headers)
+        except (AssertionError, BaseExceptionGroup) as error:  # per operation
+            lines = failures.setdefault(operation.label, set())
+            if not lines:  # the first failure's whole report (its curl command)
+                reports.append(str(error))
+            lines.update(_failure_lines(error))
+
+    run()
+
+
+def test_every_operation_answers_as_documented(
+    world: World, settings: Any, server_errors: _ServerErrors
+) -> None:
+    settings.ALLOWED_HOSTS = ["localhost", "testserver"]
+    schema = schemathesis.openapi.from_dict(openapi_document())
+    schema.app = get_wsgi_application()
+    known = _known_ids(world)
+    failures: dict[str, set[str]] = {}
+    reports: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+
+    for role in ("buyer", "vendor"):
+        for operation in operations:
+            _fuzz(operation, world.tokens[role], known, failures, reports)
+
+    report = "\n".join(
+        f"{label}: {line}"
+        for label, lines in sorted(failures.items())
+        for line in lines
+    )
+    print(report, *reports, *server_errors.seen[:5], sep="\n")
+    assert len(operations) > 80
+    assert failures == {}
