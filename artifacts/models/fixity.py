@@ -60,7 +60,8 @@ class FixityRun(_Immutable):
         return f"fixity run {self.started_at:%Y-%m-%d %H:%M} ({self.findings_count})"
 
     @property
-    def clean(self) -> bool:
+    def intact(self) -> bool:
+        """No finding (not ``clean``: that is Model.clean, which full_clean calls)."""
         return self.findings_count == 0
 
 

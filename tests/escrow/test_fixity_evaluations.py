@@ -67,7 +67,7 @@ def test_a_real_evaluation_leaves_escrow_verify_intact(
 
     call_command("escrow_verify", stdout=out)  # raises on any finding
 
-    assert FixityRun.objects.get().clean, out.getvalue()
+    assert FixityRun.objects.get().intact, out.getvalue()
     assert "Escrow is intact" in out.getvalue()
     assert list(evaluation_findings()) == []
 

@@ -160,7 +160,7 @@ def test_escrow_verify_finds_nothing_in_every_kind(every_kind: Deposit) -> None:
     call_command("escrow_verify", stdout=out)  # raises on any finding
 
     run = FixityRun.objects.get()
-    assert run.clean, out.getvalue()
+    assert run.intact, out.getvalue()
     assert run.deposits_checked == len(Deposit.Kind.values)
     assert run.events_checked == EscrowEvent.objects.count()
     assert "Escrow is intact" in out.getvalue()

@@ -43,7 +43,7 @@ def _kinds() -> set[str]:
         raised = error
     run = FixityRun.objects.order_by("-started_at", "-id").first()
     assert run is not None
-    assert (raised is None) == run.clean
+    assert (raised is None) == run.intact
     assert raised is None or raised.returncode == 1
     return set(run.findings.values_list("kind", flat=True))
 

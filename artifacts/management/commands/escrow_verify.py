@@ -30,7 +30,7 @@ class Command(BaseCommand):
         )
         for finding in run.findings.order_by("id"):
             self.stdout.write(f"{finding.kind}  {finding.subject}: {finding.detail}")
-        if not run.clean:
+        if not run.intact:
             raise CommandError(
                 f"{run.findings_count} finding(s): escrow is not intact "
                 f"(run {run.public_id}).",
