@@ -10,7 +10,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 pytestmark = pytest.mark.django_db
 
-ERROR = {"$ref": "#/components/schemas/GatesError"}
+ERROR = {"$ref": "#/components/schemas/Error"}
 OPERATIONS = {
     ("/api/v1/rfps/{rfp_id}/gate-board/", "get"): {401, 404},
     ("/api/v1/evaluations/{evaluation_id}/", "get"): {401, 404},
@@ -48,10 +48,10 @@ def test_operation_documents_its_errors_in_the_error_shape(
 
 
 def test_error_shape_has_code_message_and_problems(schema: dict[str, Any]) -> None:
-    shape = schema["components"]["schemas"]["GatesError"]
+    shape = schema["components"]["schemas"]["Error"]
 
     assert set(shape["required"]) == {"code", "message", "problems"}
-    problem = schema["components"]["schemas"]["GatesProblem"]
+    problem = schema["components"]["schemas"]["Problem"]
     assert set(problem["properties"]) == {"code", "message", "path"}
 
 
