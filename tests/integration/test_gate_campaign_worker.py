@@ -52,9 +52,9 @@ def redis_url() -> Iterator[str]:
 
 
 def test_an_inconclusive_gate_is_topped_up_and_passes_on_the_worker(
-    world: dict[str, Any], start_worker: Callable[[str, str], Worker], var_dir: Path
+    world: dict[str, Any], start_worker: Callable[..., Worker], var_dir: Path
 ) -> None:
-    worker = start_worker(f"g1-{SUFFIX}", f"{POOL_A},celery")  # -Q pool.<a>,celery
+    worker = start_worker(f"g1-{SUFFIX}", POOL_A, "celery")  # -Q pool.<a>,celery
     bundle = runner_it._bundle(
         world, var_dir, f"RFP-IG-{SUFFIX[:6].upper()}", GOOD_HARNESS, SCENARIOS
     )

@@ -166,15 +166,17 @@ def _worker_env(url: str, var_dir: Path, redis_url: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def start_worker(
     shared_database: str, var_dir: Path, redis_url: str
-) -> Iterator[Callable[[str, str], Worker]]:
-    """``start_worker(name, pool)``: a runner worker process consuming pool.<pool>."""
+) -> Iterator[Callable[..., Worker]]:
+    """``start_worker(name, pool, *also)``: a runner worker process consuming
+    pool.<pool> (and the queues ``also`` names)."""
     started: list[Worker] = []
     env = _worker_env(shared_database, var_dir, redis_url)
 
-    def launch(name: str, pool: str) -> Worker:
+    def launch(name: str, pool: str, *also: str) -> Worker:
         log = var_dir / f"{name}.log"
+        queues = ",".join((pool_queue(pool), *also))
         command = [str(CELERY_BIN), "-A", "config", "worker", "--pool", "solo"]
-        command += ["--concurrency", "1", "-Q", pool_queue(pool), "-n", f"{name}@%h"]
+        command += ["--concurrency", "1", "-Q", queues, "-n", f"{name}@%h"]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         with log.open("wb") as out:
             process = subprocess.Popen(
