@@ -1,9 +1,16 @@
 from __future__ import annotations
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from accounts.api import ApiSchemaApi, AuthTokenObtainApi, MeApi
+from config.headers import csp_update
+
+# Swagger UI: its init script is a second request (the split view), so scripts stay
+# 'self'; its page template carries a <style> element.
+_api_docs = csp_update(style_src=["'self'", "'unsafe-inline'"])(
+    SpectacularSwaggerSplitView.as_view(url_name="api-schema")
+)
 
 urlpatterns = [
     path("auth/token/", AuthTokenObtainApi.as_view(), name="auth-token"),
@@ -13,7 +20,5 @@ urlpatterns = [
     path("", include("benchmarks.api")),
     path("", include("gates.api.urls")),
     path("schema/", ApiSchemaApi.as_view(), name="api-schema"),
-    path(
-        "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"
-    ),
+    path("docs/", _api_docs, name="api-docs"),
 ]

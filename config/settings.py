@@ -87,6 +87,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.headers.SecurityHeadersMiddleware",  # before WhiteNoise: static files too
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "accounts.middleware.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -363,6 +364,50 @@ CSRF_COOKIE_SECURE = not _LOCAL
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Content-Security-Policy of every response (config.headers): local assets only, no
+# inline script (htmx, Plotly and the pages' scripts are static files), no eval.
+# Style attributes stay allowed, <style> elements not: a few templates set one-off
+# layout and the bundle tree's indentation (--depth) in attributes; an attribute
+# runs no script and loads nothing. Plotly's own styles are a file
+# (config/plotly_css.py); Swagger UI's page has its own policy (config/api_urls.py).
+REPROGATE_CSP: dict[str, list[str]] = {
+    "default-src": ["'none'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "style-src-attr": ["'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "font-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+    "base-uri": ["'none'"],
+    "object-src": ["'none'"],
+}
+# Browser features no page uses, denied to the site and anything it could embed.
+REPROGATE_PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "autoplay",
+        "browsing-topics",
+        "camera",
+        "display-capture",
+        "encrypted-media",
+        "geolocation",
+        "gyroscope",
+        "hid",
+        "idle-detection",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "publickey-credentials-get",
+        "screen-wake-lock",
+        "serial",
+        "usb",
+        "xr-spatial-tracking",
+    )
+}
 # /healthz is probed over plain HTTP by load balancers and the runner hosts.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client,
@@ -395,7 +440,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "accounts.api_errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
     # DRF's own client address never reads X-Forwarded-For; the login throttle
     # uses accounts.throttle.client_address (REPROGATE_TRUSTED_PROXIES).
