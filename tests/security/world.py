@@ -143,7 +143,6 @@ def foreign_world(directory: Path) -> World:
         question="Umbrella question about NVMe-oF?",
         answered=True,
     )
-    opened_bid = Bid.objects.filter(rfp=opened, vendor_organisation=zenith).first()
     award_to(opened, zenith, ubuyer)
     opened_bid = Bid.objects.get(rfp=opened, vendor_organisation=zenith)
     release = request_breach(opened, ubuyer)
@@ -197,7 +196,6 @@ def foreign_world(directory: Path) -> World:
         "sealed_rfp_id": str(sealed.public_id),
         "sealed_bid_id": str(sealed_bid.public_id),
         "sealed_bundle_id": str(sealed_bundle.public_id),
-        "draft_rfp_id": str(draft.public_id),
         # The admin's object ids: the opened RFP's row.
         "object_id": str(opened.pk),
         "content_type_id": "1",
