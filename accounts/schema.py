@@ -70,7 +70,7 @@ class AutoSchema(SpectacularAutoSchema):
         )
         query = [
             parameter
-            for parameter in self._get_parameters()  # type: ignore[no-untyped-call]
+            for parameter in self._get_parameters()
             if parameter.get("in") == "query"
         ]
         if unsafe or query:
@@ -88,11 +88,11 @@ class AutoSchema(SpectacularAutoSchema):
         return statuses
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
-        responses: dict[str, Any] = super()._get_response_bodies(direction)  # type: ignore[no-untyped-call]
+        responses: dict[str, Any] = super()._get_response_bodies(direction)
         for code in self.error_statuses():
             if code not in responses:
                 error = error_response(int(code))
-                responses[code] = self._get_response_for_code(  # type: ignore[no-untyped-call]
+                responses[code] = self._get_response_for_code(
                     error, code, ["application/json"], direction
                 )
         return responses
