@@ -262,6 +262,13 @@ PATTERNS: dict[str, Rule] = {
     "admin/*": ADMIN,
 }
 
+# Query strings for the routes that take their parameters there (the log's proofs:
+# the other organisation's deposits are the log's first entries).
+QUERIES: dict[str, str] = {
+    "log-inclusion": "index=0&size=2",
+    "log-consistency": "first=1&second=2",
+}
+
 # Parameters that name another object on some routes than their usual one.
 PARAMETERS: dict[tuple[str, str], str] = {
     ("artifacts:fixity_run", "run_id"): "fixity_run_id",

@@ -36,7 +36,9 @@ class Route:
     unsafe: tuple[str, ...] = ("post",)
     module: str = ""  # the view's module: routes are checked for writes by module
 
-    def url(self, ids: dict[str, str]) -> str:
+    def url(self, ids: dict[str, str], query: str = "") -> str:
+        if query:
+            return f"{self.url(ids)}?{query}"
         if self.named:
             return reverse(self.key, kwargs={name: ids[name] for name in self.params})
 
