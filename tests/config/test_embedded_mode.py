@@ -24,9 +24,13 @@ from django.core.management import call_command
 
 from config.staticfinders import VERSIONED
 from procurement.models import Rfp
+from tests.config.scripts_support import (  # noqa: F401 - the fixture
+    MANAGE,
+    PROJECT_DIR,
+    _venv_up_to_date,
+    bare_env,
+)
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-MANAGE = PROJECT_DIR / "scripts" / "manage"
 # A password in a URL the embedded processes have in their environment: a debug
 # page would print it (Django hides settings named *PASS*/*KEY*, not URLs).
 CANARY = "canary-pw-4f1c9e"
@@ -38,22 +42,6 @@ SHOW = (
     "','.join(s.ALLOWED_HOSTS), s.STORAGES['staticfiles']['BACKEND'], "
     "hashlib.sha256(s.SECRET_KEY.encode()).hexdigest())"
 )
-
-
-@pytest.fixture(autouse=True)
-def _venv_up_to_date() -> None:
-    """scripts/_venv.sh would reinstall the virtualenv: never from a test."""
-    stamp = PROJECT_DIR / ".venv" / ".reprogate-installed"
-    want = hashlib.sha256((PROJECT_DIR / "pyproject.toml").read_bytes()).hexdigest()
-    if not stamp.is_file() or stamp.read_text().strip() != want:
-        pytest.skip(".venv is not installed from the current pyproject.toml")
-
-
-def bare_env(**extra: str) -> dict[str, str]:
-    """What a new shell has: no DJANGO_* or REPROGATE_* variable at all."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
-    env.update(extra)
-    return env
 
 
 def show(env: dict[str, str]) -> list[str]:

@@ -4,36 +4,21 @@ REPROGATE_HOST/PORT."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import subprocess
 from pathlib import Path
 
-import pytest
+from tests.config.scripts_support import (  # noqa: F401 - the fixture
+    MANAGE,
+    PROJECT_DIR,
+    _venv_up_to_date,
+    bare_env,
+)
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-MANAGE = PROJECT_DIR / "scripts" / "manage"
 SHOW = (
     "from django.conf import settings; "
     "print(settings.DEBUG, settings.VAR_DIR, settings.REPROGATE_SITE_URL, "
     "settings.REPROGATE_EMBEDDED)"
 )
-
-
-@pytest.fixture(autouse=True)
-def _venv_up_to_date() -> None:
-    """scripts/_venv.sh would reinstall the virtualenv: never from a test."""
-    stamp = PROJECT_DIR / ".venv" / ".reprogate-installed"
-    want = hashlib.sha256((PROJECT_DIR / "pyproject.toml").read_bytes()).hexdigest()
-    if not stamp.is_file() or stamp.read_text().strip() != want:
-        pytest.skip(".venv is not installed from the current pyproject.toml")
-
-
-def bare_env(**extra: str) -> dict[str, str]:
-    """What a new shell has: no DJANGO_* or REPROGATE_* variable at all."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
-    env.update(extra)
-    return env
 
 
 def manage(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
