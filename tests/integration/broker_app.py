@@ -42,12 +42,21 @@ LEDGER_SCHEMA = (
 )
 
 
-def ledger(path: str) -> sqlite3.Connection:
+def ledger_create(path: str) -> None:
+    """Made once, before any worker starts: switching the journal mode takes a
+    lock that no busy timeout waits for, so two pool processes doing it at once
+    could fail a task with ``database is locked``."""
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    for statement in LEDGER_SCHEMA:
-        conn.execute(statement)
-    return conn
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")  # kept by the file
+        for statement in LEDGER_SCHEMA:
+            conn.execute(statement)
+    finally:
+        conn.close()
+
+
+def ledger(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 
 @app.task(name="broker_test.record")

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.broker_app import ledger_create
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -47,6 +49,7 @@ class Lab:
         # No Django in these processes (Celery's Django fix-up would set it up).
         for name in ("CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"):
             self.env.pop(name, None)
+        ledger_create(str(self.ledger))
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         log = self.root / f"worker-{len(self.workers)}.log"
