@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from artifacts.lib.canonical import canonical_json
 from artifacts.lib.evidence.layout import (
     ALLOWED_SIGNERS,
     CHECKPOINT,
@@ -23,7 +24,6 @@ from artifacts.lib.evidence.layout import (
     LOG_KEY,
     README,
     blob_name,
-    canonical_json,
 )
 from artifacts.lib.evidence.zipstream import Member, bytes_member, stream_zip
 from artifacts.models import Blob, Bundle, Deposit, EscrowEvent

@@ -7,12 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from artifacts.lib.evidence.layout import (
-    DEPOSIT_SCHEMA,
-    EVENT_SCHEMA,
-    canonical_json,
-    format_time,
-)
+from artifacts.lib.canonical import canonical_json
+from artifacts.lib.evidence.layout import DEPOSIT_SCHEMA, EVENT_SCHEMA, format_time
 from artifacts.models import Blob, Deposit, EscrowEvent
 
 

@@ -1,5 +1,5 @@
 """The release certificate: what was released, to whom, why, who approved and
-when, as canonical JSON (``artifacts.lib.evidence.layout.canonical_json``).
+when, as canonical JSON (``artifacts.lib.canonical``).
 
 It lists every released deposit with its log index, leaf hash and the blobs
 its logged leaf names (SHA-256 and size), then every released digest once.
@@ -14,7 +14,8 @@ import json
 from datetime import datetime
 from typing import Any, Final
 
-from artifacts.lib.evidence.layout import canonical_json, format_time
+from artifacts.lib.canonical import canonical_json
+from artifacts.lib.evidence.layout import format_time
 from artifacts.models import Deposit, Release, ReleaseStep
 from artifacts.selectors.log import log_origin
 

@@ -93,7 +93,7 @@ Gate
 
 from __future__ import annotations
 
-from gates.engine.documents import canonical_json, evaluation_bytes, load_json
+from gates.engine.documents import evaluation_bytes, load_json
 from gates.engine.evaluate import evaluate_plan, limit_of
 from gates.engine.validate import (
     InvalidDocument,
@@ -105,7 +105,6 @@ from gates.engine.validate import (
 __all__ = [
     "InvalidDocument",
     "Problem",
-    "canonical_json",
     "evaluate_plan",
     "evaluation_bytes",
     "limit_of",

@@ -12,20 +12,11 @@ import hashlib
 import json
 from typing import Any, Final
 
+from artifacts.lib.canonical import canonical_json
+
 PLAN_SCHEMA: Final = "reprogate.gate-plan/v1"
 RESULTS_SCHEMA: Final = "reprogate.results/v1"
 EVALUATION_SCHEMA: Final = "reprogate.evaluation/v1"
-
-
-def canonical_json(value: Any) -> bytes:
-    """``value`` as canonical JSON bytes (raises ``ValueError`` on NaN/inf)."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode("utf-8")
 
 
 def sha256_hex(value: Any) -> str:

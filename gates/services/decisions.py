@@ -34,9 +34,9 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import Role
 from accounts.notifications import notify_users
 from accounts.selectors import user_list_in
+from artifacts.lib.canonical import canonical_json
 from artifacts.lib.evidence.layout import format_time
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
-from gates.engine.documents import canonical_json
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import DECISION_TRANSITIONS, Decision, GatePlan
 from gates.selectors.decisions import gate_state

@@ -18,12 +18,13 @@ from django.db import transaction
 
 from accounts import clock
 from accounts.audit import audit_record
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
 from benchmarks.models import Campaign
-from gates.engine.documents import canonical_json, evaluation_bytes
+from gates.engine.documents import evaluation_bytes
 from gates.engine.evaluate import evaluate_plan
 from gates.engine.validate import InvalidDocument
 from gates.exceptions import GatesConflict, GatesError, engine_problems

@@ -22,8 +22,9 @@ from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
-from gates.engine.documents import canonical_json, load_json, sha256_hex
+from gates.engine.documents import load_json, sha256_hex
 from gates.engine.validate import plan_problems
 from gates.exceptions import GatesConflict, GatesError, engine_problems
 from gates.models import PLAN_TRANSITIONS, GatePlan

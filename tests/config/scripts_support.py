@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,19 @@ def bare_env(**extra: str) -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
     env.update(extra)
     return env
+
+
+def run_in_project(
+    command: list[str], env: dict[str, str], *, cwd: Path = PROJECT_DIR
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run in the project folder (or ``cwd``) with exactly ``env``,
+    its output captured as text; never raises on a failing status."""
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.config.scripts_support import run_in_project
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROBE = (
     "import django; django.setup()\n"
@@ -37,15 +39,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_in_project([sys.executable, *args], env)
 
 
 def test_the_embedded_default_is_the_sqlite_broker_under_the_var_dir(

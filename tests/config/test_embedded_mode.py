@@ -29,6 +29,7 @@ from tests.config.scripts_support import (  # noqa: F401 - the fixture
     PROJECT_DIR,
     _venv_up_to_date,
     bare_env,
+    run_in_project,
 )
 
 # A password in a URL the embedded processes have in their environment: a debug
@@ -45,15 +46,7 @@ SHOW = (
 
 
 def show(env: dict[str, str]) -> list[str]:
-    result = subprocess.run(
-        [str(MANAGE), "shell", "-v", "0", "-c", SHOW],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_in_project([str(MANAGE), "shell", "-v", "0", "-c", SHOW], env)
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from config.env import EXIT_MISCONFIGURED, env_origin
+from tests.config.scripts_support import run_in_project
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CELERY = str(Path(sys.executable).with_name("celery"))
@@ -55,15 +56,7 @@ def base_env(tmp_path: Path) -> dict[str, str]:
 
 
 def run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command,
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_in_project(command, env)
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))

@@ -12,6 +12,7 @@ from tests.config.scripts_support import (  # noqa: F401 - the fixture
     PROJECT_DIR,
     _venv_up_to_date,
     bare_env,
+    run_in_project,
 )
 
 SHOW = (
@@ -22,15 +23,7 @@ SHOW = (
 
 
 def manage(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(MANAGE), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_in_project([str(MANAGE), *args], env, cwd=cwd)
 
 
 def test_scripts_manage_runs_a_command_with_no_environment(tmp_path: Path) -> None:

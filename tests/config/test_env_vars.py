@@ -19,7 +19,6 @@ import ast
 import os
 import re
 import secrets
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import django.conf.global_settings
 import pytest
+
+from tests.config.scripts_support import run_in_project
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ("config", "accounts", "procurement", "artifacts", "benchmarks", "gates")
@@ -252,14 +253,9 @@ def test_every_value_in_the_env_example_is_accepted(tmp_path: Path) -> None:
     env.update(example, REPROGATE_VAR_DIR=str(tmp_path / "var"))
     env["DJANGO_SECRET_KEY"] = secrets.token_urlsafe(45)
 
-    result = subprocess.run(
+    result = run_in_project(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        env,
     )
 
     assert result.returncode == 0, result.stderr

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.config.scripts_support import run_in_project
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -30,15 +32,7 @@ def base_env(tmp_path: Path) -> dict[str, str]:
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_in_project([sys.executable, "manage.py", *args], env)
 
 
 def test_check_passes_with_the_test_environment(base_env: dict[str, str]) -> None:

@@ -17,7 +17,8 @@ from django.db.models import ProtectedError
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import AuditEvent, Organisation
 from artifacts.conf import add_years
-from artifacts.lib.evidence.layout import canonical_json, parse_time
+from artifacts.lib.canonical import canonical_json
+from artifacts.lib.evidence.layout import parse_time
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob
 from artifacts.models.bundles import BlobIsImmutable
 from artifacts.models.escrow import EscrowIsImmutable

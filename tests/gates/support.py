@@ -16,9 +16,10 @@ import pytest
 
 from accounts import clock
 from accounts.models import Organisation
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run
-from gates.engine.documents import canonical_json, sha256_hex
+from gates.engine.documents import sha256_hex
 from gates.models import Evaluation, GatePlan
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp

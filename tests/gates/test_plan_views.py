@@ -16,8 +16,8 @@ from django.urls import reverse
 
 from accounts.exceptions import Problem
 from accounts.models import Organisation
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
-from gates.engine.documents import canonical_json
 from gates.forms.plans import CriterionRow, GateRow, PlanEditor, attach_problems
 from gates.models import GatePlan
 from gates.services.plans import plan_new_version

@@ -199,9 +199,10 @@ def _tender(
 
     from accounts import clock
     from accounts.models import Membership, Organisation, Role
+    from artifacts.lib.canonical import canonical_json
     from artifacts.models import Blob, Bundle
     from benchmarks.models import Campaign, LabPool
-    from gates.engine.documents import canonical_json, evaluation_bytes, sha256_hex
+    from gates.engine.documents import evaluation_bytes, sha256_hex
     from gates.models import Decision, Evaluation, GatePlan, RetestObligation
     from procurement.models import Rfp
 

@@ -17,9 +17,8 @@ Escrow events (legal hold, retention, evidence downloads) are logged as
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 EVIDENCE_SCHEMA: Final = "reprogate.evidence/v1"
 DEPOSIT_SCHEMA: Final = "reprogate.deposit/v1"
@@ -33,17 +32,6 @@ ALLOWED_SIGNERS: Final = "keys/allowed_signers"
 README: Final = "README.txt"
 
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def canonical_json(value: Any) -> bytes:
-    """UTF-8, keys sorted, no insignificant whitespace, no NaN."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode("utf-8")
 
 
 def format_time(moment: datetime) -> str:

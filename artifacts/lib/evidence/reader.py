@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+from artifacts.lib.canonical import canonical_json
 from artifacts.lib.evidence.layout import (
     ALLOWED_SIGNERS,
     BLOBS_DIR,
@@ -26,7 +27,6 @@ from artifacts.lib.evidence.layout import (
     EVIDENCE_SCHEMA,
     LOG_KEY,
     README,
-    canonical_json,
 )
 
 REQUIRED: Final = (EVIDENCE_JSON, CHECKPOINT, LOG_KEY, ALLOWED_SIGNERS, README)

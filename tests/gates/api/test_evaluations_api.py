@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gates.engine.documents import canonical_json
+from artifacts.lib.canonical import canonical_json
 from gates.models import Evaluation, GatePlan
 from tests.gates.api.support import GATE, PASSING, api
 from tests.gates.support import finish_runs

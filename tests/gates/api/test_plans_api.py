@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
-from gates.engine.documents import canonical_json
 from gates.models import GatePlan
 from gates.services.plans import MAX_IMPORT_BYTES, plan_import
 from procurement.models import Rfp

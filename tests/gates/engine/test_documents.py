@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gates.engine import canonical_json, evaluate_plan, evaluation_bytes, load_json
+from artifacts.lib.canonical import canonical_json
+from gates.engine import evaluate_plan, evaluation_bytes, load_json
 from tests.gates.engine.support import criterion, evaluate, plan, results, values
 
 ROOT = Path(__file__).resolve().parents[3]

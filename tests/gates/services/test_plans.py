@@ -14,8 +14,8 @@ from django.contrib.contenttypes.models import ContentType
 
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Organisation
+from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
-from gates.engine.documents import canonical_json
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import GatePlan
 from gates.selectors.plans import plan_current, plan_draft, plan_export
