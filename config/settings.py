@@ -278,6 +278,30 @@ REPROGATE_LOG_MAX_LEAF_BYTES = env_int(
     "REPROGATE_LOG_MAX_LEAF_BYTES", default=16 * MiB, minimum=1
 )
 
+# --- Signed reports (docs/reports.md) -------------------------------------------------
+# The reports' PAdES signer: a directory the installation's report CA, signing
+# certificate and key are created in on first use (kept: never regenerated once
+# reports exist), unless REPROGATE_REPORT_SIGNER names the installation's own
+# certificate: a PKCS#12 file, or a PEM certificate chain whose key is in
+# REPROGATE_REPORT_SIGNER_KEY (both optionally protected by the password).
+REPROGATE_REPORT_KEYS_DIR = env_str(
+    "REPROGATE_REPORT_KEYS_DIR", str(VAR_DIR / "keys" / "reports")
+)
+REPROGATE_REPORT_SIGNER = env_str("REPROGATE_REPORT_SIGNER", "")
+REPROGATE_REPORT_SIGNER_KEY = env_str("REPROGATE_REPORT_SIGNER_KEY", "")
+REPROGATE_REPORT_SIGNER_PASSWORD = env_secret(
+    "REPROGATE_REPORT_SIGNER_PASSWORD", default=""
+)
+# An RFC 3161 time-stamping authority: every report signature carries its token
+# when set (empty: signed without a timestamp).
+REPROGATE_REPORT_TSA_URL = env_str("REPROGATE_REPORT_TSA_URL", "")
+# The installation's Ed25519 key that signs each report's in-toto statement (DSSE);
+# its public key is served at /api/v1/reports/key and in every evidence package.
+REPROGATE_REPORT_STATEMENT_KEY_PATH = env_str(
+    "REPROGATE_REPORT_STATEMENT_KEY_PATH",
+    str(VAR_DIR / "keys" / "reports" / "statement.pem"),
+)
+
 # --- Escrow (docs/architecture.md) ----------------------------------------------------
 # Deposits are kept this many years when the contract terms name no period.
 ESCROW_RETENTION_YEARS = env_int("ESCROW_RETENTION_YEARS", default=10, minimum=1)

@@ -1,6 +1,6 @@
 """The gates app's rows: plans (versioned, frozen), evaluations (the three §6
 documents byte-exact, one escrow deposit each, one row per criterion for the
-board and the history), decisions and re-test obligations."""
+board and the history), decisions, re-test obligations and signed reports."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ from gates.models.decisions import DECISION_TRANSITIONS, Decision
 from gates.models.evaluations import CriterionResult, Evaluation, GateCampaign
 from gates.models.obligations import OBLIGATION_TRANSITIONS, RetestObligation
 from gates.models.plans import PLAN_TRANSITIONS, GatePlan
+from gates.models.reports import REPORT_TRANSITIONS, Report
 
 __all__ = [
     "DECISION_TRANSITIONS",
     "OBLIGATION_TRANSITIONS",
     "PLAN_TRANSITIONS",
+    "REPORT_TRANSITIONS",
     "CriterionResult",
     "Decision",
     "Evaluation",
     "GateCampaign",
     "GatePlan",
+    "Report",
     "RetestObligation",
 ]
