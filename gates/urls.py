@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gates.views import board, decisions, plans, retests, runs
+from gates.views import board, decisions, plans, reports, retests, runs
 
 app_name = "gates"
 urlpatterns = [
@@ -9,4 +9,5 @@ urlpatterns = [
     *decisions.urlpatterns,
     *retests.urlpatterns,
     *runs.urlpatterns,
+    *reports.urlpatterns,
 ]

@@ -1,9 +1,17 @@
 """The gates API: gate board, evaluations, plans, decisions,
-re-test obligations."""
+re-test obligations, signed reports and evaluation evidence packages."""
 
 from __future__ import annotations
 
-from gates.api import board, decisions, evaluations, obligations, plans
+from gates.api import (
+    board,
+    decisions,
+    evaluations,
+    evidence,
+    obligations,
+    plans,
+    reports,
+)
 
 urlpatterns = [
     *board.urlpatterns,
@@ -11,4 +19,6 @@ urlpatterns = [
     *plans.urlpatterns,
     *decisions.urlpatterns,
     *obligations.urlpatterns,
+    *reports.urlpatterns,
+    *evidence.urlpatterns,
 ]

@@ -1,0 +1,7 @@
+"""Evidence packages of evaluations (being written)."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,7 @@
+"""Signed reports over the API (being written)."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
