@@ -44,9 +44,15 @@ def log_entry_json(index: int, leaf: bytes, proof: Sequence[bytes]) -> dict[str,
     }
 
 
+def bundle_package_filename(bundle: Bundle) -> str:
+    stem = f"{bundle.rfp.reference}-{bundle.organisation.slug}-{bundle.sha256[:12]}"
+    return f"evidence-{stem}.zip"
+
+
 @dataclass(frozen=True)
 class EvidencePackage:
-    bundle: Bundle
+    subject: str  # what the package is of, for the log ("bundle <id>")
+    filename: str
     deposits: list[Deposit]
     receipt: EscrowEvent
     origin: str
@@ -57,27 +63,25 @@ class EvidencePackage:
     readme: bytes
     evidence_json: bytes
     blobs: list[Blob]  # each digest once, in the leaves' order
-
-    @property
-    def filename(self) -> str:
-        bundle = self.bundle
-        stem = f"{bundle.rfp.reference}-{bundle.organisation.slug}-{bundle.sha256[:12]}"
-        return f"evidence-{stem}.zip"
+    # the files beyond the standard layout (bound by the receipt too)
+    extra_files: tuple[tuple[str, bytes], ...] = ()
 
     def members(self) -> Iterator[Member]:
         yield bytes_member(EVIDENCE_JSON, self.evidence_json)
         yield bytes_member(CHECKPOINT, self.checkpoint_note.encode("utf-8"))
         yield bytes_member(LOG_KEY, key_file(self.verifier_key))
         yield bytes_member(ALLOWED_SIGNERS, self.allowed_signers)
+        for name, data in self.extra_files:
+            yield bytes_member(name, data)
         yield bytes_member(README, self.readme)
         for blob in self.blobs:
             try:
                 handle = deposit_blob_open(blob)
             except Exception:
                 logger.exception(
-                    "evidence package of bundle %s: blob %s cannot be read from "
+                    "evidence package of %s: blob %s cannot be read from "
                     "storage and is left out (run manage.py escrow_verify)",
-                    self.bundle.public_id,
+                    self.subject,
                     blob.sha256,
                 )
                 continue

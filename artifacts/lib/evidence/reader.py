@@ -12,6 +12,7 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
@@ -131,8 +132,17 @@ def sha256_of(stream: IO[bytes]) -> tuple[str, int]:
 
 
 class PackageReader:
-    def __init__(self, archive: zipfile.ZipFile, report: EvidenceReport) -> None:
+    """The package's zip; ``files``: the members beyond the standard layout that
+    the verifier's extra checks know (name → size cap), optional here."""
+
+    def __init__(
+        self,
+        archive: zipfile.ZipFile,
+        report: EvidenceReport,
+        files: Mapping[str, int] | None = None,
+    ) -> None:
         self.zip, self.report = archive, report
+        self.limits = {**MAX_SMALL, **(files or {})}
         self.names = [info.filename for info in archive.infolist()]
         self.blobs = {
             match.group(1): name
@@ -146,20 +156,23 @@ class PackageReader:
             if name in seen:
                 self.report.failed(name, "appears twice in the zip")
             seen.add(name)
-            if name not in REQUIRED and not BLOB_RE.fullmatch(name):
+            if name not in self.limits and not BLOB_RE.fullmatch(name):
                 self.report.failed(name, "is not part of an evidence package")
         for name in REQUIRED:
             if name not in seen:
                 self.report.failed(name, "is missing from the package")
 
     def read_small(self, name: str) -> bytes:
+        return self._read_capped(name, self.limits[name])
+
+    def _read_capped(self, name: str, limit: int) -> bytes:
         info = self.zip.getinfo(name)
-        if info.file_size > MAX_SMALL[name]:
-            raise ValueError(f"is larger than {MAX_SMALL[name]} bytes")
+        if info.file_size > limit:
+            raise ValueError(f"is larger than {limit} bytes")
         with self.zip.open(info) as member:
-            data = member.read(MAX_SMALL[name] + 1)
-        if len(data) > MAX_SMALL[name]:
-            raise ValueError(f"is larger than {MAX_SMALL[name]} bytes")
+            data = member.read(limit + 1)
+        if len(data) > limit:
+            raise ValueError(f"is larger than {limit} bytes")
         return data
 
     def read(self, name: str) -> bytes | None:
@@ -171,6 +184,18 @@ class PackageReader:
         except (zipfile.BadZipFile, zlib.error, OSError, ValueError) as error:
             self.report.failed(name, f"cannot be read: {error}")
             return None
+
+    def blob(self, sha256: str, limit: int) -> bytes:
+        """The bytes of ``blobs/<sha256>`` as they are in the zip (not checked
+        against the name: the blob check does that); ValueError saying why
+        they cannot be had (missing, damaged, larger than ``limit``)."""
+        name = self.blobs.get(sha256)
+        if name is None:
+            raise ValueError(f"{BLOBS_DIR}{sha256} is missing")
+        try:
+            return self._read_capped(name, limit)
+        except (zipfile.BadZipFile, zlib.error, OSError, ValueError) as error:
+            raise ValueError(f"{name} cannot be read: {error}") from None
 
     def digest(self, name: str) -> tuple[str, int] | None:
         """The member's SHA-256 and size; None (recorded) if it is damaged."""

@@ -21,10 +21,19 @@ from artifacts.lib.evidence.layout import (
 class ReadmeDeposit:
     leaf_index: int
     kind: str
-    vendor: str
+    vendor: str  # the depositing organisation
     rfp: str
     time: str
     archive_sha256: str  # "" if the deposit is no bundle
+    documents: tuple[tuple[str, str], ...] = ()  # (path, sha256) of named files
+
+
+@dataclass(frozen=True)
+class ReadmeFile:
+    """A file of the package beyond the standard layout, bound by the receipt."""
+
+    name: str
+    description: str
 
 
 def _deposit_lines(deposits: Sequence[ReadmeDeposit]) -> list[str]:
@@ -36,6 +45,7 @@ def _deposit_lines(deposits: Sequence[ReadmeDeposit]) -> list[str]:
         )
         if d.archive_sha256:
             lines.append(f"    archive: {BLOBS_DIR}{d.archive_sha256}")
+        lines += [f"    {path}: {BLOBS_DIR}{sha}" for path, sha in d.documents]
     return lines
 
 
@@ -97,16 +107,27 @@ BY HAND
 
 6. Download receipt. {EVIDENCE_JSON} "download" is this download's own log
    entry (an "evidence.downloaded" escrow event) with its inclusion proof in
-   the same checkpoint; its leaf names the SHA-256 of {README},
-   {ALLOWED_SIGNERS} and {LOG_KEY} as they were sent.
+   the same checkpoint; its leaf's "files" names the SHA-256 of {README},
+   {ALLOWED_SIGNERS}, {LOG_KEY} and every other file listed above but the
+   blobs, as they were sent.
 """
 
 
-def readme_text(*, origin: str, bundle: str, deposits: Sequence[ReadmeDeposit]) -> str:
+def readme_text(
+    *,
+    origin: str,
+    heading: str,
+    deposits: Sequence[ReadmeDeposit],
+    files: Sequence[ReadmeFile] = (),
+    steps: str = "",
+) -> str:
+    """README.txt: ``heading`` says what the package is of ("Bundle <id>");
+    ``files`` and ``steps`` (numbered on from 7) describe what a higher layer
+    adds to the standard layout."""
     head = [
         "REPROGATE EVIDENCE PACKAGE",
         "",
-        f"Bundle {bundle}, escrowed in the transparency log {origin}.",
+        f"{heading}, escrowed in the transparency log {origin}.",
         "Deposits in this package:",
         *_deposit_lines(deposits),
         "",
@@ -116,7 +137,9 @@ def readme_text(*, origin: str, bundle: str, deposits: Sequence[ReadmeDeposit]) 
         f"  {LOG_KEY:22} the log's note verifier key",
         f"  {BLOBS_DIR + '<sha256>':22} every blob the deposits name",
         f"  {ALLOWED_SIGNERS:22} the vendor keys valid at deposit time",
+        *(f"  {f.name:22} {f.description}" for f in files),
         f"  {README:22} this file",
         "",
     ]
-    return "\n".join(head) + "\n" + STEPS
+    text = "\n".join(head) + "\n" + STEPS
+    return text + ("\n" + steps.rstrip("\n") + "\n" if steps else "")

@@ -27,6 +27,15 @@ deposit, and the check goes on):
 The bundle signature is checked by ``artifacts.lib.bundle_verify`` (the same
 code as ``reprogate bundle verify``): the manifest and its signature are read
 from the archive blob itself, never stored beside it.
+
+Packages of other things than a bundle (a gate evaluation's) hold deposits of
+other kinds and a few more files; a higher layer checks those through
+``checks`` (``PackageCheck``: the files it reads and a function given the
+package, its parsed deposit entries and the report), so this library knows
+nothing of them — the gate checks are ``gates.engine.evidence``'s. A check's
+files are optional for the package, but one that is present must be named by
+the download receipt like README.txt (and one the receipt names must be
+present).
 """
 
 from __future__ import annotations
@@ -36,8 +45,9 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -66,7 +76,19 @@ from artifacts.lib.transparency.note import NoteError, open_checkpoint
 
 BOUND_FILES: Final = (README, ALLOWED_SIGNERS, LOG_KEY)  # named by the receipt
 
-__all__ = ["Check", "EvidenceReport", "verify_package"]
+__all__ = ["Check", "EvidenceReport", "PackageCheck", "verify_package"]
+
+
+@dataclass(frozen=True)
+class PackageCheck:
+    """A check beyond this module's: ``run(package, entries, report)`` records
+    its passes and failures on the report (``entries``: every deposit of the
+    package, parsed, whether or not it passed the checks above); ``files``: the
+    members it reads beyond the standard layout, with their size caps."""
+
+    name: str
+    run: Callable[[PackageReader, list[Entry], EvidenceReport], None]
+    files: Mapping[str, int] = field(default_factory=dict)
 
 
 # --- the log -----------------------------------------------------------------------
@@ -265,7 +287,11 @@ def _check_bundle(
 
 
 def _check_receipt(
-    package: PackageReader, receipt: Entry, entries: list[Entry], report: EvidenceReport
+    package: PackageReader,
+    receipt: Entry,
+    entries: list[Entry],
+    report: EvidenceReport,
+    bound: Sequence[str],
 ) -> None:
     record = receipt.record
     if record.get("action") != "evidence.downloaded":
@@ -280,7 +306,9 @@ def _check_receipt(
     if not isinstance(files, dict):
         report.failed(receipt.subject, "names no file digests")
         return
-    for name in BOUND_FILES:
+    for name in sorted(set(files) - set(package.names)):
+        report.failed(str(name), "is missing: the download receipt names it")
+    for name in bound:
         if name not in package.names or (digest := package.digest(name)) is None:
             continue
         if files.get(name) != digest[0]:
@@ -292,21 +320,28 @@ def _check_receipt(
 # --- the whole package ----------------------------------------------------------------
 
 
-def verify_package(path: Path, *, log_key: str | None = None) -> EvidenceReport:
-    """Every check above; ``log_key`` pins the log's verifier key."""
+def verify_package(
+    path: Path, *, log_key: str | None = None, checks: Sequence[PackageCheck] = ()
+) -> EvidenceReport:
+    """Every check above, then each of ``checks``; ``log_key`` pins the log's
+    verifier key."""
     report = EvidenceReport(Path(path))
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
         report.failed(str(path), f"is not a readable zip: {error}")
         return report
+    files = {name: cap for check in checks for name, cap in check.files.items()}
     with archive, suppress(Stop):
-        _verify(PackageReader(archive, report), report, log_key)
+        _verify(PackageReader(archive, report, files), report, log_key, checks)
     return report
 
 
 def _verify(
-    package: PackageReader, report: EvidenceReport, log_key: str | None
+    package: PackageReader,
+    report: EvidenceReport,
+    log_key: str | None,
+    checks: Sequence[PackageCheck],
 ) -> None:
     package.check_names()
     data = package.read(EVIDENCE_JSON)
@@ -332,4 +367,7 @@ def _verify(
         archive = [b for b in entry.record["blobs"] if b.get("role") == "archive"]
         if signers is not None and archive and archive[0]["sha256"] in intact:
             _check_bundle(package, entry, signers.decode("utf-8", "replace"), report)
-    _check_receipt(package, receipt, entries, report)
+    extra = [name for check in checks for name in check.files]
+    _check_receipt(package, receipt, entries, report, [*BOUND_FILES, *extra])
+    for check in checks:
+        check.run(package, entries, report)
