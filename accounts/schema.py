@@ -37,6 +37,7 @@ ERRORS: dict[str, str] = {
     "415": "The request body's Content-Type is not one this operation reads.",
     "429": "Too many attempts; wait and retry (Retry-After).",
     "503": "A service it needs is unavailable; retry later.",
+    "507": "The server has no disk space left for the upload; retry later.",
 }
 
 

@@ -6,6 +6,7 @@ Bundles are sealed like bids (``artifacts.selectors.bundles.bundle_list_visible_
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from typing import Any, cast
@@ -45,6 +46,7 @@ from artifacts.selectors.bundles import (
 )
 from artifacts.services.downloads import bundle_record_download
 from artifacts.services.ingest import (
+    BundleSpoolFullError,
     BundleStorageError,
     bundle_ingest_outcome,
     bundle_refuse_upload,
@@ -63,7 +65,8 @@ logger = logging.getLogger(__name__)
 # its ``id`` is in the body); 400 for a bad request (no ``file`` field, RFP closed,
 # deadline passed); 403 for callers who do not bid on the RFP; 404 for an RFP they
 # cannot see; 413 when the upload exceeds BUNDLE_MAX_UPLOAD_BYTES; 415 for a body
-# that is not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept).
+# that is not multipart; 503 ``storage_unavailable`` when storage failed (nothing kept);
+# 507 ``spool_full`` when the server had no disk space to receive or check it.
 
 
 class HashedUpload(TemporaryUploadedFile):
@@ -76,7 +79,8 @@ class HashedUpload(TemporaryUploadedFile):
 class BundleUploadHandler(TemporaryFileUploadHandler):
     """Streams the first ``file`` field to a temporary file while hashing it (in
     a thread, so that hashing one chunk overlaps with writing the next), and
-    stops at ``BUNDLE_MAX_UPLOAD_BYTES``. Other file fields are skipped."""
+    stops at ``BUNDLE_MAX_UPLOAD_BYTES``, or when the disk is full (``no_space``).
+    Other file fields are skipped."""
 
     chunk_size = 1024 * 1024
 
@@ -84,6 +88,7 @@ class BundleUploadHandler(TemporaryFileUploadHandler):
         super().__init__(request)
         self.limit = bundle_max_upload_bytes()
         self.too_large = False
+        self.no_space = False
         self.started = False
         self.hasher: Sha256Hasher | None = None
         self.received = 0
@@ -102,7 +107,13 @@ class BundleUploadHandler(TemporaryFileUploadHandler):
             raise StopUpload(connection_reset=True)
         assert self.hasher is not None  # noqa: S101 - new_file came first
         self.hasher.update(raw_data)
-        super().receive_data_chunk(raw_data, start)
+        try:
+            super().receive_data_chunk(raw_data, start)
+        except OSError as error:
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            self.no_space = True
+            raise StopUpload(connection_reset=True) from error
 
     def file_complete(self, file_size: int) -> Any:
         upload = cast("HashedUpload", super().file_complete(file_size))
@@ -130,6 +141,15 @@ def _too_large(limit: int) -> Response:
     return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
 
 
+def _no_space() -> Response:
+    message = (
+        "The server has no disk space left to receive or check the bundle; nothing "
+        "of it was kept. Upload it again later."
+    )
+    body = error_body("spool_full", message)
+    return Response(body, status=status.HTTP_507_INSUFFICIENT_STORAGE)
+
+
 def _declared_too_large(request: Request) -> bool:
     """The request announces more bytes than a bundle may have (plus 1 MiB of
     multipart framing): refuse before reading the body."""
@@ -144,6 +164,8 @@ def _uploaded_file(request: Request) -> HashedUpload | None:
     """The ``file`` field, received by ``BundleUploadHandler`` (None: too large)."""
     upload = request.FILES.get("file")
     handlers = request._request.upload_handlers
+    if any(getattr(h, "no_space", False) for h in handlers):
+        raise BundleSpoolFullError("no space left for the upload")
     if any(getattr(h, "too_large", False) for h in handlers):
         return None
     if upload is None or not hasattr(upload, "digest"):
@@ -287,6 +309,7 @@ class BundleListApi(APIView):
             201: BundleDetailSerializer,
             422: OpenApiTypes.OBJECT,
             503: error_response(503),
+            507: error_response(507),
         },
     )
     def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
@@ -295,14 +318,20 @@ class BundleListApi(APIView):
         if organisation is None:
             raise PermissionDenied
         bundle_refuse_upload(rfp=rfp, organisation=organisation)
-        if _declared_too_large(request) or (upload := _uploaded_file(request)) is None:
-            return _too_large(bundle_max_upload_bytes())
         try:
+            if (
+                _declared_too_large(request)
+                or (upload := _uploaded_file(request)) is None
+            ):
+                return _too_large(bundle_max_upload_bytes())
             outcome = bundle_ingest_outcome(
                 rfp=rfp, organisation=organisation, uploaded_by=request.user,
                 upload_path=upload.temporary_file_path(), filename=upload.name or "",
                 archive_digest=upload.digest, consume_upload=True,
             )  # fmt: skip
+        except BundleSpoolFullError:
+            logger.exception("no disk space for a bundle upload to %s", rfp.reference)
+            return _no_space()
         except BundleStorageError:
             logger.exception("bundle storage failed for %s", rfp.reference)
             body = error_body("storage_unavailable", "Storage failed; upload again.")

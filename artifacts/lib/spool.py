@@ -21,6 +21,7 @@ No Django here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import mmap
@@ -133,7 +134,10 @@ class DirectFile:
         finally:
             os.close(self.fd)
             self._view.release()
-            self._buffer.close()
+            # A failed write's traceback still holds a slice of the buffer (a
+            # full disk): closing it then would hide that error; it goes with it.
+            with contextlib.suppress(BufferError):
+                self._buffer.close()
 
 
 class _Writer:

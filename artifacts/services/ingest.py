@@ -33,6 +33,7 @@ A rejected upload is never answered this way: keys may have changed since.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -76,6 +77,7 @@ from artifacts.selectors.retest_window import retest_window
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
 from artifacts.services.escrow import deposit_bundle
 from artifacts.services.ingest_storage import (
+    BundleSpoolFullError,
     BundleStorageError,
     blob_jobs,
     blob_write_again,
@@ -147,6 +149,8 @@ def _scan(
             spool.flush()
             return inspection, archive or digest.result()  # type: ignore[union-attr]
     except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise BundleSpoolFullError(f"The spool is full: {error}") from error
         raise BundleStorageError(
             f"Reading or spooling the upload failed: {error}"
         ) from error

@@ -27,6 +27,11 @@ class BundleStorageError(Exception):
     """Storage failed while keeping an accepted bundle; nothing was recorded."""
 
 
+class BundleSpoolFullError(BundleStorageError):
+    """The spool (``BUNDLE_SPOOL_DIR``) ran out of space while the upload was
+    checked; nothing was recorded and the spool was emptied."""
+
+
 @dataclass(frozen=True)
 class BlobJob:
     """Bytes to keep: a spooled file or small file's bytes, or the archive."""

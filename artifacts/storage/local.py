@@ -81,17 +81,21 @@ class BlobFileSystemStorage(FileSystemStorage):
 
     def _link(self, source: str, full_path: str, directory: str) -> None:
         try:
+            self._hard_link(source, full_path, directory)
+        except OSError as error:  # another file system: copy instead
+            if isinstance(error, FileExistsError | FileNotFoundError):
+                raise
+            with open(source, "rb") as handle:
+                self._write_into_place(File(handle), full_path, directory)
+
+    def _hard_link(self, source: str, full_path: str, directory: str) -> None:
+        try:
             os.link(source, full_path)
-        except FileNotFoundError:
+        except FileNotFoundError:  # the blob's directory is new
             if not os.path.exists(source):
                 raise
             self._make_directory(directory)
             os.link(source, full_path)
-        except OSError as error:  # another file system: copy instead
-            if isinstance(error, FileExistsError):
-                raise
-            with open(source, "rb") as handle:
-                self._write_into_place(File(handle), full_path, directory)
 
     def _write_into_place(
         self, content: File[Any], full_path: str, directory: str
