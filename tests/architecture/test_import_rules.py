@@ -52,6 +52,7 @@ DJANGO_FREE = (
     "benchmarks.sandbox",
     "benchmarks.workloads",
     "gates.engine",
+    "gates.signing",
 )
 # Importing ``artifacts.lib`` first runs ``artifacts/__init__.py``, and so on.
 DJANGO_FREE_PARENTS = frozenset({"artifacts", "benchmarks", "gates"})
