@@ -28,9 +28,11 @@ class GatesConfig(AppConfig):
         # ... and the daily fixity check compares each evaluation row with its
         # escrow deposit
         from artifacts.services.fixity.sources import register_fixity_source
-        from gates.selectors.fixity import evaluation_findings
+        from gates.selectors.fixity import evaluation_findings, report_findings
 
         register_fixity_source("gates.evaluations", evaluation_findings)
+        # ... and each ready signed report's PDF and statement with theirs
+        register_fixity_source("gates.reports", report_findings)
         # procurement's comparison, TCO and award read the lab's verdicts on each
         # vendor's claims (procurement must not import gates: its lab-validation
         # source)

@@ -27,6 +27,7 @@ from accounts.selectors import (
     membership_list_for,
     organisation_ids_for,
 )
+from gates.models import Report
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import rfp_list_visible_to
@@ -156,3 +157,17 @@ def lab_buyer_ids(user: AnyUser) -> set[int]:
             kind=Organisation.Kind.BUYER, engages__in=labs
         ).values_list("id", flat=True)
     )
+
+
+def can_download_report(user: AnyUser, report: Report) -> bool:
+    """A signed report or certificate: whoever sees its evaluation — the buyer
+    side, the engaged lab and audit organisations, and the vendor it is about
+    (never another vendor)."""
+    return gate_scope(user, report.rfp).sees_vendor(report.vendor_organisation_id)
+
+
+def can_request_report(user: AnyUser, rfp: Rfp) -> bool:
+    """Requesting (or retrying) a report: whoever may evaluate the RFP's gates —
+    the buyer side and the operators of a lab the buyer engages."""
+    scope = gate_scope(user, rfp)
+    return scope.buyer_side or scope.lab

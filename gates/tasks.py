@@ -24,3 +24,14 @@ def gate_campaign_finished_task(campaign_id: int) -> int:
     if campaign is None:
         return 0
     return len(gate_campaign_finished(campaign=campaign))
+
+
+@shared_task(name="gates.report_generate", soft_time_limit=300)
+def report_generate_task(report_id: int) -> str:
+    """Render, sign and deposit a queued signed report (a redelivered message
+    finds it claimed and does nothing); never retried by itself: a failed
+    report says why, and a user may request it again. Its status after."""
+    from gates.services.reports import report_generate
+
+    report = report_generate(report_id=report_id)
+    return report.status if report is not None else "missing"

@@ -9,10 +9,12 @@ hashes to its SHA-256 field, a SHA-256 field is not the one its deposit's leaf
 names (nor the digest of the leaf's blob of that document), its verdict is not
 its evaluation document's (nor the leaf's), its deposit names another
 evaluation, or it has no deposit; an evaluation deposit whose evaluation row is
-gone is reported too (``row.missing``). Findings name fields, never values
-(the buyer side sees them while bids are sealed), and carry the RFP and the
-deposit for whose dashboards. Rows are read in chunks, a constant number of
-queries per chunk."""
+gone is reported too (``row.missing``). Likewise every ready signed report
+(``report_findings``): its PDF's and statement's digests against their blobs and
+its deposit's leaf, and report deposits with no report row. Findings name
+fields, never values (the buyer side sees them while bids are sealed), and
+carry the RFP and the deposit for whose dashboards. Rows are read in chunks,
+a constant number of queries per chunk."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from typing import Any, Final
 
 from artifacts.models import Deposit, FixityFinding
 from artifacts.services.fixity.report import Finding
-from gates.models import Evaluation
+from gates.models import Evaluation, Report
 
 Kind = FixityFinding.Kind
 CHUNK: Final = 200
@@ -136,6 +138,93 @@ def evaluation_findings() -> Iterator[Finding]:
             f"evaluation deposit #{deposit.log_index}",
             f"Log entry {deposit.log_index} deposits a gate evaluation that has "
             "no evaluation row: the row was deleted.",
+            log_index=deposit.log_index,
+            rfp_reference=deposit.rfp.reference,
+            deposit=str(deposit.public_id),
+        )
+
+
+# --- signed reports ------------------------------------------------------------
+# each part: its blob field, its digest field, its path in the deposit
+REPORT_PARTS: Final = (
+    ("pdf_blob", "pdf_sha256", "report.pdf"),
+    ("statement_blob", "statement_sha256", "statement.json"),
+)
+
+
+def _report_problems(report: Report) -> list[str]:
+    deposit = report.deposit
+    if deposit is None:
+        return ["it has no escrow deposit"]
+    problems = []
+    leaf = _record(bytes(deposit.leaf))
+    blobs = {
+        b.get("path"): b.get("sha256")
+        for b in leaf.get("blobs") or []
+        if isinstance(b, dict)
+    }
+    if deposit.kind != Deposit.Kind.REPORT or leaf.get("report") != str(
+        report.public_id
+    ):
+        problems.append("its deposit is of another report")
+    for blob_field, digest, path in REPORT_PARTS:
+        blob = getattr(report, blob_field)
+        stored = blob.sha256 if blob is not None else None
+        if not getattr(report, digest) == stored == leaf.get(digest) == blobs.get(path):
+            problems.append(f"its {digest} differs from its blob or its deposit")
+    return problems
+
+
+def _ready_reports() -> Iterator[Report]:
+    rows = (
+        Report.objects.filter(status=Report.Status.READY)
+        .select_related("rfp", "deposit", "pdf_blob", "statement_blob")
+        .only(
+            "public_id",
+            "pdf_sha256",
+            "statement_sha256",
+            "rfp__reference",
+            "pdf_blob__sha256",
+            "statement_blob__sha256",
+            "deposit__public_id",
+            "deposit__kind",
+            "deposit__leaf",
+            "deposit__log_index",
+        )
+        .order_by("id")
+    )
+    return rows.iterator(chunk_size=CHUNK)
+
+
+def report_findings() -> Iterator[Finding]:
+    """Every ready signed report whose PDF or statement digest is not its blob's
+    and its deposit's leaf's, then every report deposit with no report row
+    (reads only)."""
+    for report in _ready_reports():
+        problems = _report_problems(report)
+        if problems:
+            deposit = report.deposit
+            yield Finding(
+                Kind.ROW_ALTERED,
+                f"report {report.public_id}",
+                "The signed report row differs from its escrow deposit: "
+                + "; ".join(problems),
+                log_index=deposit.log_index if deposit is not None else None,
+                rfp_reference=report.rfp.reference,
+                deposit=str(deposit.public_id) if deposit is not None else "",
+            )
+    orphans = (
+        Deposit.objects.filter(kind=Deposit.Kind.REPORT, report__isnull=True)
+        .select_related("rfp")
+        .only("public_id", "log_index", "rfp__reference")
+        .order_by("log_index")
+    )
+    for deposit in orphans.iterator(chunk_size=CHUNK):
+        yield Finding(
+            Kind.ROW_MISSING,
+            f"report deposit #{deposit.log_index}",
+            f"Log entry {deposit.log_index} deposits a signed report that has no "
+            "report row: the row was deleted.",
             log_index=deposit.log_index,
             rfp_reference=deposit.rfp.reference,
             deposit=str(deposit.public_id),

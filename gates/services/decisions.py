@@ -250,6 +250,9 @@ def decision_second(*, decision: Decision, actor: User, note: str = "") -> Decis
         decision=decision, to=S.RECORDED, actor=actor,
         action="gate.decision_seconded", fields=fields, note=note,
     )  # fmt: skip
+    from gates.services.reports import report_request
+
+    report_request(evaluation=decision.evaluation, actor=None, decision=decision)
     _notify(decision, actor)
     return decision
 

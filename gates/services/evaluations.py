@@ -151,6 +151,9 @@ def gate_evaluate(
     from gates.services.obligations import obligations_after_evaluation
 
     obligations_after_evaluation(evaluation=evaluation)
+    from gates.services.reports import report_request
+
+    report_request(evaluation=evaluation, actor=None)  # signed report, by a task
     return evaluation
 
 

@@ -175,6 +175,7 @@ def test_a_deleted_evaluation_is_reported_by_its_deposit(
 ) -> None:
     deposit = evaluation.deposit
     evaluation.criterion_results.all().delete()
+    evaluation.reports.all().delete()  # its signed report, requested with it
     _row(evaluation).delete()
 
     [finding] = evaluation_findings()
