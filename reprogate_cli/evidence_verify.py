@@ -1,7 +1,9 @@
 """``reprogate evidence verify PACKAGE.zip``: check an auditor's evidence package
-offline (``artifacts.lib.evidence.verify`` says what is checked) and print a
-readable report. Exit 0 when every check passes, 1 when any fails (each
-failure is printed, naming the file or deposit), 2 for usage errors."""
+offline (``artifacts.lib.evidence.verify`` says what is checked of every
+package, ``gates.engine.evidence`` what more of a gate evaluation's: the
+re-evaluation and its reports) and print a readable report. Exit 0 when every
+check passes, 1 when any fails (each failure is printed, naming the file or
+deposit), 2 for usage errors."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.lib.evidence.verify import EvidenceReport, verify_package
+from gates.engine.evidence import GATE_CHECKS
 
 
 def _log_key(value: str | None) -> str | None:
@@ -52,7 +55,9 @@ def cmd_evidence_verify(args: argparse.Namespace) -> int:
     if not args.package.is_file():
         print(f"reprogate: {args.package} is not a file", file=sys.stderr)
         return 2
-    report = verify_package(args.package, log_key=_log_key(args.log_key))
+    report = verify_package(
+        args.package, log_key=_log_key(args.log_key), checks=GATE_CHECKS
+    )
     print(render(report, verbose=args.verbose))
     return 0 if report.ok else 1
 
@@ -65,8 +70,10 @@ def add_evidence_commands(commands: Any) -> None:
         help="check an evidence package offline",
         description=(
             "Checks blob digests, the deposit leaves naming them, their inclusion "
-            "proofs up to the signed checkpoint, the checkpoint's signature and "
-            "each bundle manifest's vendor signature; no network."
+            "proofs up to the signed checkpoint, the checkpoint's signature, "
+            "each bundle manifest's vendor signature, and in a gate evaluation's "
+            "package the re-evaluation of the gate and each report's PDF digest "
+            "and signed statement; no network."
         ),
     )
     verify.add_argument("package", type=Path, metavar="PACKAGE.zip")
