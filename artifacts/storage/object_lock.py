@@ -75,6 +75,8 @@ def lock_target() -> LockTarget | None:
     storage = _s3_storage()
     if storage is None:
         return None
+    from botocore.exceptions import BotoCoreError  # loaded with the S3 storage
+
     client = storage.connection.meta.client
     try:
         config = client.get_object_lock_configuration(Bucket=storage.bucket_name)
@@ -82,6 +84,9 @@ def lock_target() -> LockTarget | None:
         code = error.response.get("Error", {}).get("Code", "")
         if code in ("ObjectLockConfigurationNotFoundError", "NoSuchBucket"):
             return None
+        message = f"Reading the bucket's Object Lock failed: {error}"
+        raise EscrowStorageError(message) from error
+    except BotoCoreError as error:  # S3 unreachable or not answering
         message = f"Reading the bucket's Object Lock failed: {error}"
         raise EscrowStorageError(message) from error
     enabled = config.get("ObjectLockConfiguration", {}).get("ObjectLockEnabled")
