@@ -1,9 +1,10 @@
 """``figures_svg``: Plotly figure JSON (the very figures the criterion pages show,
-``gates.charts``) drawn as vector SVG by kaleido, for a report to embed inline.
+``gates.charts``) drawn as vector SVG by kaleido, for a report to embed (as a
+``data:`` image, which WeasyPrint draws as vectors).
 
 One headless Chromium serves the whole batch (kaleido's sync server, MathJax off:
 nothing is loaded from the network); it is stopped afterwards. The SVG is
-checked before a template may mark it safe: one ``<svg>`` element with no
+checked before a report embeds it: one ``<svg>`` element with no
 script, no embedded raster image, no foreign HTML and no reference outside the
 document, so a value a vendor supplied (a unit, a scenario name) that Plotly put
 into the chart's text stays text (a link Plotly made of it is reduced to its

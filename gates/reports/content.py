@@ -11,13 +11,12 @@ charts are the criterion page's Plotly figures (``gates.charts``) drawn as SVG
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
-
-from django.utils.safestring import SafeString
 
 from artifacts.models import Checkpoint, Deposit
 from artifacts.selectors.log import checkpoint_latest, log_origin, log_root, log_size
@@ -83,7 +82,16 @@ class CriterionLine:
     verdict: str
     reason: str
     figure: Figure | None = None
-    svg: SafeString | None = None
+    svg: str | None = None  # the figure drawn (gates.reports.charts)
+
+    @property
+    def chart_src(self) -> str:
+        """The drawn figure as a ``data:`` URL for an ``<img>``: WeasyPrint draws
+        it as vectors, and no markup of the SVG enters the report's HTML."""
+        if not self.svg:
+            return ""
+        encoded = base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+        return f"data:image/svg+xml;base64,{encoded}"
 
 
 @dataclass(frozen=True)
@@ -532,7 +540,7 @@ def attach_charts(criteria: Sequence[CriterionLine]) -> None:
     for line, svg in zip(
         drawn, figures_svg([c.figure for c in drawn if c.figure]), strict=True
     ):
-        line.svg = SafeString(svg)
+        line.svg = svg
 
 
 def evaluation_report_context(

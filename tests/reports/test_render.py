@@ -308,6 +308,9 @@ def test_the_report_with_charts_is_vector_only(
     pdf = render_pdf("gates/reports/evaluation.html", context)
 
     assert all(c.svg and c.svg.startswith("<svg") for c in context["criteria"])
+    html = render_html("gates/reports/evaluation.html", context)
+    assert html.count('src="data:image/svg+xml;base64,') == len(context["criteria"])
+    assert "<svg" not in html  # no markup of the charts enters the HTML
     assert pdfimages(pdf, tmp_path) == []
     text = pdftotext(pdf, tmp_path)
     assert "repetition" in text  # the chart's axis title, as text
