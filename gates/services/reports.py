@@ -144,7 +144,7 @@ def _enqueue(report: Report) -> None:
 
 def _certified(decision: Decision) -> Decision:
     decision = (
-        Decision.objects.select_for_update()
+        Decision.objects.select_for_update(of=("self",))
         .select_related("evaluation")
         .get(pk=decision.pk)
     )
@@ -173,7 +173,7 @@ def report_request(
         evaluation = decision.evaluation
     # one request at a time per evaluation (the unique constraints back it)
     evaluation = (
-        Evaluation.objects.select_for_update()
+        Evaluation.objects.select_for_update(of=("self",))
         .select_related("rfp__buyer_organisation", "vendor_organisation")
         .get(pk=evaluation.pk)
     )
