@@ -9,10 +9,12 @@ worker that was given up for lost (``StaleAttempt``)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from kombu.exceptions import OperationalError
 
 from accounts import clock
 from accounts.audit import audit_record
@@ -21,6 +23,8 @@ from benchmarks import conf
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
+
+logger = logging.getLogger(__name__)
 
 FINAL = frozenset(state for state, moves in RUN_TRANSITIONS.items() if not moves)
 
@@ -232,7 +236,9 @@ def run_redispatch(*, run_id: int, sent_before: datetime, reason: str) -> bool:
 
 def runs_dispatch(runs: list[Run]) -> None:
     """Send each run's current attempt to its pool's queue once the transaction
-    commits (``dispatched_at`` is written in the caller's transaction)."""
+    commits (``dispatched_at`` is written in the caller's transaction). With the
+    broker down, a run not sent stays queued (logged, no error for the caller)
+    until the reaper sends it again (``run_redispatch``)."""
     from benchmarks.tasks import execute_run_task
 
     Run.objects.filter(pk__in=[r.pk for r in runs]).update(dispatched_at=clock.now())
@@ -244,9 +250,13 @@ def runs_dispatch(runs: list[Run]) -> None:
 
     def send() -> None:
         for args, queue, soft in messages:
-            execute_run_task.apply_async(
-                args=args, queue=queue, soft_time_limit=soft, time_limit=soft + 60
-            )
+            try:
+                execute_run_task.apply_async(
+                    args=args, queue=queue, soft_time_limit=soft, time_limit=soft + 60
+                )
+            except (OSError, OperationalError):  # the broker is down: the run stays
+                # queued, and the reaper sends it again (``run_redispatch``)
+                logger.exception("run %s attempt %s: not sent to %s", *args, queue)
 
     transaction.on_commit(send)
 

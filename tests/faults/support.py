@@ -49,7 +49,7 @@ def wait_for(
 
 def report(fault: str, seconds: float) -> None:
     """One line per measured recovery, shown with ``pytest -s``."""
-    print(f"\n[fault] {fault}: serving again after {seconds:.2f} s", flush=True)
+    print(f"\n[fault] {fault} after {seconds:.2f} s", flush=True)
 
 
 def healthz(port: int, timeout: float = 3.0) -> tuple[int, dict[str, Any]] | None:

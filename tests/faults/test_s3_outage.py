@@ -173,7 +173,7 @@ def test_s3_stopped_mid_ingest_answers_503_keeps_nothing_and_a_retry_succeeds(
     moto.start()
     back = time.monotonic()  # the first upload after S3 answers again is accepted
     response = _post(vendor_a, rfp, path)
-    report(f"S3 back after it stopped {moment}", time.monotonic() - back)
+    report(f"S3 back ({moment}): the upload accepted", time.monotonic() - back)
 
     assert response.status_code == 201, response.content
     bundle = Bundle.objects.get()

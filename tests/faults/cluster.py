@@ -1,0 +1,211 @@
+"""The processes of a fault test, each started, killed and started again by the
+test: a Redis server of its own (on a free loopback port, with an append-only
+file so that queued messages survive a restart, as a production broker's do),
+Celery beat, and the web server (gunicorn with deploy/gunicorn.conf.py).
+
+The database, the blob store and the runner workers are those of
+tests/integration/test_runner_workers.py (its module fixtures), pointed at this
+Redis."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from artifacts.models import Deposit
+from benchmarks.models import Campaign, Run, RunMetric, RunOutput
+from tests.faults.support import free_port, healthz, unavailable, wait_for
+from tests.integration import test_runner_workers as runner_it
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+START_TIMEOUT_S = 60.0
+# About 3 s of work with progress, so that a fault lands in the middle of a run.
+HARNESS = runner_it.SLOW_HARNESS.replace(b"-lt 40", b"-lt 12")
+
+
+@dataclass
+class Process:
+    """One started program, its output in ``log``."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    def start(self) -> Process:
+        self.starts += 1
+        with self.log.open("ab") as out:
+            out.write(f"\n==> start #{self.starts}\n".encode())
+            out.flush()
+            self.process = subprocess.Popen(
+                self.argv,
+                cwd=PROJECT_DIR,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def since_last_start(self) -> str:
+        return self.text().rsplit(f"==> start #{self.starts}\n", 1)[-1]
+
+    def kill(self) -> None:
+        """SIGKILL to the program's process group (its children too), as the
+        kernel's OOM killer or a crashed host would end it."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            signal_group(self.process.pid, signal.SIGKILL)
+        finally:
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if not self.alive():
+            return
+        assert self.process is not None
+        signal_group(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def signal_group(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signum)
+
+
+@dataclass
+class OwnRedis:
+    """redis-server on ``port`` with its files in ``directory``."""
+
+    directory: Path
+    port: int = field(default_factory=free_port)
+    server: Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        if self.server is None:
+            binary = shutil.which("redis-server")
+            if binary is None:
+                unavailable("redis-server is not installed")
+            argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1"]
+            argv += ["--dir", str(self.directory), "--save", ""]
+            argv += ["--appendonly", "yes", "--appendfsync", "always"]
+            self.server = Process("redis", argv, {}, self.directory / "redis.log")
+        self.server.start()
+        wait_for(self.ping, START_TIMEOUT_S, self.server.text)
+
+    def ping(self) -> bool:
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
+        try:
+            return bool(client.ping())
+        except redis.RedisError:
+            return False
+        finally:
+            client.close()
+
+    def kill(self) -> None:
+        assert self.server is not None
+        self.server.kill()
+
+
+def beat(env: dict[str, str], var_dir: Path) -> Process:
+    """Celery beat with a fast schedule (tests/faults/beat_app.py); its schedule
+    file under ``var_dir`` is kept across restarts, as scripts/run keeps it."""
+    argv = [str(BIN / "celery"), "-A", "tests.faults.beat_app", "beat", "-l", "INFO"]
+    argv += [f"--schedule={var_dir / 'beat-schedule'}", "--pidfile="]
+    return Process("beat", argv, env, var_dir / "beat.log")
+
+
+def web(env: dict[str, str], var_dir: Path) -> tuple[Process, int]:
+    """gunicorn serving the product with one worker on a free loopback port."""
+    port = free_port()
+    env = {
+        **env,
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": "1",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+    argv = [str(BIN / "gunicorn"), "config.wsgi:application"]
+    argv += ["-c", "deploy/gunicorn.conf.py"]
+    return Process("web", argv, env, var_dir / "web.log"), port
+
+
+def time_until_healthy(port: int, timeout: float, explain: Process) -> float:
+    """Seconds until ``/healthz`` answers 200 (polled every 50 ms)."""
+    started = time.monotonic()
+    wait_for(
+        lambda: (answer := healthz(port, timeout=2)) is not None and answer[0] == 200,
+        timeout,
+        lambda: f"/healthz {healthz(port)}\n{explain.text()[-3000:]}",
+        step=0.05,
+    )
+    return time.monotonic() - started
+
+
+def runner_worker(
+    env: dict[str, str], var_dir: Path, name: str, queues: list[str]
+) -> Process:
+    """A runner worker as tests/integration/test_runner_workers.py starts them
+    (solo pool, one task at a time), consuming ``queues``."""
+    argv = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
+    argv += ["--concurrency", "1", "-Q", ",".join(queues), "-n", f"{name}@%h"]
+    argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+    return Process(name, [*argv, "-l", "INFO"], env, var_dir / f"{name}.log")
+
+
+def wait_ready(worker: Process) -> Process:
+    wait_for(
+        lambda: " ready." in worker.since_last_start() or not worker.alive(),
+        START_TIMEOUT_S,
+        worker.text,
+    )
+    assert worker.alive(), worker.text()[-3000:]
+    return worker
+
+
+def counted_once(campaign: Campaign) -> None:
+    """Every run succeeded with one attempt's metrics and outputs, one deposit."""
+    for run in campaign.runs.all():
+        assert run.state == Run.State.SUCCEEDED, runner_it._runs(campaign)
+        metrics = RunMetric.objects.filter(run=run)
+        assert list(metrics.values_list("attempt", flat=True)) == [run.attempt]
+        outputs = RunOutput.objects.filter(run=run).values_list("attempt", flat=True)
+        assert set(outputs) == {run.attempt}
+        assert run.output_deposit_id is not None
+        assert _output_deposits(run) == 1
+
+
+def _output_deposits(run: Run) -> int:
+    """Run-output deposits whose logged record names ``run``."""
+    named = f'"run":"{run.public_id}"'.encode()
+    leaves = Deposit.objects.filter(kind=Deposit.Kind.RUN_OUTPUT)
+    return sum(named in bytes(leaf) for leaf in leaves.values_list("leaf", flat=True))

@@ -1,0 +1,207 @@
+"""SIGKILL of a runner worker, of beat and of the web server mid-campaign, on real
+processes: a Redis of the test's own (tests/faults/cluster.py), the database and
+blob store of tests/integration/test_runner_workers.py.
+
+- Worker and beat killed together while a run is half done: beat, started again
+  with the same schedule file, keeps ticking; its reaper tick (the only one: the
+  test calls no reaper) re-queues the run as attempt 2, a new worker completes it
+  and the campaign's next run; each run has one set of outputs and one deposit.
+- The web server (gunicorn) killed mid-campaign, its worker and then the whole
+  server: /healthz answers 200 again within seconds; the campaign runs on
+  untouched (every run succeeds at its first attempt).
+
+Times to serve again are printed (``pytest -s``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accounts.models import AuditEvent
+from artifacts.services.fixity.run import fixity_check
+from benchmarks.models import Campaign, Run
+from benchmarks.queues import pool_queue
+from tests.benchmarks.runner.support import SCENARIOS, start
+from tests.faults.cluster import (
+    HARNESS,
+    OwnRedis,
+    Process,
+    beat,
+    counted_once,
+    runner_worker,
+    time_until_healthy,
+    wait_ready,
+    web,
+)
+from tests.faults.support import healthz, report, wait_for
+from tests.integration import test_runner_workers as runner_it
+from tests.integration.test_runner_workers import POOL_A, POOL_C, SUFFIX
+
+# The runner tests' module fixtures: a database and blob store of this module's own.
+var_dir = runner_it.var_dir
+shared_database = runner_it.shared_database
+people = runner_it.people
+world = runner_it.world
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
+
+
+@pytest.fixture(scope="module")
+def redis_url(own_redis: OwnRedis) -> str:
+    return own_redis.url
+
+
+@pytest.fixture(scope="module")
+def env(shared_database: str, var_dir: Path, redis_url: str) -> dict[str, str]:
+    return runner_it._worker_env(shared_database, var_dir, redis_url)
+
+
+@pytest.fixture(scope="module")
+def processes() -> Iterator[list[Process]]:
+    """Everything a test started, stopped at the end of the module."""
+    started: list[Process] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def launch(
+    env: dict[str, str], var_dir: Path, processes: list[Process]
+) -> Callable[[Process], Process]:
+    def go(process: Process) -> Process:
+        processes.append(process)
+        return process.start()
+
+    return go
+
+
+def _worker(
+    launch: Callable[[Process], Process],
+    env: dict[str, str],
+    var_dir: Path,
+    name: str,
+    *queues: str,
+) -> Process:
+    return wait_ready(
+        launch(runner_worker(env, var_dir, f"{name}-{SUFFIX}", [*queues]))
+    )
+
+
+def _campaign(
+    world: dict[str, Any], var_dir: Path, tag: str, pool: Any, repetitions: int
+) -> Campaign:
+    scenario = [{**SCENARIOS[1], "name": f"slow-{tag}", "duration_s": 3}]
+    reference = f"RFP-F{tag.upper()}-{SUFFIX[:6].upper()}"
+    bundle = runner_it._bundle(world, var_dir, reference, HARNESS, scenario)
+    return start(bundle, pool, world["labops"], repetitions=repetitions)
+
+
+def _running(campaign: Campaign, worker: Process) -> bool:
+    return campaign.runs.filter(
+        state=Run.State.RUNNING, progress__gt=0.2, worker_name__startswith=worker.name
+    ).exists()
+
+
+def test_a_killed_worker_and_beat_come_back_and_the_run_is_retried_once(
+    world: dict[str, Any],
+    env: dict[str, str],
+    var_dir: Path,
+    launch: Callable[[Process], Process],
+) -> None:
+    _worker(launch, env, var_dir, "default", pool_queue(POOL_A), "celery")
+    victim = _worker(launch, env, var_dir, "victim", pool_queue(POOL_C))
+    scheduler = launch(beat(env, var_dir))
+    tick = "Sending due task benchmarks-reaper"
+    wait_for(lambda: tick in scheduler.since_last_start(), 60, scheduler.text)
+    campaign = _campaign(world, var_dir, "k", world["pool_c"], 2)
+    first = campaign.runs.order_by("position").first()
+    assert first is not None
+    wait_for(
+        lambda: _running(campaign, victim),
+        60,
+        lambda: runner_it._runs(campaign) + victim.text()[-3000:],
+    )
+
+    victim.kill()
+    scheduler.kill()
+    killed = time.monotonic()
+    scheduler.start()  # as scripts/run's supervisor does, with the same schedule
+    rescuer = _worker(launch, env, var_dir, "rescuer", pool_queue(POOL_C))
+    wait_for(lambda: tick in scheduler.since_last_start(), 30, scheduler.text)
+    report("beat SIGKILLed: reaper tick sent again", time.monotonic() - killed)
+    wait_for(
+        lambda: Run.objects.filter(pk=first.pk, attempt=2).exists(),
+        30,
+        lambda: runner_it._runs(campaign) + scheduler.text()[-2000:],
+    )
+    report("worker SIGKILLed mid-run: run re-queued", time.monotonic() - killed)
+    wait_for(
+        lambda: runner_it._all_final(campaign),
+        60,
+        lambda: runner_it._runs(campaign) + rescuer.text()[-3000:],
+    )
+    report("worker SIGKILLed mid-run: campaign ended", time.monotonic() - killed)
+
+    first.refresh_from_db()
+    assert first.attempt == 2
+    assert first.worker_name.startswith(rescuer.name)
+    (requeue,) = AuditEvent.objects.filter(
+        action="run.transitioned", target_id=str(first.pk), data__to="queued"
+    ).exclude(data__previous=None)
+    assert requeue.data["previous"]["worker"].startswith(victim.name)
+    assert "stopped reporting" in requeue.data["reason"]
+    assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
+    counted_once(campaign)
+    findings = fixity_check()
+    assert findings.clean, findings.findings
+
+
+def _gunicorn_worker(master: Process) -> int:
+    children = Path(f"/proc/{master.pid}/task/{master.pid}/children")
+    pids = children.read_text().split()
+    assert len(pids) == 1, pids
+    return int(pids[0])
+
+
+def test_the_web_server_killed_mid_campaign_serves_again_and_the_campaign_goes_on(
+    world: dict[str, Any],
+    env: dict[str, str],
+    var_dir: Path,
+    launch: Callable[[Process], Process],
+) -> None:
+    lab = _worker(launch, env, var_dir, "steady", pool_queue(POOL_C))
+    server, port = web(env, var_dir)
+    launch(server)
+    time_until_healthy(port, 60, server)
+    campaign = _campaign(world, var_dir, "w", world["pool_c"], 4)
+    wait_for(lambda: _running(campaign, lab), 60, lambda: runner_it._runs(campaign))
+
+    worker_pid = _gunicorn_worker(server)
+    os.kill(worker_pid, signal.SIGKILL)
+    respawned = time_until_healthy(port, 30, server)
+    report("web worker SIGKILLed: /healthz 200 again", respawned)
+    assert _gunicorn_worker(server) != worker_pid
+
+    assert not runner_it._all_final(campaign)  # still mid-campaign
+    server.kill()
+    assert healthz(port, timeout=1) is None  # nothing answers
+    restarted = time.monotonic()
+    server.start()  # as systemd or compose's restart policy would
+    time_until_healthy(port, 60, server)
+    back = time.monotonic() - restarted
+    report("web server SIGKILLed, started again: /healthz 200", back)
+
+    wait_for(
+        lambda: runner_it._all_final(campaign),
+        60,
+        lambda: runner_it._runs(campaign) + lab.text()[-3000:],
+    )
+    assert set(campaign.runs.values_list("attempt", flat=True)) == {1}
+    counted_once(campaign)
