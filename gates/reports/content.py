@@ -611,7 +611,7 @@ def evaluation_report_context(
     if charts:
         _progress(progress, 35, "Drawing the charts")
         attach_charts(criteria)
-    _progress(progress, 50, "Laying out the report")
+    _progress(progress, 50, "The report's content is read")
     return context
 
 
@@ -670,5 +670,5 @@ def certificate_context(
         "log": log_head(indexes),
         "signer_fingerprint": signer_fingerprint,
     }
-    _progress(progress, 50, "Laying out the certificate")
+    _progress(progress, 50, "The certificate's content is read")
     return context
