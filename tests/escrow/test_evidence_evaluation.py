@@ -33,6 +33,7 @@ from gates.signing.statement import (
     statement_sign,
     test_result_statement,
 )
+from procurement.models import Rfp
 from tests.architecture.test_cli_without_django import reprogate
 from tests.escrow.package_support import flip, members, replaced, rewrite
 from tests.gates.support import (  # noqa: F401 (fixtures)
@@ -470,6 +471,18 @@ def test_who_may_download_the_package(
         b"".join(response.streaming_content)
     else:
         assert not EscrowEvent.objects.filter(action="evidence.downloaded").exists()
+
+
+def test_the_bundle_stays_sealed_until_the_rfp_is_opened(
+    evaluation: Evaluation, buyer: Any, vendor_a: Any, client_for: Any
+) -> None:
+    """The package holds the judged bundle's archive: only those who may have
+    that bundle's own package get it (the vendor always, the buyer once the
+    bids are opened)."""
+    Rfp.objects.filter(pk=evaluation.rfp_id).update(status=Rfp.Status.PUBLISHED)
+
+    assert client_for(buyer).get(url(evaluation)).status_code == 404
+    assert client_for(vendor_a).get(url(evaluation)).status_code == 200
 
 
 def test_anonymous_is_asked_to_sign_in(evaluation: Evaluation, client: Any) -> None:
