@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
+from gates.charts import criterion_repetitions
 from gates.models import Decision, Evaluation, GatePlan
+from gates.reports.charts import ChartError, checked_svg, figures_svg
 from gates.reports.content import (
     certificate_context,
     evaluation_report_context,
@@ -35,6 +37,7 @@ from gates.reports.pdf import (
     render_pdf,
     static_bytes,
 )
+from gates.selectors.evaluations import Repetition
 from gates.services.decisions import decision_record, decision_second
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import upload_rfp  # noqa: F401
@@ -316,3 +319,49 @@ def test_the_report_with_charts_is_vector_only(
     assert "repetition" in text  # the chart's axis title, as text
     assert [pct for pct, _ in steps] == sorted(pct for pct, _ in steps)
     assert "Drawing the charts" in [step for _, step in steps]
+
+
+@pytest.mark.parametrize(
+    "svg",
+    [
+        '<svg><image href="http://127.0.0.1/x.png"/></svg>',
+        '<svg><image xlink:href="data:image/png;base64,iVBOR"/></svg>',
+        "<svg><script>alert(1)</script></svg>",
+        '<svg><g onload="alert(1)"></g></svg>',
+        '<svg><rect style="fill: url(http://127.0.0.1/p)"/></svg>',
+        '<svg><use href="file:///etc/passwd#x"/></svg>',
+        "<svg><foreignObject><p>x</p></foreignObject></svg>",
+        "<p>not an svg</p>",
+    ],
+)
+def test_a_chart_svg_with_anything_but_vectors_is_refused(svg: str) -> None:
+    with pytest.raises(ChartError):
+        checked_svg(svg)
+
+
+def test_a_chart_svg_keeps_its_clip_paths_and_loses_its_links() -> None:
+    svg = (
+        '<svg><rect clip-path="url(\'#clip1\')"/><a xlink:href="http://evil/">'
+        "ms</a></svg>"
+    )
+
+    kept = "<svg><rect clip-path=\"url('#clip1')\"/>ms</svg>"
+    assert checked_svg(svg.encode()) == kept
+    assert figures_svg([]) == []  # no Chromium started for nothing
+
+
+def test_a_vendor_unit_in_a_chart_stays_text(chromium: None) -> None:
+    reps = [Repetition(f"run-{i}", "s", i, 170.0 + i, "ms", {}, True) for i in (1, 2)]
+    figure = criterion_repetitions(
+        repetitions=reps,
+        claim=180.0,
+        limit=198.0,
+        unit='ms <a href="http://127.0.0.1:9/">x</a> <img src="http://127.0.0.1:9/">',
+    )
+    assert figure is not None
+
+    (svg,) = figures_svg([figure])
+
+    assert "127.0.0.1" in svg  # as text
+    assert "<a " not in svg
+    assert "<img" not in svg
