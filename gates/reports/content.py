@@ -361,7 +361,9 @@ def run_lines(evaluation: Evaluation, doc: dict[str, Any]) -> list[RunLine]:
     )
     lines = []
     for run in runs:
-        env = _environment(run.environment)
+        # the run's own capture, else what its host captured when it registered
+        captured = run.environment or (run.host.environment if run.host else {})
+        env = _environment(captured)
         line = RunLine(
             id=str(run.public_id),
             scenario=run.scenario_name,

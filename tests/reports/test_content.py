@@ -49,6 +49,13 @@ from tests.gates.support import (  # noqa: F401
 pytestmark = pytest.mark.django_db
 
 SIGNER = "cd" * 32
+ENVIRONMENT = {
+    "hostname": "lab-07",
+    "os": {"pretty_name": "Debian 12"},
+    "kernel": {"release": "6.1.0-28"},
+    "cpu": {"model": "EPYC 9454"},
+    "gpus": [{"model": "H100"}, {"name": "H100"}, "junk"],
+}
 
 
 @pytest.mark.parametrize(
@@ -126,7 +133,9 @@ def test_the_report_names_the_bundle_runs_outputs_and_every_deposit(
         extra={"run": str(run.public_id)},
     )
     Run.objects.filter(pk=run.pk).update(output_deposit=deposit)
-    set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), "minor")
+    first = campaign.runs.get(scenario_name="cold-c1", repetition=1)
+    set_drift(first, "minor")
+    Run.objects.filter(pk=first.pk).update(environment=ENVIRONMENT)
     plan = make_frozen_plan(rfp, vendor_a_org, buyer)
     evaluation = evaluate(plan, PASS, campaign=campaign)
 
@@ -146,6 +155,9 @@ def test_the_report_names_the_bundle_runs_outputs_and_every_deposit(
     ]
     assert line.counted
     assert [r.drift for r in context["drifted_runs"]] == ["minor"]
+    host = lines[str(first.public_id)]
+    assert (host.host, host.os, host.kernel) == ("lab-07", "Debian 12", "6.1.0-28")
+    assert (host.cpu, host.gpus) == ("EPYC 9454", "H100, H100")
     assert context["drifted_runs"][0].drift_entries[0]["captured"] == "6.1"
     cited = {d.what: d.log_index for d in context["deposits"]}
     bundle_deposit = Deposit.objects.get(kind=Deposit.Kind.BUNDLE, bundle=bundle)
