@@ -43,6 +43,7 @@ import contextlib
 import http.client
 import http.cookiejar
 import json
+import math
 import os
 import random
 import re
@@ -115,7 +116,7 @@ class Figures:
 def percentile(values: Sequence[float], fraction: float) -> float:
     """The nearest-rank percentile of ``values`` (not empty)."""
     ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
+    rank = max(1, min(len(ordered), math.ceil(fraction * len(ordered))))
     return ordered[rank - 1]
 
 
@@ -358,34 +359,53 @@ class World:
 
 @dataclass
 class CampaignLedger:
-    """Every campaign the soak started and every run seen in it."""
+    """Every campaign the soak started and every run seen in it. A run is lost
+    when it vanished (seen before, missing from its campaign's next answer, or its
+    campaign answered 404) or never ended (not final when the soak gave up)."""
 
     campaigns: dict[str, str] = field(default_factory=dict)  # id -> vendor
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> last seen
     runs_of: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    vanished: set[str] = field(default_factory=set)
+    vanished: set[str] = field(default_factory=set)  # runs
+    gone: set[str] = field(default_factory=set)  # campaigns that answered 404
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, campaign_id: str, detail: dict[str, Any] | None) -> None:
         """``detail``: the campaign's API answer, None when it answered 404."""
         with self.lock:
+            self.campaigns.setdefault(campaign_id, "")
+            if detail is None:
+                self.gone.add(campaign_id)
             runs = {run["id"]: run for run in (detail or {}).get("runs", [])}
-            for run_id in self.runs_of[campaign_id] - set(runs):
-                self.vanished.add(run_id)
+            self.vanished |= self.runs_of[campaign_id] - set(runs)
             self.runs_of[campaign_id] |= set(runs)
             self.runs.update(runs)
 
     def active(self) -> list[str]:
+        """The campaigns still to wait for: a run not final, or no run seen yet."""
         with self.lock:
             return [
                 campaign
                 for campaign in self.campaigns
-                if any(
-                    self.runs[run]["status"] not in FINAL_STATES
-                    for run in self.runs_of[campaign]
+                if campaign not in self.gone
+                and (
+                    not self.runs_of[campaign]
+                    or any(
+                        self.runs[run]["status"] not in FINAL_STATES
+                        for run in self.runs_of[campaign] - self.vanished
+                    )
                 )
-                or not self.runs_of[campaign]
             ]
+
+    def lost(self) -> tuple[set[str], set[str]]:
+        """(never ended, vanished) run ids."""
+        with self.lock:
+            never_ended = {
+                run_id
+                for run_id, run in self.runs.items()
+                if run["status"] not in FINAL_STATES and run_id not in self.vanished
+            }
+            return never_ended, set(self.vanished)
 
 
 class Soak:
@@ -460,10 +480,13 @@ class Soak:
     # campaigns -------------------------------------------------------------------
     def poll_campaign(self, client: Session, campaign_id: str) -> None:
         answer = client.call(
-            "api campaign detail", f"/api/v1/campaigns/{campaign_id}/", expect=(200,)
+            "api campaign detail",
+            f"/api/v1/campaigns/{campaign_id}/",
+            expect=(200, 404),  # 404: it vanished, with its runs (counted lost)
         )
         if answer is not None:
-            self.ledger.record(campaign_id, json.loads(answer[1]))
+            detail = json.loads(answer[1]) if answer[0] == 200 else None
+            self.ledger.record(campaign_id, detail)
 
     def lab_operator(self, world: World) -> None:
         client = self.session()
@@ -604,10 +627,8 @@ class Soak:
 def report(soak: Soak, drained_s: float, elapsed_s: float) -> tuple[list[str], int]:
     figures, ledger = soak.figures, soak.ledger
     states = Counter(run["status"] for run in ledger.runs.values())
-    never_ended = [
-        r for r, run in ledger.runs.items() if run["status"] not in FINAL_STATES
-    ]
-    lost = len(set(never_ended) | ledger.vanished)
+    never_ended, vanished = ledger.lost()
+    lost = len(never_ended | vanished)
     retried = sum(1 for run in ledger.runs.values() if run.get("attempt", 1) > 1)
     runner = soak.product.programs().get(RUNNER, {})
     errors = sum(figures.errors.values())
@@ -626,7 +647,7 @@ def report(soak: Soak, drained_s: float, elapsed_s: float) -> tuple[list[str], i
         f" (cancelled {states['cancelled']})",
         f"runs retried (attempt>1) {retried}",
         f"runs lost                {lost} (never ended {len(never_ended)}, "
-        f"vanished {len(ledger.vanished)})",
+        f"vanished {len(vanished)}; campaigns gone {len(ledger.gone)})",
         f"worker kills             {sum(figures.kills.values())} "
         f"(main process {figures.kills['process']}, process group "
         f"{figures.kills['group']}; supervisor restarts {runner.get('restarts', '?')}"
@@ -642,7 +663,7 @@ def report(soak: Soak, drained_s: float, elapsed_s: float) -> tuple[list[str], i
         )
     for key, sample in sorted(figures.error_samples.items()):
         lines.append(f"first {key}: {' '.join(sample.split())[:300]}")
-    return lines, (1 if errors or lost else 0)
+    return lines, (1 if errors or lost or ledger.gone else 0)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
+from tests.perf.soak import CampaignLedger, percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,6 +23,8 @@ def _figure(name: str, text: str) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(420)
 def test_the_soak_serves_every_client_and_loses_no_run_while_the_runner_is_killed(
     tmp_path: Path,
 ) -> None:
@@ -50,3 +52,50 @@ def test_the_soak_serves_every_client_and_loses_no_run_while_the_runner_is_kille
     assert _figure("requests served", done.stdout) > 100
     for kind in ("api bundle upload", "api campaign start", "page gate board"):
         assert re.search(rf"^  {kind} +\d+ +\d+ +\d+ +\d+$", done.stdout, re.M), kind
+
+
+def _run(run_id: str, status: str) -> dict[str, object]:
+    return {"id": run_id, "status": status, "attempt": 1}
+
+
+def test_a_run_missing_from_its_campaigns_next_answer_is_lost() -> None:
+    ledger = CampaignLedger()
+    ledger.record("c1", {"runs": [_run("r1", "running"), _run("r2", "queued")]})
+
+    ledger.record("c1", {"runs": [_run("r1", "succeeded")]})
+
+    assert ledger.lost() == (set(), {"r2"})
+    assert ledger.active() == []  # nothing left to wait for
+
+
+def test_a_campaign_that_answers_404_loses_its_runs_and_is_not_waited_for() -> None:
+    ledger = CampaignLedger()
+    ledger.record("c1", {"runs": [_run("r1", "succeeded"), _run("r2", "running")]})
+
+    ledger.record("c1", None)
+
+    assert ledger.gone == {"c1"}
+    assert ledger.lost() == (set(), {"r1", "r2"})
+    assert ledger.active() == []
+
+
+def test_a_run_not_final_is_waited_for_and_lost_if_it_never_ends() -> None:
+    ledger = CampaignLedger()
+    ledger.record("c1", {"runs": [_run("r1", "failed"), _run("r2", "preparing")]})
+    ledger.record("c2", {"runs": []})  # no run seen yet: waited for too
+
+    assert ledger.active() == ["c1", "c2"]
+    assert ledger.lost() == ({"r2"}, set())
+
+    ledger.record("c1", {"runs": [_run("r1", "failed"), _run("r2", "timed_out")]})
+    assert ledger.lost() == (set(), set())
+    assert ledger.active() == ["c2"]
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.95) == 95.0
+    assert percentile([7.0], 0.95) == 7.0
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
