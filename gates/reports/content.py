@@ -23,6 +23,7 @@ from artifacts.selectors.log import checkpoint_latest, log_origin, log_root, log
 from benchmarks.models import Run
 from gates.charts import Figure, criterion_repetitions
 from gates.models import Decision, Evaluation
+from gates.reports.charts import figures_svg
 from gates.results import run_drift, run_status
 from gates.selectors.evaluations import Repetition
 
@@ -536,8 +537,6 @@ def _scenarios(evaluation: Evaluation, runs: list[RunLine]) -> list[dict[str, An
 
 def attach_charts(criteria: Sequence[CriterionLine]) -> None:
     """Draw every criterion's figure as SVG (one Chromium for the batch)."""
-    from gates.reports.charts import figures_svg
-
     drawn = [c for c in criteria if c.figure is not None]
     for line, svg in zip(
         drawn, figures_svg([c.figure for c in drawn if c.figure]), strict=True
@@ -608,7 +607,7 @@ def evaluation_report_context(
         "signer_fingerprint": signer_fingerprint,
         "lab": evaluation.campaign.pool.name,
     }
-    context["toc"] = _toc(context)
+    context["toc"] = report_sections(context)
     context["show_toc"] = len(context["toc"]) > TOC_MIN_SECTIONS
     if charts:
         _progress(progress, 35, "Drawing the charts")
@@ -631,7 +630,7 @@ SECTIONS: Final = (
 )
 
 
-def _toc(context: dict[str, Any]) -> list[tuple[str, str]]:
+def report_sections(context: dict[str, Any]) -> list[tuple[str, str]]:
     """The report's sections (its table of contents when there are more than
     ``TOC_MIN_SECTIONS``)."""
     present = {

@@ -208,7 +208,7 @@ def context(pages: int) -> dict[str, Any]:
                                True, "2026-11-30 14:00:05 UTC", ""),
         "signer_fingerprint": _sha("signer"),
     }  # fmt: skip
-    ctx["toc"] = content._toc(ctx)
+    ctx["toc"] = content.report_sections(ctx)
     ctx["show_toc"] = len(ctx["toc"]) > content.TOC_MIN_SECTIONS
     return ctx
 
