@@ -28,7 +28,7 @@ from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
 from benchmarks import conf
 from benchmarks.queues import pool_names_of
@@ -54,6 +54,14 @@ def worker_identity(worker_name: str | None, **extra: Any) -> Any:
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
+    # The database unreachable before the run was claimed (a restart, a failover):
+    # the message is sent again after 1, 2, 4 … at most 30 s, instead of being
+    # acknowledged with the run left queued until the reaper re-sends it.
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    retry_jitter=False,
+    max_retries=20,
 )
 def execute_run_task(self: Any, run_id: int, attempt: int | None = None) -> str:
     """Execute one run attempt on this worker (``services.execution``)."""

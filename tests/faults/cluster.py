@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,9 +193,10 @@ def wait_ready(worker: Process) -> Process:
     return worker
 
 
-def counted_once(campaign: Campaign) -> None:
-    """Every run succeeded with one attempt's metrics and outputs, one deposit."""
-    for run in campaign.runs.all():
+def counted_once(campaign: Campaign, only: Iterable[Run] | None = None) -> None:
+    """Every run (of ``only``) succeeded with one attempt's metrics and outputs,
+    and one deposit."""
+    for run in campaign.runs.all() if only is None else only:
         assert run.state == Run.State.SUCCEEDED, runner_it._runs(campaign)
         metrics = RunMetric.objects.filter(run=run)
         assert list(metrics.values_list("attempt", flat=True)) == [run.attempt]
