@@ -195,15 +195,18 @@ def _filename(report: Report, part: str) -> str:
 
 REPORT_READ: dict[Any, Any] = {200: ReportSerializer, **READ_ERRORS}
 REPORT_WRITE: dict[Any, Any] = {202: ReportSerializer, **WRITE_ERRORS}
+# errors are JSON whatever the download's type: 401, 403 and 404 come from the
+# central rules (accounts.schema), 409 and 503 are named with their type here
+JSON = "application/json"
 PDF_READ: dict[Any, Any] = {
     (200, PDF): OpenApiResponse(OpenApiTypes.BINARY),
-    **READ_ERRORS,
+    (409, JSON): NOT_READY,
 }
 STATEMENT_READ: dict[Any, Any] = {
     (200, STATEMENT): OpenApiResponse(
         OpenApiTypes.OBJECT, description="The DSSE envelope, as signed."
     ),
-    **READ_ERRORS,
+    (409, JSON): NOT_READY,
 }
 
 
@@ -238,7 +241,7 @@ class EvaluationReportPdfApi(APIView):
 
     @extend_schema(
         operation_id="gate_evaluation_report_pdf",
-        responses={**PDF_READ, 409: NOT_READY},
+        responses=PDF_READ,
     )
     def get(
         self, request: SignedInApiRequest, evaluation_id: uuid.UUID
@@ -255,7 +258,7 @@ class EvaluationReportStatementApi(APIView):
 
     @extend_schema(
         operation_id="gate_evaluation_report_statement",
-        responses={**STATEMENT_READ, 409: NOT_READY},
+        responses=STATEMENT_READ,
     )
     def get(
         self, request: SignedInApiRequest, evaluation_id: uuid.UUID
@@ -298,7 +301,7 @@ class DecisionCertificatePdfApi(APIView):
 
     @extend_schema(
         operation_id="gate_decision_certificate_pdf",
-        responses={**PDF_READ, 409: NOT_READY},
+        responses=PDF_READ,
     )
     def get(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> HttpResponse:
         report = _certificate(request, decision_id)
@@ -313,7 +316,7 @@ class DecisionCertificateStatementApi(APIView):
 
     @extend_schema(
         operation_id="gate_decision_certificate_statement",
-        responses={**STATEMENT_READ, 409: NOT_READY},
+        responses=STATEMENT_READ,
     )
     def get(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> HttpResponse:
         report = _certificate(request, decision_id)
@@ -345,8 +348,8 @@ class ReportKeyApi(APIView):
         auth=[],
         responses={
             (200, PEM): OpenApiResponse(OpenApiTypes.STR),
-            404: NOT_FOUND,
-            503: error_response(503),
+            (404, JSON): NOT_FOUND,
+            (503, JSON): error_response(503),
         },
     )
     def get(self, request: Request) -> HttpResponse:
