@@ -63,6 +63,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from traceback import format_exc
 from typing import Any, Final
 
 PROJECT_DIR: Final = Path(__file__).resolve().parents[2]
@@ -428,6 +429,9 @@ class Soak:
         if listed is None:
             return None
         rfps = {rfp["reference"]: rfp["id"] for rfp in listed["results"]}
+        if not {DEMO_RFP, LAB_RFP} <= set(rfps):
+            self.figures.error("api rfps", "no demo RFPs", str(sorted(rfps)))
+            return None
         bundles = buyer.json("api bundles", f"/api/v1/rfps/{rfps[LAB_RFP]}/bundles/")
         if bundles is None:
             return None
@@ -585,6 +589,13 @@ class Soak:
                     self.figures.kills[scope] += 1
 
     # the whole soak --------------------------------------------------------------
+    def _guarded(self, target: Callable[[], None]) -> None:
+        """A client that crashes is an error of the soak, never a silent stop."""
+        try:
+            target()
+        except Exception as exc:  # reported with its traceback
+            self.figures.error("client crashed", type(exc).__name__, format_exc())
+
     def run(self, seconds: float) -> World | None:
         world = self.world()
         if world is None:
@@ -599,7 +610,10 @@ class Soak:
             ),
             *((lambda u=username: self.browser(world, u)) for username in ACCOUNTS),
         ]
-        threads = [threading.Thread(target=target, daemon=True) for target in targets]
+        threads = [
+            threading.Thread(target=self._guarded, args=(target,), daemon=True)
+            for target in targets
+        ]
         for thread in threads:
             thread.start()
         self.stop.wait(seconds)
