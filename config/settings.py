@@ -534,6 +534,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "gates.expire_obligations",
         "schedule": 3600.0,
     },
+    # Signed reports whose worker or message was lost are queued or sent again.
+    "gates-reports-reap": {"task": "gates.reap_reports", "schedule": 60.0},
 }
 
 # --- Email --------------------------------------------------------------------------

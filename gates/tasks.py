@@ -35,3 +35,17 @@ def report_generate_task(report_id: int) -> str:
 
     report = report_generate(report_id=report_id)
     return report.status if report is not None else "missing"
+
+
+@shared_task(name="gates.reap_reports", soft_time_limit=120)
+def reports_reap_task() -> dict[str, int]:
+    """The beat sweep (every minute): reports whose worker or message was lost
+    are queued or sent again, or failed after their attempts."""
+    from gates.services.reports import reports_reap
+
+    outcome = reports_reap()
+    return {
+        "requeued": outcome.requeued,
+        "failed": outcome.failed,
+        "resent": outcome.resent,
+    }

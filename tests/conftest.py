@@ -63,6 +63,13 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     # The transparency log's key: one per test, never the repository's var/.
     settings.REPROGATE_LOG_KEY_PATH = str(tmp_path / "log-key" / "log.pem")
+    # The report keys likewise, with no time-stamping authority.
+    settings.REPROGATE_REPORT_KEYS_DIR = str(tmp_path / "report-keys")
+    settings.REPROGATE_REPORT_STATEMENT_KEY_PATH = str(
+        tmp_path / "report-keys" / "statement.pem"
+    )
+    settings.REPROGATE_REPORT_SIGNER = ""
+    settings.REPROGATE_REPORT_TSA_URL = ""
 
 
 @pytest.fixture(autouse=True)

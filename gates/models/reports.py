@@ -5,7 +5,9 @@ statement signed with the installation's key (DSSE), and deposited in escrow
 (the PDF and the statement as blobs, one log entry).
 
 ``queued`` → ``rendering`` → ``ready`` | ``failed``; a failed report may be
-queued again. ``progress_pct``/``progress_step`` say how far the task is."""
+queued again, and a rendering one whose worker was lost (``claimed_at`` older
+than the render lease) is queued again by the reaper, or failed after its
+attempts. ``progress_pct``/``progress_step`` say how far the task is."""
 
 from __future__ import annotations
 
@@ -58,6 +60,8 @@ class Report(models.Model):
     progress_step = models.CharField(max_length=120, blank=True)
     error = models.TextField(blank=True)  # why it failed, for the page
     attempts = models.PositiveSmallIntegerField(default=0)
+    # When the current attempt's worker claimed it (the reaper's lease).
+    claimed_at = models.DateTimeField(null=True, blank=True)
     # What was produced (empty until ready).
     pdf_blob = models.ForeignKey(
         "artifacts.Blob",
@@ -144,7 +148,7 @@ class Report(models.Model):
 S = Report.Status
 REPORT_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
     S.QUEUED: frozenset({S.RENDERING, S.FAILED}),
-    S.RENDERING: frozenset({S.READY, S.FAILED}),
+    S.RENDERING: frozenset({S.READY, S.FAILED, S.QUEUED}),  # queued: worker lost
     S.READY: frozenset(),
     S.FAILED: frozenset({S.QUEUED}),
 }

@@ -11,6 +11,9 @@ acceptance certificate per recorded promotion.
   transaction deposits them in escrow and makes the report ready (the deposit's
   audit row ``report.ready`` is that change's one row). Any failure makes it
   ``failed`` with a readable reason; a user may request it again;
+- ``reports_reap`` (beat): a report whose worker was lost mid-render (rendering
+  past the lease) is queued again, or failed after ``REPORT_MAX_ATTEMPTS``; a
+  queued one whose message was lost (a broker down at the request) is sent again;
 - ``report_download_record``: the audit row of a download.
 
 The installation's keys are created on first use and never again once a report
@@ -24,11 +27,13 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.db.models import Q
 
 from accounts import clock
 from accounts.audit import audit_record
@@ -70,6 +75,13 @@ KEYS_MISSING: Final = (
     "then request the report again."
 )
 ERROR_MAX: Final = 500
+# The reaper: a rendering attempt older than this lost its worker (the task's soft
+# time limit is 300 s), and a queued report older than this lost its message.
+RENDER_LEASE: Final = timedelta(minutes=10)
+REPORT_MAX_ATTEMPTS: Final = 3
+WORKER_LOST: Final = (
+    "The worker rendering the report stopped {attempts} times before it was done."
+)
 # an absolute file path in an error message (not a URL's path): never shown
 _PATH = re.compile(r"(?<![\w:/.])/(?:[\w.@+-]+/)+[\w.@+-]*")
 
@@ -258,7 +270,8 @@ def _claim(report_id: int) -> tuple[Report | None, bool]:
         report = _loaded(report_id) or locked  # with its relations
         report.attempts += 1
         report.progress_pct, report.progress_step = 1, "Starting"
-        fields = ("attempts", "progress_pct", "progress_step")
+        report.claimed_at = clock.now()
+        fields = ("attempts", "progress_pct", "progress_step", "claimed_at")
         report_transition(
             report, S.RENDERING, None, fields=fields, attempt=report.attempts
         )
@@ -508,6 +521,70 @@ def failure_reason(error: BaseException) -> str:
     return f"Rendering the report failed ({type(error).__name__}): " + _readable(
         str(error) or "no detail"
     )
+
+
+# --- the reaper (beat) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReapOutcome:
+    requeued: int
+    failed: int
+    resent: int
+
+
+def _reap_one(report_id: int, cutoff: Any) -> str:
+    with transaction.atomic():
+        Report.objects.select_for_update().filter(pk=report_id).first()  # lock
+        report = _loaded(report_id)
+        if report is None:
+            return ""
+        if report.status == S.QUEUED:
+            if report.requested_at >= cutoff:
+                return ""
+            _enqueue(report)
+            return "resent"
+        if report.status != S.RENDERING or (
+            report.claimed_at is not None and report.claimed_at >= cutoff
+        ):
+            return ""  # done meanwhile, or its worker may still be at it
+        if report.attempts >= REPORT_MAX_ATTEMPTS:
+            reason = WORKER_LOST.format(attempts=report.attempts)
+            report.error, report.finished_at = reason, clock.now()
+            report_transition(
+                report, S.FAILED, None, fields=("error", "finished_at"), error=reason
+            )
+            return "failed"
+        report.progress_pct, report.progress_step = 0, "Queued again: worker lost"
+        report.requested_at = clock.now()  # its message's age, for the next sweep
+        report_transition(
+            report,
+            S.QUEUED,
+            None,
+            fields=("progress_pct", "progress_step", "requested_at"),
+            reason="worker_lost",
+            attempts=report.attempts,
+        )
+        _enqueue(report)
+        return "requeued"
+
+
+def reports_reap() -> ReapOutcome:
+    """No report stays queued or rendering for ever: each one past
+    ``RENDER_LEASE`` is sent, queued again or failed (one transaction and, for
+    a status change, one audit row each)."""
+    cutoff = clock.now() - RENDER_LEASE
+    stale = Report.objects.filter(
+        Q(status=S.RENDERING, claimed_at__lt=cutoff)
+        | Q(status=S.RENDERING, claimed_at__isnull=True)
+        | Q(status=S.QUEUED, requested_at__lt=cutoff)
+    ).values_list("pk", flat=True)
+    counts = {"requeued": 0, "failed": 0, "resent": 0}
+    for report_id in list(stale):
+        outcome = _reap_one(report_id, cutoff)
+        if outcome:
+            counts[outcome] += 1
+    return ReapOutcome(**counts)
 
 
 # --- downloads ----------------------------------------------------------------

@@ -26,17 +26,11 @@ from tests.reports.support import passed, promoted  # noqa: F401
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.fixture(autouse=True)
-def report_keys(settings: Any, tmp_path: Path) -> Path:
-    """The report key directory of this test (created on first use)."""
-    keys = tmp_path / "report-keys"
-    settings.REPROGATE_REPORT_KEYS_DIR = str(keys)
-    settings.REPROGATE_REPORT_STATEMENT_KEY_PATH = str(keys / "statement.pem")
-    settings.REPROGATE_REPORT_SIGNER = ""
-    settings.REPROGATE_REPORT_SIGNER_KEY = ""
-    settings.REPROGATE_REPORT_SIGNER_PASSWORD = ""
-    settings.REPROGATE_REPORT_TSA_URL = ""
-    return keys
+@pytest.fixture
+def report_keys(settings: Any) -> Path:
+    """The report key directory of this test (tests/conftest.py points it at the
+    test's own folder; created on first use)."""
+    return Path(settings.REPROGATE_REPORT_KEYS_DIR)
 
 
 @pytest.fixture
