@@ -37,6 +37,7 @@ from artifacts.selectors.bundles import (
 )
 from artifacts.selectors.retest_window import retest_window
 from artifacts.services.ingest import (
+    BundleSpoolFullError,
     BundleStorageError,
     IngestOutcome,
     bundle_ingest_outcome,
@@ -192,6 +193,8 @@ def _received_file(request: HttpRequest) -> Any:
     if _declared_too_large(request):
         raise too_large
     upload = request.FILES.get("file")
+    if any(getattr(h, "no_space", False) for h in request.upload_handlers):
+        raise BundleSpoolFullError("no space left for the upload")
     if any(getattr(h, "too_large", False) for h in request.upload_handlers):
         raise too_large
     if upload is None or not hasattr(upload, "digest"):
@@ -213,6 +216,12 @@ def _ingest(
         )  # fmt: skip
     except ApplicationError as error:
         return error.message
+    except BundleSpoolFullError:
+        logger.exception("no disk space for a bundle upload to %s", rfp.reference)
+        return (
+            "The server has no disk space left to receive or check the bundle; "
+            "nothing of it was kept. Upload it again later."
+        )
     except BundleStorageError:
         logger.exception("bundle storage failed for %s", rfp.reference)
         return "Storage failed and nothing was kept; upload again."

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent
@@ -121,7 +122,7 @@ def test_a_spool_file_on_another_file_system_is_copied_into_a_new_folder(
 
 @pytest.mark.django_db
 def test_an_upload_larger_than_the_spool_is_refused_and_the_next_one_fits(
-    tmp_path: Path, tiny_spool: Path, rfp: Rfp, vendor_a: Any
+    tmp_path: Path, tiny_spool: Path, rfp: Rfp, vendor_a: Any, settings: Any
 ) -> None:
     big = build_bundle(
         tmp_path / "big",
@@ -145,7 +146,8 @@ def test_an_upload_larger_than_the_spool_is_refused_and_the_next_one_fits(
 
     started = time.monotonic()
     response = _post(vendor_a, rfp, small)
-    fault = f"{tiny_spool.name} full: the next upload that fits accepted"
+    uploads_too = str(tiny_spool) == settings.FILE_UPLOAD_TEMP_DIR
+    fault = f"spool full{' (uploads too)' * uploads_too}: next upload accepted"
     report(fault, time.monotonic() - started)
 
     assert response.status_code == 201, response.content
@@ -154,3 +156,22 @@ def test_an_upload_larger_than_the_spool_is_refused_and_the_next_one_fits(
     assert (bundle.status, bundle.files.count()) == (Bundle.Status.ACCEPTED, 6)
     assert Deposit.objects.count() == 1
     assert fixity_check().clean
+
+
+@pytest.mark.django_db
+def test_the_upload_page_says_the_disk_is_full(
+    tmp_path: Path, tiny_spool: Path, rfp: Rfp, vendor_a: Any, client_for: Any
+) -> None:
+    big = build_bundle(
+        tmp_path / "big",
+        {**good_files(), "traces/big.bin": noise(3 * SPOOL_BYTES, "page")},
+    )
+    url = reverse("artifacts:bundle_upload", args=[rfp.public_id])
+
+    with big.open("rb") as handle:
+        response = client_for(vendor_a).post(url, {"file": handle})
+
+    assert response.status_code == 400
+    assert "no disk space left" in response.content.decode()
+    assert list(tiny_spool.iterdir()) == []
+    assert Bundle.objects.count() == 0
