@@ -6,7 +6,6 @@ tamper of each of those rows is still found, naming it."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 from datetime import timedelta
 from pathlib import Path
@@ -18,13 +17,11 @@ from django.db import transaction
 from django.db.models import F
 
 from accounts.models import Organisation
-from artifacts.models import Deposit, DepositBlob, EscrowEvent, FixityRun, Release
+from artifacts.models import Deposit, EscrowEvent, FixityRun, Release
 from artifacts.services.escrow import (
-    deposit_create,
     deposit_legal_hold_set,
     deposit_retention_extend,
 )
-from artifacts.services.escrow_records import DepositItem
 from artifacts.services.evidence import evidence_package_prepare
 from artifacts.services.fixity.report import FixityReport
 from artifacts.services.fixity.run import fixity_check
@@ -37,7 +34,6 @@ from artifacts.services.release_execution import (
     release_download_record,
     release_execute,
 )
-from artifacts.storage.blobs import blob_record, blob_write
 from benchmarks.models import Run
 from benchmarks.services.execution import run_execute
 from tests.benchmarks.runner.support import (
@@ -81,17 +77,29 @@ def _evaluation(run: Run, vendor: Organisation, buyer: Any) -> Deposit:
     return evaluation.deposit
 
 
-def _report(rfp: Any, buyer_org: Organisation, buyer: Any) -> Deposit:
-    data = b"%PDF-1.7 lab validation report\n"
-    digest = hashlib.sha256(data).hexdigest()
-    blob = blob_record(blob_write(data, digest, len(data)))
-    return deposit_create(
-        kind=Deposit.Kind.REPORT,
-        organisation=buyer_org,
-        rfp=rfp,
-        items=[DepositItem(blob, DepositBlob.Role.REPORT, "report.pdf")],
-        actor=buyer,
-    )
+def _report(evaluation_deposit: Deposit, monkeypatch: pytest.MonkeyPatch) -> Deposit:
+    """The evaluation's signed report, made by the report service (its PDF and
+    statement are canned bytes: fixity compares digests, not what they say)."""
+    from gates.models import Report
+    from gates.services import reports
+
+    def produce(report: Report) -> reports._Produced:
+        return reports._Produced(
+            pdf=b"%PDF-1.7 lab validation report\n",
+            statement=b'{"payloadType": "application/vnd.in-toto+json"}',
+            pages=1,
+            timestamped=False,
+            signer_fingerprint="0" * 64,
+        )
+
+    report = Report.objects.get(evaluation__deposit=evaluation_deposit)
+    with monkeypatch.context() as patch:
+        patch.setattr(reports, "_produce", produce)
+        report = reports.report_generate(report_id=report.pk)
+    assert report is not None
+    assert report.status == Report.Status.READY, report.error
+    assert report.deposit is not None
+    return report.deposit
 
 
 def _hold_and_retention(deposit: Deposit, buyer: Any) -> None:
@@ -132,11 +140,12 @@ def every_kind(
     auditor: Any,
     labops: Any,
     clock: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Deposit:
     bundle = accepted_bundle(tmp_path / "bundle", rfp, vendor_a_org, vendor_a)
     deposit = Deposit.objects.get(kind=Deposit.Kind.BUNDLE, bundle=bundle)
-    _evaluation(_run_output(bundle, buyer_org, labops), vendor_a_org, buyer)
-    _report(rfp, buyer_org, buyer)
+    evaluated = _evaluation(_run_output(bundle, buyer_org, labops), vendor_a_org, buyer)
+    _report(evaluated, monkeypatch)
     _hold_and_retention(deposit, buyer)
     evidence_package_prepare(bundle=bundle, actor=auditor)
     award_to(rfp, vendor_a_org, buyer)
