@@ -59,7 +59,7 @@ def tiny_spool(
     parameter says); blobs elsewhere."""
     spool = tmp_path / "spool"
     spool.mkdir()
-    options = f"size={SPOOL_BYTES},mode=0700"
+    options = f"size={SPOOL_BYTES},mode=0700,uid={os.geteuid()},gid={os.getegid()}"
     if not _mount(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(spool)]):
         unavailable("cannot mount a tmpfs for the spool (not root, no sudo -n)")
     settings.BUNDLE_SPOOL_DIR = str(spool)
