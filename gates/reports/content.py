@@ -25,7 +25,7 @@ from gates.charts import Figure, criterion_repetitions
 from gates.models import Decision, Evaluation
 from gates.reports.charts import figures_svg
 from gates.results import run_drift, run_status
-from gates.selectors.evaluations import Repetition
+from gates.selectors.evaluations import scenario_repetitions
 
 Progress = Callable[[int, str], None]
 DASH: Final = "—"
@@ -241,7 +241,13 @@ def criterion_lines(
             reason=done.get("reason", ""),
         )
         line.figure = criterion_repetitions(
-            repetitions=_repetitions(results, spec, set(done.get("runs", []))),
+            repetitions=scenario_repetitions(
+                results,
+                scenario=spec.get("scenario", ""),
+                metric=spec.get("metric", ""),
+                stat=spec.get("stat", ""),
+                counted=set(done.get("runs", [])),
+            ),
             claim=spec.get("claim"),
             limit=done.get("limit"),
             unit=unit,
@@ -250,37 +256,6 @@ def criterion_lines(
         )
         lines.append(line)
     return lines
-
-
-def _repetitions(
-    results: dict[str, Any], spec: dict[str, Any], counted: set[str]
-) -> list[Repetition]:
-    """The criterion's scenario's runs with its metric's value (as the criterion
-    page reads them: ``gates.selectors.evaluations``)."""
-    reps = []
-    for run in results.get("runs", []):
-        if run["scenario"] != spec.get("scenario"):
-            continue
-        metric = next(
-            (
-                m
-                for m in run["metrics"]
-                if m["name"] == spec.get("metric") and m["stat"] == spec.get("stat")
-            ),
-            None,
-        )
-        reps.append(
-            Repetition(
-                run_id=run["id"],
-                scenario=run["scenario"],
-                repetition=run["repetition"],
-                value=metric["value"] if metric else None,
-                unit=(metric or {}).get("unit", ""),
-                source=(metric or {}).get("source", {}),
-                counted=run["id"] in counted,
-            )
-        )
-    return reps
 
 
 def _condition(spec: dict[str, Any]) -> str:

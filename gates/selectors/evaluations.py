@@ -246,6 +246,40 @@ class CriterionPage:
     spec: dict[str, Any]
 
 
+def scenario_repetitions(
+    results: dict[str, Any],
+    *,
+    scenario: str,
+    metric: str,
+    stat: str,
+    counted: set[str],
+) -> list[Repetition]:
+    """Every run of ``scenario`` in a results document with ``metric``/``stat``'s
+    value, unit and source (None when the run did not report it); ``counted``:
+    the runs the criterion was judged on. The criterion page and the report
+    draw their chart from these."""
+    reps = []
+    for run in results.get("runs", []):
+        if run["scenario"] != scenario:
+            continue
+        found = next(
+            (m for m in run["metrics"] if m["name"] == metric and m["stat"] == stat),
+            None,
+        )
+        reps.append(
+            Repetition(
+                run_id=run["id"],
+                scenario=run["scenario"],
+                repetition=run["repetition"],
+                value=found["value"] if found else None,
+                unit=(found or {}).get("unit", ""),
+                source=(found or {}).get("source", {}),
+                counted=run["id"] in counted,
+            )
+        )
+    return reps
+
+
 def _repetitions(
     latest: Evaluation, row: CriterionResult
 ) -> tuple[list[Repetition], str, dict[str, Any]]:
@@ -261,30 +295,11 @@ def _repetitions(
     crit: dict[str, Any] = next(
         (c for c in spec.get("criteria", []) if c["id"] == row.criterion), {}
     )
-    reps, unit = [], ""
-    for run in results["runs"]:
-        if run["scenario"] != row.scenario:
-            continue
-        metric = next(
-            (
-                m
-                for m in run["metrics"]
-                if m["name"] == row.metric and m["stat"] == row.stat
-            ),
-            None,
-        )
-        unit = unit or (metric or {}).get("unit", "")
-        reps.append(
-            Repetition(
-                run_id=run["id"],
-                scenario=run["scenario"],
-                repetition=run["repetition"],
-                value=metric["value"] if metric else None,
-                unit=(metric or {}).get("unit", ""),
-                source=(metric or {}).get("source", {}),
-                counted=run["id"] in counted,
-            )
-        )
+    reps = scenario_repetitions(
+        results, scenario=row.scenario, metric=row.metric, stat=row.stat,
+        counted=counted,
+    )  # fmt: skip
+    unit = next((r.unit for r in reps if r.unit), "")
     return reps, unit, crit
 
 
