@@ -27,7 +27,7 @@ from accounts.selectors import (
     membership_list_for,
     organisation_ids_for,
 )
-from gates.models import Report
+from gates.models import Evaluation, Report
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import rfp_list_visible_to
@@ -171,3 +171,20 @@ def can_request_report(user: AnyUser, rfp: Rfp) -> bool:
     the buyer side and the operators of a lab the buyer engages."""
     scope = gate_scope(user, rfp)
     return scope.buyer_side or scope.lab
+
+
+def can_download_evaluation_evidence(user: AnyUser, evaluation: Evaluation) -> bool:
+    """An evaluation's evidence package: whoever sees the evaluation's escrow on
+    its page — the RFP's buyer side and the lab and audit organisations the buyer
+    engages — and the vendor the evaluation is about, which sees its documents
+    and reports already and may check the verdict itself. The package holds the
+    judged bundle's archive, so the user must also be one who may have that
+    bundle's own package (sealed from the buyer until the bids are opened)."""
+    from artifacts.selectors.escrow import evidence_bundle_get
+
+    if evaluation.deposit_id is None:
+        return False
+    scope = gate_scope(user, evaluation.rfp)
+    if not (scope.full or evaluation.vendor_organisation_id in scope.vendor_ids):
+        return False
+    return evidence_bundle_get(user, evaluation.campaign.bundle.public_id) is not None

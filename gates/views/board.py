@@ -18,7 +18,11 @@ from django.views.decorators.http import require_safe
 from accounts.models import Organisation
 from benchmarks.selectors.access import can_add_runs
 from gates.charts import criterion_chart
-from gates.permissions import GateScope, gate_scope
+from gates.permissions import (
+    GateScope,
+    can_download_evaluation_evidence,
+    gate_scope,
+)
 from gates.selectors.board import board_gate_names, gate_board
 from gates.selectors.decisions import gate_state
 from gates.selectors.evaluations import (
@@ -160,6 +164,9 @@ def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
         evaluation=found,
         documents=documents,
         sees_escrow=gate_scope(request.user, rfp).full,
+        evidence_url=reverse("gate-evaluation-evidence", args=[found.public_id])
+        if can_download_evaluation_evidence(request.user, found)
+        else "",
         api_url=f"/api/v1/evaluations/{found.public_id}/",
     )
     return render(request, "gates/evaluation.html", context)

@@ -473,6 +473,40 @@ def test_who_may_download_the_package(
         assert not EscrowEvent.objects.filter(action="evidence.downloaded").exists()
 
 
+@pytest.mark.parametrize(
+    ("persona", "offered"),
+    [("buyer", True), ("auditor", True), ("vendor_a", True), ("labops", True)],
+)
+def test_the_evaluation_page_offers_the_package_to_who_may_download_it(
+    evaluation: Evaluation,
+    client: Any,
+    request: pytest.FixtureRequest,
+    persona: str,
+    offered: bool,
+) -> None:
+    client.force_login(request.getfixturevalue(persona))
+    page = client.get(f"/gates/evaluations/{evaluation.public_id}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+
+    assert ('data-testid="evaluation-evidence"' in html) is offered
+    if offered:
+        assert f'href="{url(evaluation)}"' in html
+        assert client.get(url(evaluation)).status_code == 200
+
+
+def test_the_page_offers_no_package_while_the_bundle_is_sealed(
+    evaluation: Evaluation, buyer: Any, client: Any
+) -> None:
+    Rfp.objects.filter(pk=evaluation.rfp_id).update(status=Rfp.Status.PUBLISHED)
+    client.force_login(buyer)
+
+    page = client.get(f"/gates/evaluations/{evaluation.public_id}/")
+
+    assert page.status_code == 200
+    assert 'data-testid="evaluation-evidence"' not in page.content.decode()
+
+
 def test_the_bundle_stays_sealed_until_the_rfp_is_opened(
     evaluation: Evaluation, buyer: Any, vendor_a: Any, client_for: Any
 ) -> None:
