@@ -6,7 +6,8 @@ shared Redis on 6379 is never touched) killed with SIGKILL and started again.
   messages), and each run is counted once.
 - A campaign started while the broker is down: the start is recorded with its
   runs queued (no error for the user: the runs are sent again later), and once
-  the broker is back the reaper sends them again and they are done.
+  the broker is back the reaper sends them again and they are done; the fixity
+  check finds escrow (the runs' output deposits) intact.
 
 Times to serve again are printed (``pytest -s``)."""
 
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from artifacts.services.fixity.run import fixity_check
 from benchmarks.models import Campaign, Run
 from benchmarks.queues import pool_queue
 from benchmarks.tasks import reap_runs_task
@@ -121,3 +123,5 @@ def test_a_campaign_started_while_the_broker_is_down_runs_once_it_is_back(
     report("broker back: runs started while it was down done", time.monotonic() - back)
     assert set(campaign.runs.values_list("attempt", flat=True)) == {1}
     counted_once(campaign)
+    findings = fixity_check()
+    assert findings.clean, findings.findings
