@@ -153,11 +153,15 @@ def test_the_report_prints_every_criterion_exactly_as_the_document_has_it(
     assert len(criteria) == 2
     for c in criteria:
         low, high = c["ci"]
-        row = " ".join(
-            [num(c["limit"]), num(c["estimate"]), f"{num(low)}{TO}{num(high)}"]
+        figures = (
+            f"Limit {num(c['limit'])} Estimate {num(c['estimate'])} "
+            f"CI {num(low)}{TO}{num(high)}"
         )
+        # the criterion's id, its verdict (right of its first line), its figures
         assert re.search(
-            rf"{re.escape(c['id'])} .{{0,40}}? {re.escape(row)} {c['verdict']}", text
+            rf"{re.escape(c['id'])} .{{0,120}}? {c['verdict']} .{{0,80}}?"
+            rf"Band .{{1,20}}? {re.escape(figures)}",
+            text,
         ), c["id"]
     assert f"171.0{TO}178.9" in text  # repr of the float, not "171"
     assert "12.5 ms" in text  # the absolute band, with the unit
