@@ -9,6 +9,7 @@ claim) and fails, which puts a re-test obligation on it. No demo host is the
 vendors' declared GPU server, so every run drifts majorly: the default plan v1 would
 have halted both on its ``env-drift`` stop-loss. About 50 s per campaign here (6
 runs of 5 s scenarios each).
+Each evaluation's evidence package then passes ``reprogate evidence verify``.
 ``REPROGATE_GATES_DUMP=<folder>`` writes each vendor's three documents there."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 
 from accounts.models import AuditEvent
 from benchmarks.models import Campaign, LabHost, Run
@@ -27,6 +30,8 @@ from gates.engine import evaluate_plan
 from gates.models import Evaluation, GatePlan, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
+from tests.escrow.package_support import flip, members, replaced
+from tests.escrow.test_evidence_evaluation import _blob_of, download_to, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +82,7 @@ def _state() -> dict[str, Any]:
     }
 
 
-def test_seeded_lab_validation_from_real_runs() -> None:
+def test_seeded_lab_validation_from_real_runs(tmp_path: Path) -> None:
     said: list[str] = []
     demo_seed(lab_validation=True, progress=said.append)
     print("\n".join(said))
@@ -181,3 +186,29 @@ def test_seeded_lab_validation_from_real_runs() -> None:
     assert _state() == before
     assert again == []
     assert str(report) == "Demo data already present; nothing changed."
+
+    # Each evaluation's evidence package passes `reprogate evidence verify`
+    # (re-evaluating the gate from the deposited plan and results), and a changed
+    # results.json in it is named.
+    _evidence_packages_verify(evaluations, tmp_path)
+
+
+def _evidence_packages_verify(
+    evaluations: dict[str, Evaluation], tmp_path: Path
+) -> None:
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="auditor"))
+    for vendor, evaluation in evaluations.items():
+        package = download_to(client, evaluation, tmp_path / f"{vendor}.zip")
+        status, out = verify(package)
+        assert status == 0, out
+        assert f"byte for byte ({evaluation.verdict})" in out
+
+    package = tmp_path / "acme-flash.zip"
+    files = members(package)
+    name = _blob_of(files, "evaluation", "results.json")
+    position = files[name].index(b'"value":') + len(b'"value":')
+    tampered = replaced(package, tmp_path / "t.zip", name, flip(files[name], position))
+    status, out = verify(tampered)
+    assert status == 1
+    assert f"results.json ({name}) has SHA-256" in out
