@@ -556,9 +556,12 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
-    # WeasyPrint and fontTools log every layout step and font subset at INFO.
+    # WeasyPrint and fontTools log every layout step and font subset at INFO,
+    # kaleido and choreographer every Chromium start, tab and clean-up.
     "loggers": {
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
+        "kaleido": {"level": "WARNING"},
+        "choreographer": {"level": "WARNING"},
     },
 }

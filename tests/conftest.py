@@ -6,6 +6,7 @@ vendors; ``labops`` and ``auditor`` for the lab and audit firms the buyer engage
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,6 +50,16 @@ def pytest_collection_modifyitems(
             )
             items[:] = kept
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _charts_chromium_stopped() -> Iterator[None]:
+    """The report charts' Chromium is kept by the process that started it: stop
+    it while the test run's output is still captured."""
+    yield
+    charts = sys.modules.get("gates.reports.charts")
+    if charts is not None:
+        charts.charts_stop()
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,13 @@ their runs, evaluated by the real engine (``gates.engine.evaluate_plan``); the
 report's lines come from ``gates.reports.content``'s own functions (criteria with
 their Plotly figures, stop-loss), the runs with outputs, drift, deposits and
 decisions are made up around them. Then, ``--repeat`` times: draws every chart
-(``figures_svg``: one Chromium started and stopped each time, as a report task
-does), renders the PDF (``render_pdf``) and signs it (``sign_pdf`` with a signer
+(``figures_svg``: the first run starts the process's Chromium, as a worker's
+first report does; the next runs find it started, as a worker's later reports
+do), renders the PDF (``render_pdf``) and signs it (``sign_pdf`` with a signer
 made by ``signer_load_or_create`` in a temporary folder, no timestamp). Prints
-the pages, the median charts, render, sign and total seconds, each run, and the
-versions. The target is under 10 s in total for 20 pages. Exit status 0, or
-non-zero only on an error.
+the pages, the first run's seconds (charts, render, sign, total), the median of
+the later runs', each run, and the versions. The target is under 10 s in total
+for 20 pages. Exit status 0, or non-zero only on an error.
 """
 
 from __future__ import annotations
@@ -266,7 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = [
             one_run(args.pages, signer, not args.no_charts) for _ in range(args.repeat)
         ]
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    first, later = runs[0], runs[1:] or runs[:1]
+    med = {k: statistics.median(r[k] for r in later) for k in runs[0]}
     print(
         f"python {platform.python_version()}, weasyprint {version('weasyprint')}, "
         f"pyhanko {version('pyhanko')}, kaleido {version('kaleido')}, "
@@ -282,11 +284,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("sign", "sign (s)"),
         ("total", "total (s)"),
     )
-    print(f"{'':30}wall    CPU (with Chromium's)   median of {args.repeat}")
+    print(
+        f"{'':30}first run (Chromium started)   "
+        f"median of the next {len(later)} (Chromium kept)"
+    )
+    # CPU: this process's (Chromium's is not counted while it runs)
+    print(f"{'':30}wall    CPU                    wall    CPU")
     for key, label in rows:
-        print(f"{label:30}{med[key]:5.2f}   {med[key + '_cpu']:5.2f}")
-    met = "met" if med["total"] < 10 else "NOT met"
-    print(f"target: under 10 s in total   {met}")
+        print(
+            f"{label:30}{first[key]:5.2f}   {first[key + '_cpu']:5.2f}"
+            f"                  {med[key]:5.2f}   {med[key + '_cpu']:5.2f}"
+        )
+    for name, figures in (("first run", first), ("later runs", med)):
+        met = "met" if figures["total"] < 10 else "NOT met"
+        print(f"target under 10 s, {name:11} {met}")
     load = os.getloadavg()[0]
     print(f"load average (1 min)          {load:.2f} on {os.cpu_count()} CPUs")
     for i, r in enumerate(runs, 1):
