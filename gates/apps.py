@@ -33,6 +33,12 @@ class GatesConfig(AppConfig):
         register_fixity_source("gates.evaluations", evaluation_findings)
         # ... and each ready signed report's PDF and statement with theirs
         register_fixity_source("gates.reports", report_findings)
+        # every evidence package holds the key the reports' statements verify with
+        from artifacts.services.evidence import register_package_file
+        from gates.engine.evidence import REPORTS_KEY
+        from gates.services.evidence import reports_key_file
+
+        register_package_file(REPORTS_KEY, reports_key_file)
         # procurement's comparison, TCO and award read the lab's verdicts on each
         # vendor's claims (procurement must not import gates: its lab-validation
         # source)

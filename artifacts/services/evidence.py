@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
@@ -55,6 +55,37 @@ class PackageFile:
     name: str
     data: bytes
     description: str
+
+
+class PackageFileSource(Protocol):
+    def __call__(self) -> PackageFile | None: ...
+
+
+# Files every package holds when the installation has them, registered by the
+# apps that own them (the dependency runs gates → artifacts): the signed reports'
+# statement key, for one (``GatesConfig.ready()``).
+_installation_files: dict[str, PackageFileSource] = {}
+
+
+def register_package_file(
+    name: str, source: PackageFileSource | None
+) -> PackageFileSource | None:
+    """Install ``source`` of the package file ``name`` (None removes it); returns
+    the one it replaces."""
+    previous = _installation_files.pop(name, None)
+    if source is not None:
+        _installation_files[name] = source
+    return previous
+
+
+def _with_installation_files(files: Sequence[PackageFile]) -> list[PackageFile]:
+    chosen = {f.name: f for f in files}
+    for name, source in sorted(_installation_files.items()):
+        if name not in chosen:
+            found = source()
+            if found is not None:
+                chosen[name] = found
+    return list(chosen.values())
 
 
 def _allowed_signers(deposits: list[Deposit]) -> bytes:
@@ -155,11 +186,12 @@ def evidence_package_build(
     """Log the download of ``deposits`` (the caller checked that ``actor`` may
     have them) and assemble their package. The audit row is about ``target``
     in ``organisation``'s trail; ``heading`` and ``steps`` go into README.txt,
-    ``files`` into the zip, both bound by the receipt, which also carries
-    ``event_data``."""
+    ``files`` (and the registered installation files) into the zip, all bound
+    by the receipt, which also carries ``event_data``."""
     deposits = list(deposits)
     if not deposits:
         raise ApplicationError("There is nothing in escrow to package.", code="empty")
+    files = _with_installation_files(files)
     origin, key = log_origin(), log_verifier_key()
     signers = _allowed_signers(deposits)
     readme = readme_text(

@@ -77,18 +77,20 @@ def _report_deposits(evaluation: Evaluation) -> list[Deposit]:
     ]
 
 
-def _statement_key() -> bytes | None:
-    """The statement public key (PEM), if the installation has one: loaded,
-    never created here (the first report creates it)."""
+def reports_key_file() -> PackageFile | None:
+    """``keys/reports.pub``, the statement public key (PEM), if the installation
+    has one: loaded, never created here (the first report creates it). Every
+    evidence package holds it (registered in ``GatesConfig.ready()``)."""
     path = report_settings().statement_key_path
     if not path.exists():
         return None
     try:
         key: Ed25519PrivateKey = load_private_key(path, create=False)
     except LogKeyError as error:
-        logger.error("evaluation evidence: the statement key is unusable: %s", error)
+        logger.error("evidence package: the statement key is unusable: %s", error)
         return None
-    return public_key_pem(key)
+    description = "the key the signed reports' statements verify with"
+    return PackageFile(REPORTS_KEY, public_key_pem(key), description)
 
 
 def _trail(actor: Actor, evaluation: Evaluation) -> Organisation:
@@ -120,12 +122,6 @@ def evaluation_evidence_prepare(
         }.values(),
         key=lambda d: d.log_index,
     )
-    key = _statement_key()
-    files = (
-        [PackageFile(REPORTS_KEY, key, "the key the reports' statements verify with")]
-        if key is not None
-        else []
-    )
     rfp, vendor = evaluation.rfp.reference, evaluation.vendor_organisation.slug
     return evidence_package_build(
         deposits=deposits,
@@ -142,7 +138,6 @@ def evaluation_evidence_prepare(
             f"{evaluation.evaluation_sha256[:12]}.zip"
         ),
         bundle=bundle,
-        files=files,
         steps=STEPS,
         event_data={"evaluation": str(evaluation.public_id)},
         audit_data={

@@ -143,3 +143,30 @@ def test_readme_steps_work_with_plain_tools(package: Path, tmp_path: Path) -> No
         hashlib.sha256((root / "manifest.json").read_bytes()).hexdigest()
         == (json.loads(leaf)["manifest_sha256"])
     )
+
+
+def test_a_bundle_package_holds_the_reports_key_once_there_is_one(
+    deposit: Deposit, vendor_a: Any, client_for: Any, settings: Any, tmp_path: Path
+) -> None:
+    """Every evidence package holds the key the signed reports' statements verify
+    with, bound by the download receipt, once the installation has one."""
+    from artifacts.lib.transparency.keyfile import load_private_key
+    from gates.signing.statement import public_key_pem
+
+    client = client_for(vendor_a)
+    before = members(download_to(client, deposit.bundle, tmp_path / "before.zip"))
+    assert "keys/reports.pub" not in before  # no report signed yet: no key
+    key = load_private_key(settings.REPROGATE_REPORT_STATEMENT_KEY_PATH, create=True)
+
+    package = download_to(client, deposit.bundle, tmp_path / "after.zip")
+
+    files = members(package)
+    assert files["keys/reports.pub"] == public_key_pem(key)
+    assert "keys/reports.pub" in files["README.txt"].decode()
+    assert main(["evidence", "verify", str(package)]) == 0
+    changed = rewrite(
+        package,
+        tmp_path / "changed.zip",
+        lambda files: {**files, "keys/reports.pub": b"another key\n"},
+    )
+    assert main(["evidence", "verify", str(changed)]) == 1  # the receipt names it
