@@ -3,13 +3,17 @@ concurrent clients, while its runner worker is killed at random.
 
     python -m tests.perf.soak --minutes 60
     python -m tests.perf.soak --seconds 90 --start direct   # what CI runs
+    python -m tests.perf.soak --seconds 90 --start direct \
+        --database-url postgres://postgres@127.0.0.1:5432/reprogate_soak  # PostgreSQL
 
 The embedded default (SQLite, local files, the SQLite broker, the supervisor of
 ``config.supervise``) runs in a var dir and on a free port of its own. ``--start
 scripts-run`` (the default) runs ``scripts/run`` itself, demo seed with lab
 validation included (about two minutes); ``--start direct`` runs what it runs
 (``migrate``, ``seed_demo`` without ``--lab-validation``, then the supervisor), in
-about 20 s. Meanwhile, until the time is up:
+about 20 s; with ``--database-url`` (direct start only) its processes use that
+database instead of SQLite (an empty one: it is migrated and seeded). Meanwhile,
+until the time is up:
 
 - each demo vendor (``vendor-a``, ``vendor-b``) uploads signed bundles to
   RFP-DEMO-1 through the API with its token and its demo key (``VAR_DIR/demo-keys``),
@@ -290,9 +294,11 @@ def _manage(env: dict[str, str], log: Path, *argv: str) -> None:
         )
 
 
-def start_product(work: Path, start: str) -> Product:
+def start_product(work: Path, start: str, database_url: str = "") -> Product:
     var_dir, port, log = work / "var", free_port(), work / "run.log"
     env = product_environment(var_dir, port)
+    if database_url:
+        env["DATABASE_URL"] = database_url
     if start == "direct":  # what scripts/run runs, without the lab's demo runs
         _manage(env, log, "migrate", "--no-input", "--verbosity=0")
         _manage(env, log, "seed_demo", "--verbosity=0")
@@ -703,7 +709,15 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--upload-pause", type=float, default=1.0)
     parser.add_argument("--page-pause", type=float, default=0.5)
     parser.add_argument("--work-dir", type=Path, default=None, help="kept afterwards")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--database-url", default="",
+        help="with --start direct: the (empty) database the product uses instead of "
+        "SQLite",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.database_url and args.start != "direct":
+        parser.error("--database-url needs --start direct")
+    return args
 
 
 @contextlib.contextmanager
@@ -722,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.path.insert(0, str(PROJECT_DIR))  # the Django-free bundle builder
     with _work_dir(args.work_dir) as work:
         began = time.monotonic()
-        product = start_product(work, args.start)
+        product = start_product(work, args.start, args.database_url)
         try:
             if not wait_until_up(product, START_TIMEOUT_S):
                 print("the product did not start:\n" + product.log_tail(), flush=True)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,21 +25,55 @@ def _figure(name: str, text: str) -> int:
     return int(found.group(1))
 
 
+def _soak(work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "tests.perf.soak", "--start", "direct"]
+    # One campaign of 6 runs (about a minute, more with a killed run) starts at
+    # once and none after it; with start-up and the wait for it, about 2.5 min.
+    command += ["--seconds", "60", "--campaign-cutoff", "45"]
+    command += ["--kill-every", "15", "30", "--work-dir", str(work), *extra]
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=400, check=False
+    )
+
+
 @pytest.mark.integration
 @pytest.mark.timeout(420)
 def test_the_soak_serves_every_client_and_loses_no_run_while_the_runner_is_killed(
     tmp_path: Path,
 ) -> None:
-    command = [sys.executable, "-m", "tests.perf.soak", "--start", "direct"]
-    # One campaign of 6 runs (about a minute, more with a killed run) starts at
-    # once and none after it; with start-up and the wait for it, about 2.5 min.
-    command += ["--seconds", "60", "--campaign-cutoff", "45"]
-    command += ["--kill-every", "15", "30", "--work-dir", str(tmp_path / "soak")]
+    _passes(_soak(tmp_path / "soak"))
 
-    done = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=400, check=False
-    )
 
+@pytest.fixture
+def soak_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
+    """An empty PostgreSQL database of the soak's own beside the test database
+    (the PostgreSQL pass), dropped afterwards."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the soak on PostgreSQL runs in the PostgreSQL pass")
+    settings = connection.settings_dict
+    name = f"{settings['NAME']}_soak"
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    user, host, port = settings["USER"], settings["HOST"], settings["PORT"]
+    yield f"postgres://{user}@{host}:{port or 5432}/{name}"
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(420)
+def test_the_soak_on_postgresql_loses_no_run_either(
+    soak_database: str, tmp_path: Path
+) -> None:
+    """The same soak, its processes on a PostgreSQL database (row locks, its
+    transactions) instead of SQLite."""
+    _passes(_soak(tmp_path / "soak", "--database-url", soak_database))
+
+
+def _passes(done: subprocess.CompletedProcess[str]) -> None:
     output = done.stdout + done.stderr[-3000:]
     assert done.returncode == 0, output
     assert _figure("errors", done.stdout) == 0
