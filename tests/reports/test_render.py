@@ -55,7 +55,6 @@ from tests.gates.support import (  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
-CHROMIUM = Path("/usr/bin/chromium")
 FINGERPRINT = "ab" * 32
 TO = " \N{EN DASH} "  # between an interval's ends
 HOSTILE = '<img src="http://127.0.0.1:9/leak.png"> & <b>bold</b>'
@@ -67,18 +66,6 @@ def _require_tool(name: str) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason} (CI must check the PDFs, never skip)")
         pytest.skip(reason)
-
-
-@pytest.fixture
-def chromium() -> None:
-    """Charts are drawn by kaleido's Chromium (tests/browser/conftest.py's rule:
-    skip locally without it, never in CI)."""
-    if CHROMIUM.exists():
-        return
-    reason = f"{CHROMIUM} is missing: apt-get install -y chromium"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI must draw the report charts, never skip them)")
-    pytest.skip(reason)
 
 
 def pdftotext(pdf: bytes, tmp_path: Path) -> str:
