@@ -104,15 +104,40 @@ def _evaluations() -> Iterator[Evaluation]:
     return rows.iterator(chunk_size=CHUNK)
 
 
-def _orphans() -> Iterator[Deposit]:
-    """Evaluation deposits no evaluation row points to."""
-    rows = Deposit.objects.filter(
-        kind=Deposit.Kind.EVALUATION, evaluation__isnull=True
-    ).select_related("rfp")
+def _orphans(kind: str, row: str) -> Iterator[Deposit]:
+    """Deposits of ``kind`` that no row points to (``row``: the reverse
+    relation of the rows that should)."""
+    rows = Deposit.objects.filter(kind=kind, **{f"{row}__isnull": True})
     return (
-        rows.only("public_id", "log_index", "rfp__reference")
+        rows.select_related("rfp")
+        .only("public_id", "log_index", "rfp__reference")
         .order_by("log_index")
         .iterator(chunk_size=CHUNK)
+    )
+
+
+def _altered(
+    subject: str, what: str, problems: list[str], deposit: Deposit | None, rfp: str
+) -> Finding:
+    return Finding(
+        Kind.ROW_ALTERED,
+        subject,
+        f"The {what} row differs from its escrow deposit: " + "; ".join(problems),
+        log_index=deposit.log_index if deposit is not None else None,
+        rfp_reference=rfp,
+        deposit=str(deposit.public_id) if deposit is not None else "",
+    )
+
+
+def _missing(deposit: Deposit, subject: str, deposits_what: str, row: str) -> Finding:
+    return Finding(
+        Kind.ROW_MISSING,
+        f"{subject} deposit #{deposit.log_index}",
+        f"Log entry {deposit.log_index} deposits {deposits_what} that has no "
+        f"{row} row: the row was deleted.",
+        log_index=deposit.log_index,
+        rfp_reference=deposit.rfp.reference,
+        deposit=str(deposit.public_id),
     )
 
 
@@ -122,26 +147,11 @@ def evaluation_findings() -> Iterator[Finding]:
     for evaluation in _evaluations():
         problems = _problems(evaluation)
         if problems:
-            deposit = evaluation.deposit
-            yield Finding(
-                Kind.ROW_ALTERED,
-                f"evaluation {evaluation.public_id}",
-                "The evaluation row differs from its escrow deposit: "
-                + "; ".join(problems),
-                log_index=deposit.log_index if deposit is not None else None,
-                rfp_reference=evaluation.rfp.reference,
-                deposit=str(deposit.public_id) if deposit is not None else "",
-            )
-    for deposit in _orphans():
-        yield Finding(
-            Kind.ROW_MISSING,
-            f"evaluation deposit #{deposit.log_index}",
-            f"Log entry {deposit.log_index} deposits a gate evaluation that has "
-            "no evaluation row: the row was deleted.",
-            log_index=deposit.log_index,
-            rfp_reference=deposit.rfp.reference,
-            deposit=str(deposit.public_id),
-        )
+            subject = f"evaluation {evaluation.public_id}"
+            rfp = evaluation.rfp.reference
+            yield _altered(subject, "evaluation", problems, evaluation.deposit, rfp)
+    for deposit in _orphans(Deposit.Kind.EVALUATION, "evaluation"):
+        yield _missing(deposit, "evaluation", "a gate evaluation", "evaluation")
 
 
 # --- signed reports ------------------------------------------------------------
@@ -203,29 +213,7 @@ def report_findings() -> Iterator[Finding]:
     for report in _ready_reports():
         problems = _report_problems(report)
         if problems:
-            deposit = report.deposit
-            yield Finding(
-                Kind.ROW_ALTERED,
-                f"report {report.public_id}",
-                "The signed report row differs from its escrow deposit: "
-                + "; ".join(problems),
-                log_index=deposit.log_index if deposit is not None else None,
-                rfp_reference=report.rfp.reference,
-                deposit=str(deposit.public_id) if deposit is not None else "",
-            )
-    orphans = (
-        Deposit.objects.filter(kind=Deposit.Kind.REPORT, report__isnull=True)
-        .select_related("rfp")
-        .only("public_id", "log_index", "rfp__reference")
-        .order_by("log_index")
-    )
-    for deposit in orphans.iterator(chunk_size=CHUNK):
-        yield Finding(
-            Kind.ROW_MISSING,
-            f"report deposit #{deposit.log_index}",
-            f"Log entry {deposit.log_index} deposits a signed report that has no "
-            "report row: the row was deleted.",
-            log_index=deposit.log_index,
-            rfp_reference=deposit.rfp.reference,
-            deposit=str(deposit.public_id),
-        )
+            subject, rfp = f"report {report.public_id}", report.rfp.reference
+            yield _altered(subject, "signed report", problems, report.deposit, rfp)
+    for deposit in _orphans(Deposit.Kind.REPORT, "report"):
+        yield _missing(deposit, "report", "a signed report", "report")
