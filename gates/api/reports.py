@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
@@ -31,9 +31,7 @@ from rest_framework.views import APIView
 from accounts.requests import SignedInApiRequest
 from accounts.schema import error_response
 from artifacts.lib.transparency.keyfile import LogKeyError
-from artifacts.storage.blobs import blob_open
 from gates.api.access import decision_list_visible_to, evaluation_list_visible_to, one
-from gates.exceptions import GatesConflict
 from gates.models import Decision, Evaluation, Report
 from gates.permissions import can_download_report, can_request_report
 from gates.selectors.reports import (
@@ -42,7 +40,7 @@ from gates.selectors.reports import (
     report_statement_public_key_pem,
 )
 from gates.serializers import CONFLICT, NOT_FOUND, READ_ERRORS, WRITE_ERRORS
-from gates.services.reports import report_download_record, report_request
+from gates.services.reports import report_download, report_request
 
 PDF = "application/pdf"
 PEM = "application/x-pem-file"
@@ -160,37 +158,13 @@ def _body(report: Report, code: int = status.HTTP_200_OK) -> Response:
     return Response(ReportSerializer(report).data, status=code)
 
 
-def _download(
-    request: SignedInApiRequest, report: Report, part: str, filename: str
-) -> Any:
-    """The ready report's PDF or statement, audited."""
-    if report.status != Report.Status.READY:
-        raise GatesConflict(
-            f"The {report.get_kind_display().lower()} is "
-            f"{report.get_status_display().lower()}: it can be downloaded once "
-            "it is ready.",
-            code="report_not_ready",
-        )
-    blob = report.pdf_blob if part == "pdf" else report.statement_blob
-    if blob is None:  # gates_report_ready_complete
-        raise Http404
-    with blob_open(blob) as handle:
-        data = handle.read()
-    report_download_record(report=report, actor=request.user, part=part)
-    response = HttpResponse(data, content_type=PDF if part == "pdf" else STATEMENT)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["X-Content-SHA256"] = blob.sha256
+def _download(request: SignedInApiRequest, report: Report, part: str) -> Any:
+    """The ready report's PDF or statement, audited (409 while not ready)."""
+    found = report_download(report=report, actor=request.user, part=part)
+    response = HttpResponse(found.data, content_type=found.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{found.filename}"'
+    response["X-Content-SHA256"] = found.sha256
     return response
-
-
-def _filename(report: Report, part: str) -> str:
-    """``RFP-1-acme-lab-validation-report.pdf``: built from our own fields."""
-    stem = (
-        f"{report.rfp.reference}-{report.vendor_organisation.slug}-"
-        f"{report.evaluation.gate}"
-    )
-    name = "certificate" if report.kind == Report.Kind.CERTIFICATE else "report"
-    return f"{stem}-{name}.pdf" if part == "pdf" else f"{stem}-{name}.statement.json"
 
 
 REPORT_READ: dict[Any, Any] = {200: ReportSerializer, **READ_ERRORS}
@@ -247,7 +221,7 @@ class EvaluationReportPdfApi(APIView):
         self, request: SignedInApiRequest, evaluation_id: uuid.UUID
     ) -> HttpResponse:
         report = _evaluation_report(request, evaluation_id)
-        return _download(request, report, "pdf", _filename(report, "pdf"))
+        return _download(request, report, "pdf")
 
 
 class EvaluationReportStatementApi(APIView):
@@ -264,7 +238,7 @@ class EvaluationReportStatementApi(APIView):
         self, request: SignedInApiRequest, evaluation_id: uuid.UUID
     ) -> HttpResponse:
         report = _evaluation_report(request, evaluation_id)
-        return _download(request, report, "statement", _filename(report, "statement"))
+        return _download(request, report, "statement")
 
 
 class DecisionCertificateApi(APIView):
@@ -305,7 +279,7 @@ class DecisionCertificatePdfApi(APIView):
     )
     def get(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> HttpResponse:
         report = _certificate(request, decision_id)
-        return _download(request, report, "pdf", _filename(report, "pdf"))
+        return _download(request, report, "pdf")
 
 
 class DecisionCertificateStatementApi(APIView):
@@ -320,7 +294,7 @@ class DecisionCertificateStatementApi(APIView):
     )
     def get(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> HttpResponse:
         report = _certificate(request, decision_id)
-        return _download(request, report, "statement", _filename(report, "statement"))
+        return _download(request, report, "statement")
 
 
 class NoReportSigned(exceptions.NotFound):

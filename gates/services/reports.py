@@ -14,7 +14,8 @@ acceptance certificate per recorded promotion.
 - ``reports_reap`` (beat): a report whose worker was lost mid-render (rendering
   past the lease) is queued again, or failed after ``REPORT_MAX_ATTEMPTS``; a
   queued one whose message was lost (a broker down at the request) is sent again;
-- ``report_download_record``: the audit row of a download.
+- ``report_download`` / ``report_download_record``: a download's bytes and its
+  audit row.
 
 The installation's keys are created on first use and never again once a report
 is ready: a missing key then fails the report, telling the operator to restore
@@ -616,3 +617,43 @@ def report_download_record(*, report: Report, actor: User, part: str) -> None:
             "sha256": report.pdf_sha256 if part == "pdf" else report.statement_sha256,
         },
     )
+
+
+@dataclass(frozen=True)
+class ReportDownload:
+    data: bytes
+    content_type: str
+    filename: str
+    sha256: str
+
+
+CONTENT_TYPES: Final = {"pdf": "application/pdf", "statement": "application/json"}
+
+
+def report_download(*, report: Report, actor: User, part: str) -> ReportDownload:
+    """``part`` ("pdf" or "statement") of the ready ``report``, its download
+    audited (the caller checked that ``actor`` may have it); GatesConflict
+    ``report_not_ready`` while it is not ready. The file name is made of our
+    own fields: ``RFP-1-acme-lab-validation-report.pdf``."""
+    from artifacts.storage.blobs import blob_open
+
+    if report.status != S.READY:
+        raise GatesConflict(
+            f"The {report.get_kind_display().lower()} is "
+            f"{report.get_status_display().lower()}: it can be downloaded once "
+            "it is ready.",
+            code="report_not_ready",
+        )
+    blob = report.pdf_blob if part == "pdf" else report.statement_blob
+    if blob is None:  # gates_report_ready_complete makes this impossible
+        raise ValueError(f"the ready report {report.public_id} has no {part}")
+    with blob_open(blob) as handle:
+        data = handle.read()
+    report_download_record(report=report, actor=actor, part=part)
+    stem = (
+        f"{report.rfp.reference}-{report.vendor_organisation.slug}-"
+        f"{report.evaluation.gate}-"
+        + ("certificate" if report.kind == K.CERTIFICATE else "report")
+    )
+    suffix = ".pdf" if part == "pdf" else ".statement.json"
+    return ReportDownload(data, CONTENT_TYPES[part], stem + suffix, blob.sha256)

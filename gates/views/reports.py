@@ -24,13 +24,13 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from accounts.exceptions import ApplicationError
 from accounts.requests import SignedInRequest
-from artifacts.storage.blobs import blob_open
+from gates.exceptions import GatesConflict
 from gates.models import Decision, Evaluation, Report
 from gates.permissions import can_download_report, can_request_report
 from gates.selectors.evaluations import evaluation_get_visible
 from gates.selectors.plans import plan_get_visible
 from gates.selectors.reports import report_for_decision, report_for_evaluation
-from gates.services.reports import report_download_record, report_request
+from gates.services.reports import report_download, report_request
 from procurement.views.common import show_refusal
 
 K = Report.Kind
@@ -187,29 +187,13 @@ def decision_certificate_request(
 def _download(request: SignedInRequest, report: Report | None, part: str) -> Any:
     if report is None or not can_download_report(request.user, report):
         raise Http404("No such report.")
-    if report.status != Report.Status.READY:
-        text = (
-            f"The {report.get_kind_display().lower()} is "
-            f"{report.get_status_display().lower()}: it can be downloaded once it "
-            "is ready."
-        )
-        return HttpResponse(text, status=409, content_type="text/plain")
-    blob = report.pdf_blob if part == "pdf" else report.statement_blob
-    if blob is None:
-        raise Http404("No such report.")
-    with blob_open(blob) as handle:
-        data = handle.read()
-    report_download_record(report=report, actor=request.user, part=part)
-    pdf = part == "pdf"
-    name = "certificate" if report.kind == K.CERTIFICATE else "report"
-    stem = f"{report.rfp.reference}-{report.vendor_organisation.slug}-"
-    stem += f"{report.evaluation.gate}-{name}"
-    response = HttpResponse(
-        data, content_type="application/pdf" if pdf else "application/json"
-    )
-    filename = f"{stem}.pdf" if pdf else f"{stem}.statement.json"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["X-Content-SHA256"] = blob.sha256
+    try:
+        found = report_download(report=report, actor=request.user, part=part)
+    except GatesConflict as refused:  # not ready yet
+        return HttpResponse(refused.message, status=409, content_type="text/plain")
+    response = HttpResponse(found.data, content_type=found.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{found.filename}"'
+    response["X-Content-SHA256"] = found.sha256
     return response
 
 
