@@ -85,7 +85,10 @@ def prepared_copy() -> Path | None:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".tmp-") as work:
             staged = Path(work) / NAME
             shutil.copy2(SOURCE, staged)
-            compressor = Compressor(quiet=True)
+            # gzip only: brotli at whitenoise's quality takes about 10 s for
+            # plotly.js's 4.8 MB, and this copy is made on a page's first request
+            # (collectstatic, at build time, makes the brotli variant too)
+            compressor = Compressor(quiet=True, use_brotli=False)
             for variant in compressor.compress(str(staged)):
                 os.replace(variant, target.parent / Path(variant).name)
             os.replace(staged, target)
