@@ -105,15 +105,23 @@ def _evaluations() -> Iterator[Evaluation]:
 
 
 def _orphans(kind: str, row: str) -> Iterator[Deposit]:
-    """Deposits of ``kind`` that no row points to (``row``: the reverse
-    relation of the rows that should)."""
+    """Deposits of ``kind`` — by their row and by their leaf — that no row points
+    to (``row``: the reverse relation of the rows that should). A deposit row
+    whose kind was changed is the deposit check's finding, not a missing row."""
     rows = Deposit.objects.filter(kind=kind, **{f"{row}__isnull": True})
-    return (
+    found = (
         rows.select_related("rfp")
-        .only("public_id", "log_index", "rfp__reference")
+        .only("public_id", "log_index", "leaf", "rfp__reference")
         .order_by("log_index")
         .iterator(chunk_size=CHUNK)
     )
+    for deposit in found:
+        try:
+            logged = json.loads(bytes(deposit.leaf)).get("kind")
+        except (ValueError, AttributeError):
+            logged = None  # an unreadable leaf is the deposit check's finding
+        if logged == kind:
+            yield deposit
 
 
 def _altered(

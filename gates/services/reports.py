@@ -108,8 +108,9 @@ def _facts(report: Report) -> dict[str, Any]:
     return facts
 
 
-def _move(report: Report, to: str) -> str:
-    """Set ``to`` if ``REPORT_TRANSITIONS`` allows; the status it had."""
+def _status_transition(report: Report, to: str) -> str:
+    """Set ``to`` if ``REPORT_TRANSITIONS`` allows (the check of both transitions
+    below); the status it had."""
     if to not in REPORT_TRANSITIONS[report.status]:
         refused = InvalidTransition(
             entity="report", current=report.status, requested=to
@@ -134,7 +135,7 @@ def report_transition(
 ) -> Report:
     """Move ``report`` (locked by the caller) to ``to``, saving ``fields`` set
     with it; one audit row ``report.<to>`` in the buyer's trail."""
-    old = _move(report, to)
+    old = _status_transition(report, to)
     report.save(update_fields=["status", *fields])
     audit_record(
         actor=actor,
@@ -288,7 +289,7 @@ def report_generate(*, report_id: int) -> Report | None:
         return report
     try:
         produced = _produce(report)
-        return _ready(report, produced)
+        return _ready_transition(report, produced)
     except Exception as error:  # every failure is the report's, with a reason
         if not _expected(error):
             logger.exception("report %s failed", report.public_id)
@@ -408,7 +409,9 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _ready(report: Report, produced: _Produced) -> Report:
+def _ready_transition(report: Report, produced: _Produced) -> Report:
+    """rendering → ready: the blobs stored, then in one transaction the deposit
+    (whose audit row, ``report.ready``, is this change's one row) and the row."""
     pdf_sha, statement_sha = _sha(produced.pdf), _sha(produced.statement)
     pdf_blob = blob_put(produced.pdf, pdf_sha, len(produced.pdf))
     statement_blob = blob_put(
@@ -417,7 +420,7 @@ def _ready(report: Report, produced: _Produced) -> Report:
     with transaction.atomic():
         locked = Report.objects.select_for_update().get(pk=report.pk)
         report.status = locked.status  # as it is now
-        old = _move(report, S.READY)
+        old = _status_transition(report, S.READY)
         evaluation = report.evaluation
         bundle = evaluation.campaign.bundle
         extra: dict[str, Any] = {

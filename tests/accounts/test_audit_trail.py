@@ -64,6 +64,7 @@ def _literal_codes() -> set[str]:
 def _built_codes() -> set[str]:
     """The codes services build at run time from their own choices."""
     from artifacts.models import EscrowEvent, ReleaseStep
+    from gates.models import Report
     from procurement.models import BidReceipt
 
     holds = {EscrowEvent.Action.LEGAL_HOLD_SET, EscrowEvent.Action.LEGAL_HOLD_RELEASED}
@@ -72,6 +73,7 @@ def _built_codes() -> set[str]:
         | {f"rfp.{k}_changed" for k in ("artifacts", "metrics", "criteria")}
         | {f"release.{a}" for a in ReleaseStep.Action.values}
         | {f"deposit.{a}" for a in holds}
+        | {f"report.{s}" for s in Report.Status.values}  # report_transition's
     )
 
 
