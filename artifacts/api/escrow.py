@@ -42,6 +42,7 @@ from artifacts.selectors.escrow import (
     deposit_list_filtered,
     evidence_bundle_get,
 )
+from artifacts.selectors.evidence_package import EvidencePackage
 from artifacts.selectors.proofs import b64, leaf_inclusion
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from artifacts.services.evidence import evidence_package_prepare
@@ -78,14 +79,20 @@ class EvidencePackageApi(APIView):
         if bundle is None or not bundle_deposits(bundle):
             raise Http404
         package = evidence_package_prepare(bundle=bundle, actor=request.user)
-        return StreamingHttpResponse(
-            package.stream(),
-            content_type="application/zip",
-            headers={
-                "Content-Disposition": f'attachment; filename="{package.filename}"',
-                "Cache-Control": "no-store",
-            },
-        )
+        return package_response(package)
+
+
+def package_response(package: EvidencePackage) -> StreamingHttpResponse:
+    """An evidence package streamed as its zip (each one a download of its own:
+    never cached)."""
+    return StreamingHttpResponse(
+        package.stream(),
+        content_type="application/zip",
+        headers={
+            "Content-Disposition": f'attachment; filename="{package.filename}"',
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 class DepositBlobSerializer(serializers.Serializer):

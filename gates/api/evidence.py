@@ -17,7 +17,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from artifacts.api.escrow import ZipRenderer
+from artifacts.api.escrow import ZipRenderer, package_response
 from gates.api.access import evaluation_list_visible_to, one
 from gates.permissions import can_download_evaluation_evidence
 from gates.serializers import READ_ERRORS
@@ -45,14 +45,7 @@ class EvaluationEvidenceApi(APIView):
         if not can_download_evaluation_evidence(request.user, evaluation):
             raise Http404
         package = evaluation_evidence_prepare(evaluation=evaluation, actor=request.user)
-        return StreamingHttpResponse(
-            package.stream(),
-            content_type="application/zip",
-            headers={
-                "Content-Disposition": f'attachment; filename="{package.filename}"',
-                "Cache-Control": "no-store",
-            },
-        )
+        return package_response(package)
 
 
 urlpatterns = [
