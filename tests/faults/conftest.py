@@ -17,3 +17,10 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnRedis]:
     yield server
     if server.server is not None:
         server.server.kill()
+
+
+@pytest.fixture(scope="module")
+def redis_url(own_redis: OwnRedis) -> str:
+    """The broker of the module's workers: its own Redis (the runner tests'
+    fixtures the fault modules reuse ask for ``redis_url``)."""
+    return own_redis.url

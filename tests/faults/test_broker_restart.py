@@ -47,11 +47,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
 
 @pytest.fixture(scope="module")
-def redis_url(own_redis: OwnRedis) -> str:
-    return own_redis.url
-
-
-@pytest.fixture(scope="module")
 def worker(shared_database: str, var_dir: Path, redis_url: str) -> Iterator[Process]:
     env = runner_it._worker_env(shared_database, var_dir, redis_url)
     process = runner_worker(env, var_dir, f"broker-{SUFFIX}", [pool_queue(POOL_B)])

@@ -28,7 +28,6 @@ from benchmarks.tasks import reap_runs_task
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
     HARNESS,
-    OwnRedis,
     Process,
     counted_once,
     runner_worker,
@@ -47,11 +46,6 @@ world = runner_it.world
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 NAME = "reprogate_faults"
-
-
-@pytest.fixture(scope="module")
-def redis_url(own_redis: OwnRedis) -> str:
-    return own_redis.url
 
 
 @pytest.fixture(scope="module")

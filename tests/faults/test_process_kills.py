@@ -31,7 +31,6 @@ from benchmarks.queues import pool_queue
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
     HARNESS,
-    OwnRedis,
     Process,
     beat,
     counted_once,
@@ -51,11 +50,6 @@ people = runner_it.people
 world = runner_it.world
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
-
-
-@pytest.fixture(scope="module")
-def redis_url(own_redis: OwnRedis) -> str:
-    return own_redis.url
 
 
 @pytest.fixture(scope="module")
