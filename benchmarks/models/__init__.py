@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from benchmarks.models.campaigns import RUN_TRANSITIONS, Campaign, Run
-from benchmarks.models.pools import LabHost, LabPool
+from benchmarks.models.pools import HostToken, LabHost, LabPool
 from benchmarks.models.results import RunMetric, RunOutput, RunSeries
 
 __all__ = [
     "RUN_TRANSITIONS",
     "Campaign",
+    "HostToken",
     "LabHost",
     "LabPool",
     "Run",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -59,6 +60,15 @@ class LabHost(TimeStampedModel):
     stopped_at = models.DateTimeField(null=True, blank=True)  # clean shutdown
     environment = models.JSONField(default=dict, blank=True)  # capture_environment()
     sandbox = models.JSONField(default=dict, blank=True)  # sandbox_capabilities()
+    # The agent's token for a host that talks to the runner API; empty for a
+    # worker with database access (the embedded default's lab worker).
+    token = models.ForeignKey(
+        "HostToken",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="hosts",
+    )
 
     class Meta:
         ordering = ["pool", "worker_name"]
@@ -74,3 +84,53 @@ class LabHost(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.worker_name} ({self.pool.name})"
+
+
+class HostToken(TimeStampedModel):
+    """The credential a lab host's agent presents to the runner API
+    (``Authorization: Bearer rgh_…``), issued when the host joins a pool
+    (``manage.py pool_join`` or the pool's page). Only its SHA-256 digest is
+    stored; the token is shown once. A revoked token is refused at the agent's
+    next call. The agent holds no database, storage or Django secret: this token
+    and the pool's broker credentials are all it has."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    pool = models.ForeignKey(
+        LabPool, on_delete=models.PROTECT, related_name="host_tokens"
+    )
+    name = models.CharField(max_length=100)  # the host's label, e.g. lab-07
+    prefix = models.CharField(max_length=12)  # shown in lists: rgh_AbCd1234
+    digest = models.CharField(max_length=64, unique=True)  # serves authentication
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["pool", "name", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pool", "name"],
+                condition=Q(revoked_at__isnull=True),
+                name="benchmarks_host_token_unique_active_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.pool.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
