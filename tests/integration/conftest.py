@@ -1,4 +1,5 @@
-"""Integration tests need Redis on 127.0.0.1:6379; database 15 is theirs.
+"""Integration tests need Redis on 127.0.0.1:6379; database 15 is theirs, 13 on
+PostgreSQL (CI runs the SQLite and PostgreSQL passes side by side).
 
 Without Redis they skip, except on CI (``CI=true``), where that is a failure.
 """
@@ -10,7 +11,8 @@ import os
 import pytest
 import redis
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
+ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
+REDIS_URL = f"redis://127.0.0.1:6379/{13 if ON_POSTGRES else 15}"
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from gates.services.runs import gate_campaign_start
 from tests.benchmarks.runner.support import GOOD_HARNESS, SCENARIOS
 from tests.gates.support import CRITERION, make_frozen_plan, plan_document
 from tests.integration import test_runner_workers as runner_it
+from tests.integration.conftest import ON_POSTGRES
 from tests.integration.test_runner_workers import POOL_A, SUFFIX, Worker
 
 # The runner workers' module fixtures, for this module's own database and worker.
@@ -35,7 +36,7 @@ people = runner_it.people
 world = runner_it.world
 
 pytestmark = pytest.mark.integration
-OWN_REDIS = "redis://127.0.0.1:6379/14"
+OWN_REDIS = f"redis://127.0.0.1:6379/{12 if ON_POSTGRES else 14}"
 
 
 @pytest.fixture(scope="session")
