@@ -1,122 +1,43 @@
-"""A run's working directory on the runner host, and the files that go in and
-out of it. Nothing here trusts the bundle or the harness:
+"""A run's working directory on the runner host, for the server's own lab
+workers: the Django-free file handling (``benchmarks.sandbox.workspace``) with
+this deployment's limits and the bundle read from blob storage.
 
-- the bundle archive is fetched from blob storage and checked against its
-  SHA-256, then extracted with the ingest's own reader
-  (``artifacts.lib.archive.BundleArchive.scan``), never ``tarfile.extractall``:
-  every member is written as a new regular file (``O_EXCL | O_NOFOLLOW``) under
-  a fresh directory and checked against the manifest's SHA-256 and size;
-- the harness's output directory is walked through directory descriptors
-  without following links (``O_NOFOLLOW``), regular files only, up to
-  ``RUNNER_MAX_OUTPUT_FILES`` files and ``RUNNER_OUTPUT_LIMIT_BYTES`` bytes; each
-  file is copied out to a spool the harness never saw before it is parsed and
-  stored, so a link or a file swapped later cannot make the runner read
-  anything else.
+``Workspace``, ``WorkspaceError``, ``make_executable``, ``Collection`` and
+``Collected`` are the library's; ``fetch_archive``, ``extract_bundle`` and
+``collect_outputs`` take a ``Bundle`` row or read ``benchmarks.conf`` and
+``artifacts.conf``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
 
 from artifacts.conf import bundle_archive_limits
-from artifacts.lib.archive import BundleArchive, path_problems
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
-
-CHUNK: Final = 1024 * 1024
-MAX_OUTPUT_PATH: Final = 500
-MAX_DEPTH: Final = 16
-Beat = Callable[[], Any]
-
-
-class WorkspaceError(Exception):
-    """The run cannot go on: ``stop_reason`` and a message for people."""
-
-    def __init__(self, stop_reason: str, message: str) -> None:
-        super().__init__(message)
-        self.stop_reason, self.message = stop_reason, message
-
-
-@dataclass(frozen=True)
-class Workspace:
-    root: Path
-    bundle_dir: Path  # the harness's cwd: the bundle's files, nothing else
-    output_dir: Path  # REPROGATE_OUTPUT_DIR, empty
-    spool_dir: Path  # the runner's own copies of the outputs
-
-    @classmethod
-    def create(cls, root: Path) -> Workspace:
-        space = cls(root, root / "bundle", root / "output", root / "spool")
-        for folder in (space.bundle_dir, space.output_dir, space.spool_dir):
-            folder.mkdir(mode=0o755)
-        space.spool_dir.chmod(0o700)
-        return space
+from benchmarks.sandbox import workspace as library
+from benchmarks.sandbox.workspace import CHUNK, copy_checked, extract_archive
+from benchmarks.sandbox.workspace import Beat as Beat
+from benchmarks.sandbox.workspace import Collected as Collected
+from benchmarks.sandbox.workspace import Collection as Collection
+from benchmarks.sandbox.workspace import Workspace as Workspace
+from benchmarks.sandbox.workspace import WorkspaceError as WorkspaceError
+from benchmarks.sandbox.workspace import make_executable as make_executable
 
 
 def fetch_archive(bundle: Bundle, target: Path, beat: Beat) -> None:
     """Copy the bundle's archive out of blob storage, checking its digest."""
     if bundle.archive_blob is None:
         raise WorkspaceError("bundle_unreadable", "The bundle has no archive.")
-    digest, size = hashlib.sha256(), 0
     with blob_open(bundle.archive_blob) as source, target.open("wb") as sink:
-        while chunk := source.read(CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-            sink.write(chunk)
-            beat()
-    if digest.hexdigest() != bundle.sha256 or size != bundle.size:
-        raise WorkspaceError(
-            "bundle_corrupt",
-            f"The stored archive does not match the bundle's SHA-256 {bundle.sha256} "
-            f"(read {size} bytes hashing to {digest.hexdigest()}).",
+        copy_checked(
+            iter(lambda: source.read(CHUNK), b""),
+            sink,
+            bundle.sha256,
+            bundle.size,
+            beat,
         )
-
-
-def _make_parents(root_fd: int, parts: list[str]) -> int:
-    """A descriptor of ``parts`` (folders) under ``root_fd``, created as needed;
-    never through a link."""
-    fd = os.dup(root_fd)
-    try:
-        for part in parts:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o755, dir_fd=fd)
-            child = os.open(
-                part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd
-            )
-            os.close(fd)
-            fd = child
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _write_member(
-    root_fd: int, name: str, chunks: Iterator[bytes], beat: Beat
-) -> tuple[str, int]:
-    *folders, leaf = name.split("/")
-    parent = _make_parents(root_fd, folders)
-    try:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        fd = os.open(leaf, flags, 0o644, dir_fd=parent)
-    finally:
-        os.close(parent)
-    digest, size = hashlib.sha256(), 0
-    with os.fdopen(fd, "wb") as sink:
-        for chunk in chunks:
-            digest.update(chunk)
-            size += len(chunk)
-            sink.write(chunk)
-            beat()
-    return digest.hexdigest(), size
 
 
 def extract_bundle(
@@ -124,158 +45,15 @@ def extract_bundle(
 ) -> None:
     """Write every member of the archive under ``target`` and check the
     manifest's files (all present, each with its SHA-256 and size)."""
-    expected = {
-        f["path"]: (f["sha256"], f["size"])
-        for f in (bundle.manifest or {}).get("files") or []
-    }
-    written: dict[str, tuple[str, int]] = {}
-    root_fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        with BundleArchive(archive_path, bundle_archive_limits()) as archive:
-            for stream in archive.scan():
-                if path_problems(stream.name) or stream.name in written:
-                    raise WorkspaceError(
-                        "bundle_unreadable", f"Unsafe member {stream.name!r}."
-                    )
-                written[stream.name] = _write_member(
-                    root_fd, stream.name, stream.chunks(), beat
-                )
-            problems = [p.message for p in archive.problems]
-            if problems or not archive.complete:
-                raise WorkspaceError(
-                    "bundle_unreadable",
-                    "The archive cannot be read: "
-                    + "; ".join(problems or ["it ends early"]),
-                )
-    finally:
-        os.close(root_fd)
-    wrong = sorted(p for p, want in expected.items() if written.get(p) != tuple(want))
-    if wrong:
-        raise WorkspaceError(
-            "bundle_corrupt",
-            "Files missing or changed since the bundle was accepted: "
-            + ", ".join(wrong[:10]),
-        )
-
-
-def make_executable(bundle_dir: Path, manifest: dict[str, Any]) -> None:
-    """Archive modes are not kept: the entrypoint and every harness file become
-    executable (the runner contract runs the entrypoint directly)."""
-    harness = {
-        f["path"] for f in manifest.get("files") or [] if f.get("kind") == "harness"
-    }
-    harness.add((manifest.get("harness") or {}).get("entrypoint", ""))
-    for relative in sorted(p for p in harness if p):
-        path = bundle_dir / relative
-        if path.is_file() and not path.is_symlink():
-            path.chmod(0o755)
-
-
-@dataclass(frozen=True)
-class Collected:
-    path: str  # relative to the output directory, POSIX
-    local: Path  # the runner's copy
-    sha256: str
-    size: int
-
-
-@dataclass
-class Collection:
-    files: list[Collected] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    total: int = 0
-
-    def by_path(self) -> dict[str, Collected]:
-        return {f.path: f for f in self.files}
-
-
-def _name_problem(relative: str) -> str:
-    try:
-        relative.encode("utf-8")
-    except UnicodeEncodeError:
-        return "its name is not UTF-8"
-    if len(relative) > MAX_OUTPUT_PATH:
-        return f"its path is over {MAX_OUTPUT_PATH} characters"
-    problems = path_problems(relative)
-    return problems[0][1] if problems else ""
+    files = (bundle.manifest or {}).get("files") or []
+    extract_archive(archive_path, files, target, bundle_archive_limits(), beat)
 
 
 def collect_outputs(space: Workspace, beat: Beat) -> Collection:
     """Copy the regular files of the output directory to the spool."""
-    found = Collection()
-    root_fd = os.open(space.output_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        _walk(root_fd, "", 0, space, found, beat)
-    finally:
-        os.close(root_fd)
-    found.files.sort(key=lambda f: f.path)
-    return found
-
-
-def _walk(
-    dir_fd: int,
-    prefix: str,
-    depth: int,
-    space: Workspace,
-    found: Collection,
-    beat: Beat,
-) -> None:
-    for entry in sorted(os.scandir(dir_fd), key=lambda e: e.name):
-        relative = f"{prefix}{entry.name}"
-        shown = relative.encode("utf-8", "backslashreplace").decode()[:200]
-        if entry.is_dir(follow_symlinks=False):
-            if depth >= MAX_DEPTH:
-                found.warnings.append(
-                    f"{shown}/: deeper than {MAX_DEPTH} folders, skipped."
-                )
-                continue
-            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-            child = os.open(entry.name, flags, dir_fd=dir_fd)
-            try:
-                _walk(child, f"{relative}/", depth + 1, space, found, beat)
-            finally:
-                os.close(child)
-            continue
-        problem = "" if entry.is_file(follow_symlinks=False) else "not a regular file"
-        problem = problem or _name_problem(relative)
-        if problem:
-            found.warnings.append(f"{shown}: {problem}, not kept.")
-            continue
-        if len(found.files) >= conf.max_output_files():
-            found.warnings.append(
-                f"{shown}: over {conf.max_output_files()} output files, not kept."
-            )
-            continue
-        _copy_out(dir_fd, entry.name, relative, space, found, beat)
-
-
-def _copy_out(
-    dir_fd: int,
-    name: str,
-    relative: str,
-    space: Workspace,
-    found: Collection,
-    beat: Beat,
-) -> None:
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-    fd = os.open(name, flags, dir_fd=dir_fd)
-    with os.fdopen(fd, "rb") as source:
-        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
-            found.warnings.append(f"{relative}: not a regular file, not kept.")
-            return
-        local = space.spool_dir / str(len(found.files))
-        digest, size, limit = hashlib.sha256(), 0, conf.output_limit_bytes()
-        with local.open("xb") as sink:
-            while chunk := source.read(CHUNK):
-                size += len(chunk)
-                if found.total + size > limit:
-                    found.warnings.append(
-                        f"{relative}: the outputs exceed {limit} bytes, not kept."
-                    )
-                    local.unlink()
-                    return
-                digest.update(chunk)
-                sink.write(chunk)
-                beat()
-    found.total += size
-    found.files.append(Collected(relative, local, digest.hexdigest(), size))
+    return library.collect_outputs(
+        space,
+        beat,
+        max_files=conf.max_output_files(),
+        limit_bytes=conf.output_limit_bytes(),
+    )
