@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -48,6 +49,8 @@ from benchmarks.services.results import (
 )
 from benchmarks.services.runs import run_claim, run_transition
 from benchmarks.services.workspace import (
+    Beat,
+    Collection,
     Workspace,
     WorkspaceError,
     collect_outputs,
@@ -101,10 +104,11 @@ def _execute(run: Run, attempt: int, space: Workspace, reporter: RunReporter) ->
     try:
         prepared = _prepare(run, space, reporter)
     except WorkspaceError as error:
-        reason = error.message
-        return _end(run, attempt, S.FAILED, [], reporter, error.stop_reason, reason)
+        return run_end_unprepared(
+            run, attempt, error.stop_reason, error.message, reporter.log_tail()
+        )
     except RunStopped:
-        return _stopped(run, attempt, [], reporter, {})
+        return _stopped(run, attempt, [], {"log_tail": reporter.log_tail()})
     run = run_transition(run=run, to=S.RUNNING, attempt=attempt, fields=prepared)
     result = run_harness(
         bundle_dir=space.bundle_dir,
@@ -116,34 +120,81 @@ def _execute(run: Run, attempt: int, space: Workspace, reporter: RunReporter) ->
         should_cancel=reporter.should_cancel,
         poll_seconds=POLL_SECONDS,
     )
-    return _conclude(run, attempt, result, space, reporter)
-
-
-def _conclude(
-    run: Run,
-    attempt: int,
-    result: HarnessResult,
-    space: Workspace,
-    reporter: RunReporter,
-) -> str:
-    """Keep the outputs, then end the run as the harness's result says."""
-    fields = _result_fields(result, reporter)
-    stopped = result.stop_reason == "cancelled" or reporter.stopped
-    if stopped and _stale(run, attempt):
+    outcome = _outcome(result, reporter)
+    if outcome.stopped and _stale(run, attempt):
         return "stale"
     collection = collect_outputs(space, reporter.write)
+    return run_conclude(
+        run=run,
+        attempt=attempt,
+        outcome=outcome,
+        collection=collection,
+        beat=reporter.write,
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the harness ended, as the runner saw it (a local worker's sandbox,
+    or a remote agent's report): the run's result fields, and ``stopped`` when
+    it was cancelled or the worker was told to stop."""
+
+    exit_code: int | None
+    stop_reason: str
+    isolation: dict[str, Any]
+    duration_s: float | None
+    output_truncated: bool
+    log_tail: str
+    progress: float
+    message: str = ""
+    stopped: bool = False
+
+    @property
+    def succeeded(self) -> bool:
+        return self.stop_reason == "exited" and self.exit_code == 0
+
+    def failure_message(self) -> str:
+        if self.stop_reason == "exited":
+            return f"The harness exited with status {self.exit_code}."
+        return self.message or f"The harness was stopped ({self.stop_reason})."
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "stop_reason": self.stop_reason,
+            "isolation": _json_safe(self.isolation),
+            "duration_s": self.duration_s,
+            "output_truncated": self.output_truncated,
+            "log_tail": clean_text(self.log_tail),
+            "progress": min(1.0, max(0.0, self.progress)),
+        }
+
+
+def run_conclude(
+    *,
+    run: Run,
+    attempt: int,
+    outcome: Outcome,
+    collection: Collection,
+    beat: Beat,
+) -> str:
+    """Keep the outputs, then end the run as the harness's outcome says: the one
+    way a run ends after its harness ran, on a local worker or a remote agent."""
+    if outcome.stopped and _stale(run, attempt):
+        return "stale"
+    fields = outcome.fields()
     declared = declared_outputs(_manifest(run))
-    stored = outputs_store(collection, declared, reporter.write)
-    if stopped:
-        return _stopped(run, attempt, stored, reporter, fields)
-    if result.stop_reason == "timeout":
+    stored = outputs_store(collection, declared, beat)
+    if outcome.stopped:
+        return _stopped(run, attempt, stored, fields)
+    if outcome.stop_reason == "timeout":
         why = f"Stopped at the wall-clock limit of {run.wall_limit_s} s."
-        return _end(run, attempt, S.TIMED_OUT, stored, reporter, "timeout", why, fields)
-    if not result.succeeded:
-        why, stop = _failure_message(result), result.stop_reason
-        return _end(run, attempt, S.FAILED, stored, reporter, stop, why, fields)
+        return _end(run, attempt, S.TIMED_OUT, stored, "timeout", why, fields)
+    if not outcome.succeeded:
+        why, stop = outcome.failure_message(), outcome.stop_reason
+        return _end(run, attempt, S.FAILED, stored, stop, why, fields)
     run = run_transition(run=run, to=S.PARSING, attempt=attempt, fields=fields)
-    parsed = outputs_parse(collection, declared, reporter.write)
+    parsed = outputs_parse(collection, declared, beat)
     failed = bool(parsed.problems)
     run_finish(
         run=run,
@@ -162,6 +213,19 @@ def _conclude(
     return S.FAILED if failed else S.SUCCEEDED
 
 
+def run_end_unprepared(
+    run: Run, attempt: int, stop_reason: str, reason: str, log_tail: str
+) -> str:
+    """End a run whose preparation failed (the bundle, or the runner itself)."""
+    fields = {"log_tail": clean_text(log_tail)}
+    return _end(run, attempt, S.FAILED, [], stop_reason, reason, fields)
+
+
+def run_end_cancelled_unprepared(run: Run, attempt: int, log_tail: str) -> str:
+    """Record a cancellation seen while preparing ("stale" if it moved on)."""
+    return _stopped(run, attempt, [], {"log_tail": clean_text(log_tail)})
+
+
 def _manifest(run: Run) -> dict[str, Any]:
     return run.campaign.bundle.manifest or {}
 
@@ -174,10 +238,29 @@ def _prepare(run: Run, space: Workspace, reporter: RunReporter) -> dict[str, Any
     archive.unlink()
     make_executable(space.bundle_dir, _manifest(run))
     reporter.beat()
-    environment = _json_safe(capture_environment())
+    environment = capture_environment()
     reporter.beat()
     declared = _declared_environment(run, space)
-    drift = [_json_safe(d.as_dict()) for d in environment_drift(environment, declared)]
+    cold = run.scenario.get("cache") == "cold"
+    return running_fields(
+        run, environment, declared, drop_page_cache() if cold else None
+    )
+
+
+def running_fields(
+    run: Run,
+    environment: dict[str, Any],
+    declared: dict[str, Any],
+    cache_dropped: bool | None,
+) -> dict[str, Any]:
+    """What a run records as its harness starts: the host's environment, its
+    drift from the bundle's declared one, and for a cold-cache scenario whether
+    the page cache was dropped (``cache_dropped`` is ignored for a warm one)."""
+    environment = _json_safe(environment)
+    drift = [
+        _json_safe(d.as_dict())
+        for d in environment_drift(environment, _json_safe(declared))
+    ]
     fields: dict[str, Any] = {
         "environment": environment,
         "drift": drift,
@@ -185,7 +268,7 @@ def _prepare(run: Run, space: Workspace, reporter: RunReporter) -> dict[str, Any
         "heartbeat_at": clock.now(),
     }
     if run.scenario.get("cache") == "cold":
-        dropped = drop_page_cache()
+        dropped = bool(cache_dropped)
         fields["cache_dropped"] = dropped
         fields["cache_note"] = (
             "Page cache dropped before the run."
@@ -246,17 +329,19 @@ def _limits(run: Run) -> SandboxLimits:
     )
 
 
-def _result_fields(result: HarnessResult, reporter: RunReporter) -> dict[str, Any]:
+def _outcome(result: HarnessResult, reporter: RunReporter) -> Outcome:
     reporter.write(force=True)
-    return {
-        "exit_code": result.exit_code,
-        "stop_reason": result.stop_reason,
-        "isolation": _json_safe(result.isolation),
-        "duration_s": result.duration_s,
-        "output_truncated": result.output_truncated,
-        "log_tail": reporter.log_tail() or clean_text(_tails(result)),
-        "progress": reporter.progress if reporter.progress is not None else 0.0,
-    }
+    return Outcome(
+        exit_code=result.exit_code,
+        stop_reason=result.stop_reason,
+        isolation=result.isolation,
+        duration_s=result.duration_s,
+        output_truncated=result.output_truncated,
+        log_tail=reporter.log_tail() or _tails(result),
+        progress=reporter.progress if reporter.progress is not None else 0.0,
+        message=result.message,
+        stopped=result.stop_reason == "cancelled" or reporter.stopped,
+    )
 
 
 def _tails(result: HarnessResult) -> str:
@@ -266,25 +351,16 @@ def _tails(result: HarnessResult) -> str:
     ]
 
 
-def _failure_message(result: HarnessResult) -> str:
-    if result.stop_reason == "exited":
-        return f"The harness exited with status {result.exit_code}."
-    return result.message or f"The harness was stopped ({result.stop_reason})."
-
-
 def _end(
     run: Run,
     attempt: int,
     to: str,
     stored: list[Any],
-    reporter: RunReporter,
     stop_reason: str,
     reason: str,
-    fields: dict[str, Any] | None = None,
+    fields: dict[str, Any],
 ) -> str:
-    fields = {**(fields or {}), "stop_reason": stop_reason}
-    if "log_tail" not in fields:
-        fields["log_tail"] = reporter.log_tail()
+    fields = {**fields, "stop_reason": stop_reason}
     run_finish(
         run=run, attempt=attempt, to=to, stored=stored, reason=reason, fields=fields
     )
@@ -302,7 +378,6 @@ def _stopped(
     run: Run,
     attempt: int,
     stored: list[Any],
-    reporter: RunReporter,
     fields: dict[str, Any],
 ) -> str:
     """The reporter was refused: cancelled (record it) or moved on (leave it)."""
@@ -316,7 +391,7 @@ def _stopped(
     why = (
         f"Cancelled by {who or 'a lab operator'}; the harness's processes were killed."
     )
-    return _end(run, attempt, S.CANCELLED, stored, reporter, "cancelled", why, fields)
+    return _end(run, attempt, S.CANCELLED, stored, "cancelled", why, fields)
 
 
 def _give_up(
