@@ -36,6 +36,7 @@ def write_selfsigned(directory: Path, names: list[str], *, days: int = 825) -> b
         return False
     directory.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
+    alt_names = [_general_name(name) for name in names]
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
@@ -46,7 +47,7 @@ def write_selfsigned(directory: Path, names: list[str], *, days: int = 825) -> b
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.SubjectAlternativeName([_general_name(n) for n in names]), False)
+        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .sign(key, hashes.SHA256())
     )
