@@ -7,6 +7,12 @@ from benchmarks.views import campaigns, pools, runs
 app_name = "benchmarks"
 urlpatterns = [
     path("pools/", pools.pool_list, name="pool_list"),
+    path("pools/<uuid:pool_id>/join/", pools.pool_host_join, name="pool_host_join"),
+    path(
+        "pools/<uuid:pool_id>/tokens/<uuid:token_id>/revoke/",
+        pools.pool_token_revoke,
+        name="pool_token_revoke",
+    ),
     path("campaigns/", campaigns.campaign_list, name="campaign_list"),
     path("campaigns/new/", campaigns.campaign_start_view, name="campaign_start"),
     path(

@@ -4,6 +4,7 @@ longer: crashed, killed or cut off) or ``offline`` (shut down cleanly)."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -11,7 +12,7 @@ from django.db.models import F, Prefetch, Q, QuerySet
 
 from accounts import clock
 from benchmarks import conf
-from benchmarks.models import LabHost, LabPool
+from benchmarks.models import HostToken, LabHost, LabPool
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,35 @@ def hosts_online(now: datetime | None = None) -> QuerySet[LabHost]:
     )
 
 
+def host_token_list(pool: LabPool | None = None) -> QuerySet[HostToken]:
+    """Host tokens (of ``pool``, if given): active ones first, then by name,
+    newest first; with who issued and revoked them."""
+    tokens = HostToken.objects.select_related("created_by", "revoked_by").order_by(
+        F("revoked_at").desc(nulls_first=True), "name", "-created_at", "-id"
+    )
+    return tokens if pool is None else tokens.filter(pool=pool)
+
+
+def pool_get_in(pools: QuerySet[LabPool], public_id: uuid.UUID) -> LabPool | None:
+    """The pool ``public_id`` if it is among ``pools`` (those the user operates)."""
+    return pools.filter(public_id=public_id).first()
+
+
+def host_token_get(pool: LabPool, public_id: uuid.UUID) -> HostToken | None:
+    return host_token_list(pool).filter(public_id=public_id).first()
+
+
 def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
-    """``pools`` with ``hosts`` prefetched, each host with its ``.health``
+    """``pools`` with ``hosts`` (each with its token) and ``host_tokens``
+    (``host_token_list``'s order) prefetched, each host with its ``.health``
     (a ``HostStatus``) and each pool with ``online_count``."""
-    hosts = LabHost.objects.order_by("worker_name")
-    rows = list(pools.prefetch_related(Prefetch("hosts", queryset=hosts)))
+    hosts = LabHost.objects.select_related("token").order_by("worker_name")
+    rows = list(
+        pools.prefetch_related(
+            Prefetch("hosts", queryset=hosts),
+            Prefetch("host_tokens", queryset=host_token_list()),
+        )
+    )
     now = clock.now()
     for pool in rows:
         for host in pool.hosts.all():

@@ -1,21 +1,65 @@
 """The lab operator's pools page: pools with their hosts (online, lost,
-offline), and a form to add a pool."""
+offline) and host tokens, a form to add a pool, and per pool a form to join a
+host (it shows the agent's command once) and a revoke button per token.
+
+Only the pool's lab operators may join or revoke: anyone else gets 404 (the
+pool's existence is not revealed)."""
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
-from accounts.exceptions import ApplicationError
+from accounts.exceptions import ApplicationError, StateConflict
 from accounts.requests import SignedInRequest
 from benchmarks import conf
+from benchmarks.models import LabPool
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
-from benchmarks.selectors.pools import pool_list_with_hosts
+from benchmarks.selectors.pools import host_token_get, pool_get_in, pool_list_with_hosts
+from benchmarks.services.host_join import BROKER_PASSWORD_PLACEHOLDER, host_join
+from benchmarks.services.host_tokens import host_token_revoke
 from benchmarks.services.pools import pool_create
 from benchmarks.views.forms import PoolCreateForm
+
+
+class HostJoinForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        label="Host name",
+        help_text="How the pool calls the host, e.g. lab-07.",
+    )
+
+
+def _page(request: SignedInRequest, *, status: int = 200, **extra: Any) -> HttpResponse:
+    pools = pool_list_with_hosts(pool_list_operated_by(request.user))
+    for pool in pools:  # the one pool a join was tried on carries its outcome
+        target = pool.pk == extra.get("pool_id")
+        pool.join_form = extra.get("join_form") if target else HostJoinForm()  # type: ignore[attr-defined]
+        pool.joined = extra.get("joined") if target else None  # type: ignore[attr-defined]
+    context = {
+        "pools": pools,
+        "form": extra.get("form") or PoolCreateForm(request.user),
+        "lost_after": int(conf.lost_after_seconds()),
+        "password_placeholder": BROKER_PASSWORD_PLACEHOLDER,
+    }
+    response = render(request, "benchmarks/pool_list.html", context, status=status)
+    response["Cache-Control"] = "no-store"  # a join's answer holds the token
+    return response
+
+
+def _operated_pool(request: SignedInRequest, pool_id: uuid.UUID) -> LabPool:
+    pool = pool_get_in(pool_list_operated_by(request.user), pool_id)
+    if pool is None:
+        raise Http404("No such pool.")
+    return pool
 
 
 @login_required
@@ -33,10 +77,45 @@ def pool_list(request: SignedInRequest) -> HttpResponse:
         else:
             messages.success(request, f"Pool {pool.name} created: queue {pool.queue}.")
             return redirect("benchmarks:pool_list")
-    context = {
-        "pools": pool_list_with_hosts(pool_list_operated_by(request.user)),
-        "form": form,
-        "lost_after": int(conf.lost_after_seconds()),
-    }
-    status = 400 if form.is_bound else 200
-    return render(request, "benchmarks/pool_list.html", context, status=status)
+    return _page(request, form=form, status=400 if form.is_bound else 200)
+
+
+@login_required
+@require_POST
+def pool_host_join(request: SignedInRequest, pool_id: uuid.UUID) -> HttpResponse:
+    """Issue a host token; the answer (never a redirect) shows the command once."""
+    pool = _operated_pool(request, pool_id)
+    form, status = HostJoinForm(request.POST), 400
+    if form.is_valid():
+        try:
+            joined = host_join(
+                pool=pool, name=form.cleaned_data["name"], actor=request.user
+            )
+        except ApplicationError as error:
+            form.add_error("name", error.message)
+            status = 409 if isinstance(error, StateConflict) else 400
+        else:
+            return _page(request, pool_id=pool.pk, join_form=form, joined=joined)
+    return _page(request, pool_id=pool.pk, join_form=form, status=status)
+
+
+@login_required
+@require_POST
+def pool_token_revoke(
+    request: SignedInRequest, pool_id: uuid.UUID, token_id: uuid.UUID
+) -> HttpResponse:
+    pool = _operated_pool(request, pool_id)
+    token = host_token_get(pool, token_id)
+    if token is None:
+        raise Http404("No such host token.")
+    try:
+        host_token_revoke(token=token, actor=request.user)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request,
+            f"Token {token.prefix}… of {token.name} revoked: its agent is refused "
+            "at its next call.",
+        )
+    return redirect("benchmarks:pool_list")
