@@ -1,6 +1,8 @@
 """Host tokens: issued once per host name and pool, known only by their digest,
 refused once revoked; issuing and revoking are audited, the token never is."""
 
+# ruff: noqa: F811 - the fixtures come from tests.benchmarks.host_support
+
 from __future__ import annotations
 
 import shlex
@@ -34,8 +36,10 @@ def test_issue_keeps_only_the_digest(pool: LabPool, labops: Any) -> None:
     issued = host_token_issue(pool=pool, name=" lab-07 ", actor=labops)
 
     token = HostToken.objects.get()
-    assert issued.raw.startswith("rgh_") and len(issued.raw) > 40
-    assert token.name == "lab-07" and token.created_by == labops
+    assert issued.raw.startswith("rgh_")
+    assert len(issued.raw) > 40
+    assert token.name == "lab-07"
+    assert token.created_by == labops
     assert token.prefix == issued.raw[:12]
     assert token.digest == token_digest(issued.raw) != issued.raw
     assert issued.raw not in {token.prefix, token.digest, token.name}
@@ -47,7 +51,8 @@ def test_issue_is_audited_without_the_token(
     issued = host_token_issue(pool=pool, name="lab-07", actor=labops)
 
     event = AuditEvent.objects.get(action="host_token.issued")
-    assert event.organisation == lab_org and event.actor == labops
+    assert event.organisation == lab_org
+    assert event.actor == labops
     assert event.data == {"pool": "gpu-a", "host": "lab-07", "prefix": issued.raw[:12]}
     assert issued.raw not in str(event.data) + event.target_repr
 
@@ -87,7 +92,8 @@ def test_authenticate_knows_the_token_and_its_pool(pool: LabPool, clock: Any) ->
 
     token = host_token_authenticate(issued.raw)
 
-    assert token.pk == issued.token.pk and token.pool == pool
+    assert token.pk == issued.token.pk
+    assert token.pool == pool
     token.refresh_from_db()
     assert token.last_used_at == clock.now()
 
@@ -112,7 +118,8 @@ def test_revoke_refuses_the_agent_and_stops_its_hosts(
     host_token_revoke(token=issued.token, actor=labops)
 
     token, host = HostToken.objects.get(), LabHost.objects.get(pk=host.pk)
-    assert token.revoked_at == clock.now() and token.revoked_by == labops
+    assert token.revoked_at == clock.now()
+    assert token.revoked_by == labops
     assert host.stopped_at == clock.now()
     with pytest.raises(HostTokenRefused, match="revoked"):
         host_token_authenticate(issued.raw)
@@ -128,8 +135,10 @@ def test_revoke_is_audited_once(
         host_token_revoke(token=issued.token, actor=labops)
 
     [event] = AuditEvent.objects.filter(action="host_token.revoked")
-    assert event.organisation == lab_org and event.actor == labops
-    assert event.data["host"] == "lab-07" and issued.raw not in str(event.data)
+    assert event.organisation == lab_org
+    assert event.actor == labops
+    assert event.data["host"] == "lab-07"
+    assert issued.raw not in str(event.data)
 
 
 def test_a_revoked_name_may_join_again_with_a_new_token(pool: LabPool) -> None:
