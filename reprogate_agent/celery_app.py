@@ -1,0 +1,99 @@
+"""The agent's own Celery app: no Django, no result backend, no events, no remote
+control. It consumes its pool's queue one message at a time (``--pool solo``,
+prefetch 1, ``acks_late``) and knows one task, ``benchmarks.execute_run``, under
+the name and arguments the server sends.
+
+A refused host token stops the agent: the message goes back to the queue (another
+host of the pool takes it) and the worker shuts down after it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from celery import Celery
+from celery.exceptions import Reject
+from celery.platforms import EX_FAILURE
+from celery.worker import state
+
+from benchmarks.queues import pool_queue
+from reprogate_agent.client import RunnerClient, TokenRefused, Unreachable
+from reprogate_agent.execute import Terms, execute_run
+from reprogate_agent.options import AgentOptions
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME: Final = "benchmarks.execute_run"
+
+
+def stop_worker(reason: str) -> None:
+    """Ask the worker to shut down once the message at hand is done (from any
+    thread: the consumer's loop checks the flag)."""
+    logger.critical("the agent stops: %s", reason)
+    state.should_stop = EX_FAILURE
+
+
+def create_app(options: AgentOptions, queue: str) -> Celery:
+    app = Celery("reprogate_agent", broker=options.broker_url, set_as_current=True)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,
+        result_backend=None,
+        worker_prefetch_multiplier=1,
+        worker_concurrency=1,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        worker_enable_remote_control=False,
+        broker_connection_retry_on_startup=True,
+        task_default_queue=queue,
+        task_create_missing_queues=True,
+        worker_hijack_root_logger=True,
+    )
+    return app
+
+
+def register_task(
+    app: Celery, client: RunnerClient, terms: Terms, options: AgentOptions
+) -> Any:
+    @app.task(
+        name=TASK_NAME,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        ignore_result=True,
+    )
+    def execute_run_task(self: Any, run_id: int, attempt: int | None = None) -> str:
+        if not isinstance(run_id, int) or not isinstance(attempt, int):
+            logger.warning(
+                "message %r %r is not a run attempt: dropped", run_id, attempt
+            )
+            return "dropped"
+        try:
+            outcome = execute_run(client, terms, options.work_dir, run_id, attempt)
+        except TokenRefused as refused:
+            stop_worker(
+                f"the server refused the host token ({refused.detail}); run "
+                f"{run_id} attempt {attempt} goes back to the queue for another host"
+            )
+            raise Reject(str(refused), requeue=True) from refused
+        except Unreachable as error:
+            logger.error(
+                "run %s attempt %s: %s; back to the queue", run_id, attempt, error
+            )
+            raise Reject(str(error), requeue=True) from error
+        logger.info("run %s attempt %s: %s", run_id, attempt, outcome)
+        return outcome
+
+    return execute_run_task
+
+
+def pool_queue_of(answer: dict[str, Any]) -> str:
+    """The queue ``hello`` named, checked against its pool's name."""
+    pool, queue = str(answer.get("pool") or ""), str(answer.get("queue") or "")
+    expected = pool_queue(pool)
+    if queue != expected:
+        raise ValueError(f"The server named queue {queue!r} for pool {pool!r}.")
+    return queue

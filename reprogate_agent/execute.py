@@ -1,0 +1,399 @@
+"""One run on the lab host, the server owning every state change:
+
+1. claim the attempt (409: the run is not queued with it, nothing to do);
+2. preparing: stream the bundle into a fresh working directory, checking its
+   size and SHA-256 before anything is extracted; extract it safely against the
+   manifest's files (``benchmarks.sandbox.workspace``); capture the host's
+   environment; drop the page cache for a cold-cache scenario;
+3. running: tell the server (it computes the drift), run the harness in the
+   sandbox, reporting its progress and log tail every ``progress_write_seconds``;
+   a refused report (cancelled, re-queued, finished) kills the harness;
+4. upload the outputs copied out of the output directory, then finish: the
+   server stores, parses and ends the run.
+
+A preparation that fails is reported with ``fail``. A 409 at any step means the
+run moved on without this host: the agent stops and leaves it alone. The
+working directory is always deleted."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from artifacts.lib.archive import ArchiveLimits
+from benchmarks.environment import capture_environment
+from benchmarks.sandbox import (
+    HarnessResult,
+    SandboxLimits,
+    drop_page_cache,
+    parse_progress,
+    run_harness,
+)
+from benchmarks.sandbox.workspace import (
+    Collection,
+    Workspace,
+    WorkspaceError,
+    collect_outputs,
+    copy_checked,
+    extract_archive,
+    make_executable,
+)
+from reprogate_agent.client import (
+    Conflict,
+    RunnerClient,
+    ServerRefused,
+    TokenRefused,
+    Unreachable,
+)
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS: Final = 0.5
+MAX_LINE_CHARS: Final = 2000
+ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
+# The reader's limits for an archive the server accepted already (its own limits
+# were checked at ingest; these only bound a hostile server's answer).
+ARCHIVE_LIMITS: Final = ArchiveLimits(
+    max_member_bytes=8 << 30,
+    max_members=100_000,
+    max_total_bytes=32 << 30,
+    max_ratio=1000.0,
+)
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What the server's ``hello`` said this host works with."""
+
+    worker_name: str
+    heartbeat_seconds: float = 10.0
+    progress_write_seconds: float = 1.0
+    log_tail_chars: int = 16_000
+    output_limit_bytes: int = 1 << 30
+    max_output_files: int = 1000
+
+    @classmethod
+    def from_hello(cls, worker_name: str, answer: Mapping[str, Any]) -> Terms:
+        def number(key: str, default: float, low: float) -> float:
+            value = answer.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return default
+            return max(low, float(value))
+
+        return cls(
+            worker_name=worker_name,
+            heartbeat_seconds=number("heartbeat_seconds", 10.0, 0.1),
+            progress_write_seconds=number("progress_write_seconds", 1.0, 0.0),
+            log_tail_chars=int(number("log_tail_chars", 16_000, 100)),
+            output_limit_bytes=int(number("output_limit_bytes", 1 << 30, 1)),
+            max_output_files=int(number("max_output_files", 1000, 1)),
+        )
+
+
+class RunStopped(Exception):
+    """The server refused a report while preparing: stop."""
+
+
+def clean_text(text: str) -> str:
+    return text.replace("\x00", "\ufffd")
+
+
+class Reporter:
+    """Progress and the log tail, sent at most every ``progress_write_seconds``;
+    ``stopped`` once the server refused one."""
+
+    def __init__(
+        self, client: RunnerClient, run_id: int, attempt: int, terms: Terms
+    ) -> None:
+        self.client, self.run_id, self.attempt = client, run_id, attempt
+        self.stopped = False
+        self.progress: float | None = None
+        self._lines: deque[str] = deque()
+        self._chars = 0
+        self._limit = terms.log_tail_chars
+        self._interval = terms.progress_write_seconds
+        self._last = time.monotonic()
+        self._dirty = False
+
+    def on_line(self, stream: str, line: str) -> None:
+        if stream == "stdout":
+            value = parse_progress(line)
+            if value is not None:
+                self.progress = value
+        line = clean_text(line[:MAX_LINE_CHARS])
+        self._keep(line if stream == "stdout" else f"[stderr] {line}")
+        self.write()
+
+    def should_cancel(self) -> bool:
+        self.write()
+        return self.stopped
+
+    def beat(self) -> None:
+        self.write()
+        if self.stopped:
+            raise RunStopped
+
+    def write(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.stopped or (not force and now - self._last < self._interval):
+            return
+        self._last = now
+        tail = self.log_tail() if self._dirty else None
+        self._dirty = False
+        if not self.client.report(self.run_id, self.attempt, self.progress, tail):
+            self.stopped = True
+
+    def log_tail(self) -> str:
+        return "\n".join(self._lines)
+
+    def _keep(self, line: str) -> None:
+        self._lines.append(line)
+        self._chars += len(line) + 1
+        while self._chars > self._limit and len(self._lines) > 1:
+            self._chars -= len(self._lines.popleft()) + 1
+        self._dirty = True
+
+
+def execute_run(
+    client: RunnerClient, terms: Terms, work_dir: Path, run_id: int, attempt: int
+) -> str:
+    """Execute the run if this attempt may; what happened, for the log.
+    ``TokenRefused`` and ``Unreachable`` are the caller's business."""
+    try:
+        run = client.claim(run_id, attempt, terms.worker_name)
+    except Conflict as refused:
+        logger.info("run %s attempt %s not claimed: %s", run_id, attempt, refused)
+        return "skipped"
+    except ServerRefused as refused:
+        if isinstance(refused, TokenRefused):
+            raise
+        logger.warning("run %s attempt %s refused: %s", run_id, attempt, refused)
+        return "refused"
+    reporter = Reporter(client, run_id, attempt, terms)
+    with tempfile.TemporaryDirectory(
+        prefix="reprogate-run-", dir=work_dir, ignore_cleanup_errors=True
+    ) as tmp:
+        Path(tmp).chmod(0o711)  # a dropped uid may reach its two folders
+        space = Workspace.create(Path(tmp))
+        try:
+            return _execute(client, terms, run, attempt, space, reporter)
+        except Conflict:
+            logger.info("run %s attempt %s moved on: stopped", run_id, attempt)
+            return "stale"
+        except (TokenRefused, Unreachable):
+            raise
+        except Exception as error:
+            logger.exception("run %s attempt %s failed in the agent", run_id, attempt)
+            message = f"The runner failed: {type(error).__name__}: {error}"
+            return _fail(client, run_id, attempt, "runner_error", message, reporter)
+
+
+def _execute(
+    client: RunnerClient,
+    terms: Terms,
+    run: dict[str, Any],
+    attempt: int,
+    space: Workspace,
+    reporter: Reporter,
+) -> str:
+    run_id = int(run["id"])
+    try:
+        prepared = _prepare(client, run, attempt, space, reporter)
+    except WorkspaceError as error:
+        return _fail(
+            client, run_id, attempt, error.stop_reason, error.message, reporter
+        )
+    except RunStopped:
+        why = "Cancelled while the host was preparing the run."
+        return _fail(client, run_id, attempt, "cancelled", why, reporter)
+    client.running(run_id, {"attempt": attempt, **prepared})
+    result = run_harness(
+        bundle_dir=space.bundle_dir,
+        entrypoint=str(run["entrypoint"]),
+        output_dir=space.output_dir,
+        env={
+            "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
+            "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
+        },
+        limits=_limits(run),
+        on_line=reporter.on_line,
+        should_cancel=reporter.should_cancel,
+        poll_seconds=POLL_SECONDS,
+    )
+    reporter.write(force=True)
+    collection = collect_outputs(
+        space,
+        lambda: None,
+        max_files=terms.max_output_files,
+        limit_bytes=terms.output_limit_bytes,
+    )
+    warnings = collection.warnings + _upload(client, run_id, attempt, collection)
+    answer = client.finish(
+        run_id,
+        {
+            "attempt": attempt,
+            "result": _result(result, reporter, terms),
+            "warnings": warnings,
+        },
+    )
+    return str(answer.get("state") or "finished")
+
+
+def _prepare(
+    client: RunnerClient,
+    run: dict[str, Any],
+    attempt: int,
+    space: Workspace,
+    reporter: Reporter,
+) -> dict[str, Any]:
+    bundle = run.get("bundle") or {}
+    archive = space.root / "archive"
+    sha256, size = str(bundle.get("sha256") or ""), int(bundle.get("size") or 0)
+
+    def consume(headers: dict[str, str], chunks: Iterator[bytes]) -> None:
+        check_headers(headers, sha256, size)
+        with archive.open("wb") as sink:
+            copy_checked(
+                chunks, sink, sha256, size, reporter.beat, where="The downloaded bundle"
+            )
+
+    client.download(str(bundle.get("url") or ""), consume)
+    files = [f for f in run.get("files") or [] if isinstance(f, dict)]
+    extract_archive(archive, files, space.bundle_dir, ARCHIVE_LIMITS, reporter.beat)
+    archive.unlink()
+    make_executable(
+        space.bundle_dir,
+        {"files": files, "harness": {"entrypoint": run.get("entrypoint") or ""}},
+    )
+    reporter.beat()
+    environment = json_safe(capture_environment())
+    reporter.beat()
+    cache_dropped = None
+    if (run.get("cold_cache") is True) or (run.get("scenario") or {}).get(
+        "cache"
+    ) == "cold":
+        cache_dropped = drop_page_cache()
+    return {
+        "environment": environment,
+        "declared_environment": _declared_environment(files, space),
+        "cache_dropped": cache_dropped,
+    }
+
+
+def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
+    """Refuse an answer that says it is not the bundle the claim named."""
+    said = headers.get("x-bundle-sha256", "").strip().lower()
+    if said and said != sha256.lower():
+        raise WorkspaceError(
+            "bundle_corrupt",
+            f"The server sent a bundle with SHA-256 {said[:64]}, not {sha256}.",
+        )
+    length = headers.get("content-length", "").strip()
+    if length and length != str(size):
+        raise WorkspaceError(
+            "bundle_corrupt",
+            f"The server sent {length[:20]} bytes for a bundle of {size} bytes.",
+        )
+
+
+def _declared_environment(
+    files: list[dict[str, Any]], space: Workspace
+) -> dict[str, Any]:
+    """The bundle's environment manifest (``environment/manifest.json``, else
+    its first JSON file of kind environment); empty if none is readable."""
+    paths = [str(f["path"]) for f in files if f.get("kind") == "environment"]
+    paths.sort(
+        key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p)
+    )
+    for relative in paths:
+        path = space.bundle_dir / relative
+        if (
+            path.is_symlink()
+            or not path.is_file()
+            or path.stat().st_size > ENVIRONMENT_MAX_BYTES
+        ):
+            continue
+        try:
+            document = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue
+        if isinstance(document, dict):
+            return json_safe(document)
+    return {}
+
+
+def json_safe(value: Any) -> Any:
+    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
+    return json.loads(text)
+
+
+def _limits(run: dict[str, Any]) -> SandboxLimits:
+    wall = float(run.get("wall_limit_s") or 3600)
+    return SandboxLimits(
+        wall_seconds=wall,
+        cpu_seconds=int(run.get("cpu_seconds") or wall),
+        file_bytes=int(run.get("file_bytes") or (8 << 30)),
+    )
+
+
+def _upload(
+    client: RunnerClient, run_id: int, attempt: int, collection: Collection
+) -> list[str]:
+    """Each kept output to the server; the refused ones as warnings (a 409
+    stops the run: it moved on)."""
+    warnings = []
+    for item in collection.files:
+        try:
+            client.upload(run_id, attempt, item.path, item.local)
+        except (Conflict, TokenRefused):
+            raise
+        except ServerRefused as refused:
+            warnings.append(f"{item.path}: refused by the server ({refused}).")
+    return warnings
+
+
+def _result(result: HarnessResult, reporter: Reporter, terms: Terms) -> dict[str, Any]:
+    return {
+        "exit_code": result.exit_code,
+        "stop_reason": "cancelled" if reporter.stopped else result.stop_reason,
+        "isolation": json_safe(result.isolation),
+        "duration_s": result.duration_s,
+        "output_truncated": result.output_truncated,
+        "log_tail": reporter.log_tail() or clean_text(_tails(result, terms)),
+        "progress": reporter.progress if reporter.progress is not None else 0.0,
+        "message": result.message,
+    }
+
+
+def _tails(result: HarnessResult, terms: Terms) -> str:
+    err = "\n".join(f"[stderr] {line}" for line in result.stderr_tail.splitlines())
+    text = "\n".join(part for part in (result.stdout_tail, err) if part)
+    return text[-terms.log_tail_chars :]
+
+
+def _fail(
+    client: RunnerClient,
+    run_id: int,
+    attempt: int,
+    stop_reason: str,
+    message: str,
+    reporter: Reporter,
+) -> str:
+    body = {
+        "attempt": attempt,
+        "stop_reason": stop_reason,
+        "message": message,
+        "log_tail": reporter.log_tail(),
+    }
+    try:
+        answer = client.fail(run_id, body)
+    except Conflict:
+        return "stale"
+    return str(answer.get("state") or "failed")
