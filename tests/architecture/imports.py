@@ -24,6 +24,7 @@ PACKAGES = (
     "portal",
     "config",
     "reprogate_cli",
+    "reprogate_agent",
 )
 STRING_IMPORTERS = frozenset({"import_module", "__import__"})
 

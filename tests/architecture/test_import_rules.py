@@ -12,6 +12,9 @@ imports and ``importlib.import_module("…")`` included; migrations left out):
 - the Django-free libraries (``DJANGO_FREE``) import only the standard library,
   third-party packages that are not the web stack, and each other;
 - the CLI imports only those, itself, the standard library and third parties;
+- the lab host's agent imports only those, ``AGENT_ALSO``, itself, the standard
+  library and third parties (Celery and kombu too: it runs a worker), and
+  nothing in the server imports it;
 - no model module imports the Celery app (enqueuing is a service's business).
 """
 
@@ -37,6 +40,10 @@ APPS = frozenset(RANK)
 OUTSIDE = frozenset({"portal", "config"})  # may import any app
 SERVER = APPS | OUTSIDE
 CLI = "reprogate_cli"
+AGENT = "reprogate_agent"
+# Django-free modules of the apps the agent may import besides DJANGO_FREE.
+AGENT_ALSO = ("benchmarks.queues",)
+AGENT_STACK = frozenset({"celery", "kombu"})
 # What an app may import from config: infrastructure with no domain in it, as
 # used today. config.pagination: the API's LimitOffsetPagination class;
 # config.site: the site's absolute URLs (notices, bundle pages). Not
@@ -69,7 +76,7 @@ WEB_STACK = frozenset(
         "whitenoise",
     }
 )
-FIRST_PARTY = SERVER | {CLI, "tests"}
+FIRST_PARTY = SERVER | {CLI, AGENT, "tests"}
 
 Rule = Callable[[Iterable[Import]], list[Import]]
 
@@ -137,6 +144,22 @@ def cli_beyond_libraries(imports: Iterable[Import]) -> list[Import]:
     ]
 
 
+def server_into_agent(imports: Iterable[Import]) -> list[Import]:
+    """A server module (apps, portal, config) or the CLI importing the agent."""
+    return [i for i in imports if app_of(i.module) in SERVER | {CLI} and i.top == AGENT]
+
+
+def agent_beyond_libraries(imports: Iterable[Import]) -> list[Import]:
+    """The agent importing Django, the web stack (but Celery and kombu), config
+    or an app module beyond the Django-free libraries and ``AGENT_ALSO``."""
+    return [
+        i
+        for i in imports
+        if within(i.module, (AGENT,))
+        and not (i.top in AGENT_STACK or _offline_safe(i, also=(AGENT, *AGENT_ALSO)))
+    ]
+
+
 def is_model_module(module: str) -> bool:
     return "models" in module.split(".")[1:]
 
@@ -160,6 +183,8 @@ RULES: dict[str, Rule] = {
     "server_cli": server_into_cli,
     "django_free": django_free_into_server,
     "cli": cli_beyond_libraries,
+    "server_agent": server_into_agent,
+    "agent": agent_beyond_libraries,
     "models": model_into_celery,
 }
 
@@ -176,7 +201,7 @@ def offenders(rule: Rule, imports: list[Import]) -> str:
 def test_the_checker_sees_the_project(imports: list[Import]) -> None:
     importers = {app_of(i.module) for i in imports}
 
-    assert importers == SERVER | {CLI}
+    assert importers == SERVER | {CLI, AGENT}
     assert any(i.target == "gates.engine" for i in imports if i.module.startswith(CLI))
 
 
@@ -190,7 +215,7 @@ def test_no_module_breaks_the_rule(name: str, imports: list[Import]) -> None:
 
 
 def test_every_module_the_rules_name_exists() -> None:
-    named = [*DJANGO_FREE, *DJANGO_FREE_PARENTS, *CONFIG_FOR_APPS]
+    named = [*DJANGO_FREE, *DJANGO_FREE_PARENTS, *CONFIG_FOR_APPS, *AGENT_ALSO]
 
     missing = [m for m in named if not is_module(m)]
 
@@ -261,6 +286,18 @@ def test_the_checker_resolves_relative_imports() -> None:
         ("cli", "reprogate_cli.x", "import celery", True),
         ("cli", "reprogate_cli.x", "from reprogate_cli import gate", False),
         ("cli", "reprogate_cli.x", "from artifacts.lib import spool", False),
+        ("server_agent", "benchmarks.x", "import reprogate_agent.client", True),
+        ("server_agent", "reprogate_cli.x", "from reprogate_agent import x", True),
+        ("agent", "reprogate_agent.x", "import django.conf", True),
+        ("agent", "reprogate_agent.x", "from config import celery", True),
+        ("agent", "reprogate_agent.x", "from benchmarks.models import Run", True),
+        ("agent", "reprogate_agent.x", "import benchmarks.services.runs", True),
+        ("agent", "reprogate_agent.x", "import rest_framework", True),
+        ("agent", "reprogate_agent.x", "from celery import Celery", False),
+        ("agent", "reprogate_agent.x", "from benchmarks.queues import q", False),
+        ("agent", "reprogate_agent.x", "from benchmarks.sandbox import a", False),
+        ("agent", "reprogate_agent.x", "import urllib3, json", False),
+        ("agent", "reprogate_agent.x", "from reprogate_agent import client", False),
         ("models", "benchmarks.models.x", "from config.celery import app", True),
         ("models", "gates.models", "from gates.tasks import t", True),
         ("models", "gates.services.x", "from gates.tasks import t", False),
