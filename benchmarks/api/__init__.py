@@ -1,0 +1,14 @@
+"""The benchmarks API under ``/api/v1/``: pools, campaigns and runs for people
+(``campaigns``), and the runner API a lab host's agent calls with its host token
+(``runner``, under ``runner/``)."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+
+from benchmarks.api.campaigns import urlpatterns as campaign_urlpatterns
+
+urlpatterns = [
+    *campaign_urlpatterns,
+    path("runner/", include("benchmarks.api.runner")),
+]
