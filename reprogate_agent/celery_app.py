@@ -34,7 +34,10 @@ def stop_worker(reason: str) -> None:
 
 
 def create_app(options: AgentOptions, queue: str) -> Celery:
-    app = Celery("reprogate_agent", broker=options.broker_url, set_as_current=True)
+    # No fixups: a DJANGO_SETTINGS_MODULE left in the environment loads no Django.
+    app = Celery(
+        "reprogate_agent", broker=options.broker_url, set_as_current=True, fixups=[]
+    )
     app.conf.update(
         task_serializer="json",
         accept_content=["json"],

@@ -164,10 +164,10 @@ class RunnerClient:
                 response = self._request("GET", path, None, {}, stream=True)
             except RETRIED as error:
                 logger.warning("GET %s failed: %s", path, error)
-                self._sleep(wait)
+                self._pause(wait)
                 continue
             if response is None:
-                self._sleep(wait)
+                self._pause(wait)
                 continue
             try:
                 headers = {k.lower(): v for k, v in response.headers.items()}
@@ -175,7 +175,7 @@ class RunnerClient:
                 return
             except RETRIED as error:
                 logger.warning("download of %s broke off: %s", path, error)
-                self._sleep(wait)
+                self._pause(wait)
             finally:
                 response.release_conn()
         raise Unreachable(f"GET {self.base}{path}: no complete answer after retries")
@@ -220,22 +220,27 @@ class RunnerClient:
                 response = self._request(method, path, source, headers)
             except RETRIED as error:
                 logger.warning("%s %s failed: %s", method, path, error)
-                self._sleep(wait)
+                self._pause(wait)
                 continue
             finally:
                 if not isinstance(source, bytes):
                     source.close()
             if response is not None:
                 return _json_of(response)
-            self._sleep(wait)
+            self._pause(wait)
         raise Unreachable(
             f"{method} {self.base}{path}: no answer after {self.retries} retries"
         )
 
     def _waits(self) -> Iterator[float]:
-        """The pause after each try (the last try's is not taken)."""
-        for n in range(self.retries + 1):
+        """The pause after each failed try: 0 after the last (not taken)."""
+        for n in range(self.retries):
             yield min(self.backoff_max, self.backoff * 2**n)
+        yield 0.0
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self._sleep(seconds)
 
     def _request(
         self,
