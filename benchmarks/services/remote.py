@@ -107,7 +107,7 @@ def _check_name(token: HostToken, worker_name: str) -> str:
             code="worker_name_invalid",
         )
     taken = (
-        LabHost.objects.select_for_update()
+        LabHost.objects.select_for_update(of=("self",))
         .select_related("token")
         .filter(pool=token.pool, worker_name=name)
         .first()

@@ -1,0 +1,181 @@
+"""The runner API's host side: a host token authenticates the agent (and only
+it), hello registers the host on the token's pool, heartbeats keep it online,
+bye shows it offline, and the reaper treats an agent host like any worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from benchmarks.models import Campaign, LabHost, LabPool, Run
+from benchmarks.selectors.pools import host_status
+from benchmarks.services.host_tokens import (
+    IssuedHostToken,
+    host_token_issue,
+    host_token_revoke,
+)
+from benchmarks.services.pools import host_register
+from benchmarks.services.reaper import run_reap
+from tests.benchmarks.runner.support import runs_of, worker
+from tests.benchmarks.runner_api.conftest import agent_client
+from tests.benchmarks.runner_api.support import WORKER, call, claim, hello
+
+pytestmark = pytest.mark.django_db
+
+
+def test_hello_registers_the_host_on_the_tokens_pool(
+    agent: APIClient, issued: IssuedHostToken, pool: LabPool
+) -> None:
+    response = hello(agent)
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    host = LabHost.objects.get(worker_name=WORKER)
+    assert body["host"] == str(host.public_id)
+    assert (body["pool"], body["queue"]) == ("gpu-a", "pool.gpu-a")
+    assert body["log_tail_chars"] > 0
+    assert body["max_output_files"] > 0
+    assert body["heartbeat_seconds"] > 0
+    assert body["output_limit_bytes"] > 0
+    assert (host.pool, host.token, host.hostname, host.pid) == (
+        pool,
+        issued.token,
+        "lab-07",
+        4242,
+    )
+    assert host.environment == {"cpu": {"threads": 4}}
+
+
+def test_hello_again_after_a_restart_keeps_one_host_online(agent: APIClient) -> None:
+    hello(agent)
+    call(agent, "bye", {"worker_name": WORKER})
+
+    again = hello(agent, pid=5151)
+
+    assert again.status_code == 200
+    host = LabHost.objects.get()
+    assert (host.pid, host.stopped_at) == (5151, None)
+    assert again.json()["host"] == str(host.public_id)
+
+
+def test_heartbeat_and_bye(agent: APIClient, clock: Any) -> None:
+    hello(agent)
+    clock.advance(seconds=30)
+
+    beat = call(agent, "heartbeat", {"worker_name": WORKER})
+
+    host = LabHost.objects.get()
+    assert (beat.status_code, beat.json()) == (200, {"ok": True})
+    assert host.last_heartbeat_at > host.registered_at
+    assert host_status(host).code == "online"
+
+    bye = call(agent, "bye", {"worker_name": WORKER})
+
+    assert (bye.status_code, bye.json()) == (200, {"ok": True})
+    assert host_status(LabHost.objects.get()).code == "offline"
+
+
+def test_a_worker_name_of_another_host_is_refused(
+    agent: APIClient, pool: LabPool, other_agent: APIClient
+) -> None:
+    host_register(pool=pool, worker=worker("db-worker@lab-host"))
+    assert hello(agent).status_code == 200
+    second = agent_client(host_token_issue(pool=pool, name="lab-08", actor=None).raw)
+
+    taken = hello(second)  # the first token's host
+    database_worker = hello(agent, worker_name="db-worker@lab-host")
+
+    assert taken.status_code == database_worker.status_code == 409
+    assert taken.json()["code"] == "worker_name_taken"
+    assert LabHost.objects.get(worker_name=WORKER).token.name == "lab-07"
+    assert hello(other_agent).status_code == 200  # the same name on another pool
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer rgh_not-a-token-we-issued",
+        "Bearer not-even-a-host-token",
+        "Bearer",
+        "Bearer a b",
+        "Token rgh_x",
+        "",
+    ],
+)
+def test_a_wrong_or_missing_token_is_refused(header: str) -> None:
+    client = APIClient()
+    if header:
+        client.credentials(HTTP_AUTHORIZATION=header)
+
+    response = hello(client)
+
+    assert response.status_code == 401
+    body = response.json()
+    assert body["code"] == "host_token_refused"
+    assert body["detail"] == body["message"]
+    assert body["message"]
+    assert response["WWW-Authenticate"] == "Bearer"
+    assert not LabHost.objects.exists()
+
+
+def test_a_revoked_token_is_refused_at_the_next_call(
+    agent: APIClient, issued: IssuedHostToken
+) -> None:
+    assert hello(agent).status_code == 200
+    host_token_revoke(token=issued.token, actor=None)
+
+    response = call(agent, "heartbeat", {"worker_name": WORKER})
+
+    assert response.status_code == 401
+    assert "revoked" in response.json()["detail"]
+    assert host_status(LabHost.objects.get()).code == "offline"
+
+
+def test_a_signed_in_session_is_no_host_token(client: Any, labops: Any) -> None:
+    client.force_login(labops)
+
+    response = client.post(
+        "/api/v1/runner/hello", {"worker_name": "x@y"}, content_type="application/json"
+    )
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "host_token_refused"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"worker_name": ""},
+        {"worker_name": "a\x00b"},
+        {"worker_name": "x" * 300},
+        {"worker_name": "w@h", "environment": ["not", "an", "object"]},
+        {"worker_name": "w@h", "pid": -1},
+    ],
+)
+def test_hello_refuses_bad_input(agent: APIClient, body: dict[str, Any]) -> None:
+    response = call(agent, "hello", body)
+
+    assert response.status_code == 400, response.json()
+    assert not LabHost.objects.exists()
+
+
+def test_the_reaper_requeues_the_run_of_an_agent_that_went_silent(
+    agent: APIClient, campaign: Campaign, clock: Any, sent_tasks: list[Any]
+) -> None:
+    run = runs_of(campaign)[0]
+    hello(agent)
+    assert claim(agent, run).status_code == 200
+    clock.advance(hours=1)
+
+    report = run_reap()
+
+    run = Run.objects.get(pk=run.pk)
+    assert report.requeued == [run.pk]
+    assert (run.state, run.attempt) == (Run.State.QUEUED, 2)
+    assert host_status(LabHost.objects.get()).code == "lost"
+    stale = call(agent, f"runs/{run.pk}/report", {"attempt": 1, "progress": 0.5})
+    assert (stale.status_code, stale.json()["continue"]) == (409, False)
+    assert claim(agent, run, attempt=2).json()["claimed"] is True
