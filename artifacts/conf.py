@@ -29,8 +29,9 @@ does not count file parts, so it needs no change.
 
 Transparency log:
 
-- ``REPROGATE_LOG_KEY_PATH`` (``$REPROGATE_VAR_DIR/keys/transparency-log.pem``):
-  the log's Ed25519 key file (generated on first use);
+- ``REPROGATE_LOG_KEY_PATH`` (``$REPROGATE_KEYS_DIR/transparency-log.pem``, the
+  keys directory being ``$REPROGATE_VAR_DIR/keys`` by default): the log's Ed25519
+  key file (generated on first use, never once a checkpoint exists);
 - ``REPROGATE_LOG_ORIGIN`` (``reprogate.local/log``): the log's name in its
   checkpoints and on its key;
 - ``REPROGATE_LOG_MAX_LEAF_BYTES`` (16 MiB): the largest leaf ``log_append`` takes.
@@ -111,7 +112,10 @@ def log_key_path() -> Path:
     configured = settings.REPROGATE_LOG_KEY_PATH
     if configured:
         return Path(configured)
-    return Path(settings.VAR_DIR) / "keys" / "transparency-log.pem"
+    keys_dir = getattr(settings, "REPROGATE_KEYS_DIR", None)
+    if not keys_dir:
+        keys_dir = Path(settings.VAR_DIR) / "keys"
+    return Path(keys_dir) / "transparency-log.pem"
 
 
 def log_origin() -> str:

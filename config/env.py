@@ -13,7 +13,6 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Final, overload
 from urllib.parse import urlsplit
 
@@ -48,6 +47,8 @@ def load_settings_or_exit(*, command: bool = False) -> None:
         raise SystemExit(EXIT_MISCONFIGURED) from None
 
 
+# A secret file is a password, a key or a URL, never a document.
+MAX_SECRET_FILE_CHARS: Final = 64 * 1024
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -142,17 +143,39 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def _one_trailing_newline_stripped(text: str) -> str:
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith("\n") else text
+
+
 def env_secret(name: str, *, default: str | None) -> str:
-    """Read ``NAME`` or the file named by ``NAME_FILE`` (Docker/Kubernetes secrets)."""
+    """Read ``NAME``, or the file named by ``NAME_FILE`` (Docker/Kubernetes secrets):
+    the file's content with one trailing newline stripped (other whitespace is the
+    secret's). Both set is an error, and so is a file that cannot be read; no
+    message ever holds the value. An empty value or file counts as unset."""
     file_name = _raw(f"{name}_FILE")
+    value = _raw(name)
+    if file_name is not None and value is not None:
+        raise SettingError(
+            f"{name} and {name}_FILE are both set: set one of them "
+            f"({name}_FILE names a file holding the value)."
+        )
     if file_name is not None:
         try:
-            return Path(file_name).read_text(encoding="utf-8").strip()
-        except OSError as exc:
+            with open(file_name, encoding="utf-8", newline="") as handle:
+                content = handle.read(MAX_SECRET_FILE_CHARS + 1)
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
             raise SettingError(
-                f"{name}_FILE={file_name!r} cannot be read: {exc.strerror}."
+                f"{name}_FILE={file_name!r} cannot be read: {reason}."
             ) from None
-    value = _raw(name)
+        if len(content) > MAX_SECRET_FILE_CHARS:
+            raise SettingError(
+                f"{name}_FILE={file_name!r} is not a secret file (larger than "
+                f"{MAX_SECRET_FILE_CHARS} characters)."
+            )
+        value = _one_trailing_newline_stripped(content) or None
     if value is not None:
         return value
     if default is None:
@@ -162,14 +185,27 @@ def env_secret(name: str, *, default: str | None) -> str:
     return default
 
 
+def _redacted(url: str) -> str:
+    """``url`` with the password of its user part (``user:password@``) hidden."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
 def env_url(name: str, default: str, *, schemes: frozenset[str]) -> str:
-    """A URL whose scheme is one of ``schemes``."""
+    """A URL whose scheme is one of ``schemes`` (a password in it is never shown).
+    A URL that holds a password may come from a file: pass
+    ``env_secret(name, default=…)`` as ``default``."""
     value = env_str(name, default)
     scheme, sep, rest = value.partition("://")
     if not sep or scheme not in schemes or (not rest and scheme != "filesystem"):
         allowed = ", ".join(sorted(schemes))
         raise SettingError(
-            f"{name}={value!r} is not a URL with one of the schemes: {allowed}."
+            f"{name}={_redacted(value)!r} is not a URL with one of the schemes: "
+            f"{allowed}."
         )
     return value
 

@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "benchmarks",
     "gates",
     "portal",  # cross-app pages (dashboards) and the demo seed; depends on all others
+    "config.apps.ConfigAppConfig",  # start-up checks of the keys, backup_check
 ]
 
 MIDDLEWARE = [
@@ -121,9 +122,10 @@ TEMPLATES = [
 
 # --- Database -----------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/ref/settings/#databases
+# DATABASE_URL_FILE: a file holding the URL (its password with it).
 _database_url = env_url(
     "DATABASE_URL",
-    f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+    env_secret("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
     schemes=frozenset({"sqlite", "postgres", "postgresql", "pgsql"}),
 )
 try:
@@ -263,12 +265,22 @@ STORAGES = {
     },
 }
 
+# --- Keys (docs/operations.md) -------------------------------------------------------
+# The folder the installation's keys are made in on first use (the log's key, the
+# report signer and the statement key default under it): outside the database, so
+# back it up with the database (docs/operations.md, "Backup and restore"). Once
+# checkpoints or signed reports exist, a missing key is never made again: start-up
+# checks (manage.py check --deploy) refuse such an installation.
+REPROGATE_KEYS_DIR = Path(
+    env_str("REPROGATE_KEYS_DIR", str(VAR_DIR / "keys"))
+).resolve()
+
 # --- Transparency log (docs/architecture.md) ------------------------------------------
 # The log's Ed25519 signing key: generated on first use (mode 0600), kept outside the
 # database. Back it up: without it the log signs no new checkpoint (and never
 # silently starts a new key once checkpoints exist).
 REPROGATE_LOG_KEY_PATH = env_str(
-    "REPROGATE_LOG_KEY_PATH", str(VAR_DIR / "keys" / "transparency-log.pem")
+    "REPROGATE_LOG_KEY_PATH", str(REPROGATE_KEYS_DIR / "transparency-log.pem")
 )
 # The log's name, first line of every checkpoint and name of its key: a schema-less
 # URL unique to this installation (C2SP tlog-checkpoint), fixed for the log's life.
@@ -285,7 +297,7 @@ REPROGATE_LOG_MAX_LEAF_BYTES = env_int(
 # certificate: a PKCS#12 file, or a PEM certificate chain whose key is in
 # REPROGATE_REPORT_SIGNER_KEY (both optionally protected by the password).
 REPROGATE_REPORT_KEYS_DIR = env_str(
-    "REPROGATE_REPORT_KEYS_DIR", str(VAR_DIR / "keys" / "reports")
+    "REPROGATE_REPORT_KEYS_DIR", str(REPROGATE_KEYS_DIR / "reports")
 )
 REPROGATE_REPORT_SIGNER = env_str("REPROGATE_REPORT_SIGNER", "")
 REPROGATE_REPORT_SIGNER_KEY = env_str("REPROGATE_REPORT_SIGNER_KEY", "")
@@ -299,7 +311,7 @@ REPROGATE_REPORT_TSA_URL = env_str("REPROGATE_REPORT_TSA_URL", "")
 # its public key is served at /api/v1/reports/key and in every evidence package.
 REPROGATE_REPORT_STATEMENT_KEY_PATH = env_str(
     "REPROGATE_REPORT_STATEMENT_KEY_PATH",
-    str(VAR_DIR / "keys" / "reports" / "statement.pem"),
+    str(REPROGATE_KEYS_DIR / "reports" / "statement.pem"),
 )
 
 # --- Escrow (docs/architecture.md) ----------------------------------------------------
@@ -487,9 +499,12 @@ BROKER_DIR = VAR_DIR / "broker"
 # Embedded default: kombu's SQLAlchemy transport on a SQLite file (config/broker.py),
 # no server. Production sets Redis or RabbitMQ. kombu's filesystem transport is not
 # accepted: its consumer reads message files still being written and dies.
+# CELERY_BROKER_URL_FILE / CELERY_RESULT_BACKEND_FILE: files holding the URLs.
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",
-    f"sqla+sqlite:///{BROKER_DIR / 'broker.sqlite3'}",
+    env_secret(
+        "CELERY_BROKER_URL", default=f"sqla+sqlite:///{BROKER_DIR / 'broker.sqlite3'}"
+    ),
     schemes=frozenset({"sqla+sqlite", "redis", "rediss", "amqp", "amqps", "pyamqp"}),
 )
 if CELERY_BROKER_URL.startswith("sqla+"):
@@ -498,7 +513,7 @@ if CELERY_BROKER_URL.startswith("sqla+"):
         # An unacknowledged message comes back this long after its worker died.
         "visibility_timeout": 60.0,
     }
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
+CELERY_RESULT_BACKEND = env_secret("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -5,14 +5,16 @@ default; this module is the app's only reader of ``django.conf.settings``.
 
 Signed reports (docs/reports.md):
 
-- ``REPROGATE_REPORT_KEYS_DIR`` (``$REPROGATE_VAR_DIR/keys/reports``): the
-  installation's report CA, signing certificate and key, created on first use;
+- ``REPROGATE_REPORT_KEYS_DIR`` (``$REPROGATE_KEYS_DIR/reports``): the
+  installation's report CA, signing certificate and key, created on first use
+  (never once a report is ready);
 - ``REPROGATE_REPORT_SIGNER`` / ``REPROGATE_REPORT_SIGNER_KEY`` /
   ``REPROGATE_REPORT_SIGNER_PASSWORD``: the installation's own signer instead
   (PKCS#12, or a PEM chain and its PEM key);
 - ``REPROGATE_REPORT_TSA_URL`` (empty): the RFC 3161 time-stamping authority;
-- ``REPROGATE_REPORT_STATEMENT_KEY_PATH``: the Ed25519 key of the in-toto
-  statements.
+- ``REPROGATE_REPORT_STATEMENT_KEY_PATH``
+  (``$REPROGATE_KEYS_DIR/reports/statement.pem``): the Ed25519 key of the
+  in-toto statements.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def test_env_secret_reads_the_file_named_by_name_file(
 ) -> None:
     secret_file = tmp_path / "secret"
     secret_file.write_text("from-the-file\n", encoding="utf-8")
-    monkeypatch.setenv("RG_TEST_SECRET", "from-the-variable")
+    monkeypatch.delenv("RG_TEST_SECRET", raising=False)
     monkeypatch.setenv("RG_TEST_SECRET_FILE", str(secret_file))
 
     assert env_secret("RG_TEST_SECRET", default=None) == "from-the-file"

@@ -159,7 +159,6 @@ def test_an_s3_secret_may_be_read_from_its_file(
     secret.write_text("from-the-file\n", encoding="utf-8")
     base_env.update(
         AWS_STORAGE_BUCKET_NAME="escrow",
-        AWS_SECRET_ACCESS_KEY="from-the-variable",
         AWS_SECRET_ACCESS_KEY_FILE=str(secret),
     )
 
