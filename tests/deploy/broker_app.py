@@ -1,41 +1,58 @@
-"""A Celery app configured as the lab agent's (CONTRACT: no events, no remote
-control, no result backend; the worker runs with ``--pool solo``, without gossip,
-mingle or heartbeat), for the broker permission tests: its
-``benchmarks.execute_run`` writes ``<run_id> <attempt>`` to the file
-``BROKER_TEST_OUT`` names instead of running anything. The broker is
-``BROKER_TEST_URL``."""
+"""The lab agent's Celery app and worker (``reprogate_agent.celery_app.create_app``,
+started as ``reprogate_agent.__main__`` starts it: solo pool, concurrency 1, no
+gossip, mingle, heartbeat or events) for the broker permission tests, with one
+difference: its ``benchmarks.execute_run`` writes ``<run_id> <attempt>`` to the
+file ``BROKER_TEST_OUT`` names instead of calling a server.
+
+    BROKER_TEST_URL=amqp://… BROKER_TEST_QUEUE=pool.<name> BROKER_TEST_OUT=file \\
+        python -m tests.deploy.broker_app
+"""
 
 from __future__ import annotations
 
 import os
+import socket
+import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
-from celery import Celery
-
-AGENT_SETTINGS: Final[dict[str, Any]] = {
-    "task_acks_late": True,
-    "task_reject_on_worker_lost": True,
-    "worker_prefetch_multiplier": 1,
-    "worker_send_task_events": False,
-    "task_send_sent_event": False,
-    "worker_enable_remote_control": False,
-    "result_backend": None,
-    "task_ignore_result": True,
-    "broker_connection_retry_on_startup": True,
-    "task_serializer": "json",
-    "accept_content": ["json"],
-}
-WORKER_ARGS: Final = (
-    "--pool", "solo", "--concurrency", "1",
-    "--without-gossip", "--without-mingle", "--without-heartbeat",
-)  # fmt: skip
-
-app = Celery("broker-permissions", broker=os.environ.get("BROKER_TEST_URL"))
-app.conf.update(AGENT_SETTINGS)
+from reprogate_agent.celery_app import TASK_NAME, create_app
+from reprogate_agent.options import AgentOptions
 
 
-@app.task(name="benchmarks.execute_run", acks_late=True, reject_on_worker_lost=True)
-def execute_run(run_id: int, attempt: int) -> None:
-    with Path(os.environ["BROKER_TEST_OUT"]).open("a") as out:
-        out.write(f"{run_id} {attempt}\n")
+def main() -> int:
+    options = AgentOptions(
+        server_url="https://unused.invalid",
+        token="rgh_unused",
+        broker_url=os.environ["BROKER_TEST_URL"],
+        ca_file=None,
+        work_dir=Path.cwd(),
+        name="broker-test",
+        hostname=socket.gethostname(),
+    )
+    queue = os.environ["BROKER_TEST_QUEUE"]
+    app = create_app(options, queue)
+
+    @app.task(name=TASK_NAME, acks_late=True, reject_on_worker_lost=True)
+    def execute_run(run_id: int, attempt: int) -> None:
+        with Path(os.environ["BROKER_TEST_OUT"]).open("a") as out:
+            out.write(f"{run_id} {attempt}\n")
+
+    worker: Any = app.Worker(
+        hostname=options.node_name,
+        pool_cls="solo",
+        concurrency=1,
+        queues=[queue],
+        without_gossip=True,
+        without_mingle=True,
+        without_heartbeat=True,
+        task_events=False,
+        loglevel="INFO",
+        optimization="fair",
+    )
+    worker.start()
+    return int(worker.exitcode or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

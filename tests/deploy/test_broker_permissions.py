@@ -26,7 +26,6 @@ from amqp.exceptions import AccessRefused, NotAllowed  # type: ignore[import-unt
 from celery import Celery
 
 from benchmarks.queues import pool_queue
-from tests.deploy.broker_app import AGENT_SETTINGS, WORKER_ARGS
 
 pytestmark = pytest.mark.integration
 
@@ -349,21 +348,17 @@ def test_the_server_script_refuses_bad_input_before_calling_rabbitmqctl(
     assert not called.exists()
 
 
-def test_an_agent_configured_worker_receives_the_servers_run_as_the_pool_user(
+def test_the_agents_worker_receives_the_servers_run_as_the_pool_user(
     broker: Broker, tmp_path: Path
 ) -> None:
     out = tmp_path / "received.txt"
     env = {
         "PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
         "PYTHONPATH": str(ROOT), "BROKER_TEST_URL": broker.url(broker.pool_a),
-        "BROKER_TEST_OUT": str(out),
+        "BROKER_TEST_QUEUE": QUEUE_A, "BROKER_TEST_OUT": str(out),
     }  # fmt: skip
     log = tmp_path / "worker.log"
-    command = [
-        str(Path(sys.executable).with_name("celery")), "-A", "tests.deploy.broker_app",
-        "worker", "-Q", QUEUE_A, "-n", f"{POOL_A}@test", "--loglevel", "INFO",
-        *WORKER_ARGS,
-    ]  # fmt: skip
+    command = [sys.executable, "-m", "tests.deploy.broker_app"]
     with log.open("wb") as sink:
         worker = subprocess.Popen(
             command, cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT
@@ -385,4 +380,4 @@ def test_an_agent_configured_worker_receives_the_servers_run_as_the_pool_user(
     text = log.read_text()
     assert "ACCESS_REFUSED" not in text, text
     assert "Traceback" not in text, text
-    assert AGENT_SETTINGS["worker_enable_remote_control"] is False
+    assert f"Connected to amqp://{broker.pool_a[0]}:" in text, text
