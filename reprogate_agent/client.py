@@ -172,12 +172,16 @@ class RunnerClient:
             try:
                 headers = {k.lower(): v for k, v in response.headers.items()}
                 consume(headers, response.stream(CHUNK))
-                return
             except RETRIED as error:
                 logger.warning("download of %s broke off: %s", path, error)
+                response.close()  # never back to the pool half read
                 self._pause(wait)
-            finally:
-                response.release_conn()
+                continue
+            except BaseException:
+                response.close()
+                raise
+            response.release_conn()
+            return
         raise Unreachable(f"GET {self.base}{path}: no complete answer after retries")
 
     def upload(
