@@ -5,6 +5,7 @@ the token sent only to the configured server."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -128,9 +129,9 @@ def test_a_download_broken_off_is_fetched_again(fake: FakeServer) -> None:
     got: list[bytes] = []
     pauses: list[float] = []
 
-    def consume(headers: dict[str, str], chunks: object) -> None:
+    def consume(headers: dict[str, str], chunks: Iterator[bytes]) -> None:
         got.clear()
-        got.extend(chunks)  # type: ignore[call-overload]
+        got.extend(chunks)
 
     client_of(fake.url, pauses).download(
         "/api/v1/runner/runs/7/bundle?attempt=1", consume
