@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404, StreamingHttpResponse
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
@@ -47,6 +48,17 @@ from benchmarks.services.remote import (
 ATTEMPT = OpenApiParameter(
     "attempt", int, OpenApiParameter.QUERY, required=True, description="The attempt."
 )
+
+
+class TextField(serializers.CharField):
+    """Text as a harness printed it: NUL characters are kept (the services
+    replace them), not refused like a name's."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+        nul = ProhibitNullCharactersValidator
+        self.validators = [v for v in self.validators if not isinstance(v, nul)]
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -337,9 +349,7 @@ class ReportApi(RunnerApiView):
             ref_name = "RunnerReportInput"
 
         progress = serializers.FloatField(required=False, allow_null=True)
-        log_tail = serializers.CharField(
-            required=False, allow_null=True, allow_blank=True, trim_whitespace=False
-        )
+        log_tail = TextField(required=False, allow_null=True, allow_blank=True)
 
     class OutputSerializer(serializers.Serializer):
         class Meta:
@@ -483,13 +493,9 @@ class ResultSerializer(serializers.Serializer):
     isolation = serializers.JSONField(required=False, default=dict)
     duration_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
     output_truncated = serializers.BooleanField(required=False, default=False)
-    log_tail = serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False
-    )
+    log_tail = TextField(required=False, allow_blank=True, default="")
     progress = serializers.FloatField(required=False, allow_null=True)
-    message = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=4000
-    )
+    message = TextField(required=False, allow_blank=True, default="", max_length=4000)
 
     def validate_isolation(self, value: Any) -> dict[str, Any]:
         return _dict(value)
@@ -505,7 +511,7 @@ class FinishApi(RunnerApiView):
 
         result = ResultSerializer()
         warnings = serializers.ListField(
-            child=serializers.CharField(max_length=2000, allow_blank=True),
+            child=TextField(max_length=2000, allow_blank=True),
             required=False,
             default=list,
             max_length=1000,
@@ -543,12 +549,10 @@ class FailApi(RunnerApiView):
         stop_reason = serializers.ChoiceField(
             choices=sorted({*PREPARATION_FAILURES, "cancelled"})
         )
-        message = serializers.CharField(
+        message = TextField(
             required=False, allow_blank=True, default="", max_length=4000
         )
-        log_tail = serializers.CharField(
-            required=False, allow_blank=True, default="", trim_whitespace=False
-        )
+        log_tail = TextField(required=False, allow_blank=True, default="")
 
     @extend_schema(
         operation_id="runner_fail",
