@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from accounts.context import request_id_var
+from accounts.context import REQUEST_ID_META, request_id_var
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
@@ -21,6 +21,9 @@ class RequestIdMiddleware:
         incoming = request.headers.get("X-Request-ID", "")
         request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
         token = request_id_var.set(request_id)
+        # For the lines Django logs after the middleware returned ("Not Found: …",
+        # django.request): config.logs reads it from the record's request.
+        request.META[REQUEST_ID_META] = request_id
         try:
             response = self.get_response(request)
         finally:

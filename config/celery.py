@@ -7,7 +7,10 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import setup_logging
 from kombu.transport import TRANSPORT_ALIASES
+
+from config.logs import worker_logging_setup
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -27,5 +30,8 @@ def _load_settings(sender: Celery, **kwargs: Any) -> None:
 
     load_settings_or_exit()
 
+
+# Workers log through the settings' LOGGING (config/logs.py), not Celery's format.
+setup_logging.connect(worker_logging_setup)
 
 DEFAULT_QUEUE = "celery"

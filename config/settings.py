@@ -26,6 +26,7 @@ from config.env import (
     env_str,
     env_url,
 )
+from config.logs import logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -563,13 +564,20 @@ EMAIL_BACKEND = env_str(
 DEFAULT_FROM_EMAIL = env_str("DJANGO_DEFAULT_FROM_EMAIL", "reprogate@localhost")
 
 # --- Logging ------------------------------------------------------------------------
+# json: one JSON object a line (time, level, logger, message, request_id, exception,
+# a Celery task's id and name: config/logs.py), for a log collector; plain: text.
+# Default json, plain with DEBUG on or in the embedded default. gunicorn's own
+# lines follow the same variable (deploy/gunicorn.conf.py).
+REPROGATE_LOG_FORMAT = env_choice(
+    "REPROGATE_LOG_FORMAT", "plain" if _LOCAL else "json", choices=("json", "plain")
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    "formatters": logging_formatters(),
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": REPROGATE_LOG_FORMAT}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # WeasyPrint and fontTools log every layout step and font subset at INFO,
     # kaleido and choreographer every Chromium start, tab and clean-up.
@@ -580,3 +588,17 @@ LOGGING = {
         "choreographer": {"level": "WARNING"},
     },
 }
+
+# --- Metrics (/metrics, docs/operations-metrics.md) -----------------------------------
+# Prometheus reads /metrics without logging in from these addresses or networks
+# (default: this machine only), or from anywhere with ``Authorization: Bearer
+# <REPROGATE_METRICS_TOKEN>`` when a token is set. Neither: 404.
+REPROGATE_METRICS_ALLOWED = env_list("REPROGATE_METRICS_ALLOWED", ["127.0.0.1", "::1"])
+for _network in REPROGATE_METRICS_ALLOWED:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise SettingError(
+            f"REPROGATE_METRICS_ALLOWED: {_network!r} is not an address or network."
+        ) from None
+REPROGATE_METRICS_TOKEN = env_secret("REPROGATE_METRICS_TOKEN", default="")

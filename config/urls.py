@@ -7,11 +7,13 @@ from django.views import defaults
 from django.views.generic import RedirectView
 
 from accounts.api_errors import json_not_found, json_server_error
+from portal import metrics_views
 from portal import views as portal_views
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="portal:dashboard"), name="home"),
     path("healthz", portal_views.healthz, name="healthz"),
+    path("metrics", metrics_views.metrics, name="metrics"),
     path("dashboard/", include(("portal.urls", "portal"))),
     path("accounts/", include("accounts.urls")),
     path("rfps/", include("procurement.urls")),
