@@ -134,6 +134,8 @@ ROUTES: dict[str, Rule] = {
     ),
     # Lab pages.
     "benchmarks:pool_list": OWN,
+    "benchmarks:pool_host_join": DENY,
+    "benchmarks:pool_token_revoke": DENY,
     "benchmarks:campaign_list": OWN,
     "benchmarks:campaign_start": OWN,
     "benchmarks:campaign_detail": DENY,
@@ -290,6 +292,7 @@ QUERIES: dict[str, str] = {
 # Parameters that name another object on some routes than their usual one.
 PARAMETERS: dict[tuple[str, str], str] = {
     ("artifacts:fixity_run", "run_id"): "fixity_run_id",
+    ("benchmarks:pool_token_revoke", "token_id"): "host_token_id",
 }
 
 

@@ -27,6 +27,7 @@ from accounts.services import api_token_issue
 from artifacts.models import Bundle, Deposit, FixityFinding, FixityRun, SigningKey
 from artifacts.services.transparency import checkpoint_publish
 from benchmarks.models import RunOutput
+from benchmarks.services.host_tokens import host_token_issue
 from gates.models import RetestObligation
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp, RfpTemplate
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
@@ -151,6 +152,7 @@ def foreign_world(directory: Path) -> World:
     key = SigningKey.objects.filter(organisation=zenith).first()
     assert key is not None
     token, _ = api_token_issue(user=ubuyer, name="umbrella-token")
+    host_token = host_token_issue(pool=pool, name="umbrella-host", actor=ulab).token
     now = clock.now()
     fixity = FixityRun.objects.create(
         trigger=FixityRun.Trigger.values[0],
@@ -192,6 +194,8 @@ def foreign_world(directory: Path) -> World:
         "decision_id": str(decision.public_id),
         "obligation_id": str(obligation.public_id),
         "campaign_id": str(campaign.public_id),
+        "pool_id": str(pool.public_id),
+        "host_token_id": str(host_token.public_id),
         "fixity_run_id": str(fixity.public_id),
         "sealed_rfp_id": str(sealed.public_id),
         "sealed_bid_id": str(sealed_bid.public_id),
@@ -210,6 +214,7 @@ def foreign_world(directory: Path) -> World:
         "Zenith Storeworks",
         "quasar-cache",
         "Quasar Cacheline",
+        host_token.prefix,
         *(
             str(b.public_id)
             for b in Bundle.objects.filter(rfp__buyer_organisation=buyer_org)
@@ -239,6 +244,7 @@ def foreign_world(directory: Path) -> World:
         obligation,
         key,
         token,
+        host_token,
         fixity,
         buyer_org,
         zenith,
