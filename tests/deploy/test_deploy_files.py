@@ -469,19 +469,11 @@ def test_compose_schema_refuses_what_compose_would() -> None:
     assert any("whenever" in e for e in errors), errors
 
 
-def test_compose_stack_has_its_services_and_rules() -> None:
+def test_compose_services_refer_to_what_is_defined() -> None:
     compose = _compose()
     services = compose["services"]
-    assert {
-        "nginx",
-        "web",
-        "worker",
-        "beat",
-        "migrate",
-        "db",
-        "rabbitmq",
-        "minio",
-    } <= set(services)
+    expected = {"nginx", "web", "worker", "beat", "migrate", "db", "rabbitmq", "minio"}
+    assert expected <= set(services)
     assert services["selfsigned"]["profiles"] == ["selfsigned"]
     assert services["beat"]["deploy"]["replicas"] == 1
     for name, service in services.items():
@@ -495,6 +487,10 @@ def test_compose_stack_has_its_services_and_rules() -> None:
             assert source.startswith(("/", ".")) or source in compose["volumes"], volume
     for name in ("web", "nginx"):
         assert "/healthz" in " ".join(services[name]["healthcheck"]["test"]), name
+
+
+def test_compose_app_reads_secrets_from_files_and_keeps_its_keys() -> None:
+    services = _compose()["services"]
     for name in ("web", "worker", "beat", "migrate"):
         environment = services[name]["environment"]
         assert environment["REPROGATE_KEYS_DIR"] == "/var/lib/reprogate/keys"
@@ -502,6 +498,11 @@ def test_compose_stack_has_its_services_and_rules() -> None:
         for variable in ("DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"):
             assert environment[f"{variable}_FILE"].startswith("/run/secrets/")
             assert environment[variable] == ""  # the file wins over a copied .env
+    for name, service in services.items():
+        environment = service.get("environment", {})
+        for key, value in environment.items():
+            if re.search(r"PASSWORD|SECRET|TOKEN", key) and not key.endswith("_FILE"):
+                assert value == "", (name, key)
 
 
 def test_compose_nginx_renders_the_template_with_its_variables() -> None:
@@ -622,7 +623,7 @@ def _pods(resources: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]
             yield resource["metadata"]["name"], resource["spec"]["template"]["spec"]
 
 
-def test_k8s_base_follows_the_deployment_rules(
+def test_k8s_base_deployments_pods_and_secrets(
     rendered: dict[str, list[dict[str, Any]]],
 ) -> None:
     base = rendered["base"]
@@ -646,6 +647,12 @@ def test_k8s_base_follows_the_deployment_rules(
         for container in [*pod.get("initContainers", []), *pod["containers"]]:
             assert {"requests", "limits"} <= set(container["resources"]), name
             assert container["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def test_k8s_base_web_probes_budget_and_ingress(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    base = rendered["base"]
     web = _one(base, "Deployment", "reprogate-web")["spec"]["template"]
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert web["spec"]["containers"][0][probe]["httpGet"]["path"] == "/healthz"
@@ -658,6 +665,14 @@ def test_k8s_base_follows_the_deployment_rules(
     size = annotations["nginx.ingress.kubernetes.io/proxy-body-size"]
     assert int(size.rstrip("m")) * MiB > settings.BUNDLE_MAX_UPLOAD_BYTES
     assert annotations["nginx.ingress.kubernetes.io/proxy-request-buffering"] == "off"
+    metrics = _one(base, "Ingress", "reprogate-metrics")
+    (path,) = metrics["spec"]["rules"][0]["http"]["paths"]
+    assert (path["path"], path["pathType"]) == ("/metrics", "Exact")
+    allowed = metrics["metadata"]["annotations"][
+        "nginx.ingress.kubernetes.io/whitelist-source-range"
+    ]
+    assert "0.0.0.0/0" not in allowed
+    assert allowed.split(",") == ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
 
 
 def test_k8s_production_overlay_patches_replicas_image_and_host(
@@ -674,8 +689,9 @@ def test_k8s_production_overlay_patches_replicas_image_and_host(
     assert images == {"registry.example.com/reprogate:1.0.0"}
     text = json.dumps(production)
     assert "reprogate.example.com" not in text
-    host = _one(production, "Ingress", "reprogate")["spec"]["rules"][0]["host"]
-    assert host == "reprogate.acme-lab.org"
+    for name in ("reprogate", "reprogate-metrics"):
+        host = _one(production, "Ingress", name)["spec"]["rules"][0]["host"]
+        assert host == "reprogate.acme-lab.org"
 
 
 def test_kustomize_lite_merges_lists_by_name_and_refuses_unknown_fields(
