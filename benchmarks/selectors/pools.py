@@ -1,6 +1,7 @@
 """Pools and their hosts, each host with its status derived from its heartbeat:
 ``online`` (beat within ``RUNNER_LOST_AFTER_SECONDS``), ``lost`` (silent for
-longer: crashed, killed or cut off) or ``offline`` (shut down cleanly)."""
+longer: crashed, killed or cut off) or ``offline`` (shut down cleanly); and the
+pools' host tokens (what a lab host's agent presents to the runner API)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def host_token_get(pool: LabPool, public_id: uuid.UUID) -> HostToken | None:
 def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     """``pools`` with ``hosts`` (each with its token) and ``host_tokens``
     (``host_token_list``'s order) prefetched, each host with its ``.health``
-    (a ``HostStatus``) and each pool with ``online_count``."""
+    (a ``HostStatus``) and each pool with ``online_count`` and
+    ``active_token_count``."""
     hosts = LabHost.objects.select_related("token").order_by("worker_name")
     rows = list(
         pools.prefetch_related(
@@ -80,4 +82,6 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
             host.health = host_status(host, now)  # type: ignore[attr-defined]
         online = [h for h in pool.hosts.all() if h.health.code == "online"]  # type: ignore[attr-defined]
         pool.online_count = len(online)  # type: ignore[attr-defined]
+        active = [t for t in pool.host_tokens.all() if t.revoked_at is None]
+        pool.active_token_count = len(active)  # type: ignore[attr-defined]
     return rows

@@ -57,6 +57,20 @@ def test_pool_page_tells_how_to_join_a_first_host(
     assert f'action="{_join_url(pool)}"' in page
 
 
+def test_pool_page_waits_for_a_joined_host_until_its_token_is_revoked(
+    operator: Client, pool: LabPool
+) -> None:
+    token = host_token_issue(pool=pool, name="lab-07", actor=None).token
+    waiting = operator.get(POOLS).content.decode()
+
+    operator.post(_revoke_url(pool, token))
+
+    again = operator.get(POOLS).content.decode()
+    assert 'data-testid="pool-hosts-waiting"' in waiting
+    assert 'data-testid="pool-hosts-empty"' not in waiting
+    assert 'data-testid="pool-hosts-empty"' in again
+
+
 def test_join_shows_the_command_once(
     operator: Client, pool: LabPool, labops: Any, settings: Any
 ) -> None:
