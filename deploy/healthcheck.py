@@ -1,20 +1,18 @@
 """Container health check: GET the app's /healthz and exit 0 on 200, 1 otherwise.
 
-    python deploy/healthcheck.py [URL]   (default http://127.0.0.1:8000/healthz)
+    python deploy/healthcheck.py URL [HOST]
 
-The request names the first of DJANGO_ALLOWED_HOSTS as its Host (the app answers
-400 to a host it does not serve) and says it came over HTTPS, as nginx does.
-Stdlib only, so it costs no Django start-up.
+e.g. ``http://127.0.0.1:8000/healthz reprogate.example.com``. The request names
+HOST as its Host, one the app serves (DJANGO_ALLOWED_HOSTS: it answers 400 to any
+other), and says it came over HTTPS, as nginx does. Stdlib only, so it costs no
+Django start-up.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import urllib.error
 import urllib.request
-
-DEFAULT_URL = "http://127.0.0.1:8000/healthz"
 
 
 def check(url: str, host: str, timeout: float = 5.0) -> tuple[bool, str]:
@@ -33,9 +31,10 @@ def check(url: str, host: str, timeout: float = 5.0) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    url = args[0] if args else DEFAULT_URL
-    hosts = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "").split(",")]
-    host = next((h for h in hosts if h and not h.startswith(".") and h != "*"), "")
+    if not 1 <= len(args) <= 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    url, host = args[0], args[1] if len(args) == 2 else ""
     ok, detail = check(url, host)
     if not ok:
         print(f"healthcheck: {url}: {detail}", file=sys.stderr)

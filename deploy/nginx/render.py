@@ -1,11 +1,12 @@
 """Render reprogate.conf.template as ``envsubst '<its variables>'`` does.
 
 Only the variables the template's header lists are replaced (nginx's own
-``$variables`` stay); each must be set and non-empty. Values come from the
-environment, or from ``NAME=value`` arguments, which win::
+``$variables`` stay); each must be given, non-empty, as a ``NAME=value`` argument::
 
     python deploy/nginx/render.py -o /etc/nginx/conf.d/reprogate.conf \\
         REPROGATE_SERVER_NAME=reprogate.example.com REPROGATE_LISTEN_HTTPS=443 ...
+
+(From the environment instead: the template header's ``envsubst`` line.)
 
 Stdlib only: runs on a proxy host with no ReproGate installed.
 """
@@ -13,7 +14,6 @@ Stdlib only: runs on a proxy host with no ReproGate installed.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Mapping
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--template", default=str(TEMPLATE))
     parser.add_argument("assignments", nargs="*", metavar="NAME=value")
     args = parser.parse_args(argv)
-    values = {name: os.environ.get(name, "") for name in VARIABLES}
+    values: dict[str, str] = {}
     for item in args.assignments:
         name, sep, value = item.partition("=")
         if not sep or name not in VARIABLES:
