@@ -46,6 +46,7 @@ from benchmarks.sandbox.workspace import (
     make_executable,
 )
 from reprogate_agent.client import (
+    ClientError,
     Conflict,
     RunnerClient,
     ServerRefused,
@@ -114,6 +115,7 @@ class Reporter:
     ) -> None:
         self.client, self.run_id, self.attempt = client, run_id, attempt
         self.stopped = False
+        self.refused: TokenRefused | None = None
         self.progress: float | None = None
         self._lines: deque[str] = deque()
         self._chars = 0
@@ -137,6 +139,8 @@ class Reporter:
 
     def beat(self) -> None:
         self.write()
+        if self.refused is not None:
+            raise self.refused
         if self.stopped:
             raise RunStopped
 
@@ -147,7 +151,17 @@ class Reporter:
         self._last = now
         tail = self.log_tail() if self._dirty else None
         self._dirty = False
-        if not self.client.report(self.run_id, self.attempt, self.progress, tail):
+        try:
+            going_on = self.client.report(
+                self.run_id, self.attempt, self.progress, tail
+            )
+        except TokenRefused as refused:  # raised again once the harness is stopped
+            self.refused, going_on = refused, False
+        except ClientError as error:  # the next report tries again
+            logger.warning("run %s: report not delivered: %s", self.run_id, error)
+            self._dirty = self._dirty or tail is not None
+            return
+        if not going_on:
             self.stopped = True
 
     def log_tail(self) -> str:
@@ -228,6 +242,8 @@ def _execute(
         poll_seconds=POLL_SECONDS,
     )
     reporter.write(force=True)
+    if reporter.refused is not None:
+        raise reporter.refused
     collection = collect_outputs(
         space,
         lambda: None,

@@ -86,7 +86,14 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture
+def heartbeat_seconds() -> float:
+    """Beats far apart: the revoked token is met by the claim, not by a beat."""
+    return 120.0
+
+
+@pytest.fixture
 def world(
+    heartbeat_seconds: float,
     transactional_db: None,
     live_server: Any,
     settings: Any,
@@ -104,8 +111,7 @@ def world(
         },
     }
     settings.REPROGATE_LOG_KEY_PATH = str(tmp_path / "keys" / "log.pem")
-    # Beats far apart: the revoked token is met by the claim, not by a beat.
-    settings.RUNNER_HEARTBEAT_SECONDS = 120
+    settings.RUNNER_HEARTBEAT_SECONDS = heartbeat_seconds
     settings.RUNNER_PROGRESS_WRITE_SECONDS = 0.2
     client = Celery("agent-it", broker=redis_url, set_as_current=False)
 
@@ -239,3 +245,25 @@ def test_a_campaign_runs_on_the_agent_until_its_token_is_revoked(
         assert broker.llen(pool_queue(POOL)) == 1  # there for another host
     finally:
         broker.close()
+
+
+@pytest.mark.parametrize("heartbeat_seconds", [0.3])
+def test_an_idle_agent_stops_at_the_beat_after_its_token_is_revoked(
+    world: dict[str, Any], agent: Process
+) -> None:
+    host = LabHost.objects.get(token=world["token"])
+    _wait_for(
+        lambda: (
+            LabHost.objects.get(pk=host.pk).last_heartbeat_at != host.last_heartbeat_at
+        ),
+        10,
+        agent.text,
+    )  # beating
+
+    host_token_revoke(
+        token=HostToken.objects.get(pk=world["token"].pk), actor=world["labops"]
+    )
+    agent.process.wait(timeout=30)
+
+    assert agent.process.returncode == 1, agent.text()[-4000:]
+    assert "the server refused the host token" in agent.text()
