@@ -10,6 +10,7 @@ too. Without a usable ``rabbitmqctl`` the module skips (on CI it fails)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -381,3 +382,23 @@ def test_the_agents_worker_receives_the_servers_run_as_the_pool_user(
     assert "ACCESS_REFUSED" not in text, text
     assert "Traceback" not in text, text
     assert f"Connected to amqp://{broker.pool_a[0]}:" in text, text
+
+
+def test_the_example_definitions_grant_what_the_scripts_grant() -> None:
+    """The definitions file is the scripts' result written out: the same
+    patterns, no tags, and no password (empty hashes)."""
+    definitions = json.loads((SCRIPTS / "definitions.example.json").read_text())
+    users = {user["name"]: user for user in definitions["users"]}
+    assert all(user["tags"] == [] for user in users.values())
+    assert all(user["password_hash"] == "" for user in users.values())
+    vhosts = {vhost["name"] for vhost in definitions["vhosts"]}
+    for grant in definitions["permissions"]:
+        assert grant["vhost"] in vhosts
+        assert grant["user"] in users
+        patterns = {grant["configure"], grant["write"], grant["read"]}
+        if grant["user"].startswith("pool-"):
+            pool = grant["user"].removeprefix("pool-")
+            assert patterns == {rf"^pool\.{pool}$"}
+        else:
+            assert patterns == {".*"}
+    assert sum(user.startswith("pool-") for user in users) == 2
