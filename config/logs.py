@@ -138,6 +138,11 @@ def worker_logging_setup(**kwargs: Any) -> None:
     from django.conf import settings
 
     logging.config.dictConfig(settings.LOGGING)
+    # ``celery worker -l debug`` still makes it more talkative (never less).
+    loglevel = kwargs.get("loglevel")
+    root = logging.getLogger()
+    if isinstance(loglevel, int) and loglevel < root.level:
+        root.setLevel(loglevel)
 
 
 def logging_formatters() -> dict[str, dict[str, Any]]:

@@ -310,3 +310,47 @@ def test_a_tasks_log_line_carries_its_task_id(worker: Worker) -> None:
         worker.process,
     )
     assert received["task_name"] == "accounts.worker_ping"
+
+
+# --- the setting -------------------------------------------------------------------
+
+
+def _started(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A fresh process's log format (settings are read once per process)."""
+    code = (
+        "import django\ndjango.setup()\nfrom django.conf import settings\n"
+        "print(settings.LOGGING['handlers']['console']['formatter'])"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_DIR,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({}, "json"),  # production
+        ({"REPROGATE_EMBEDDED": "True"}, "plain"),
+        ({"REPROGATE_EMBEDDED": "True", "REPROGATE_LOG_FORMAT": "json"}, "json"),
+    ],
+)
+def test_the_log_format_by_default_and_by_choice(
+    tmp_path: Path, extra: dict[str, str], expected: str
+) -> None:
+    result = _started(_env(tmp_path / "var", **extra))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+
+
+def test_an_unknown_log_format_stops_start_up_naming_it(tmp_path: Path) -> None:
+    result = _started(_env(tmp_path / "var", REPROGATE_LOG_FORMAT="xml"))
+
+    assert result.returncode != 0
+    assert "REPROGATE_LOG_FORMAT='xml' is not one of: json, plain" in result.stderr

@@ -4,10 +4,14 @@ the allowed networks or the bearer token only."""
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -274,3 +278,24 @@ def test_no_token_is_set_so_none_is_accepted(client: Client, settings: Any) -> N
 def test_only_reads_are_answered(client: Client) -> None:
     assert client.post("/metrics").status_code == 405
     assert client.head("/metrics").status_code == 200
+
+
+def test_a_malformed_allowed_network_stops_start_up_naming_it(tmp_path: Any) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPROGATE_")}
+    env.update(
+        REPROGATE_VAR_DIR=str(tmp_path / "var"),
+        REPROGATE_METRICS_ALLOWED="127.0.0.1,10.0.0.0/33",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=django_settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert "REPROGATE_METRICS_ALLOWED: '10.0.0.0/33' is not an address" in result.stderr
