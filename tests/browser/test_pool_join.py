@@ -1,6 +1,7 @@
 """A lab operator joins a host to a pool in Chromium: names it, copies the
 agent's command (shown once), finds only the token's prefix after reloading,
-then revokes it after confirming, and the token is refused."""
+then revokes it after confirming, and the token is refused; the page's script
+runs under the Content-Security-Policy with no console error."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def shot(page: Page, name: str) -> None:
 
 def test_lab_operator_joins_a_host_and_revokes_it(page: Page, demo_data: None) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    problems: list[str] = []  # console errors and warnings (CSP), page errors
+    page.on(
+        "console",
+        lambda m: problems.append(m.text) if m.type in ("error", "warning") else None,
+    )
+    page.on("pageerror", lambda error: problems.append(str(error)))
     log_in(page, "labops")
     page.goto("/lab/pools/")
     pool = page.locator(f"[data-testid=pool][data-pool={LAB_POOL}]")
@@ -62,3 +69,4 @@ def test_lab_operator_joins_a_host_and_revokes_it(page: Page, demo_data: None) -
     with pytest.raises(HostTokenRefused):
         host_token_authenticate(raw[1])
     shot(page, "revoked")
+    assert problems == []
