@@ -152,7 +152,14 @@ def test_rendered_template_passes_nginx_t(prefix: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "test is successful" in result.stderr
-    assert "[warn]" not in result.stderr, result.stderr
+    # nginx >= 1.25 (Debian 13) calls `listen … http2` deprecated: the one warning
+    # allowed, as 1.22 (Debian 12) knows no `http2 on`
+    warnings = [
+        line
+        for line in result.stderr.splitlines()
+        if "[warn]" in line and '"listen ... http2" directive is deprecated' not in line
+    ]
+    assert warnings == []
 
 
 def test_nginx_t_fails_on_a_certificate_that_is_not_there(prefix: Path) -> None:
