@@ -85,6 +85,9 @@ class JsonFormatter(logging.Formatter):
             "message": _cut(record.getMessage()),
             "request_id": request_id_var.get() or _request_id_of(record),
         }
+        status = getattr(record, "status_code", None)  # django.request's lines
+        if isinstance(status, int):
+            line["status"] = status
         task_id, task_name = _current_task()
         if not task_id and record.name.startswith("celery."):
             # The worker's main process logs "received" lines for a task it

@@ -206,6 +206,7 @@ def test_a_requests_log_line_carries_its_request_id(gunicorn: Server) -> None:
     assert line["logger"] == "django.request"
     assert line["level"] == "WARNING"
     assert line["message"] == "Not Found: /api/v1/no-such-endpoint/"
+    assert line["status"] == 404
 
 
 def test_an_access_line_is_json_with_the_id_the_response_carried(
