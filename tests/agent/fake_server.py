@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,6 +36,7 @@ class Seen:
 class FakeServer:
     def __init__(self) -> None:
         self.scripts: dict[str, list[Reply]] = {}
+        self.answers: dict[str, Callable[[], Reply]] = {}
         self.seen: list[Seen] = []
         fake = self
 
@@ -52,8 +53,11 @@ class FakeServer:
                 fake.seen.append(
                     Seen(self.command, self.path, dict(self.headers.items()), body)
                 )
-                script = fake.scripts.get(path) or [Reply(404, {"detail": "none"})]
-                reply = script.pop(0) if len(script) > 1 else script[0]
+                if path in fake.answers:
+                    reply = fake.answers[path]()
+                else:
+                    script = fake.scripts.get(path) or [Reply(404, {"detail": "no"})]
+                    reply = script.pop(0) if len(script) > 1 else script[0]
                 data = (
                     reply.body
                     if isinstance(reply.body, bytes)
@@ -83,6 +87,10 @@ class FakeServer:
     def script(self, endpoint: str, *replies: Reply) -> None:
         """Replies for ``/api/v1/runner/<endpoint>``, in order."""
         self.scripts[f"/api/v1/runner/{endpoint}"] = list(replies)
+
+    def answer(self, endpoint: str, reply: Callable[[], Reply]) -> None:
+        """``reply()`` answers each request of ``/api/v1/runner/<endpoint>``."""
+        self.answers[f"/api/v1/runner/{endpoint}"] = reply
 
     def calls(self, endpoint: str) -> list[Seen]:
         path = f"/api/v1/runner/{endpoint}"

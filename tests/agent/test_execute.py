@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,51 @@ def test_the_worker_loads_no_more_django_than_kombu_s_json() -> None:
     )
 
     assert set(loaded.split(",")) - {"none"} <= KOMBU_JSON, loaded
+
+
+SLOW = b"""#!/bin/sh
+echo kept > "$REPROGATE_OUTPUT_DIR/partial.txt"
+echo '::progress:: 0.2'
+sleep 30
+"""
+
+
+def test_a_refused_report_kills_the_harness_and_the_run_is_finished_cancelled(
+    fake: FakeServer, client: RunnerClient, tmp_path: Path
+) -> None:
+    bundle = archive({"harness/run.sh": SLOW})
+    run = claimed(bundle)
+    run["run"]["files"] = [
+        {"path": "harness/run.sh", "kind": "harness", "size": len(SLOW),
+         "sha256": hashlib.sha256(SLOW).hexdigest()}
+    ]  # fmt: skip
+    fake.script("runs/7/claim", Reply(200, run))
+    fake.script("runs/7/bundle", Reply(200, bundle))
+    fake.script("runs/7/running", Reply(200, {"state": "running"}))
+
+    def report() -> Reply:  # cancelled once the harness runs
+        if fake.calls("runs/7/running"):
+            return Reply(409, {"continue": False, "detail": "Cancelled."})
+        return Reply(200, {"continue": True})
+
+    fake.answer("runs/7/report", report)
+    fake.script(
+        "runs/7/outputs/partial.txt",
+        Reply(201, {"path": "partial.txt", "sha256": "x", "size": 5}),
+    )
+    fake.script("runs/7/finish", Reply(200, {"state": "cancelled"}))
+    terms = Terms("lab-07@h", progress_write_seconds=0.0)
+
+    started = time.monotonic()
+    outcome = execute_run(client, terms, tmp_path, 7, 1)
+
+    assert outcome == "cancelled"
+    assert time.monotonic() - started < 20  # not the harness's 30 s
+    (finished,) = fake.calls("runs/7/finish")
+    result = finished.json()["result"]
+    assert result["stop_reason"] == "cancelled"
+    assert "::progress:: 0.2" in result["log_tail"]
+    assert finished.json()["warnings"] == []
+    (put,) = fake.calls("runs/7/outputs/partial.txt")
+    assert put.body == b"kept\n"
+    assert put.path.endswith("?attempt=1")
