@@ -31,6 +31,11 @@ class GatesConfig(AppConfig):
         from gates.selectors.fixity import evaluation_findings, report_findings
 
         register_fixity_source("gates.evaluations", evaluation_findings)
+        # ... and takes a gate decision's steps in the log as the gates' records
+        from artifacts.services.fixity.sources import register_log_record_schema
+        from gates.services.decisions import LOG_SCHEMA
+
+        register_log_record_schema(LOG_SCHEMA)
         # ... and each ready signed report's PDF and statement with theirs
         register_fixity_source("gates.reports", report_findings)
         # every evidence package holds the key the reports' statements verify with

@@ -34,6 +34,7 @@ from artifacts.models import (
 from artifacts.selectors.log import log_verifier_key
 from artifacts.services.fixity.report import Finding, FixityReport
 from artifacts.services.fixity.rows import DepositStates, check_deposit, check_event
+from artifacts.services.fixity.sources import log_record_schemas
 
 Kind = FixityFinding.Kind
 BATCH: Final = 500
@@ -179,6 +180,8 @@ class LogWalk:
                 self.missing("escrow event", index, record)
             else:
                 check_event(self.findings, event, leaf, record)
+        elif schema in log_record_schemas():
+            pass  # another app's record (sources.register_log_record_schema)
         else:
             self.add(
                 Kind.LOG_ENTRY_ALTERED,

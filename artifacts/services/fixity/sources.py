@@ -35,6 +35,19 @@ def register_fixity_source(
     return previous
 
 
+_record_schemas: set[str] = set()
+
+
+def register_log_record_schema(schema: str) -> None:
+    """Another app appends log records of ``schema`` (a gate decision's steps):
+    the log's pass takes such a leaf as that app's, not as an altered entry."""
+    _record_schemas.add(schema)
+
+
+def log_record_schemas() -> frozenset[str]:
+    return frozenset(_record_schemas)
+
+
 def check_sources(findings: Findings) -> None:
     """Every registered source's findings, sources in name order."""
     for _, source in sorted(_sources.items()):
