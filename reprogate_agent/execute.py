@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from artifacts.lib.archive import ArchiveLimits
+from artifacts.lib.archive import ArchiveLimits, path_problems
 from benchmarks.environment import capture_environment
 from benchmarks.sandbox import (
     HarnessResult,
@@ -324,7 +324,11 @@ def _declared_environment(
 ) -> dict[str, Any]:
     """The bundle's environment manifest (``environment/manifest.json``, else
     its first JSON file of kind environment); empty if none is readable."""
-    paths = [str(f["path"]) for f in files if f.get("kind") == "environment"]
+    paths = [
+        str(f["path"])
+        for f in files
+        if f.get("kind") == "environment" and not path_problems(str(f["path"]))
+    ]
     paths.sort(
         key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p)
     )

@@ -167,12 +167,13 @@ def extract_archive(
 
 def make_executable(bundle_dir: Path, manifest: Mapping[str, Any]) -> None:
     """Archive modes are not kept: the entrypoint and every harness file become
-    executable (the runner contract runs the entrypoint directly)."""
+    executable (the runner contract runs the entrypoint directly). A path that
+    could leave ``bundle_dir`` (absolute, ``..``) is left alone."""
     harness = {
         f["path"] for f in manifest.get("files") or [] if f.get("kind") == "harness"
     }
     harness.add((manifest.get("harness") or {}).get("entrypoint", ""))
-    for relative in sorted(p for p in harness if p):
+    for relative in sorted(p for p in harness if p and not path_problems(p)):
         path = bundle_dir / relative
         if path.is_file() and not path.is_symlink():
             path.chmod(0o755)
