@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from benchmarks.api.campaigns import urlpatterns as campaign_urlpatterns
-
 urlpatterns = [
-    *campaign_urlpatterns,
+    path("", include("benchmarks.api.campaigns")),
     path("runner/", include("benchmarks.api.runner")),
 ]

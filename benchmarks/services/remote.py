@@ -433,6 +433,7 @@ def agent_output_put(
             )
         entry = {"path": path, "local": local.name, "sha256": digest.hexdigest()}
         index.append({**entry, "size": size})
+    _remove_uploads_when_over(run.pk)  # it ended while this upload was written
     return Collected(path, local, digest.hexdigest(), size)
 
 

@@ -51,7 +51,7 @@ def _play_the_agent(agent: APIClient, run: Run, work: Path) -> dict[str, Any]:
     assert claimed["claimed"] is True, claimed
     spec = claimed["run"]
 
-    download = agent.get(spec["bundle"]["url"])
+    download: Any = agent.get(spec["bundle"]["url"])
     assert download.status_code == 200
     archive = work / "archive"
     archive.write_bytes(b"".join(download.streaming_content))

@@ -315,6 +315,18 @@ def test_outputs_over_the_attempts_size_limit_are_refused(
     assert sizes == [4, 6]
 
 
+def test_an_output_larger_than_a_request_body_in_memory_is_streamed(
+    live: Run, agent: APIClient, settings: Any
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    data = bytes(range(256)) * 40
+
+    response = put_output(agent, live, "big.bin", data)
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["sha256"] == hashlib.sha256(data).hexdigest()
+
+
 def test_outputs_over_the_file_count_are_refused(
     live: Run, agent: APIClient, settings: Any
 ) -> None:
