@@ -134,13 +134,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+def logging_configure(config: dict[str, Any]) -> None:
+    """Django's LOGGING_CONFIG: the LOGGING dict, and Python's warnings (a
+    deprecation, a missing static folder) as log lines too, so that in JSON
+    every line a process writes is an object."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
+
+
 def worker_logging_setup(**kwargs: Any) -> None:
     """Celery's ``setup_logging`` receiver (``config.celery``): a worker logs
     through the settings' LOGGING, as the web processes do, instead of Celery's
     own handlers and format."""
     from django.conf import settings
 
-    logging.config.dictConfig(settings.LOGGING)
+    logging_configure(settings.LOGGING)
     # ``celery worker -l debug`` still makes it more talkative (never less).
     loglevel = kwargs.get("loglevel")
     root = logging.getLogger()

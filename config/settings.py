@@ -571,6 +571,7 @@ DEFAULT_FROM_EMAIL = env_str("DJANGO_DEFAULT_FROM_EMAIL", "reprogate@localhost")
 REPROGATE_LOG_FORMAT = env_choice(
     "REPROGATE_LOG_FORMAT", "plain" if _LOCAL else "json", choices=("json", "plain")
 )
+LOGGING_CONFIG = "config.logs.logging_configure"  # dictConfig, warnings captured
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
