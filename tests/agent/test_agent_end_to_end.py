@@ -267,3 +267,17 @@ def test_an_idle_agent_stops_at_the_beat_after_its_token_is_revoked(
 
     assert agent.process.returncode == 1, agent.text()[-4000:]
     assert "the server refused the host token" in agent.text()
+
+
+def test_sigterm_stops_the_agent_cleanly_and_says_bye(
+    world: dict[str, Any], agent: Process
+) -> None:
+    host = LabHost.objects.get(token=world["token"])
+    assert host.stopped_at is None
+
+    agent.process.send_signal(signal.SIGTERM)
+    agent.process.wait(timeout=30)
+
+    assert agent.process.returncode == 0, agent.text()[-4000:]
+    host.refresh_from_db()
+    assert host.stopped_at is not None
