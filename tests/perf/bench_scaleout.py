@@ -357,15 +357,20 @@ def start_agents(
         agents.append(_spawn(f"agent-{n}", argv, env, home, home / "agent.log"))
     deadline = time.monotonic() + READY_TIMEOUT_S
     waiting = list(agents)
-    while waiting:
-        for agent in list(waiting):
-            if agent.process.poll() is not None:
-                raise RuntimeError(f"{agent.name} exited:\n{agent.tail()}")
-            if " ready." in agent.text():
-                waiting.remove(agent)
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{waiting[0].name} is not ready:\n{waiting[0].tail()}")
-        time.sleep(0.2)
+    try:
+        while waiting:
+            for agent in list(waiting):
+                if agent.process.poll() is not None:
+                    raise RuntimeError(f"{agent.name} exited:\n{agent.tail()}")
+                if " ready." in agent.text():
+                    waiting.remove(agent)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{waiting[0].name} not ready:\n{waiting[0].tail()}")
+            time.sleep(0.2)
+    except BaseException:
+        for agent in agents:
+            agent.stop()
+        raise
     return agents
 
 
@@ -549,11 +554,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--agents and --runs-per-agent must be positive")
     if max(counts) * args.runs_per_agent > 100:
         parser.error("at most 100 runs per campaign (agents x runs per agent)")
-    if args.work_dir:
-        args.work_dir.mkdir(parents=True, exist_ok=True)
-        return bench(args, args.work_dir.resolve())
-    with tempfile.TemporaryDirectory(prefix="bench-scaleout-") as work:
-        return bench(args, Path(work))
+    try:
+        if args.work_dir:
+            args.work_dir.mkdir(parents=True, exist_ok=True)
+            return bench(args, args.work_dir.resolve())
+        with tempfile.TemporaryDirectory(prefix="bench-scaleout-") as work:
+            return bench(args, Path(work))
+    except RuntimeError as error:
+        print(f"bench_scaleout: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
