@@ -197,7 +197,7 @@ def execute_run(
         Path(tmp).chmod(0o711)  # a dropped uid may reach its two folders
         space = Workspace.create(Path(tmp))
         try:
-            return _execute(client, terms, run, attempt, space, reporter)
+            return _execute(client, terms, run_id, run, attempt, space, reporter)
         except Conflict:
             logger.info("run %s attempt %s moved on: stopped", run_id, attempt)
             return "stale"
@@ -212,12 +212,13 @@ def execute_run(
 def _execute(
     client: RunnerClient,
     terms: Terms,
+    run_id: int,
     run: dict[str, Any],
     attempt: int,
     space: Workspace,
     reporter: Reporter,
 ) -> str:
-    run_id = int(run["id"])
+    """``run_id`` is the message's: the claim's answer describes it."""
     try:
         prepared = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:
@@ -246,11 +247,13 @@ def _execute(
         raise reporter.refused
     collection = collect_outputs(
         space,
-        lambda: None,
+        reporter.write,
         max_files=terms.max_output_files,
         limit_bytes=terms.output_limit_bytes,
     )
-    warnings = collection.warnings + _upload(client, run_id, attempt, collection)
+    warnings = collection.warnings + _upload(
+        client, run_id, attempt, collection, reporter
+    )
     answer = client.finish(
         run_id,
         {
@@ -364,12 +367,17 @@ def _limits(run: dict[str, Any]) -> SandboxLimits:
 
 
 def _upload(
-    client: RunnerClient, run_id: int, attempt: int, collection: Collection
+    client: RunnerClient,
+    run_id: int,
+    attempt: int,
+    collection: Collection,
+    reporter: Reporter,
 ) -> list[str]:
     """Each kept output to the server; the refused ones as warnings (a 409
     stops the run: it moved on)."""
     warnings = []
     for item in collection.files:
+        reporter.write()  # a sign of life between files
         try:
             client.upload(run_id, attempt, item.path, item.local)
         except (Conflict, TokenRefused):
