@@ -2,7 +2,9 @@
 database so that every web process tells the same: runs per pool and state,
 queued runs per pool, hosts per pool and status, bytes of accepted bundles, and
 the latest fixity run's findings. A handful of aggregate queries, whatever the
-number of rows; nothing is written."""
+number of rows; nothing is written. The reads are not one transaction: on
+SQLite (``transaction_mode`` IMMEDIATE) a transaction would take the write lock,
+and a scrape's figures need not be one instant's."""
 
 from __future__ import annotations
 
@@ -59,7 +61,8 @@ def host_counts(pools: list[str]) -> dict[tuple[str, str], int]:
         "pool__name", "last_heartbeat_at", "stopped_at"
     )
     for host in hosts.order_by():
-        counts[(host.pool.name, host_status(host, now).code)] += 1
+        key = (host.pool.name, host_status(host, now).code)
+        counts[key] = counts.get(key, 0) + 1  # a pool made since the pools' read
     return counts
 
 
