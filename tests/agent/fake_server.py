@@ -5,6 +5,7 @@ script of replies, the last one repeated; every request is recorded."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ class Seen:
 
 
 class FakeServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.scripts: dict[str, list[Reply]] = {}
         self.answers: dict[str, Callable[[], Reply]] = {}
         self.seen: list[Seen] = []
@@ -81,7 +82,11 @@ class FakeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        port = self.httpd.server_address[1]
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        # The certificate names localhost; plain HTTP stays on 127.0.0.1.
+        self.url = f"https://localhost:{port}" if tls else f"http://127.0.0.1:{port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def script(self, endpoint: str, *replies: Reply) -> None:
