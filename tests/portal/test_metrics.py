@@ -209,11 +209,27 @@ def test_allowed_networks_come_from_the_setting(client: Client, settings: Any) -
     assert client.get("/metrics").status_code == 404  # loopback no longer listed
 
 
-def test_a_proxy_on_loopback_does_not_open_it_to_its_clients(client: Client) -> None:
+@pytest.mark.parametrize(
+    "header",
+    ["HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"],
+)
+def test_a_proxy_on_loopback_does_not_open_it_to_its_clients(
+    client: Client, header: str
+) -> None:
     """An nginx on this machine is REMOTE_ADDR 127.0.0.1 for every visitor."""
-    response = client.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    response = client.get("/metrics", **{header: "203.0.113.9"})  # type: ignore[arg-type]
 
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("remote", ["::1", "127.0.0.1"])
+def test_loopback_is_allowed_by_default(client: Client, remote: str) -> None:
+    assert client.get("/metrics", REMOTE_ADDR=remote).status_code == 200
+
+
+@pytest.mark.parametrize("remote", ["", "unknown", "127.0.0.1.evil", "::ffff:zz"])
+def test_a_malformed_client_address_is_not_allowed(client: Client, remote: str) -> None:
+    assert client.get("/metrics", REMOTE_ADDR=remote).status_code == 404
 
 
 def test_behind_a_trusted_proxy_the_client_address_counts(
