@@ -33,10 +33,17 @@ def stop_worker(reason: str) -> None:
     state.should_stop = EX_FAILURE
 
 
-def create_app(options: AgentOptions, queue: str) -> Celery:
+def create_app(
+    options: AgentOptions, queue: str, *, set_as_current: bool = True
+) -> Celery:
+    """The app (``set_as_current=False`` leaves a host process's own current
+    Celery app alone)."""
     # No fixups: a DJANGO_SETTINGS_MODULE left in the environment loads no Django.
     app = Celery(
-        "reprogate_agent", broker=options.broker_url, set_as_current=True, fixups=[]
+        "reprogate_agent",
+        broker=options.broker_url,
+        set_as_current=set_as_current,
+        fixups=[],
     )
     app.conf.update(
         task_serializer="json",

@@ -1,0 +1,78 @@
+"""The agent's Celery task under the server's name: a message it cannot serve
+goes back to the queue (``Reject(requeue=True)``); a refused token also asks
+the worker to stop after it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from celery.exceptions import Reject
+from celery.worker import state
+
+from reprogate_agent.celery_app import TASK_NAME, create_app, register_task
+from reprogate_agent.client import RunnerClient
+from reprogate_agent.execute import Terms
+from reprogate_agent.options import read_options
+from tests.agent.fake_server import FakeServer, Reply
+
+
+@pytest.fixture
+def task(fake: FakeServer, tmp_path: Path) -> Iterator[Any]:
+    options = read_options(
+        {
+            "REPROGATE_SERVER_URL": fake.url,
+            "REPROGATE_HOST_TOKEN": "rgh_" + "t" * 43,
+            "REPROGATE_BROKER_URL": "redis://127.0.0.1:6379/9",
+            "REPROGATE_AGENT_WORK_DIR": str(tmp_path / "work"),
+        }
+    )
+    app = create_app(options, "pool.gpu", set_as_current=False)  # the suite's stays
+    client = RunnerClient(fake.url, options.token, retries=1, sleep=lambda s: None)
+    registered = register_task(app, client, Terms("w@h"), options)
+    yield registered
+    state.should_stop = None
+    app.close()
+
+
+def test_it_has_the_server_s_name_and_delivery_options(task: Any) -> None:
+    assert task.name == TASK_NAME == "benchmarks.execute_run"
+    assert task.acks_late is True
+    assert task.reject_on_worker_lost is True
+    assert task.app.conf.worker_prefetch_multiplier == 1
+    assert task.app.conf.worker_enable_remote_control is False
+    assert task.app.conf.worker_send_task_events is False
+
+
+def test_a_refused_token_requeues_the_message_and_stops_the_worker(
+    fake: FakeServer, task: Any
+) -> None:
+    fake.script("runs/5/claim", Reply(401, {"detail": "Revoked.", "code": "x"}))
+
+    with pytest.raises(Reject) as caught:
+        task.run(5, 1)
+
+    assert caught.value.requeue is True
+    assert state.should_stop  # the consumer's loop ends after this message
+
+
+def test_an_unreachable_server_requeues_the_message_only(
+    fake: FakeServer, task: Any
+) -> None:
+    fake.script("runs/5/claim", Reply(503, {"detail": "Restarting."}))
+
+    with pytest.raises(Reject) as caught:
+        task.run(5, 1)
+
+    assert caught.value.requeue is True
+    assert not state.should_stop
+    assert len(fake.calls("runs/5/claim")) == 2  # one retry
+
+
+def test_a_message_that_is_not_a_run_attempt_is_dropped(
+    fake: FakeServer, task: Any
+) -> None:
+    assert task.run("5; drop", None) == "dropped"
+    assert fake.seen == []
