@@ -27,6 +27,8 @@ from amqp.exceptions import AccessRefused, NotAllowed  # type: ignore[import-unt
 from celery import Celery
 
 from benchmarks.queues import pool_queue
+from reprogate_agent.celery_app import create_app
+from reprogate_agent.options import AgentOptions
 
 pytestmark = pytest.mark.integration
 
@@ -402,3 +404,46 @@ def test_the_example_definitions_grant_what_the_scripts_grant() -> None:
         else:
             assert patterns == {".*"}
     assert sum(user.startswith("pool-") for user in users) == 2
+
+
+def _agent_consumes(url: str, queue: str) -> None:
+    """What the agent's worker does with the broker on start: its app's queue
+    (exchange declared, queue declared, bound; then consumed), as
+    ``reprogate_agent.celery_app.create_app`` configures it."""
+    from kombu import Connection, Consumer
+
+    options = AgentOptions(
+        server_url="https://unused.invalid", token="rgh_unused", broker_url=url,
+        ca_file=None, work_dir=ROOT, name="probe", hostname="test",
+    )  # fmt: skip
+    app = create_app(options, queue)
+    with Connection(url, connect_timeout=5) as connection:
+        channel = connection.channel()
+        with Consumer(channel, [app.amqp.queues[queue]], callbacks=[]):
+            pass
+
+
+def test_each_of_the_three_permissions_is_needed_by_the_agents_worker(
+    broker: Broker,
+) -> None:
+    """Without configure, write or read on its queue the agent's worker cannot
+    start; with all three (the script's grant) it can."""
+    pool = f"c-{SUFFIX}"
+    user, password, only = f"pool-{pool}", uuid.uuid4().hex, rf"^pool\.{pool}$"
+    url = f"amqp://{user}:{password}@{HOST}/{broker.vhost}"
+    assert _ctl("add_user", "--", user, input=password + "\n").returncode == 0
+    try:
+        grants = {
+            "configure": ("", only, only),
+            "write": (only, "", only),
+            "read": (only, only, ""),
+        }
+        for grant in grants.values():
+            done = _ctl("set_permissions", "-p", broker.vhost, "--", user, *grant)
+            assert done.returncode == 0, done.stderr
+            with pytest.raises(AccessRefused):
+                _agent_consumes(url, pool_queue(pool))
+        _ctl("set_permissions", "-p", broker.vhost, "--", user, only, only, only)
+        _agent_consumes(url, pool_queue(pool))
+    finally:
+        _ctl("delete_user", "--", user)
