@@ -215,3 +215,40 @@ def test_a_refused_report_kills_the_harness_and_the_run_is_finished_cancelled(
     (put,) = fake.calls("runs/7/outputs/partial.txt")
     assert put.body == b"kept\n"
     assert put.path.endswith("?attempt=1")
+
+
+ENV_HARNESS = b"""#!/bin/sh
+env > "$REPROGATE_OUTPUT_DIR/env.txt"
+"""
+
+
+def test_the_harness_sees_none_of_the_agent_s_secrets(
+    fake: FakeServer,
+    client: RunnerClient,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token, password = "rgh_" + "s" * 43, "broker-password-5309"
+    monkeypatch.setenv("REPROGATE_HOST_TOKEN", token)
+    monkeypatch.setenv("REPROGATE_BROKER_URL", f"amqp://pool-x:{password}@h/v")
+    bundle = archive({"harness/run.sh": ENV_HARNESS})
+    run = claimed(bundle)
+    run["run"]["files"] = [
+        {"path": "harness/run.sh", "kind": "harness", "size": len(ENV_HARNESS),
+         "sha256": hashlib.sha256(ENV_HARNESS).hexdigest()}
+    ]  # fmt: skip
+    fake.script("runs/7/claim", Reply(200, run))
+    fake.script("runs/7/bundle", Reply(200, bundle))
+    fake.script("runs/7/running", Reply(200, {"state": "running"}))
+    fake.script("runs/7/outputs/env.txt", Reply(201, {"path": "env.txt"}))
+    fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
+
+    assert run_once(client, tmp_path) == "succeeded"
+
+    (put,) = fake.calls("runs/7/outputs/env.txt")
+    seen = put.body.decode()
+    assert "REPROGATE_SCENARIO=" in seen
+    assert "REPROGATE_RUN_ID=r-7" in seen
+    assert token not in seen
+    assert password not in seen
+    assert "REPROGATE_HOST_TOKEN" not in seen
