@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from django.core import checks
 
+from artifacts.lib.transparency.keyfile import load_private_key
 from artifacts.services.transparency import checkpoint_publish
+from config.backup import backup_check
 from config.checks import TAG, key_files_exposed, keys_missing
 from gates.models import Report
 from gates.services.reports import report_generate
@@ -157,3 +159,68 @@ def test_an_unmigrated_or_absent_database_says_nothing(
 
     assert result.returncode == 0, result.stderr
     assert "reprogate." not in result.stdout + result.stderr
+
+
+# --- manage.py backup_check (config.backup) ---------------------------------------
+
+
+def _replace_key(path: Path) -> None:
+    """Another installation's key in its place (a backup of the wrong machine)."""
+    path.unlink()
+    load_private_key(path, create=True)
+
+
+@pytest.mark.django_db
+def test_backup_check_finds_a_log_key_that_did_not_sign_the_checkpoint(
+    settings: Any,
+) -> None:
+    checkpoint_publish()
+    assert backup_check().problems == []
+
+    _replace_key(Path(settings.REPROGATE_LOG_KEY_PATH))
+    problems = backup_check().problems
+
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        f"the log key {settings.REPROGATE_LOG_KEY_PATH} did not sign checkpoint 0"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("promoted")
+def test_backup_check_finds_report_keys_that_did_not_sign_the_report(
+    settings: Any,
+) -> None:
+    certificate = Report.objects.get(kind=Report.Kind.CERTIFICATE)
+    report_generate(report_id=certificate.pk)
+    result = backup_check()
+    assert result.problems == []
+    assert any("signer signed report" in line for line in result.checked)
+
+    _replace_key(Path(settings.REPROGATE_REPORT_STATEMENT_KEY_PATH))
+    problems = backup_check().problems
+
+    assert len(problems) == 1
+    assert "does not verify report" in problems[0]
+    assert str(certificate.public_id) in problems[0]
+
+
+def test_backup_check_the_command_exits_1_on_a_mismatch(
+    base_env: dict[str, str], tmp_path: Path
+) -> None:
+    key = tmp_path / "var" / "keys" / "transparency-log.pem"
+    base_env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    code = (
+        "import django; django.setup()\n"
+        "from artifacts.services.transparency import checkpoint_publish as p\n"
+        "p()\n"
+    )
+    assert run(base_env, "manage.py", "migrate", "--no-input").returncode == 0
+    assert run(base_env, "-c", code).returncode == 0
+    assert run(base_env, "manage.py", "backup_check").returncode == 0
+    _replace_key(key)
+
+    result = run(base_env, "manage.py", "backup_check")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"MISMATCH  the log key {key} did not sign checkpoint 0" in result.stdout
