@@ -91,3 +91,14 @@ def max_output_files() -> int:
 
 def max_runs_per_campaign() -> int:
     return int(_number("RUNNER_MAX_RUNS_PER_CAMPAIGN", minimum=1))
+
+
+def public_url() -> str:
+    """Where lab hosts' agents reach the runner API (no trailing slash)."""
+    return str(settings.REPROGATE_PUBLIC_URL or settings.REPROGATE_SITE_URL).rstrip("/")
+
+
+def agent_broker_url_template() -> str:
+    """A pool's broker URL for its agents, ``{pool}`` for the pool's name; empty
+    when not configured."""
+    return str(settings.REPROGATE_AGENT_BROKER_URL or "").strip()

@@ -384,6 +384,12 @@ RUNNER_MAX_OUTPUT_FILES = env_int("RUNNER_MAX_OUTPUT_FILES", default=1000, minim
 RUNNER_MAX_RUNS_PER_CAMPAIGN = env_int(
     "RUNNER_MAX_RUNS_PER_CAMPAIGN", default=1000, minimum=1
 )
+# The runner API's address as lab hosts reach it: pool_join and the pools page put
+# it in the agent's command. Default: REPROGATE_SITE_URL.
+REPROGATE_PUBLIC_URL = env_origin("REPROGATE_PUBLIC_URL", REPROGATE_SITE_URL)
+# A pool's broker URL for its agents, without the password ({pool}: the pool's
+# name). Empty: the printed command names BROKER-HOST to fill in.
+REPROGATE_AGENT_BROKER_URL = env_str("REPROGATE_AGENT_BROKER_URL", "")
 
 # --- Security -----------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/

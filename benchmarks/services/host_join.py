@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-from django.conf import settings
-
+from benchmarks import conf
 from benchmarks.models import HostToken, LabPool
 from benchmarks.services.common import Actor
 from benchmarks.services.host_tokens import host_token_issue
@@ -54,8 +53,7 @@ def agent_command(pool: LabPool, raw_token: str) -> str:
 
 
 def server_url() -> str:
-    public = str(getattr(settings, "REPROGATE_PUBLIC_URL", "") or "")
-    return (public or str(settings.REPROGATE_SITE_URL)).rstrip("/")
+    return conf.public_url()
 
 
 def agent_broker_url(pool: LabPool) -> str:
@@ -72,4 +70,4 @@ def agent_broker_url(pool: LabPool) -> str:
 
 
 def _broker_template() -> str:
-    return str(getattr(settings, "REPROGATE_AGENT_BROKER_URL", "") or "").strip()
+    return conf.agent_broker_url_template()
