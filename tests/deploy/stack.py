@@ -152,11 +152,16 @@ class Process:
         if needle not in self.text():
             raise StackError(f"{self.name} exited:\n{self.tail()}")
 
+    def terminate(self) -> None:
+        """SIGTERM to the program's process group."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+
     def stop(self, timeout: float = 15.0) -> None:
         if self.process is None or self.process.poll() is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
+        self.terminate()
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -307,13 +312,21 @@ class Stack:
         self.https_port, self.web_port = free_port(), free_port()
         self.http_port = free_port()
         self._step("database", self._database)
-        self._step("broker", self._broker)
+        # Every address and credential is chosen first, so that migrate and
+        # collectstatic run while the broker, S3 and the certificate are made
+        # (2 cores in CI).
+        self.vhost = f"reprogate-smoke-{self.suffix}"
+        server_user = (f"server-{self.suffix}", _password())
+        self.broker_users["server"] = self._amqp(*server_user)
+        self.s3_endpoint = f"http://{HOST}:{free_port()}"
+        self.env = self._server_env()
+        manage = [sys.executable, "manage.py"]
+        migrate = self.start_process("migrate", [*manage, "migrate", "--no-input"])
+        static = self.start_process("collectstatic", COLLECTSTATIC)
+        self._step("broker", lambda: self._broker(*server_user))
         self._step("s3", self._s3)
         self._step("certificate", self._certificate)
-        self.env = self._server_env()
-        # The steps that wait on nothing else run side by side (2 cores in CI).
-        static = self.start_process("collectstatic", COLLECTSTATIC)
-        self._step("migrate", lambda: self.manage("migrate", "--no-input", "-v", "0"))
+        self._step("migrate", lambda: _finished(migrate, COMMAND_TIMEOUT_S))
         self._step("collectstatic", lambda: _finished(static, COMMAND_TIMEOUT_S))
         web, beat, worker = self._web(), self._beat(), self._worker()
         self._step("web", lambda: self._wait_web(web))
@@ -338,11 +351,19 @@ class Stack:
         return self.start_process("worker", worker)
 
     def stop(self) -> None:
+        """Every process asked to stop at once (SIGTERM), then waited for."""
         for process in reversed(self.processes):
-            process.stop()
+            process.terminate()
+        deadline = time.monotonic() + 20
+        for process in reversed(self.processes):
+            started = time.monotonic()
+            process.stop(timeout=max(0.1, deadline - time.monotonic()))
+            self.timings[f"stop {process.name}"] = round(time.monotonic() - started, 2)
+        started = time.monotonic()
         for cleanup in reversed(self.cleanups):
             with contextlib.suppress(Exception):
                 cleanup()
+        self.timings["cleanups"] = round(time.monotonic() - started, 2)
 
     def tails(self) -> str:
         return "\n".join(process.tail(2000) for process in self.processes)
@@ -362,13 +383,10 @@ class Stack:
             f"postgres://postgres:{password}@{HOST}:{self.database.port}/{name}"
         )
 
-    def _broker(self) -> None:
-        self.vhost = f"reprogate-smoke-{self.suffix}"
+    def _broker(self, user: str, password: str) -> None:
         rabbitmqctl("add_vhost", self.vhost)
         self.cleanups.append(lambda: rabbitmqctl("delete_vhost", self.vhost))
-        user, password = f"server-{self.suffix}", _password()
         self._broker_user("server-user.sh", [self.vhost, user], user, password, ".*")
-        self.broker_users["server"] = self._amqp(user, password)
 
     def _broker_user(
         self, script: str, args: list[str], user: str, password: str, pattern: str
@@ -407,9 +425,8 @@ class Stack:
         return url
 
     def _s3(self) -> None:
-        port = free_port()
-        self.s3_endpoint = f"http://{HOST}:{port}"
-        argv = [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)]
+        port = self.s3_endpoint.rsplit(":", 1)[1]
+        argv = [sys.executable, "-m", "moto.server", "-H", HOST, "-p", port]
         moto = self.start_process("s3", argv, env=base_env())
         wait_for(
             lambda: _answers(f"{self.s3_endpoint}/moto-api/") or not moto.alive(),
@@ -448,8 +465,11 @@ class Stack:
             raise StackError(f"{argv[1]}: {done.stdout}{done.stderr}")
 
     def _server_env(self) -> dict[str, str]:
+        home = self.root / "server-home"  # gunicorn's control socket, caches
+        home.mkdir()
         return {
             **base_env(),
+            "HOME": str(home),
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DJANGO_DEBUG": "False",
             "REPROGATE_EMBEDDED": "False",
@@ -621,6 +641,20 @@ http {{
     def shell(self, code: str) -> str:
         """Python run by ``manage.py shell -c`` on the server; its stdout."""
         return self.manage("shell", "-c", code).stdout
+
+    def s3_keys(self) -> list[str]:
+        """Every object key in the stack's bucket."""
+        import boto3
+
+        client = boto3.client(
+            "s3",
+            endpoint_url=self.s3_endpoint,
+            aws_access_key_id=S3_KEY,
+            aws_secret_access_key=S3_SECRET,
+            region_name=S3_REGION,
+        )
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
+        return [item["Key"] for page in pages for item in page.get("Contents", ())]
 
     def tls_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca_file))
