@@ -10,7 +10,7 @@ certificate made here), Celery beat and the default worker. The server's
 processes get production settings built from nothing but PATH, HOME and LANG:
 DEBUG off, a generated secret, keys and files in the stack's folder, S3 storage.
 
-The lab side (runner agents, or DB-mode workers) is started by the test with
+The lab side (the runner agents) is started by the test with
 ``Stack.start_process``; ``Stack.manage`` runs a management command as the
 server's operator would, ``Stack.api`` talks HTTPS to nginx."""
 
@@ -204,7 +204,10 @@ class PrivateCluster:
         self.as_user: list[str] = []
         self.bin = _postgres_binaries()
         if os.geteuid() == 0:
-            owner = pwd.getpwnam("postgres")
+            try:
+                owner = pwd.getpwnam("postgres")
+            except KeyError:
+                raise StackError("as root, initdb needs a postgres user") from None
             os.chown(root, owner.pw_uid, owner.pw_gid)
             self.as_user = ["runuser", "-u", "postgres", "--"]
 

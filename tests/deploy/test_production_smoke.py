@@ -15,7 +15,6 @@ the cluster it makes its own database on); one stack serves the whole module."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -46,7 +45,6 @@ from tests.deploy.stack import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-AGENT_READY = importlib.util.find_spec("reprogate_agent.__main__") is not None
 FINAL = {"succeeded", "failed", "cancelled", "timed_out", "parse_failed"}
 RUN_TIMEOUT_S = 120.0
 SCENARIOS = [
@@ -210,10 +208,7 @@ def agents(stack: Stack, people: People) -> Iterator[dict[str, Agent]]:
         home.mkdir()
         env = {**base_env(), "HOME": str(home), **variables}
         env["REPROGATE_CA_FILE"] = str(stack.ca_file)
-        if AGENT_READY:
-            process = _start_agent(stack, host, env, home)
-        else:  # until the agent lands: the pool's DB-mode worker
-            process = _start_db_worker(stack, pool, host)
+        process = _start_agent(stack, host, env, home)
         token = variables["REPROGATE_HOST_TOKEN"]
         started[pool] = Agent(pool, host, token, env, process)
     for agent in started.values():
@@ -227,27 +222,10 @@ def agents(stack: Stack, people: People) -> Iterator[dict[str, Agent]]:
 
 
 def _start_agent(stack: Stack, host: str, env: dict[str, str], home: Path) -> Process:
+    """``python -m reprogate_agent`` in the host's own folder (its work folder is
+    ./work there), as the command pool_join printed."""
     argv = [sys.executable, "-m", "reprogate_agent"]
-    probe = subprocess.run(
-        [sys.executable, "-c", "import reprogate_agent"],
-        cwd=home,
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    if probe.returncode == 0:
-        return stack.start_process(f"agent-{host}", argv, env=env, cwd=home)
-    # An editable install made before the package existed finds it only from
-    # the source tree: the agent starts there, its work folder still its own.
-    env = {**env, "REPROGATE_AGENT_WORK_DIR": str(home / "work")}
-    return stack.start_process(f"agent-{host}", argv, env=env, cwd=PROJECT_DIR)
-
-
-def _start_db_worker(stack: Stack, pool: str, host: str) -> Process:
-    argv = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
-    argv += ["--concurrency", "1", "-Q", f"pool.{pool}", "-n", f"{host}@%h"]
-    argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    return stack.start_process(f"agent-{host}", [*argv, "-l", "INFO"])
+    return stack.start_process(f"agent-{host}", argv, env=env, cwd=home)
 
 
 def _cli(stack: Stack, *args: str, env: dict[str, str] | None = None) -> str:
@@ -388,12 +366,10 @@ def test_the_site_is_served_over_tls_by_nginx_with_production_settings(
 def test_a_lab_host_holds_no_server_secret_and_cannot_reach_the_database(
     stack: Stack, agents: dict[str, Agent]
 ) -> None:
-    if not AGENT_READY:
-        pytest.skip("the runner agent (python -m reprogate_agent) is not there yet")
     for agent in agents.values():
         assert set(agent.env) <= {
             "PATH", "HOME", "LANG", "REPROGATE_SERVER_URL", "REPROGATE_HOST_TOKEN",
-            "REPROGATE_BROKER_URL", "REPROGATE_CA_FILE", "REPROGATE_AGENT_WORK_DIR",
+            "REPROGATE_BROKER_URL", "REPROGATE_CA_FILE",
         }  # fmt: skip
         for pid in _process_tree(agent.process.pid):
             names = _environ_names(pid)
@@ -485,8 +461,6 @@ def test_an_uploaded_bundle_runs_on_each_pool_and_escrow_stays_intact(
 def test_a_revoked_host_token_is_refused_and_its_agent_stops(
     stack: Stack, people: People, agents: dict[str, Agent]
 ) -> None:
-    if not AGENT_READY:
-        pytest.skip("the runner agent (python -m reprogate_agent) is not there yet")
     revoked, kept = (agents[pool] for pool in people.pools)
     done = stack.manage("pool_revoke", revoked.pool, revoked.host)
     assert "Revoked" in done.stdout
@@ -519,12 +493,11 @@ def test_a_revoked_host_token_is_refused_and_its_agent_stops(
 
 def _claimed_by(stack: Stack, runs: list[dict[str, Any]]) -> set[str]:
     """The hosts that ran these runs, as the server recorded them: the name of
-    the host token that registered each (a DB-mode worker has none: its node
-    name's first part)."""
+    the host token that registered each."""
     ids = [run["id"] for run in runs]
     out = stack.shell(
         "import json; from benchmarks.models import Run; print(json.dumps(["
-        "r.host.token.name if r.host.token_id else r.host.worker_name.split('@')[0] "
+        "r.host.token.name if r.host.token_id else None "
         f"for r in Run.objects.filter(public_id__in={ids!r}).select_related("
         "'host__token')]))"
     )
