@@ -10,8 +10,10 @@ the lab operator starts a campaign on each pool through the API, both complete
 on their own pool's agent, the results are there, escrow's fixity check is
 clean; then one host's token is revoked and its agent is refused and stops.
 
-It runs once, in CI's PostgreSQL pass (it needs DATABASE_URL on PostgreSQL for
-the cluster it makes its own database on); one stack serves the whole module."""
+It runs once: in CI's PostgreSQL pass, skipped unless the suite's DATABASE_URL
+is PostgreSQL (its own database is on a PostgreSQL server the stack starts, one
+that asks every client for a password). One stack serves the whole module; it
+takes about a minute on an idle machine."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -111,15 +114,15 @@ class Agent:
 def stack(
     django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """The deployment, on a database of its own beside the suite's."""
+    """The deployment (tests/deploy/stack.py), started once for the module."""
     from django.db import connection
 
     if connection.vendor != "postgresql" or not os.environ.get(
         "DATABASE_URL", ""
     ).startswith(("postgres://", "postgresql://")):
         pytest.skip("the production smoke test runs in the PostgreSQL pass")
-    for program in ("nginx", "rabbitmqctl", "openssl", "envsubst"):
-        if subprocess.run(["which", program], capture_output=True).returncode:
+    for program in ("nginx", "rabbitmqctl", "envsubst", "ssh-keygen", "runuser"):
+        if shutil.which(program) is None:
             _unavailable(f"{program} is not installed")
     root = tmp_path_factory.mktemp("smoke")
     try:
@@ -357,6 +360,9 @@ def test_the_site_is_served_over_tls_by_nginx_with_production_settings(
     served = stack.api("GET", f"/static/{path}", headers={"Accept-Encoding": "gzip"})
     assert served.status == 200, served
     assert served.headers.get("content-encoding") == "gzip", served.headers
+    # Django's deployment checklist passes with the stack's settings.
+    checked = stack.manage("check", "--deploy", "--fail-level", "WARNING", check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     # The unauthenticated API is refused in the API's own error shape.
     refused = stack.api("GET", "/api/v1/campaigns/")
     assert refused.status in (401, 403), refused
