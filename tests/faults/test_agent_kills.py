@@ -1,0 +1,280 @@
+"""SIGKILL of a lab host's runner agent, and of the web server it talks to,
+mid-campaign, on real processes: a Redis of the test's own (the pool's broker,
+tests/faults/cluster.py), gunicorn serving the runner API, ``python -m
+reprogate_agent`` with only the agent's variables in its environment, and the
+database and blob store of tests/integration/test_runner_workers.py.
+
+- The agent killed while its run is half done (harness sleeping, progress
+  reported): the reaper re-queues the attempt, the agent started again with the
+  same name and token (the same host, registered again) completes it as attempt
+  2, then the campaign's other run.
+- The web server killed while the agent runs: started again, the agent's
+  retries carry every run through at its first attempt.
+
+After each: every run has one set of outputs and one escrow deposit, the
+checkpoint signed before the kill and the one after are consistent (the
+consistency proof verifies), ``fixity_check`` is clean and the key files are
+the same bytes. Times are printed (``pytest -s``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accounts.models import AuditEvent
+from artifacts.lib.transparency import merkle, note
+from artifacts.selectors.log import log_consistency_proof
+from artifacts.services.fixity.run import fixity_check
+from artifacts.services.transparency import checkpoint_publish
+from benchmarks.models import Campaign, HostToken, LabHost, Run
+from benchmarks.services.host_tokens import host_token_issue
+from benchmarks.services.reaper import run_reap
+from tests.benchmarks.runner.support import SCENARIOS, start
+from tests.faults.cluster import (
+    HARNESS,
+    PROJECT_DIR,
+    Process,
+    counted_once,
+    time_until_healthy,
+    wait_ready,
+    web,
+)
+from tests.faults.support import healthz, report, wait_for
+from tests.integration import test_runner_workers as runner_it
+from tests.integration.test_runner_workers import SUFFIX
+
+# The runner tests' module fixtures: a database and blob store of this module's own.
+var_dir = runner_it.var_dir
+shared_database = runner_it.shared_database
+people = runner_it.people
+world = runner_it.world
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
+AGENT = f"lab-k-{SUFFIX}"
+# The web server stays down this much longer than it takes the agent to notice:
+# the harness (about 3 s) ends while nothing answers, so that its outputs and
+# its finish wait for the server's return.
+OUTAGE_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def env(shared_database: str, var_dir: Path, redis_url: str) -> dict[str, str]:
+    """The server's environment (database, blob store, keys, broker)."""
+    return runner_it._worker_env(shared_database, var_dir, redis_url)
+
+
+@dataclass
+class Lab:
+    """The web server and the agent of this module, started once."""
+
+    server: Process
+    port: int
+    agent: Process
+    token: HostToken
+
+
+@pytest.fixture(scope="module")
+def lab(
+    env: dict[str, str],
+    var_dir: Path,
+    people: dict[str, Any],
+    redis_url: str,
+    django_db_blocker: Any,
+) -> Iterator[Lab]:
+    """gunicorn serving the runner API, and an agent of pool C with a host token
+    of its own, its environment built from scratch."""
+    with django_db_blocker.unblock():
+        issued = host_token_issue(
+            pool=people["pool_c"], name=AGENT, actor=people["labops"]
+        )
+    server, port = web(env, var_dir)
+    home = var_dir / "agent-home"
+    home.mkdir()
+    (home / "token").write_text(issued.raw + "\n")
+    agent_env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PROJECT_DIR),
+        "REPROGATE_SERVER_URL": f"http://127.0.0.1:{port}",
+        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
+        "REPROGATE_BROKER_URL": redis_url,
+        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
+        "REPROGATE_AGENT_NAME": AGENT,
+    }
+    argv = [sys.executable, "-m", "reprogate_agent"]
+    agent = Process("agent", argv, agent_env, var_dir / "agent.log")
+    try:
+        server.start()
+        time_until_healthy(port, 60, server)
+        wait_ready(agent.start())
+        yield Lab(server, port, agent, issued.token)
+    finally:
+        agent.stop()
+        server.stop()
+
+
+def _campaign(world: dict[str, Any], var_dir: Path, tag: str, reps: int) -> Campaign:
+    scenario = [{**SCENARIOS[1], "name": f"slow-{tag}", "duration_s": 3}]
+    reference = f"RFP-G{tag.upper()}-{SUFFIX[:6].upper()}"
+    bundle = runner_it._bundle(world, var_dir, reference, HARNESS, scenario)
+    return start(bundle, world["pool_c"], world["labops"], repetitions=reps)
+
+
+def _half_done(campaign: Campaign) -> Run | None:
+    """A run of ``campaign`` the agent is running, its progress reported."""
+    return (
+        campaign.runs.filter(state=Run.State.RUNNING, progress__gt=0.1)
+        .filter(worker_name__startswith=f"{AGENT}@")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class Before:
+    """The checkpoint signed before a fault and the key files' bytes."""
+
+    size: int
+    root: bytes
+    verifier_key: str
+    keys: dict[str, bytes]
+
+
+def _key_files(var_dir: Path) -> dict[str, bytes]:
+    """Every file under the server's keys folder (``REPROGATE_KEYS_DIR``, where
+    the log key is), by its path there."""
+    keys = var_dir / "keys"
+    return {
+        str(path.relative_to(keys)): path.read_bytes()
+        for path in sorted(keys.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _before(var_dir: Path) -> Before:
+    signed = checkpoint_publish()
+    opened = note.open_checkpoint(signed.note, signed.verifier_key)
+    assert opened.size > 0
+    keys = _key_files(var_dir)
+    assert keys  # the log key, at least
+    return Before(opened.size, opened.root_hash, signed.verifier_key, keys)
+
+
+def _escrow_intact_since(before: Before, var_dir: Path) -> None:
+    """A checkpoint now extends ``before``'s (proved), signed by the same key;
+    fixity is clean; the key files are the bytes they were."""
+    signed = checkpoint_publish()
+    assert signed.verifier_key == before.verifier_key
+    after = note.open_checkpoint(signed.note, before.verifier_key)
+    assert after.size > before.size
+    proof = log_consistency_proof(before.size, after.size)
+    merkle.verify_consistency(
+        before.size, after.size, before.root, after.root_hash, proof
+    )
+    findings = fixity_check()
+    assert findings.clean, findings.findings.items
+    assert _key_files(var_dir) == before.keys
+
+
+def _wait_all_final(campaign: Campaign, explain: Process, timeout: float) -> None:
+    wait_for(
+        lambda: runner_it._all_final(campaign),
+        timeout,
+        lambda: runner_it._runs(campaign) + explain.text()[-4000:],
+    )
+
+
+def _reap_until(condition: Callable[[], bool], explain: Callable[[], str]) -> None:
+    """The reaper, as beat would call it, until ``condition`` holds."""
+
+    def reaped() -> bool:
+        run_reap()
+        return condition()
+
+    wait_for(reaped, 30, explain, step=0.5)
+
+
+def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
+    world: dict[str, Any], var_dir: Path, lab: Lab
+) -> None:
+    campaign = _campaign(world, var_dir, "a", 2)
+    before = _before(var_dir)
+    first = wait_for(
+        lambda: _half_done(campaign),
+        60,
+        lambda: runner_it._runs(campaign) + lab.agent.text()[-4000:],
+    )
+    host = LabHost.objects.get(token=lab.token)
+
+    lab.agent.kill()
+    killed = time.monotonic()
+    wait_ready(lab.agent.start())  # same name, same token
+    report("agent SIGKILLed mid-run: started again", time.monotonic() - killed)
+    _reap_until(
+        lambda: Run.objects.filter(pk=first.pk, attempt=2).exists(),
+        lambda: runner_it._runs(campaign) + lab.agent.text()[-3000:],
+    )
+    report("agent SIGKILLed mid-run: run re-queued", time.monotonic() - killed)
+    _wait_all_final(campaign, lab.agent, 60)
+    report("agent SIGKILLed mid-run: campaign ended", time.monotonic() - killed)
+
+    first.refresh_from_db()
+    assert first.attempt == 2
+    assert first.worker_name.startswith(f"{AGENT}@")
+    assert first.host_id == host.pk  # the same host, registered again
+    assert LabHost.objects.filter(token=lab.token).count() == 1
+    (requeue,) = AuditEvent.objects.filter(
+        action="run.transitioned", target_id=str(first.pk), data__to="queued"
+    ).exclude(data__previous=None)
+    assert requeue.data["previous"]["worker"].startswith(f"{AGENT}@")
+    assert "stopped reporting" in requeue.data["reason"]
+    assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
+    counted_once(campaign)
+    _escrow_intact_since(before, var_dir)
+    text = lab.agent.since_last_start()
+    assert f"run {first.pk} attempt 2: succeeded" in text, text[-4000:]
+
+
+def test_the_web_server_killed_under_a_running_agent_and_started_again(
+    world: dict[str, Any], var_dir: Path, lab: Lab
+) -> None:
+    campaign = _campaign(world, var_dir, "w", 3)
+    before = _before(var_dir)
+    caught = wait_for(
+        lambda: _half_done(campaign),
+        60,
+        lambda: runner_it._runs(campaign) + lab.agent.text()[-4000:],
+    )
+    seen = len(lab.agent.text())
+
+    lab.server.kill()
+    assert healthz(lab.port, timeout=1) is None  # nothing answers
+    killed = time.monotonic()
+    wait_for(
+        lambda: "failed: " in lab.agent.text()[seen:],
+        30,
+        lambda: lab.agent.text()[-3000:],
+    )  # the agent met the outage (a report or heartbeat not answered) ...
+    time.sleep(OUTAGE_S)  # ... and the harness ran on past its end
+    lab.server.start()  # as systemd or compose's restart policy would
+    time_until_healthy(lab.port, 60, lab.server)
+    down = time.monotonic() - killed
+    report("web server SIGKILLed under the agent: /healthz 200", down)
+    _wait_all_final(campaign, lab.agent, 90)
+    ended = time.monotonic() - killed
+    report("web server SIGKILLed under the agent: campaign ended", ended)
+
+    caught.refresh_from_db()
+    assert caught.state == Run.State.SUCCEEDED
+    assert caught.worker_name.startswith(f"{AGENT}@")
+    assert set(campaign.runs.values_list("attempt", flat=True)) == {1}
+    counted_once(campaign)
+    _escrow_intact_since(before, var_dir)
+    assert lab.agent.alive()
+    assert LabHost.objects.filter(token=lab.token).count() == 1
