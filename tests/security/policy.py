@@ -51,6 +51,9 @@ ROUTES: dict[str, Rule] = {
     # Portal and accounts.
     "home": public("redirects to the dashboard (or the login page)"),
     "healthz": public("the load balancer's liveness probe: status only"),
+    # Prometheus' scrape (counts per pool and state, pool names): only from the
+    # REPROGATE_METRICS_ALLOWED networks or with its token, never for a persona.
+    "metrics": DENY,
     "portal:dashboard": OWN,
     "accounts:login": Rule(
         "public",
@@ -280,6 +283,9 @@ ROUTES: dict[str, Rule] = {
 PATTERNS: dict[str, Rule] = {
     "admin:*": ADMIN,
     "admin/*": ADMIN,
+    # The runner API answers a lab host's token only (tests/benchmarks/runner_api
+    # test a token of another pool): every persona's session is refused.
+    "runner-*": DENY,
 }
 
 # Query strings for the routes that take their parameters there (the log's proofs:
@@ -293,6 +299,10 @@ QUERIES: dict[str, str] = {
 PARAMETERS: dict[tuple[str, str], str] = {
     ("artifacts:fixity_run", "run_id"): "fixity_run_id",
     ("benchmarks:pool_token_revoke", "token_id"): "host_token_id",
+    **{
+        (f"runner-{name}", "run_id"): "run_pk"
+        for name in ("claim", "bundle", "report", "running", "output", "finish", "fail")
+    },
 }
 
 
