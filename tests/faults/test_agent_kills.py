@@ -8,6 +8,8 @@ database and blob store of tests/integration/test_runner_workers.py.
   reported): the reaper re-queues the attempt, the agent started again with the
   same name and token (the same host, registered again) completes it as attempt
   2, then the campaign's other run.
+- The agent killed for good: a second host of the pool, with a token of its
+  own, completes the re-queued attempt.
 - The web server killed while the agent runs: started again, the agent's
   retries carry every run through at its first attempt.
 
@@ -69,14 +71,45 @@ def env(shared_database: str, var_dir: Path, redis_url: str) -> dict[str, str]:
     return runner_it._worker_env(shared_database, var_dir, redis_url)
 
 
+def agent_process(
+    var_dir: Path, server_url: str, broker: str, raw: str, name: str
+) -> Process:
+    """``python -m reprogate_agent`` as a lab host runs it: its environment built
+    from scratch (the server, the host token in a file, the pool's broker, a
+    work dir, its name), nothing of the server's."""
+    home = var_dir / f"home-{name}"
+    home.mkdir()
+    (home / "token").write_text(raw + "\n")
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PROJECT_DIR),  # the checkout, not an installed package
+        "REPROGATE_SERVER_URL": server_url,
+        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
+        "REPROGATE_BROKER_URL": broker,
+        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
+        "REPROGATE_AGENT_NAME": name,
+    }
+    argv = [sys.executable, "-m", "reprogate_agent"]
+    return Process(name, argv, env, var_dir / f"{name}.log")
+
+
 @dataclass
 class Lab:
-    """The web server and the agent of this module, started once."""
+    """The web server and the agent of this module, started once; ``others``,
+    agents a test started, are stopped at the end of the module too."""
 
     server: Process
     port: int
     agent: Process
     token: HostToken
+    broker: str
+    others: list[Process]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
 
 @pytest.fixture(scope="module")
@@ -88,36 +121,23 @@ def lab(
     django_db_blocker: Any,
 ) -> Iterator[Lab]:
     """gunicorn serving the runner API, and an agent of pool C with a host token
-    of its own, its environment built from scratch."""
+    of its own."""
     with django_db_blocker.unblock():
         issued = host_token_issue(
             pool=people["pool_c"], name=AGENT, actor=people["labops"]
         )
     server, port = web(env, var_dir)
-    home = var_dir / "agent-home"
-    home.mkdir()
-    (home / "token").write_text(issued.raw + "\n")
-    agent_env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(PROJECT_DIR),
-        "REPROGATE_SERVER_URL": f"http://127.0.0.1:{port}",
-        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
-        "REPROGATE_BROKER_URL": redis_url,
-        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
-        "REPROGATE_AGENT_NAME": AGENT,
-    }
-    argv = [sys.executable, "-m", "reprogate_agent"]
-    agent = Process("agent", argv, agent_env, var_dir / "agent.log")
+    url = f"http://127.0.0.1:{port}"
+    agent = agent_process(var_dir, url, redis_url, issued.raw, AGENT)
+    lab = Lab(server, port, agent, issued.token, redis_url, [])
     try:
         server.start()
         time_until_healthy(port, 60, server)
         wait_ready(agent.start())
-        yield Lab(server, port, agent, issued.token)
+        yield lab
     finally:
-        agent.stop()
-        server.stop()
+        for process in (agent, *lab.others, server):
+            process.stop()
 
 
 def _campaign(world: dict[str, Any], var_dir: Path, tag: str, reps: int) -> Campaign:
@@ -127,11 +147,12 @@ def _campaign(world: dict[str, Any], var_dir: Path, tag: str, reps: int) -> Camp
     return start(bundle, world["pool_c"], world["labops"], repetitions=reps)
 
 
-def _half_done(campaign: Campaign) -> Run | None:
-    """A run of ``campaign`` the agent is running, its progress reported."""
+def _half_done(campaign: Campaign, name: str = AGENT) -> Run | None:
+    """A run of ``campaign`` the agent ``name`` is running, its progress
+    reported."""
     return (
         campaign.runs.filter(state=Run.State.RUNNING, progress__gt=0.1)
-        .filter(worker_name__startswith=f"{AGENT}@")
+        .filter(worker_name__startswith=f"{name}@")
         .first()
     )
 
@@ -278,3 +299,47 @@ def test_the_web_server_killed_under_a_running_agent_and_started_again(
     _escrow_intact_since(before, var_dir)
     assert lab.agent.alive()
     assert LabHost.objects.filter(token=lab.token).count() == 1
+
+
+def test_a_killed_agent_s_run_is_completed_by_another_host_of_its_pool(
+    world: dict[str, Any], var_dir: Path, lab: Lab
+) -> None:
+    """The agent killed for good (its host is gone): a second host of the pool,
+    with a token of its own, takes the re-queued attempt."""
+    second_name = f"lab-r-{SUFFIX}"
+    second_token = host_token_issue(
+        pool=world["pool_c"], name=second_name, actor=world["labops"]
+    )
+    campaign = _campaign(world, var_dir, "h", 1)
+    before = _before(var_dir)
+    (run,) = campaign.runs.all()
+    wait_for(
+        lambda: _half_done(campaign),
+        60,
+        lambda: runner_it._runs(campaign) + lab.agent.text()[-4000:],
+    )
+    lost_host = LabHost.objects.get(token=lab.token)
+
+    lab.agent.kill()  # not started again
+    killed = time.monotonic()
+    second = agent_process(var_dir, lab.url, lab.broker, second_token.raw, second_name)
+    lab.others.append(second)
+    wait_ready(second.start())
+    _reap_until(
+        lambda: Run.objects.filter(pk=run.pk, attempt=2).exists(),
+        lambda: runner_it._runs(campaign) + second.text()[-3000:],
+    )
+    _wait_all_final(campaign, second, 60)
+    report(
+        "agent SIGKILLed for good: run done on another host", time.monotonic() - killed
+    )
+
+    run.refresh_from_db()
+    assert run.attempt == 2
+    assert run.worker_name.startswith(f"{second_name}@")
+    assert run.host is not None
+    assert run.host.token_id == second_token.token.pk
+    assert run.host_id != lost_host.pk
+    counted_once(campaign)
+    _escrow_intact_since(before, var_dir)
+    assert f"run {run.pk} attempt 2: succeeded" in second.text()
