@@ -10,7 +10,11 @@ these checks say so before the first request:
 - ``reprogate.E002``: signed reports exist but the report signer's files are;
 - ``reprogate.E003``: signed reports exist but the statement key is missing;
 - ``reprogate.W001``: the keys directory cannot be written (no key can be made);
-- ``reprogate.W002``: a private key file others may read or write.
+- ``reprogate.W002``: a private key file others may read or write;
+- ``reprogate.E004``: a working directory the settings name (``BUNDLE_SPOOL_DIR``,
+  ``FILE_UPLOAD_TEMP_DIR``, ``RUNNER_WORK_DIR``) is not a directory this process
+  can write: every upload or run would fail (a warning, W014, in the embedded
+  default or with ``DJANGO_DEBUG`` on).
 
 E001-E003 are warnings (W011-W013) with ``DJANGO_DEBUG`` on or in the embedded
 default, where keys are still made on first use. They read the database: as a
@@ -167,6 +171,36 @@ def key_files_exposed() -> list[checks.CheckMessage]:
                 id="reprogate.W002",
             ))  # fmt: skip
     return found
+
+
+WORKING_DIRECTORIES = ("BUNDLE_SPOOL_DIR", "FILE_UPLOAD_TEMP_DIR", "RUNNER_WORK_DIR")
+
+
+def working_directories_missing() -> list[checks.CheckMessage]:
+    """E004: a configured working directory that is missing or not writable."""
+    found: list[checks.CheckMessage] = []
+    for name in WORKING_DIRECTORIES:
+        value = str(getattr(settings, name, "") or "")
+        if not value:
+            continue
+        folder = Path(value)
+        if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK):
+            continue
+        what = "cannot be written" if folder.is_dir() else "does not exist"
+        message = f"{name}={value} {what}: uploads and runs that need it would fail."
+        hint = f"Create it for this process's user (mkdir -p {value}), or unset {name}."
+        if _local():
+            found.append(checks.Warning(message, hint=hint, id="reprogate.W014"))
+        else:
+            found.append(checks.Error(message, hint=hint, id="reprogate.E004"))
+    return found
+
+
+@checks.register(TAG)
+def working_directories_check(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    return working_directories_missing()
 
 
 @checks.register(TAG)
