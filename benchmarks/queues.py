@@ -2,10 +2,9 @@
 
 The one place the rule is written, Django-free: the pool model, the runner
 workers' beacon (which pools a worker serves, from the queues it consumes), the
-process supervisor's embedded lab worker and the demo read it here.
-``deploy/compose.yaml`` keeps the one written-out copy (``-Q pool.local``, the
-embedded pool), as YAML cannot call Python; ``scripts/celery`` takes ``-Q`` as
-given."""
+process supervisor's embedded lab worker and the demo read it here; the lab
+agent (``reprogate_agent``) is told its queue by the runner API's hello.
+``scripts/celery`` takes ``-Q`` as given."""
 
 from __future__ import annotations
 

@@ -596,7 +596,7 @@ LOGGING = {
     },
 }
 
-# --- Metrics (/metrics, docs/operations-metrics.md) -----------------------------------
+# --- Metrics (/metrics, docs/monitoring.md) -----------------------------------
 # Prometheus reads /metrics without logging in from these addresses or networks
 # (default: this machine only), or from anywhere with ``Authorization: Bearer
 # <REPROGATE_METRICS_TOKEN>`` when a token is set. Neither: 404.
