@@ -87,6 +87,12 @@ class RunnerApiView(APIView):
             raise PermissionDenied
         return token
 
+    def validated(self, serializer: type[serializers.Serializer]) -> dict[str, Any]:
+        """The request's body as ``serializer`` checks it (a 400 otherwise)."""
+        data = serializer(data=self.request.data)
+        data.is_valid(raise_exception=True)
+        return dict(data.validated_data)
+
     def run(self, run_id: int) -> Run:
         run = agent_run(token=self.token(), run_id=run_id)
         if run is None:
@@ -155,9 +161,7 @@ class HelloApi(RunnerApiView):
         responses={200: OutputSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         token = self.token()
         host = agent_hello(
             token=token,
@@ -193,11 +197,8 @@ class HeartbeatApi(RunnerApiView):
         responses={200: OkSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = WorkerSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        agent_heartbeat(
-            token=self.token(), worker_name=data.validated_data["worker_name"]
-        )
+        worker_name = self.validated(WorkerSerializer)["worker_name"]
+        agent_heartbeat(token=self.token(), worker_name=worker_name)
         return Response({"ok": True})
 
 
@@ -210,9 +211,8 @@ class ByeApi(RunnerApiView):
         responses={200: OkSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = WorkerSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        agent_bye(token=self.token(), worker_name=data.validated_data["worker_name"])
+        worker_name = self.validated(WorkerSerializer)["worker_name"]
+        agent_bye(token=self.token(), worker_name=worker_name)
         return Response({"ok": True})
 
 
@@ -286,9 +286,7 @@ class ClaimApi(RunnerApiView):
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         claimed = agent_claim(
             token=self.token(),
             run=run,
@@ -366,9 +364,7 @@ class ReportApi(RunnerApiView):
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         if agent_report(
             token=self.token(),
             run=run,
@@ -412,9 +408,7 @@ class RunningApi(RunnerApiView):
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         run = agent_running(
             token=self.token(),
             run=run,
@@ -524,9 +518,7 @@ class FinishApi(RunnerApiView):
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         state = agent_finish(
             token=self.token(),
             run=run,
@@ -561,9 +553,7 @@ class FailApi(RunnerApiView):
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = self.validated(self.InputSerializer)
         state = agent_fail(
             token=self.token(),
             run=run,
