@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
-import time
-from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +31,9 @@ from benchmarks.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
-    parse_progress,
     run_harness,
 )
+from benchmarks.sandbox.reporting import HarnessReporter, RunStopped, clean_text
 from benchmarks.sandbox.workspace import (
     Collection,
     Workspace,
@@ -57,7 +55,6 @@ from reprogate_agent.client import (
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS: Final = 0.5
-MAX_LINE_CHARS: Final = 2000
 ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 # The reader's limits for an archive the server accepted already (its own limits
 # were checked at ingest; these only bound a hostile server's answer).
@@ -98,81 +95,35 @@ class Terms:
         )
 
 
-class RunStopped(Exception):
-    """The server refused a report while preparing: stop."""
-
-
-def clean_text(text: str) -> str:
-    return text.replace("\x00", "\ufffd")
-
-
-class Reporter:
-    """Progress and the log tail, sent at most every ``progress_write_seconds``;
-    ``stopped`` once the server refused one."""
+class Reporter(HarnessReporter):
+    """Progress and the log tail over the runner API; a refused token stops the
+    harness and is raised again once it is stopped (``beat`` raises it too)."""
 
     def __init__(
         self, client: RunnerClient, run_id: int, attempt: int, terms: Terms
     ) -> None:
+        super().__init__(
+            log_tail_chars=terms.log_tail_chars,
+            interval=terms.progress_write_seconds,
+        )
         self.client, self.run_id, self.attempt = client, run_id, attempt
-        self.stopped = False
         self.refused: TokenRefused | None = None
-        self.progress: float | None = None
-        self._lines: deque[str] = deque()
-        self._chars = 0
-        self._limit = terms.log_tail_chars
-        self._interval = terms.progress_write_seconds
-        self._last = time.monotonic()
-        self._dirty = False
 
-    def on_line(self, stream: str, line: str) -> None:
-        if stream == "stdout":
-            value = parse_progress(line)
-            if value is not None:
-                self.progress = value
-        line = clean_text(line[:MAX_LINE_CHARS])
-        self._keep(line if stream == "stdout" else f"[stderr] {line}")
-        self.write()
-
-    def should_cancel(self) -> bool:
-        self.write()
-        return self.stopped
+    def send(self, progress: float | None, log_tail: str | None) -> bool | None:
+        try:
+            return self.client.report(self.run_id, self.attempt, progress, log_tail)
+        except TokenRefused as refused:  # raised again once the harness is stopped
+            self.refused = refused
+            return False
+        except ClientError as error:  # the next report tries again
+            logger.warning("run %s: report not delivered: %s", self.run_id, error)
+            return None
 
     def beat(self) -> None:
         self.write()
         if self.refused is not None:
             raise self.refused
-        if self.stopped:
-            raise RunStopped
-
-    def write(self, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.stopped or (not force and now - self._last < self._interval):
-            return
-        self._last = now
-        tail = self.log_tail() if self._dirty else None
-        self._dirty = False
-        try:
-            going_on = self.client.report(
-                self.run_id, self.attempt, self.progress, tail
-            )
-        except TokenRefused as refused:  # raised again once the harness is stopped
-            self.refused, going_on = refused, False
-        except ClientError as error:  # the next report tries again
-            logger.warning("run %s: report not delivered: %s", self.run_id, error)
-            self._dirty = self._dirty or tail is not None
-            return
-        if not going_on:
-            self.stopped = True
-
-    def log_tail(self) -> str:
-        return "\n".join(self._lines)
-
-    def _keep(self, line: str) -> None:
-        self._lines.append(line)
-        self._chars += len(line) + 1
-        while self._chars > self._limit and len(self._lines) > 1:
-            self._chars -= len(self._lines.popleft()) + 1
-        self._dirty = True
+        super().beat()
 
 
 def execute_run(

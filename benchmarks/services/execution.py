@@ -38,9 +38,10 @@ from benchmarks.sandbox import (
     drop_page_cache,
     run_harness,
 )
+from benchmarks.sandbox.reporting import RunStopped, clean_text
 from benchmarks.services.common import StaleAttempt
 from benchmarks.services.pools import WorkerIdentity, host_ensure
-from benchmarks.services.reporter import RunReporter, RunStopped, clean_text
+from benchmarks.services.reporter import RunReporter
 from benchmarks.services.results import (
     declared_outputs,
     outputs_parse,

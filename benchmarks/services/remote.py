@@ -46,6 +46,7 @@ from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.sandbox.reporting import clean_text
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
 from benchmarks.services.execution import (
     Outcome,
@@ -55,7 +56,6 @@ from benchmarks.services.execution import (
     running_fields,
 )
 from benchmarks.services.pools import WorkerIdentity, host_register
-from benchmarks.services.reporter import clean_text
 from benchmarks.services.runs import run_claim, run_report, run_transition
 from benchmarks.services.workspace import Collected, Collection
 

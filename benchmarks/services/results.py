@@ -20,7 +20,7 @@ from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
 from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
 from benchmarks.parsers import Metric, Series, UnknownParser, parse_stream
-from benchmarks.services.reporter import clean_text
+from benchmarks.sandbox.reporting import clean_text
 from benchmarks.services.runs import run_transition
 from benchmarks.services.workspace import Beat, Collection
 

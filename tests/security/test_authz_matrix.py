@@ -54,13 +54,13 @@ VARIANTS = (
 
 # Personas reach the site from their own machines, never from the server's loopback
 # (which /metrics trusts, as a scraper on the same host).
-BROWSER = {"REMOTE_ADDR": "203.0.113.7"}
+BROWSER = "203.0.113.7"
 
 
 def _clients(request: pytest.FixtureRequest) -> dict[str, Client]:
-    clients = {"anonymous": Client(raise_request_exception=False, **BROWSER)}
+    clients = {"anonymous": Client(raise_request_exception=False, REMOTE_ADDR=BROWSER)}
     for persona in PERSONAS:
-        client = Client(raise_request_exception=False, **BROWSER)
+        client = Client(raise_request_exception=False, REMOTE_ADDR=BROWSER)
         client.force_login(request.getfixturevalue(persona))
         clients[persona] = client
     return clients
@@ -239,7 +239,7 @@ def test_no_route_shows_a_sealed_bid_before_opening(
     clients = {who: c for who, c in _clients(request).items() if who in BUYER_SIDE}
     admin = UserFactory.create(username="buyer-admin")
     MembershipFactory.create(user=admin, organisation=buyer_org, role=Role.ADMIN)
-    clients["buyer_admin"] = Client(raise_request_exception=False, **BROWSER)
+    clients["buyer_admin"] = Client(raise_request_exception=False, REMOTE_ADDR=BROWSER)
     clients["buyer_admin"].force_login(admin)
     world = sealed_world(buyer_org, tmp_path)
     problems = []
