@@ -24,7 +24,6 @@ import pwd
 import re
 import secrets
 import shutil
-import signal
 import ssl
 import string
 import subprocess
@@ -41,7 +40,9 @@ from urllib.parse import quote
 
 import psycopg
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+from tests import processes
+from tests.processes import PROJECT_DIR
+
 BIN = Path(sys.executable).parent
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -103,45 +104,8 @@ def wait_for(
         time.sleep(step)
 
 
-@dataclass
-class Process:
-    """One started program (its own process group), its output in ``log``."""
-
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    log: Path
-    cwd: Path = PROJECT_DIR
-    process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Process:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                self.argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def text(self) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-
-    def tail(self, chars: int = 3000) -> str:
-        return f"--- {self.name} ---\n{self.text()[-chars:]}"
+class Process(processes.Process):
+    """A program of the stack (``tests.processes``), awaited by its output."""
 
     def wait_output(self, needle: str, timeout: float = START_TIMEOUT_S) -> None:
         wait_for(
@@ -151,23 +115,6 @@ class Process:
         )
         if needle not in self.text():
             raise StackError(f"{self.name} exited:\n{self.tail()}")
-
-    def terminate(self) -> None:
-        """SIGTERM to the program's process group."""
-        if self.process is not None and self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-
-    def stop(self, timeout: float = 15.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.terminate()
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,7 @@ Redis."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterable
@@ -26,78 +22,12 @@ from artifacts.models import Deposit
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
 from tests.faults.support import free_port, healthz, unavailable, wait_for
 from tests.integration import test_runner_workers as runner_it
+from tests.processes import Process
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 START_TIMEOUT_S = 60.0
 # About 3 s of work with progress, so that a fault lands in the middle of a run.
 HARNESS = runner_it.SLOW_HARNESS.replace(b"-lt 40", b"-lt 12")
-
-
-@dataclass
-class Process:
-    """One started program, its output in ``log``."""
-
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    log: Path
-    process: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-
-    def start(self) -> Process:
-        self.starts += 1
-        with self.log.open("ab") as out:
-            out.write(f"\n==> start #{self.starts}\n".encode())
-            out.flush()
-            self.process = subprocess.Popen(
-                self.argv,
-                cwd=PROJECT_DIR,
-                env=self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def text(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def since_last_start(self) -> str:
-        return self.text().rsplit(f"==> start #{self.starts}\n", 1)[-1]
-
-    def kill(self) -> None:
-        """SIGKILL to the program's process group (its children too), as the
-        kernel's OOM killer or a crashed host would end it."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        try:
-            signal_group(self.process.pid, signal.SIGKILL)
-        finally:
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if not self.alive():
-            return
-        assert self.process is not None
-        signal_group(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-
-def signal_group(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signum)
 
 
 @dataclass

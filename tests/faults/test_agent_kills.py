@@ -40,8 +40,6 @@ from benchmarks.services.reaper import run_reap
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
     HARNESS,
-    PROJECT_DIR,
-    Process,
     counted_once,
     time_until_healthy,
     wait_ready,
@@ -50,6 +48,7 @@ from tests.faults.cluster import (
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
 from tests.integration.test_runner_workers import SUFFIX
+from tests.processes import PROJECT_DIR, Process
 
 # The runner tests' module fixtures: a database and blob store of this module's own.
 var_dir = runner_it.var_dir
