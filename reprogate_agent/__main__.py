@@ -19,6 +19,7 @@ from benchmarks.sandbox import sandbox_capabilities
 from reprogate_agent.beacon import Beacon
 from reprogate_agent.celery_app import (
     create_app,
+    create_worker,
     pool_queue_of,
     register_task,
     stop_worker,
@@ -78,18 +79,7 @@ def main(env: Mapping[str, str]) -> int:
     beacon = Beacon(client, options.node_name, terms.heartbeat_seconds, stop_worker)
     beacon.start()
     try:
-        worker = app.Worker(
-            hostname=options.node_name,
-            pool_cls="solo",
-            concurrency=1,
-            queues=[queue],
-            without_gossip=True,
-            without_mingle=True,
-            without_heartbeat=True,
-            task_events=False,
-            loglevel="INFO",
-            optimization="fair",
-        )
+        worker = create_worker(app, options.node_name, queue)
         worker.start()
         code = int(worker.exitcode or 0)
     finally:

@@ -107,3 +107,21 @@ def pool_queue_of(answer: dict[str, Any]) -> str:
     if queue != expected:
         raise ValueError(f"The server named queue {queue!r} for pool {pool!r}.")
     return queue
+
+
+def create_worker(app: Celery, node_name: str, queue: str) -> Any:
+    """The agent's worker: one run at a time, on its pool's queue only, and none
+    of the broker traffic a pool's user may not do (events, gossip, mingle,
+    remote control)."""
+    return app.Worker(
+        hostname=node_name,
+        pool_cls="solo",
+        concurrency=1,
+        queues=[queue],
+        without_gossip=True,
+        without_mingle=True,
+        without_heartbeat=True,
+        task_events=False,
+        loglevel="INFO",
+        optimization="fair",
+    )

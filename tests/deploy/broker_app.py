@@ -14,9 +14,8 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
 
-from reprogate_agent.celery_app import TASK_NAME, create_app
+from reprogate_agent.celery_app import TASK_NAME, create_app, create_worker
 from reprogate_agent.options import AgentOptions
 
 
@@ -38,18 +37,7 @@ def main() -> int:
         with Path(os.environ["BROKER_TEST_OUT"]).open("a") as out:
             out.write(f"{run_id} {attempt}\n")
 
-    worker: Any = app.Worker(
-        hostname=options.node_name,
-        pool_cls="solo",
-        concurrency=1,
-        queues=[queue],
-        without_gossip=True,
-        without_mingle=True,
-        without_heartbeat=True,
-        task_events=False,
-        loglevel="INFO",
-        optimization="fair",
-    )
+    worker = create_worker(app, options.node_name, queue)
     worker.start()
     return int(worker.exitcode or 0)
 
