@@ -74,6 +74,8 @@ ACTION_LABELS: Final[dict[str, str]] = {
     # benchmarks
     "lab_pool.created": "Lab pool created",
     "lab_host.registered": "Lab host registered",
+    "host_token.issued": "Lab host joined (token issued)",
+    "host_token.revoked": "Lab host token revoked",
     "campaign.started": "Campaign started",
     "campaign.cancelled": "Campaign cancelled",
     "run.transitioned": "Run state changed",
