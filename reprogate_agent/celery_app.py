@@ -33,16 +33,14 @@ def stop_worker(reason: str) -> None:
     state.should_stop = EX_FAILURE
 
 
-def create_app(
-    options: AgentOptions, queue: str, *, set_as_current: bool = True
-) -> Celery:
-    """The app (``set_as_current=False`` leaves a host process's own current
-    Celery app alone)."""
+def create_app(options: AgentOptions, queue: str) -> Celery:
+    """The agent's app. Never the process's current app: the tests that make one
+    beside the server's app must not send the server's tasks to a pool's broker."""
     # No fixups: a DJANGO_SETTINGS_MODULE left in the environment loads no Django.
     app = Celery(
         "reprogate_agent",
         broker=options.broker_url,
-        set_as_current=set_as_current,
+        set_as_current=False,
         fixups=[],
     )
     app.conf.update(

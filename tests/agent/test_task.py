@@ -29,7 +29,7 @@ def task(fake: FakeServer, tmp_path: Path) -> Iterator[Any]:
             "REPROGATE_AGENT_WORK_DIR": str(tmp_path / "work"),
         }
     )
-    app = create_app(options, "pool.gpu", set_as_current=False)  # the suite's stays
+    app = create_app(options, "pool.gpu")
     client = RunnerClient(fake.url, options.token, retries=1, sleep=lambda s: None)
     registered = register_task(app, client, Terms("w@h"), options)
     yield registered
@@ -76,3 +76,30 @@ def test_a_message_that_is_not_a_run_attempt_is_dropped(
 ) -> None:
     assert task.run("5; drop", None) == "dropped"
     assert fake.seen == []
+
+
+def test_making_the_agent_s_app_leaves_the_process_s_celery_app_current(
+    tmp_path: Path,
+) -> None:
+    """Else the server's shared tasks, in a process that made one (a test), would
+    be sent to the pool's broker with the pool user's credentials."""
+    from celery import current_app
+
+    from benchmarks.tasks import execute_run_task
+
+    before = current_app._get_current_object()
+    options = read_options(
+        {
+            "REPROGATE_SERVER_URL": "https://unused.invalid",
+            "REPROGATE_HOST_TOKEN": "rgh_" + "t" * 43,
+            "REPROGATE_BROKER_URL": "amqp://pool-x:secret@127.0.0.1:5672/other",
+            "REPROGATE_AGENT_WORK_DIR": str(tmp_path / "work"),
+        }
+    )
+    app = create_app(options, "pool.x")
+    try:
+        assert current_app._get_current_object() is before
+        assert execute_run_task.app is before
+        assert "pool-x" not in str(execute_run_task.app.conf.broker_url)
+    finally:
+        app.close()
