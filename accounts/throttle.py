@@ -62,6 +62,12 @@ def _trusted(address: str, networks: tuple[IpNetwork, ...]) -> bool:
     return ip is not None and any(ip in network for network in networks)
 
 
+def address_within(address: str, networks: list[str] | tuple[str, ...]) -> bool:
+    """``address`` lies in one of ``networks`` (addresses or CIDR networks, as
+    the settings list them); False for what is not an address."""
+    return _trusted(address, _networks(tuple(networks)))
+
+
 def client_address(request: HttpRequest) -> str:
     """The address of the client, as far as trusted proxies vouch for it: the
     ``X-Forwarded-For`` entries are read from the right, past trusted proxies;

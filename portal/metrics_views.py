@@ -20,9 +20,7 @@ its parser reads back what the tests assert.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Iterator
-from functools import lru_cache
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -33,31 +31,17 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
-from accounts.throttle import client_address
+from accounts.throttle import address_within, client_address
 from portal.metrics import Figures, metrics_figures
 
 PROXY_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-@lru_cache(maxsize=8)
-def _networks(entries: tuple[str, ...]) -> tuple[Network, ...]:
-    return tuple(ipaddress.ip_network(entry, strict=False) for entry in entries)
-
-
-def _within(address: str, entries: list[str]) -> bool:
-    try:
-        ip = ipaddress.ip_address(address.strip())
-    except ValueError:
-        return False
-    return any(ip in network for network in _networks(tuple(entries)))
 
 
 def _scraper_address(request: HttpRequest) -> str | None:
     """The client's address, None when an untrusted proxy hides it."""
     remote = request.META.get("REMOTE_ADDR", "")
     proxied = any(request.META.get(header) for header in PROXY_HEADERS)
-    if proxied and not _within(remote, settings.REPROGATE_TRUSTED_PROXIES):
+    if proxied and not address_within(remote, settings.REPROGATE_TRUSTED_PROXIES):
         return None
     return client_address(request)
 
@@ -75,7 +59,9 @@ def metrics_refusal(request: HttpRequest) -> int | None:
         )
         return None if ok and matches else 403
     address = _scraper_address(request)
-    if address is not None and _within(address, settings.REPROGATE_METRICS_ALLOWED):
+    if address is not None and address_within(
+        address, settings.REPROGATE_METRICS_ALLOWED
+    ):
         return None
     return 404
 

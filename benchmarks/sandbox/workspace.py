@@ -206,7 +206,10 @@ class _Walk:
     limit_bytes: int
 
 
-def _name_problem(relative: str) -> str:
+def output_path_problem(relative: str) -> str:
+    """Why an output's path is not kept ('' if it is fine): not UTF-8, too long,
+    or unsafe (absolute, ``..``, control characters …). The runner's walk of the
+    output directory and the server's upload of an agent's outputs both ask."""
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
@@ -250,7 +253,7 @@ def _walk(dir_fd: int, prefix: str, depth: int, walk: _Walk) -> None:
                 os.close(child)
             continue
         problem = "" if entry.is_file(follow_symlinks=False) else "not a regular file"
-        problem = problem or _name_problem(relative)
+        problem = problem or output_path_problem(relative)
         if problem:
             found.warnings.append(f"{shown}: {problem}, not kept.")
             continue

@@ -16,7 +16,7 @@ from accounts import clock
 from accounts.audit import audit_record
 from accounts.exceptions import full_clean_or_problems
 from accounts.models import Organisation
-from benchmarks.models import LabHost, LabPool
+from benchmarks.models import HostToken, LabHost, LabPool
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError
 
 
@@ -65,9 +65,11 @@ class WorkerIdentity:
 
 
 @transaction.atomic
-def host_register(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
+def host_register(
+    *, pool: LabPool, worker: WorkerIdentity, token: HostToken | None = None
+) -> LabHost:
     """Register (or re-register, after a restart) ``worker`` on ``pool``, with
-    the environment it captured."""
+    the environment it captured; ``token``: an agent's, which it said hello with."""
     now = clock.now()
     host, created = LabHost.objects.select_for_update().get_or_create(
         pool=pool,
@@ -81,6 +83,8 @@ def host_register(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
     host.hostname, host.pid = worker.hostname[:255], worker.pid
     host.registered_at = host.last_heartbeat_at = now
     host.stopped_at = None
+    if token is not None:
+        host.token = token
     if worker.environment:
         host.environment = worker.environment
     if worker.sandbox:
@@ -96,6 +100,7 @@ def host_register(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
             "worker": host.worker_name,
             "hostname": host.hostname,
             "first_time": created,
+            **({"host_token": token.prefix} if token is not None else {}),
         },
     )
     return host

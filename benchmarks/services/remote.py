@@ -40,13 +40,13 @@ from typing import Any, Final
 from django.db import transaction
 
 from accounts import clock
-from artifacts.lib.archive import path_problems
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.sandbox.reporting import clean_text
+from benchmarks.sandbox.workspace import output_path_problem
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
 from benchmarks.services.execution import (
     Outcome,
@@ -61,7 +61,6 @@ from benchmarks.services.workspace import Collected, Collection
 
 S = Run.State
 CHUNK: Final = 1024 * 1024
-MAX_OUTPUT_PATH: Final = 500
 MAX_WARNINGS: Final = 200
 MAX_WARNING_CHARS: Final = 500
 UPLOADS_FOLDER: Final = "runner-uploads"
@@ -134,11 +133,7 @@ def agent_hello(*, token: HostToken, worker: WorkerIdentity) -> LabHost:
         environment=_json_safe(worker.environment),
         sandbox=_json_safe(worker.sandbox),
     )
-    host = host_register(pool=token.pool, worker=identity)
-    if host.token_id != token.pk:
-        LabHost.objects.filter(pk=host.pk).update(token=token)
-        host.token = token
-    return host
+    return host_register(pool=token.pool, worker=identity, token=token)
 
 
 @transaction.atomic
@@ -346,18 +341,6 @@ def _attempt_folder(run_id: int, attempt: int) -> Path:
 
 def _remove_uploads(run_id: int) -> None:
     shutil.rmtree(_run_folder(run_id), ignore_errors=True)
-
-
-def output_path_problem(path: str) -> str:
-    """Why an output path is refused ('' if it is fine)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return "The path is not UTF-8."
-    if len(path) > MAX_OUTPUT_PATH:
-        return f"The path is over {MAX_OUTPUT_PATH} characters."
-    problems = path_problems(path)
-    return problems[0][1] if problems else ""
 
 
 @contextlib.contextmanager

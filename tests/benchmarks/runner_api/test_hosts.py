@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.models import AuditEvent
 from benchmarks.models import Campaign, LabHost, LabPool, Run
 from benchmarks.selectors.pools import host_status
 from benchmarks.services.host_tokens import (
@@ -46,6 +47,8 @@ def test_hello_registers_the_host_on_the_tokens_pool(
         4242,
     )
     assert host.environment == {"cpu": {"threads": 4}}
+    registered = AuditEvent.objects.get(action="lab_host.registered")
+    assert registered.data["host_token"] == issued.token.prefix
 
 
 def test_hello_again_after_a_restart_keeps_one_host_online(agent: APIClient) -> None:
