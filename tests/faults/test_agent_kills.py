@@ -30,10 +30,6 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent
-from artifacts.lib.transparency import merkle, note
-from artifacts.selectors.log import log_consistency_proof
-from artifacts.services.fixity.run import fixity_check
-from artifacts.services.transparency import checkpoint_publish
 from benchmarks.models import Campaign, HostToken, LabHost, Run
 from benchmarks.services.host_tokens import host_token_issue
 from benchmarks.services.reaper import run_reap
@@ -45,6 +41,7 @@ from tests.faults.cluster import (
     wait_ready,
     web,
 )
+from tests.faults.escrow_state import before_fault, escrow_intact_since
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
 from tests.integration.test_runner_workers import SUFFIX
@@ -156,52 +153,6 @@ def _half_done(campaign: Campaign, name: str = AGENT) -> Run | None:
     )
 
 
-@dataclass(frozen=True)
-class Before:
-    """The checkpoint signed before a fault and the key files' bytes."""
-
-    size: int
-    root: bytes
-    verifier_key: str
-    keys: dict[str, bytes]
-
-
-def _key_files(var_dir: Path) -> dict[str, bytes]:
-    """Every file under the server's keys folder (``REPROGATE_KEYS_DIR``, where
-    the log key is), by its path there."""
-    keys = var_dir / "keys"
-    return {
-        str(path.relative_to(keys)): path.read_bytes()
-        for path in sorted(keys.rglob("*"))
-        if path.is_file()
-    }
-
-
-def _before(var_dir: Path) -> Before:
-    signed = checkpoint_publish()
-    opened = note.open_checkpoint(signed.note, signed.verifier_key)
-    assert opened.size > 0
-    keys = _key_files(var_dir)
-    assert keys  # the log key, at least
-    return Before(opened.size, opened.root_hash, signed.verifier_key, keys)
-
-
-def _escrow_intact_since(before: Before, var_dir: Path) -> None:
-    """A checkpoint now extends ``before``'s (proved), signed by the same key;
-    fixity is clean; the key files are the bytes they were."""
-    signed = checkpoint_publish()
-    assert signed.verifier_key == before.verifier_key
-    after = note.open_checkpoint(signed.note, before.verifier_key)
-    assert after.size > before.size
-    proof = log_consistency_proof(before.size, after.size)
-    merkle.verify_consistency(
-        before.size, after.size, before.root, after.root_hash, proof
-    )
-    findings = fixity_check()
-    assert findings.clean, findings.findings.items
-    assert _key_files(var_dir) == before.keys
-
-
 def _wait_all_final(campaign: Campaign, explain: Process, timeout: float) -> None:
     wait_for(
         lambda: runner_it._all_final(campaign),
@@ -224,7 +175,7 @@ def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
     world: dict[str, Any], var_dir: Path, lab: Lab
 ) -> None:
     campaign = _campaign(world, var_dir, "a", 2)
-    before = _before(var_dir)
+    before = before_fault(var_dir)
     first = wait_for(
         lambda: _half_done(campaign),
         60,
@@ -256,7 +207,7 @@ def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
     assert "stopped reporting" in requeue.data["reason"]
     assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
     counted_once(campaign)
-    _escrow_intact_since(before, var_dir)
+    escrow_intact_since(before, var_dir)
     text = lab.agent.since_last_start()
     assert f"run {first.pk} attempt 2: succeeded" in text, text[-4000:]
 
@@ -265,7 +216,7 @@ def test_the_web_server_killed_under_a_running_agent_and_started_again(
     world: dict[str, Any], var_dir: Path, lab: Lab
 ) -> None:
     campaign = _campaign(world, var_dir, "w", 3)
-    before = _before(var_dir)
+    before = before_fault(var_dir)
     caught = wait_for(
         lambda: _half_done(campaign),
         60,
@@ -295,7 +246,7 @@ def test_the_web_server_killed_under_a_running_agent_and_started_again(
     assert caught.worker_name.startswith(f"{AGENT}@")
     assert set(campaign.runs.values_list("attempt", flat=True)) == {1}
     counted_once(campaign)
-    _escrow_intact_since(before, var_dir)
+    escrow_intact_since(before, var_dir)
     assert lab.agent.alive()
     assert LabHost.objects.filter(token=lab.token).count() == 1
 
@@ -310,7 +261,7 @@ def test_a_killed_agent_s_run_is_completed_by_another_host_of_its_pool(
         pool=world["pool_c"], name=second_name, actor=world["labops"]
     )
     campaign = _campaign(world, var_dir, "h", 1)
-    before = _before(var_dir)
+    before = before_fault(var_dir)
     (run,) = campaign.runs.all()
     wait_for(
         lambda: _half_done(campaign),
@@ -340,5 +291,5 @@ def test_a_killed_agent_s_run_is_completed_by_another_host_of_its_pool(
     assert run.host.token_id == second_token.token.pk
     assert run.host_id != lost_host.pk
     counted_once(campaign)
-    _escrow_intact_since(before, var_dir)
+    escrow_intact_since(before, var_dir)
     assert f"run {run.pk} attempt 2: succeeded" in second.text()

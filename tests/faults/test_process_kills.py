@@ -11,7 +11,9 @@ blob store of tests/integration/test_runner_workers.py.
   /healthz answers 200 again within seconds; the campaign runs on untouched
   (every run succeeds at its first attempt).
 
-Times to serve again are printed (``pytest -s``)."""
+After each: the checkpoint signed before the kill and one signed after are
+consistent (the consistency proof verifies), fixity is clean and the key files are
+the same bytes. Times to serve again are printed (``pytest -s``)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent
-from artifacts.services.fixity.run import fixity_check
 from benchmarks.models import Campaign, Run
 from benchmarks.queues import pool_queue
 from tests.benchmarks.runner.support import SCENARIOS, start
@@ -39,6 +40,7 @@ from tests.faults.cluster import (
     wait_ready,
     web,
 )
+from tests.faults.escrow_state import before_fault, escrow_intact_since
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
 from tests.integration.test_runner_workers import POOL_A, POOL_C, SUFFIX
@@ -118,6 +120,7 @@ def test_a_killed_worker_and_beat_come_back_and_the_run_is_retried_once(
     tick = "Sending due task benchmarks-reaper"
     wait_for(lambda: tick in scheduler.since_last_start(), 60, scheduler.text)
     campaign = _campaign(world, var_dir, "k", world["pool_c"], 2)
+    before = before_fault(var_dir)
     first = campaign.runs.order_by("position").first()
     assert first is not None
     wait_for(
@@ -156,8 +159,7 @@ def test_a_killed_worker_and_beat_come_back_and_the_run_is_retried_once(
     assert "stopped reporting" in requeue.data["reason"]
     assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
     counted_once(campaign)
-    findings = fixity_check()
-    assert findings.clean, findings.findings
+    escrow_intact_since(before, var_dir)
 
 
 def _gunicorn_worker(master: Process) -> int:
@@ -178,6 +180,7 @@ def test_the_web_server_killed_mid_campaign_serves_again_and_the_campaign_goes_o
     launch(server)
     time_until_healthy(port, 60, server)
     campaign = _campaign(world, var_dir, "w", world["pool_c"], 4)
+    before = before_fault(var_dir)
     # on this test's worker or on one the previous test left running
     wait_for(lambda: _running(campaign), 60, lambda: runner_it._runs(campaign))
 
@@ -203,3 +206,4 @@ def test_the_web_server_killed_mid_campaign_serves_again_and_the_campaign_goes_o
     )
     assert set(campaign.runs.values_list("attempt", flat=True)) == {1}
     counted_once(campaign)
+    escrow_intact_since(before, var_dir)
