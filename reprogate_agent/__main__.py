@@ -16,6 +16,7 @@ from typing import Any
 
 from benchmarks.environment import capture_environment
 from benchmarks.sandbox import sandbox_capabilities
+from benchmarks.sandbox.reporting import json_safe
 from reprogate_agent.beacon import Beacon
 from reprogate_agent.celery_app import (
     create_app,
@@ -25,7 +26,7 @@ from reprogate_agent.celery_app import (
     stop_worker,
 )
 from reprogate_agent.client import ClientError, RunnerClient, TokenRefused
-from reprogate_agent.execute import Terms, json_safe
+from reprogate_agent.execute import Terms
 from reprogate_agent.options import AgentOptions, OptionsError, read_options
 
 logger = logging.getLogger("reprogate_agent")

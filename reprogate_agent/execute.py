@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from artifacts.lib.archive import ArchiveLimits, path_problems
+from artifacts.lib.archive import ArchiveLimits
 from benchmarks.environment import capture_environment
 from benchmarks.sandbox import (
     HarnessResult,
@@ -33,13 +33,19 @@ from benchmarks.sandbox import (
     drop_page_cache,
     run_harness,
 )
-from benchmarks.sandbox.reporting import HarnessReporter, RunStopped, clean_text
+from benchmarks.sandbox.reporting import (
+    HarnessReporter,
+    RunStopped,
+    clean_text,
+    json_safe,
+)
 from benchmarks.sandbox.workspace import (
     Collection,
     Workspace,
     WorkspaceError,
     collect_outputs,
     copy_checked,
+    declared_environment,
     extract_archive,
     make_executable,
 )
@@ -252,7 +258,9 @@ def _prepare(
         cache_dropped = drop_page_cache()
     return {
         "environment": environment,
-        "declared_environment": _declared_environment(files, space),
+        "declared_environment": json_safe(
+            declared_environment(files, space.bundle_dir, ENVIRONMENT_MAX_BYTES)
+        ),
         "cache_dropped": cache_dropped,
     }
 
@@ -271,41 +279,6 @@ def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
             "bundle_corrupt",
             f"The server sent {length[:20]} bytes for a bundle of {size} bytes.",
         )
-
-
-def _declared_environment(
-    files: list[dict[str, Any]], space: Workspace
-) -> dict[str, Any]:
-    """The bundle's environment manifest (``environment/manifest.json``, else
-    its first JSON file of kind environment); empty if none is readable."""
-    paths = [
-        str(f["path"])
-        for f in files
-        if f.get("kind") == "environment" and not path_problems(str(f["path"]))
-    ]
-    paths.sort(
-        key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p)
-    )
-    for relative in paths:
-        path = space.bundle_dir / relative
-        if (
-            path.is_symlink()
-            or not path.is_file()
-            or path.stat().st_size > ENVIRONMENT_MAX_BYTES
-        ):
-            continue
-        try:
-            document = json.loads(path.read_bytes())
-        except (ValueError, OSError):
-            continue
-        if isinstance(document, dict):
-            return json_safe(document)
-    return {}
-
-
-def json_safe(value: Any) -> Any:
-    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
-    return json.loads(text)
 
 
 def _limits(run: dict[str, Any]) -> SandboxLimits:

@@ -8,9 +8,10 @@ API (``reprogate_agent.execute``); both subclass ``HarnessReporter`` with their
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
-from typing import Final
+from typing import Any, Final
 
 from benchmarks.sandbox.limits import parse_progress
 
@@ -24,6 +25,13 @@ class RunStopped(Exception):
 def clean_text(text: str) -> str:
     """Text fit for any database column (PostgreSQL refuses NUL)."""
     return text.replace("\x00", "\ufffd")
+
+
+def json_safe(value: Any) -> Any:
+    """A JSON value without NUL characters (PostgreSQL's jsonb refuses them);
+    what JSON cannot hold becomes its ``str``."""
+    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
+    return json.loads(text)
 
 
 class HarnessReporter:

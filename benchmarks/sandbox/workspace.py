@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -204,6 +205,34 @@ class _Walk:
     beat: Beat
     max_files: int
     limit_bytes: int
+
+
+def declared_environment(
+    files: Iterable[Mapping[str, Any]], bundle_dir: Path, max_bytes: int
+) -> dict[str, Any]:
+    """The bundle's environment manifest among the manifest's ``files``
+    (``environment/manifest.json``, else its first JSON file of kind
+    environment), read from the extracted ``bundle_dir``; empty if none is a
+    readable JSON object of at most ``max_bytes``."""
+    paths = sorted(
+        (
+            str(f["path"])
+            for f in files
+            if f.get("kind") == "environment" and not path_problems(str(f["path"]))
+        ),
+        key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p),
+    )
+    for relative in paths:
+        path = bundle_dir / relative
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
+            continue
+        try:
+            document = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue
+        if isinstance(document, dict):
+            return document
+    return {}
 
 
 def output_path_problem(relative: str) -> str:

@@ -38,7 +38,8 @@ from benchmarks.sandbox import (
     drop_page_cache,
     run_harness,
 )
-from benchmarks.sandbox.reporting import RunStopped, clean_text
+from benchmarks.sandbox.reporting import RunStopped, clean_text, json_safe
+from benchmarks.sandbox.workspace import declared_environment
 from benchmarks.services.common import StaleAttempt
 from benchmarks.services.pools import WorkerIdentity, host_ensure
 from benchmarks.services.reporter import RunReporter
@@ -163,7 +164,7 @@ class Outcome:
         return {
             "exit_code": self.exit_code,
             "stop_reason": self.stop_reason,
-            "isolation": _json_safe(self.isolation),
+            "isolation": json_safe(self.isolation),
             "duration_s": self.duration_s,
             "output_truncated": self.output_truncated,
             "log_tail": clean_text(self.log_tail),
@@ -241,7 +242,11 @@ def _prepare(run: Run, space: Workspace, reporter: RunReporter) -> dict[str, Any
     reporter.beat()
     environment = capture_environment()
     reporter.beat()
-    declared = _declared_environment(run, space)
+    declared = declared_environment(
+        _manifest(run).get("files") or [],
+        space.bundle_dir,
+        bundle_environment_max_bytes(),
+    )
     cold = run.scenario.get("cache") == "cold"
     return running_fields(
         run, environment, declared, drop_page_cache() if cold else None
@@ -257,10 +262,10 @@ def running_fields(
     """What a run records as its harness starts: the host's environment, its
     drift from the bundle's declared one, and for a cold-cache scenario whether
     the page cache was dropped (``cache_dropped`` is ignored for a warm one)."""
-    environment = _json_safe(environment)
+    environment = json_safe(environment)
     drift = [
-        _json_safe(d.as_dict())
-        for d in environment_drift(environment, _json_safe(declared))
+        json_safe(d.as_dict())
+        for d in environment_drift(environment, json_safe(declared))
     ]
     fields: dict[str, Any] = {
         "environment": environment,
@@ -278,40 +283,6 @@ def running_fields(
             "page cache (needs root outside a container): the cache may be warm."
         )
     return fields
-
-
-def _declared_environment(run: Run, space: Workspace) -> dict[str, Any]:
-    """The bundle's environment manifest (``environment/manifest.json``, else
-    its first JSON file of kind environment); empty if none is readable."""
-    files = [
-        f["path"]
-        for f in _manifest(run).get("files") or []
-        if f.get("kind") == "environment"
-    ]
-    files.sort(
-        key=lambda p: (p != "environment/manifest.json", not p.endswith(".json"), p)
-    )
-    for relative in files:
-        path = space.bundle_dir / relative
-        if (
-            path.is_symlink()
-            or not path.is_file()
-            or path.stat().st_size > bundle_environment_max_bytes()
-        ):
-            continue
-        try:
-            document = json.loads(path.read_bytes())
-        except (ValueError, OSError):
-            continue
-        if isinstance(document, dict):
-            return document
-    return {}
-
-
-def _json_safe(value: Any) -> Any:
-    """A JSON value without NUL characters (PostgreSQL's jsonb refuses them)."""
-    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
-    return json.loads(text)
 
 
 def _harness_env(run: Run) -> dict[str, str]:

@@ -45,7 +45,7 @@ from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.sandbox.reporting import clean_text
+from benchmarks.sandbox.reporting import clean_text, json_safe
 from benchmarks.sandbox.workspace import output_path_problem
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
 from benchmarks.services.execution import (
@@ -524,8 +524,5 @@ def _remove_uploads_when_over(run_id: int) -> None:
 
 
 def _json_safe(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return {}
-    text = json.dumps(value, default=str).replace("\\u0000", "\\ufffd")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    """An object the agent sent, fit for a jsonb column; anything else is {}."""
+    return json_safe(value) if isinstance(value, dict) else {}

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from benchmarks.sandbox.reporting import json_safe
 from benchmarks.sandbox.workspace import (
     Workspace,
     WorkspaceError,
     collect_outputs,
     copy_checked,
+    declared_environment,
     make_executable,
 )
 
@@ -96,3 +99,46 @@ def test_make_executable_stays_inside_the_bundle(
 
     assert os.stat(outside).st_mode & 0o777 == 0o600
     assert os.stat(space.bundle_dir / "run.sh").st_mode & 0o777 == 0o755
+
+
+def _env_file(space: Workspace, relative: str, content: bytes) -> dict[str, str]:
+    path = space.bundle_dir / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return {"path": relative, "kind": "environment"}
+
+
+def test_the_declared_environment_is_the_manifest_json_first(space: Workspace) -> None:
+    files = [
+        _env_file(space, "environment/a.json", b'{"os": "a"}'),
+        _env_file(space, "environment/manifest.json", b'{"os": "manifest"}'),
+        {"path": "other.json", "kind": "trace"},
+    ]
+
+    assert declared_environment(files, space.bundle_dir, 1000) == {"os": "manifest"}
+
+
+def test_an_unreadable_declared_environment_is_passed_over(space: Workspace) -> None:
+    (space.root / "outside.json").write_text('{"os": "outside"}')
+    (space.bundle_dir / "environment").mkdir()
+    (space.bundle_dir / "environment" / "manifest.json").symlink_to(
+        space.root / "outside.json"
+    )
+    files = [
+        {"path": "environment/manifest.json", "kind": "environment"},
+        {"path": "../outside.json", "kind": "environment"},
+        _env_file(space, "environment/big.json", json.dumps({"x": "y" * 50}).encode()),
+        _env_file(space, "environment/broken.json", b"{not json"),
+        _env_file(space, "environment/list.json", b"[1, 2]"),
+        {"path": "environment/missing.json", "kind": "environment"},
+        _env_file(space, "environment/z.json", b'{"os": "last"}'),
+    ]
+
+    assert declared_environment(files, space.bundle_dir, 40) == {"os": "last"}
+    assert declared_environment(files[:-1], space.bundle_dir, 40) == {}
+
+
+def test_json_safe_replaces_nul_and_stringifies_the_rest() -> None:
+    assert json_safe({"a\x00": ["b\x00c", Path("/x")]}) == {
+        "a\ufffd": ["b\ufffdc", "/x"]
+    }
