@@ -11,8 +11,15 @@ from typing import Any
 import pytest
 from celery.exceptions import Reject
 from celery.worker import state
+from celery.worker.consumer import Consumer
 
-from reprogate_agent.celery_app import TASK_NAME, create_app, register_task
+from reprogate_agent.celery_app import (
+    TASK_NAME,
+    AgentConsumer,
+    create_app,
+    create_worker,
+    register_task,
+)
 from reprogate_agent.client import RunnerClient
 from reprogate_agent.execute import Terms
 from reprogate_agent.options import read_options
@@ -103,3 +110,69 @@ def test_making_the_agent_s_app_leaves_the_process_s_celery_app_current(
         assert "pool-x" not in str(execute_run_task.app.conf.broker_url)
     finally:
         app.close()
+
+
+class _Hub:
+    """A stand-in for Celery's event loop: what it was asked to run later."""
+
+    def __init__(self) -> None:
+        self.later: list[Any] = []
+
+    def call_soon(self, callback: Any) -> Any:
+        self.later.append(callback)
+        return callback
+
+
+def test_celery_s_consumer_leaves_the_ack_to_the_loop_s_next_turn() -> None:
+    """What the agent's consumer changes: with an event loop, Celery only
+    schedules the acknowledgement, and the broker sends the next run after it."""
+    hub, acked = _Hub(), []
+
+    Consumer.call_soon_ack(_with_hub(hub), acked.append, "tag")
+
+    assert acked == []
+    assert len(hub.later) == 1
+
+
+def test_the_agent_acknowledges_a_message_at_once() -> None:
+    hub, acked = _Hub(), []
+
+    AgentConsumer.call_soon_ack(_with_hub(hub), acked.append, "tag")
+
+    assert acked == ["tag"]
+    assert hub.later == []
+
+
+def test_a_failed_acknowledgement_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken() -> None:
+        raise ConnectionResetError("broker gone")
+
+    AgentConsumer.call_soon_ack(_with_hub(_Hub()), broken)
+
+    assert "acknowledging a message failed" in caplog.text
+    assert "broker gone" in caplog.text
+
+
+def _with_hub(hub: _Hub) -> Any:
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.hub = hub  # type: ignore[attr-defined]
+    return holder
+
+
+# Building a worker in this process finalizes the app, which then meets the
+# server's shared tasks this process imported (the agent's own process has none),
+# and the suite runs as root: neither is what this test is about.
+@pytest.mark.filterwarnings(
+    "ignore::UserWarning", "ignore::celery.platforms.SecurityWarning"
+)
+def test_the_agent_s_worker_uses_the_agent_s_consumer(task: Any) -> None:
+    worker = create_worker(task.app, "w@h", "pool.gpu")
+
+    assert isinstance(worker.consumer, AgentConsumer)
+    assert worker.pool_cls.__name__ == "TaskPool"
+    assert worker.pool_cls.__module__ == "celery.concurrency.solo"
