@@ -32,22 +32,24 @@ Prints figures, asserts nothing about timing.
 Exit status: 0, or 1 when a run did not succeed, an agent exited early or the
 server did not start (never because of a figure).
 
-Measured 2026-12-01 on the development VM (2 vCPUs shared with other jobs, load
-average 6-8), ``--agents 1,2,4 --runs-per-agent 6 --sleep 5``:
+Measured 2026-12-04 on a quiet development VM (2 vCPUs, load average under 1),
+``--agents 1,2,4 --runs-per-agent 6 --sleep 5``:
 
     broker            agents  runs  seconds  runs/min  ratio  run mean s
-    RabbitMQ (users)       1     6     37.9      9.51   1.00        6.02
-                           2    12     40.6     17.74   1.87        6.29
-                           4    24     43.0     33.49   3.52        6.45
-    Redis                  1     6     35.6     10.12   1.00        5.71
-                           2    12     36.8     19.56   1.93        5.83
-                           4    24     40.2     35.86   3.54        6.22
+    RabbitMQ (users)       1     6     31.8     11.32   1.00        5.25
+                           2    12     31.9     22.55   1.99        5.26
+                           4    24     33.7     42.72   3.78        5.44
+    Redis                  1     6     32.0     11.24   1.00        5.27
+                           2    12     32.6     22.09   1.97        5.33
+                           4    24     34.0     42.31   3.76        5.45
 
 Every run succeeded on its first attempt, six per agent. A run takes the 5 s
-sleep plus 0.7-1.5 s of the agent's and the server's work; that work grows with
-more agents on two busy cores (gunicorn, PostgreSQL and four agents share them),
-hence 3.5x rather than 4x with four agents. The ceiling is the harness, not the
-queue: one agent does at most 60 / run time runs a minute.
+sleep plus 0.25-0.45 s of the agent's and the server's work; that work grows
+with more agents on two cores (gunicorn, PostgreSQL and four agents share them),
+hence 3.8x rather than 4x with four agents. The "per agent" column shows the
+campaign's balance: it ends with its busiest agent (tests/perf/README.md). The
+ceiling is the harness, not the queue: one agent does at most 60 / run time runs
+a minute.
 """
 
 from __future__ import annotations
