@@ -126,7 +126,7 @@ class _Hub:
 def test_celery_s_consumer_leaves_the_ack_to_the_loop_s_next_turn() -> None:
     """What the agent's consumer changes: with an event loop, Celery only
     schedules the acknowledgement, and the broker sends the next run after it."""
-    hub, acked = _Hub(), []
+    hub, acked = _Hub(), list[str]()
 
     Consumer.call_soon_ack(_with_hub(hub), acked.append, "tag")
 
@@ -135,7 +135,7 @@ def test_celery_s_consumer_leaves_the_ack_to_the_loop_s_next_turn() -> None:
 
 
 def test_the_agent_acknowledges_a_message_at_once() -> None:
-    hub, acked = _Hub(), []
+    hub, acked = _Hub(), list[str]()
 
     AgentConsumer.call_soon_ack(_with_hub(hub), acked.append, "tag")
 
