@@ -10,8 +10,8 @@ The worker acknowledges a message as soon as its run ends (``AgentConsumer``).
 Celery's event loop would defer the acknowledgement to its next turn, and when the
 run was taken from a deferred read that turn waits for the loop's next timer (up
 to 10 s) while the broker, holding the prefetch window of one, sends nothing: an
-idle agent beside queued runs. With four agents on RabbitMQ that cost a run in
-about half of the scale-out benchmark's campaigns."""
+idle agent beside queued runs. With four agents on RabbitMQ that cost a whole run
+in three of seven scale-out benchmark campaigns (tests/perf/README.md)."""
 
 from __future__ import annotations
 

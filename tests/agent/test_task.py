@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -156,12 +157,8 @@ def test_a_failed_acknowledgement_is_logged_not_raised(
 
 
 def _with_hub(hub: _Hub) -> Any:
-    class Holder:
-        pass
-
-    holder = Holder()
-    holder.hub = hub  # type: ignore[attr-defined]
-    return holder
+    """What ``call_soon_ack`` reads of its consumer: the hub."""
+    return SimpleNamespace(hub=hub)
 
 
 def test_the_agent_s_worker_takes_the_agent_s_consumer(task: Any) -> None:
