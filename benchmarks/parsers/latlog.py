@@ -36,6 +36,9 @@ percentile and never ``{direction}_{kind}_us``. How it is recognised:
 - when no line has a block-size column (a hand-cut log), the timestamps: per
   direction they never repeat (but once: fio flushes the last window at the
   end) nor go back, and lines are at least 10 ms apart on average.
+
+fio's ``log_window_value=both`` layout (time, window mean, window maximum,
+direction, …) is not read; its lines are refused with a message naming it.
 """
 
 from __future__ import annotations
@@ -324,9 +327,28 @@ def _parse_chunk(
         number = lines_before + (int(numbers[bad]) if numbers is not None else bad) + 1
         text = chunk[starts[bad] : ends[bad]].decode("utf-8", "replace")[:80]
         expected = "'time, value (ns), direction 0/1/2, …'"
-        raise ParseError(f"line {number}", f"not {expected}: {text!r}")
+        raise ParseError(f"line {number}", f"not {expected}: {text!r}{_hint(text)}")
     _block_sizes(a, starts, c0, c2, directions, logging)
     return values, directions, count
+
+
+def _hint(text: str) -> str:
+    """Name fio's ``log_window_value=both`` layout (time, window mean, window
+    maximum, direction, block size 0, …) when a bad line has it."""
+    fields = [f.strip() for f in text.split(",")]
+    if (
+        len(fields) >= 5
+        and all(f.isdigit() for f in fields[:5])
+        and int(fields[2]) >= int(fields[1])
+        and fields[3] in ("0", "1", "2")
+        and fields[4] == "0"
+    ):
+        return (
+            " (this looks like fio's log_window_value=both layout: time, window "
+            "mean, window maximum, direction, …; it is not read, log with "
+            "log_window_value=avg or without log_avg_msec)"
+        )
+    return ""
 
 
 def _block_sizes(

@@ -189,6 +189,7 @@ def test_without_a_block_size_column_busy_times_mean_single_ios() -> None:
         ),
         (b"1, 100, 0, 4096, 0\n" + b"9" * 20000, "line 2: longer than 4096 bytes"),
         (b'{"jobs": []}\n', "line 1: not"),
+        (b"1000, 2000, 9000, 1, 0, 0, 0\n", "log_window_value=both layout"),
     ],
 )
 def test_bad_input_is_a_clear_problem(data: bytes, message: str) -> None:
