@@ -17,9 +17,10 @@ Serve results (a flat object):
 - ``request_rate`` (a number or the string ``"inf"``), ``max_concurrency``,
   ``burstiness``, model, backend, date -> ``info``;
 - failures -> a warning (latency figures cover successful requests only):
-  ``failed`` when the file has it (older vLLM does not), else ``num_prompts -
+  ``failed`` when the file has it (older vLLM does not), else the requests in
+  ``errors`` (one entry each) minus ``completed``, else ``num_prompts -
   completed``, else the non-empty ``errors``; counts that contradict each
-  other (``failed`` vs the non-empty errors, ``completed + failed`` vs
+  other (``failed`` vs the non-empty errors, the requests counted vs
   ``num_prompts``) are warnings too; nothing completed -> a warning and no
   latency figures;
 - per-request arrays (``ttfts``, ``itls``, ``latencies``, ``output_lens``,
@@ -135,25 +136,29 @@ def _failures(result: ParseResult, doc: dict[str, Any]) -> None:
     completed = as_number(doc.get("completed"))
     failed = as_number(doc.get("failed"))
     prompts = as_number(doc.get("num_prompts"))
-    errors = _real_errors(doc)
-    if failed is not None and errors is not None and int(failed) != errors:
+    errors = doc["errors"] if isinstance(doc.get("errors"), list) else None
+    named = _real_errors(doc)
+    if failed is not None and named is not None and int(failed) != named:
         result.warnings.append(
-            f"failed: failed is {int(failed)} but errors holds {errors} non-empty "
+            f"failed: failed is {int(failed)} but errors holds {named} non-empty "
             "error(s)"
         )
     if failed is not None and completed is not None:
-        total = int(failed + completed)
-        if prompts is not None and int(prompts) != total:
-            result.warnings.append(
-                f"num_prompts: {int(prompts)} prompts but completed + failed is {total}"
-            )
-        count, key = int(failed), "failed"
+        total, count, key = int(failed + completed), int(failed), "failed"
+    elif errors is not None and completed is not None:
+        total, key = len(errors), "errors"
+        count = total - int(completed)
     elif prompts is not None and completed is not None:
         total, count, key = int(prompts), int(prompts - completed), "num_prompts"
-    elif errors is not None:
-        total, count, key = len(doc["errors"]), errors, "errors"
+    elif errors is not None and named is not None:
+        total, count, key = len(errors), named, "errors"
     else:
         return
+    if prompts is not None and key != "num_prompts" and int(prompts) != total:
+        result.warnings.append(
+            f"num_prompts: {int(prompts)} prompts but {total} requests were counted "
+            f"({key})"
+        )
     if count > 0:
         result.warnings.append(
             f"{key}: {count} of {total} requests failed; latency figures cover "

@@ -164,6 +164,16 @@ def test_counts_that_disagree_with_the_errors_are_flagged() -> None:
     assert one(result, "ttft_ms", "p50", method="recomputed:per-request") == 20.0
 
 
+def test_num_prompts_that_disagrees_with_the_requests_is_flagged() -> None:
+    result = run(detailed(errors=ERRORS, num_prompts=5))
+
+    assert any(
+        "num_prompts: 5 prompts but 4 requests were counted (errors)" in w
+        for w in result.warnings
+    )
+    assert any("errors: 1 of 4 requests failed" in w for w in result.warnings)
+
+
 def test_completed_short_of_num_prompts_is_a_failure_warning() -> None:
     doc = serve(num_prompts=5, completed=3)
     del doc["failed"]
