@@ -26,8 +26,9 @@ window holding the window's mean latency (its maximum with
 ``log_window_value=max``), not one line per I/O, and fio's HOWTO says so:
 percentiles computed from such averages are wrong. Such a log gives
 ``{direction}_{kind}_window_mean_us`` with ``min``, ``max`` and ``mean`` over
-the windows (method ``recomputed:lat-log-windows``) and a warning, never a
-percentile and never ``{direction}_{kind}_us``. How it is recognised:
+the windows (method ``recomputed:lat-log-windows``), the windows as a time
+series of that name (the first ``MAX_WINDOW_POINTS`` per direction) and a
+warning, never a percentile and never ``{direction}_{kind}_us``. How it is recognised:
 
 - fio's own mark (HOWTO "Log File Formats": with windowed logging the block
   size and offset "will always contain 0"): the block-size column (4th) is
@@ -54,6 +55,7 @@ from benchmarks.parsers.model import (
     MetricSink,
     ParseError,
     ParseResult,
+    Series,
     percentile_stat,
 )
 
@@ -68,6 +70,9 @@ WINDOW_METHOD: Final = "recomputed:lat-log-windows"
 # Without a block-size column: the mean gap (ms) between a direction's lines
 # from which evenly spaced, never repeated timestamps are taken for windows.
 MIN_WINDOW_MS: Final = 10
+# An averaged log's windows also become a time series, up to this many points
+# per direction (the runner keeps at most 20,000 points of a series).
+MAX_WINDOW_POINTS: Final = 20_000
 NEWLINE, COMMA, SPACE, CR, ZERO = 10, 44, 32, 13, 48
 
 
@@ -138,6 +143,22 @@ class Logging:
         self.repeats = [0] * len(DIRECTIONS)
         self.backwards = [0] * len(DIRECTIONS)
         self.bad_times = False
+        # the windows' (time ms, value ns) by direction, for the time series
+        self.points: list[list[tuple[np.ndarray, np.ndarray]]] = [
+            [] for _ in DIRECTIONS
+        ]
+        self.kept = [0] * len(DIRECTIONS)
+
+    def add_windows(
+        self, times: np.ndarray, values: np.ndarray, directions: np.ndarray
+    ) -> None:
+        for d in np.unique(directions):
+            room = MAX_WINDOW_POINTS - self.kept[d]
+            mine = directions == d
+            t, v = times[mine][:room], values[mine][:room]
+            if t.size:
+                self.points[d].append((t, v))
+                self.kept[d] += int(t.size)
 
     def add_times(self, times: np.ndarray, directions: np.ndarray) -> None:
         for d in np.unique(directions):
@@ -196,6 +217,7 @@ def parse_lat_log(
     windowed, evidence = logging.windowed()
     if windowed:
         _window_means(MetricSink(result), histogram, kind, source_name, evidence)
+        _window_series(result, logging, histogram, kind, source_name)
         counts = {d: n for d, n in zip(DIRECTIONS, histogram.total, strict=True) if n}
         result.info.update(
             {"latency": kind, "logging": "windowed", "windows": counts,
@@ -217,6 +239,33 @@ def parse_lat_log(
     result.info.update(
         {"latency": kind, "logging": "per-io", "samples": samples, "lines": lines[0]}
     )
+
+
+def _window_series(
+    result: ParseResult,
+    logging: Logging,
+    histogram: LatencyHistogram,
+    kind: str,
+    source_name: str,
+) -> None:
+    """An averaged log's windows over time (s, us), one series per direction."""
+    for d, direction in enumerate(DIRECTIONS):
+        if not logging.points[d]:
+            continue
+        times = np.concatenate([t for t, _ in logging.points[d]]) / 1000
+        values = np.concatenate([v for _, v in logging.points[d]]) / 1000
+        name = f"{direction}_{kind}_window_mean_us"
+        points = tuple(zip(times.tolist(), values.tolist(), strict=True))
+        key = f"{source_name or 'log'} direction {d}"
+        result.series.append(Series(name, "us", points, key))
+        if (
+            logging.kept[d] >= MAX_WINDOW_POINTS
+            and histogram.total[d] > logging.kept[d]
+        ):
+            result.warnings.append(
+                f"{name}: the time series holds the first {logging.kept[d]} of "
+                f"{histogram.total[d]} windows"
+            )
 
 
 def _window_means(
@@ -328,7 +377,7 @@ def _parse_chunk(
         text = chunk[starts[bad] : ends[bad]].decode("utf-8", "replace")[:80]
         expected = "'time, value (ns), direction 0/1/2, …'"
         raise ParseError(f"line {number}", f"not {expected}: {text!r}{_hint(text)}")
-    _block_sizes(a, starts, c0, c2, directions, logging)
+    _block_sizes(a, starts, c0, c2, values, directions, logging)
     return values, directions, count
 
 
@@ -356,12 +405,14 @@ def _block_sizes(
     starts: np.ndarray,
     c0: np.ndarray,
     c2: np.ndarray,
+    values: np.ndarray,
     directions: np.ndarray,
     logging: Logging,
 ) -> None:
     """Count the lines whose block size (after the third comma; -1: none) is
-    exactly ``0``, those where it is something else, and give the times of the
-    lines without one to ``logging``."""
+    exactly ``0``, those where it is something else; give ``logging`` the
+    windows (time, value) of the first and the times of the lines without a
+    block size."""
     has = c2 >= 0
     last = a.size - 1
     field = np.minimum(c2 + 1 + (a[np.minimum(c2 + 1, last)] == SPACE), last)
@@ -373,6 +424,9 @@ def _block_sizes(
     )
     logging.bs_zero += int(zero.sum())
     logging.bs_set += int(has.sum() - zero.sum())
+    if zero.any() and min(logging.kept) < MAX_WINDOW_POINTS:
+        times, ok = _digits(a, starts[zero] - 1, c0[zero])
+        logging.add_windows(times[ok], values[zero][ok], directions[zero][ok])
     missing = ~has
     if not missing.any():
         return
@@ -382,6 +436,7 @@ def _block_sizes(
         logging.bad_times = True
         return
     logging.add_times(times, directions[missing])
+    logging.add_windows(times, values[missing], directions[missing])
 
 
 def _digits(

@@ -63,6 +63,9 @@ def test_an_averaged_latency_log_prints_window_means_and_says_why(
     assert {x["method"] for x in lines} == {"recomputed:lat-log-windows"}
     assert "reprogate: warning:" in captured.err
     assert "log_avg_msec" in captured.err
+    assert main(["parse", "fio-lat-log", str(FIO_WINDOWED_LOG), "--series"]) == 0
+    series = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (series["name"], len(series["points"])) == ("write_clat_window_mean_us", 121)
 
 
 def test_reads_stdin_and_prints_series(

@@ -145,3 +145,5 @@ def test_a_latency_log_fio_averaged_gives_window_means(tmp_path: Path) -> None:
         figures = {m.stat: m.value for m in result.metrics if m.name == name}
         assert figures["mean"] == pytest.approx(sum(values) / len(values) / 1000)
         assert figures["max"] == max(values) / 1000
+        [points] = [s.points for s in result.series if s.name == name]
+        assert [v for _, v in points] == [v / 1000 for v in values]

@@ -186,6 +186,10 @@ def test_fio_averaged_latency_log_gives_window_means_not_percentiles() -> None:
     assert {x.method for x in m} == {"recomputed:lat-log-windows"}
     assert result.info["logging"] == "windowed"
     assert result.info["windows"] == {"write": 121}
+    [series] = result.series  # the windows over time, as fio-plot charts them
+    assert (series.name, series.unit) == (name, "us")
+    assert series.points[:2] == ((0.551, 90675.978), (1.071, 169483.362))
+    assert len(series.points) == 121
     assert any(
         "log_avg_msec" in w and "no per-I/O percentile" in w for w in result.warnings
     )

@@ -127,12 +127,30 @@ def test_a_log_averaged_over_windows_gives_window_means_not_percentiles() -> Non
     assert "no per-I/O percentile" in warning
 
 
+def test_the_windows_are_a_time_series_cut_to_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(latlog, "MAX_WINDOW_POINTS", 2)
+    rows = [(500, 2000, 1), (1000, 4000, 1), (1500, 9000, 1), (500, 700, 0)]
+
+    result = parse("fio-lat-log", windowed(rows), source_name="j_lat.1.log")
+
+    by_name = {s.name: s.points for s in result.series}
+    assert by_name == {
+        "read_lat_window_mean_us": ((0.5, 0.7),),
+        "write_lat_window_mean_us": ((0.5, 2.0), (1.0, 4.0)),
+    }
+    assert one(result, "write_lat_window_mean_us", "max") == 9.0  # all windows
+    assert any("holds the first 2 of 3 windows" in w for w in result.warnings)
+
+
 def test_per_io_lines_keep_their_percentiles() -> None:
     result = parse("fio-lat-log", windowed([(1, 2000, 1), (1, 4000, 1)], bs=4096))
 
     assert one(result, "write_lat_us", "p50") == 3.0
     assert result.info["logging"] == "per-io"
     assert result.warnings == []
+    assert result.series == []
 
 
 def test_a_mix_of_window_and_per_io_lines_is_reported_as_windows() -> None:
