@@ -12,10 +12,17 @@
 #   REPROGATE_PORT          8000, its port; links in notifications follow the two
 #   REPROGATE_VAR_DIR       var, where SQLite, files, keys and the broker live (made
 #                           if missing; a relative path is from the repository)
+#   REPROGATE_URL           the site's URL for the reprogate CLI and the examples:
+#                           REPROGATE_SITE_URL if set, else http://HOST:PORT
 export REPROGATE_EMBEDDED="${REPROGATE_EMBEDDED:-True}"
 export REPROGATE_HOST="${REPROGATE_HOST:-127.0.0.1}"
 export REPROGATE_PORT="${REPROGATE_PORT:-8000}"
 export REPROGATE_VAR_DIR="${REPROGATE_VAR_DIR:-var}"
+case "$REPROGATE_HOST" in
+0.0.0.0 | "::" | "[::]") link_host=127.0.0.1 ;; # listens everywhere: links use loopback
+*) link_host="$REPROGATE_HOST" ;;
+esac
+export REPROGATE_URL="${REPROGATE_URL:-${REPROGATE_SITE_URL:-http://$link_host:$REPROGATE_PORT}}"
 mkdir -p "$REPROGATE_VAR_DIR"
 REPROGATE_VAR_DIR="$(cd "$REPROGATE_VAR_DIR" && pwd)"
 
