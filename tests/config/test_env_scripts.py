@@ -54,6 +54,32 @@ def test_scripts_manage_uses_the_environment_of_scripts_run(tmp_path: Path) -> N
     ]
 
 
+def test_scripts_manage_links_to_the_port_scripts_run_served_the_var_dir_on(
+    tmp_path: Path,
+) -> None:
+    var_dir = tmp_path / "demo"
+    var_dir.mkdir()
+    (var_dir / "run-port").write_text("8155\n")  # as scripts/run writes it
+
+    alone = manage(
+        "shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR,
+        env=bare_env(REPROGATE_VAR_DIR=str(var_dir)),
+    )  # fmt: skip
+    told = manage(
+        "shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR,
+        env=bare_env(REPROGATE_VAR_DIR=str(var_dir), REPROGATE_PORT="8156"),
+    )  # fmt: skip
+    (var_dir / "run-port").write_text("8155; rm -rf /\n")
+    garbled = manage(
+        "shell", "-v", "0", "-c", SHOW, cwd=PROJECT_DIR,
+        env=bare_env(REPROGATE_VAR_DIR=str(var_dir)),
+    )  # fmt: skip
+
+    assert alone.stdout.split()[2] == "http://127.0.0.1:8155", alone.stderr
+    assert told.stdout.split()[2] == "http://127.0.0.1:8156", told.stderr
+    assert garbled.stdout.split()[2] == "http://127.0.0.1:8000", garbled.stderr
+
+
 def test_scripts_manage_keeps_what_the_caller_set(tmp_path: Path) -> None:
     env = bare_env(
         REPROGATE_VAR_DIR=str(tmp_path / "var"),
