@@ -184,8 +184,8 @@ class _Names:
                     "name_collision",
                     f"The path uses the file {first!r} as a folder.",
                 )
-        if not is_dir and (first := self.look_alikes.first_like(name)):
-            return confusable_problem(name, first)
+        if not is_dir and (like := self.look_alikes.first_like(name)):
+            return confusable_problem(name, like)
         for parent in [*parents, folded] if is_dir else parents:
             self.dirs.setdefault(parent, name)
         if not is_dir:
