@@ -103,7 +103,11 @@ class SigningKeyListApi(APIView):
     @extend_schema(
         operation_id="signing_key_register",
         request=InputSerializer,
-        responses={201: SigningKeyOutputSerializer, 404: error_response(404)},
+        responses={
+            201: SigningKeyOutputSerializer,
+            404: error_response(404),
+            409: error_response(409),
+        },
     )
     def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)
