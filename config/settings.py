@@ -30,6 +30,10 @@ from config.logs import logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+# /healthz fails its disk check below this much free space there (portal/health.py).
+REPROGATE_MIN_FREE_DISK_MB = env_int(
+    "REPROGATE_MIN_FREE_DISK_MB", default=100, minimum=0
+)
 
 # --- Core ---------------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/ref/settings/#debug
