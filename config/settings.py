@@ -103,6 +103,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "accounts.disk_full.DiskFullMiddleware",  # last: a view's error, first
 ]
 
 ROOT_URLCONF = "config.urls"
