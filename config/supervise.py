@@ -13,6 +13,10 @@ group of its own.
   ``$REPROGATE_VAR_DIR/supervisor.json`` whenever it changes; ``/healthz`` reports it
   (portal/health.py). A write that fails (a full disk) is skipped: the next change
   writes it again.
+- It keeps a connection open to each embedded SQLite database (``SqliteHold``): a
+  database in WAL mode is read through its ``-shm`` file, which SQLite deletes when
+  the last connection closes and must write again (32 KiB) at the next open. Held
+  open, it stays, so pages and API reads keep working when the disk is full.
 - SIGINT or SIGTERM (Ctrl-C) sends SIGTERM to every process, waits at most
   ``STOP_GRACE_S`` and then SIGKILLs what is left of their process groups (a Celery
   worker's warm shutdown would wait for a running benchmark to finish; its
@@ -29,6 +33,7 @@ import datetime as dt
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -153,6 +158,45 @@ def link_host(host: str) -> str:
 
 
 @dataclass
+class SqliteHold:
+    """An idle connection to each of ``paths`` once the file exists (no
+    transaction stays open: checkpoints go on)."""
+
+    paths: list[Path]
+    connections: dict[Path, sqlite3.Connection] = field(default_factory=dict)
+
+    def poll(self) -> None:
+        for path in self.paths:
+            if path in self.connections or not path.is_file():
+                continue
+            try:
+                connection = sqlite3.connect(
+                    f"file:{path}?mode=rw", uri=True, isolation_level=None, timeout=5
+                )
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                continue  # tried again at the next poll
+            self.connections[path] = connection
+
+    def close(self) -> None:
+        for connection in self.connections.values():
+            connection.close()
+        self.connections.clear()
+
+
+def embedded_databases(var_dir: Path, env: dict[str, str]) -> list[Path]:
+    """The embedded default's SQLite files (config/settings.py): the database
+    unless ``DATABASE_URL`` names another, the broker unless
+    ``CELERY_BROKER_URL`` does."""
+    paths = []
+    if not env.get("DATABASE_URL") and not env.get("DATABASE_URL_FILE"):
+        paths.append(var_dir / "db.sqlite3")
+    if not env.get("CELERY_BROKER_URL") and not env.get("CELERY_BROKER_URL_FILE"):
+        paths.append(var_dir / "broker" / "broker.sqlite3")
+    return paths
+
+
+@dataclass
 class Supervisor:
     programs: list[Program]
     status_path: Path
@@ -162,6 +206,7 @@ class Supervisor:
     # Probed until it answers (any status); then ``ready_line`` goes to the console.
     ready_url: str | None = None
     ready_line: str = ""
+    hold: SqliteHold = field(default_factory=lambda: SqliteHold([]))
     _ready_probed_at: float = 0.0
     _stopping: bool = False
     _started_at: float = field(default_factory=time.time)
@@ -299,14 +344,20 @@ class Supervisor:
             return False
         return True
 
-    def probe_ready(self) -> None:
-        """Once the web answers ``ready_url`` (any status), say ``ready_line``."""
-        if self.ready_url is None:
-            return
+    def periodic(self) -> None:
+        """Every ``READY_PROBE_EVERY_S``: hold the databases that appeared, and
+        probe the web until it is ready."""
         now = time.monotonic()
         if now - self._ready_probed_at < READY_PROBE_EVERY_S:
             return
         self._ready_probed_at = now
+        self.hold.poll()
+        self.probe_ready()
+
+    def probe_ready(self) -> None:
+        """Once the web answers ``ready_url`` (any status), say ``ready_line``."""
+        if self.ready_url is None:
+            return
         try:
             with urllib.request.urlopen(self.ready_url, timeout=2):  # noqa: S310
                 pass
@@ -327,18 +378,20 @@ class Supervisor:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self.request_stop)
         try:
+            self.hold.poll()
             for program in self.programs:
                 self._start(program)
             status_written = self.write_status()
             while not self._stopping:
                 if self.step() or not status_written:
                     status_written = self.write_status()
-                self.probe_ready()
+                self.periodic()
                 time.sleep(POLL_S)
         finally:
             self._stopping = True
             self.write_status()
             self.stop()
+            self.hold.close()
             self.status_path.unlink(missing_ok=True)
         return 0
 
@@ -395,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     supervisor = Supervisor(
         embedded_programs(args.host, args.port, var_dir),
         status_path=var_dir / STATUS_FILE,
+        hold=SqliteHold(embedded_databases(var_dir, dict(os.environ))),
         ready_url=f"{url}/healthz",
         ready_line=(
             f"==> ReproGate is ready at {url}{note}; logs in {var_dir / LOGS_DIR}/, "

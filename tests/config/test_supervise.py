@@ -5,9 +5,11 @@ process behind, however stubborn."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -232,11 +234,39 @@ def test_the_ready_line_comes_once_when_the_web_answers(
 
     sup.ready_url = f"file://{tmp_path / 's.json'}"  # answers once it exists
     sup.write_status()
-    sup._ready_probed_at = 0.0
     sup.probe_ready()
-    sup._ready_probed_at = 0.0
     sup.probe_ready()
     assert lines == ["==> ready"]
+
+
+def test_an_embedded_database_is_held_open_once_it_exists(tmp_path: Path) -> None:
+    database = tmp_path / "db.sqlite3"
+    hold = supervise.SqliteHold([database])
+    hold.poll()
+    assert hold.connections == {}
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("CREATE TABLE t (x)")
+
+    hold.poll()
+
+    # WAL's shared-memory file, which a reader needs, outlives other connections
+    assert set(hold.connections) == {database}
+    assert (tmp_path / "db.sqlite3-shm").stat().st_size == 32768
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("INSERT INTO t VALUES (1)")
+        connection.commit()
+    assert (tmp_path / "db.sqlite3-shm").exists()
+    hold.close()
+    assert not (tmp_path / "db.sqlite3-shm").exists()
+
+
+def test_only_the_embedded_default_databases_are_held(tmp_path: Path) -> None:
+    both = supervise.embedded_databases(tmp_path, {})
+    production = {"DATABASE_URL": "postgres://db/x", "CELERY_BROKER_URL": "redis://r"}
+
+    assert both == [tmp_path / "db.sqlite3", tmp_path / "broker" / "broker.sqlite3"]
+    assert supervise.embedded_databases(tmp_path, production) == []
 
 
 @pytest.mark.parametrize(

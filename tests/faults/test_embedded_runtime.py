@@ -53,12 +53,12 @@ VAR_BYTES = 48 * 1024 * 1024
 MIN_FREE_MB = 4  # REPROGATE_MIN_FREE_DISK_MB: the empty tmpfs passes, a full one not
 PASSWORD = "reprogate-demo"  # the demo accounts' documented password
 BUILD_UPLOAD = """
-import datetime as dt, sys
+import datetime as dt
 from pathlib import Path
 from artifacts.lib.bundle_build import build_bundle
 from portal.demo import EXAMPLES_DIR, demo_key
 build_bundle(EXAMPLES_DIR / "acme-flash", key=demo_key("acme-flash"),
-             output=Path(sys.argv[-1]), rfp="RFP-DEMO-1", vendor="acme-flash",
+             output=Path(OUTPUT), rfp="RFP-DEMO-1", vendor="acme-flash",
              created=dt.datetime.now(dt.UTC))
 """
 
@@ -125,7 +125,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded]:
         for command in (
             ["migrate", "--no-input", "--verbosity=0"],
             ["seed_demo", "--verbosity=0"],
-            ["shell", "-c", BUILD_UPLOAD, str(here.upload)],
+            ["shell", "-c", BUILD_UPLOAD.replace("OUTPUT", repr(str(here.upload)))],
         ):
             done = here.manage(*command)
             assert done.returncode == 0, done.stdout + done.stderr
