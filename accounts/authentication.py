@@ -1,32 +1,24 @@
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, transaction
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from accounts import clock
-from accounts.disk_full import is_disk_full
+from accounts.disk_full import unless_disk_full
 from accounts.models import ApiToken
 from accounts.services import token_digest
 
 # Writing last_used_at on every request would serialise the API on one row.
 _LAST_USED_RESOLUTION = timedelta(minutes=5)
-logger = logging.getLogger(__name__)
 
 
 def _note_use(token: ApiToken, now: datetime) -> None:
     """Record when the token was last used, if the disk lets us: on a full disk
     the request goes on (a read must not fail for the sake of this note)."""
-    try:
-        with transaction.atomic():
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    except DatabaseError as error:
-        if not is_disk_full(error):
-            raise
-        logger.warning("disk full: token %s's last use not recorded", token.prefix)
+    with unless_disk_full(f"last use of API token {token.prefix}… at {now}"):
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):

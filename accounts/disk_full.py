@@ -5,6 +5,10 @@ API answers in its one error shape (``{"code": "disk_full", ...}``), pages with 
 page saying so. A write that failed wrote nothing (its transaction rolled back);
 reads go on working, and writes work again as soon as space is freed.
 
+A read that records something on the side (a token's last use, a download's audit
+row) does it through ``unless_disk_full``: on a full disk the record is skipped
+with a warning in the log, which names it, and the read is served.
+
 Three places catch it: the API's exception handler (accounts/api_errors.py), this
 module's middleware (a page's view) and the 500 handler (what fails outside a
 view, such as the session saved after it: config/urls.py)."""
@@ -14,8 +18,10 @@ from __future__ import annotations
 import errno
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
+from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
@@ -46,6 +52,19 @@ def is_disk_full(exc: BaseException | None) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+@contextmanager
+def unless_disk_full(record: str) -> Iterator[None]:
+    """Run the block's writes in a savepoint; on a full disk roll them back, log
+    ``record`` (what was not recorded) and go on."""
+    try:
+        with transaction.atomic():
+            yield
+    except DatabaseError as error:
+        if not is_disk_full(error):
+            raise
+        logger.warning("disk full: not recorded: %s", record)
 
 
 def disk_full_response(request: HttpRequest) -> HttpResponse:
