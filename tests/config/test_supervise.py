@@ -417,3 +417,33 @@ def test_the_embedded_processes_filter_celerys_root_warning_only(
     )
     assert "superuser" not in probe.stderr
     assert "another warning" in probe.stderr
+
+
+def test_the_operations_guide_states_the_supervisors_figures() -> None:
+    guide = (PROJECT_DIR / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = guide.split("## The embedded runtime (`scripts/run`)", 1)[1]
+    rotate_mib = supervise.LOG_ROTATE_BYTES // (1024 * 1024)
+
+    for figure in (
+        f"after {supervise.BACKOFF_FIRST_S:g} s, then 2 s, 4 s, … up to "
+        f"{supervise.BACKOFF_MAX_S:g} s",
+        f"SIGKILL for what is left after {supervise.STOP_GRACE_S:g} s",
+        f"a log over {rotate_mib} MiB",
+        f"`$REPROGATE_VAR_DIR/{supervise.STATUS_FILE}`",
+        f"`$REPROGATE_VAR_DIR/{supervise.LOGS_DIR}/<process>.log`",
+        "`REPROGATE_MIN_FREE_DISK_MB` (default 100)",
+    ):
+        assert figure in " ".join(section.split()), figure
+    for name in ("web", "worker", "lab-worker", "beat"):
+        assert f"`{name}`" in section
+
+
+def test_scripts_run_names_every_demo_account_when_ready() -> None:
+    from portal.demo import ACCOUNTS, DEMO_PASSWORD
+
+    script = (PROJECT_DIR / "scripts" / "run").read_text(encoding="utf-8")
+    note = script.split("--ready-note", 1)[1].splitlines()[0]
+
+    names = [username for username, _org, _role in ACCOUNTS]
+    assert f"{', '.join(names[:-1])} or {names[-1]}" in note
+    assert f"(password {DEMO_PASSWORD})" in note
