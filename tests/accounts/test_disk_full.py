@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.db import OperationalError
+from django.http import HttpResponse
 from django.test import RequestFactory
 
 from accounts.api_errors import exception_handler
@@ -82,7 +83,7 @@ def test_the_api_leaves_other_database_errors_to_the_500_handler() -> None:
 
 
 def test_a_page_whose_view_hit_a_full_disk_says_so() -> None:
-    middleware = DiskFullMiddleware(lambda request: None)  # type: ignore[arg-type,return-value]
+    middleware = DiskFullMiddleware(lambda request: HttpResponse())
     request = RequestFactory().post("/rfps/new/")
 
     response = middleware.process_exception(request, OperationalError(SQLITE_FULL))

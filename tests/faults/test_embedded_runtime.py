@@ -253,50 +253,56 @@ def test_a_killed_web_server_serves_again_within_30_seconds(
     assert "==> web started again (restart 1)" in console
 
 
+def _reads_work(url: str, buyer: urllib.request.OpenerDirector, token: str) -> str:
+    """A logged-in page, API reads with the token and a download: 200. The id
+    of RFP-DEMO-1."""
+    status, page = _request(f"{url}/dashboard/", opener=buyer)
+    assert status == 200, page[:2000]
+    assert b'data-testid="current-user">buyer<' in page
+    status, answer = _request(f"{url}/api/v1/rfps/", token=token)
+    assert status == 200, answer
+    rfps = {r["reference"]: r["id"] for r in json.loads(answer)["results"]}
+    rfp = str(rfps["RFP-DEMO-1"])
+    status, answer = _request(f"{url}/api/v1/rfps/{rfp}/bundles/", token=token)
+    assert status == 200, answer
+    bundle = json.loads(answer)["results"][0]["id"]
+    download = f"{url}/api/v1/bundles/{bundle}/download/"
+    status, archive = _request(download, token=token)
+    assert status == 200, archive[:500]
+    assert archive[:2] == b"\x1f\x8b"  # gzip
+    return rfp
+
+
+def _writes_answer_507(embedded: Embedded, token: str, rfp: str) -> None:
+    """An upload and a login: 507, saying why; /healthz: 503 naming the disk."""
+    status, body = _upload(embedded.url, token, rfp, embedded.upload)
+    assert status == 507, body
+    assert body["code"] == "spool_full"
+    assert "space" in body["message"]
+    status, text, _opener = _log_in(embedded.url, "vendor-b")
+    assert status == 507, text[:2000]
+    assert "The disk is full" in text
+    assert "Traceback" not in text
+    answer = healthz(embedded.port)
+    assert answer is not None
+    assert answer[0] == 503
+    assert answer[1]["checks"]["disk"]["ok"] is False
+    assert answer[1]["checks"]["database"]["ok"] is True
+
+
 @pytest.mark.timeout(240)
 def test_a_full_disk_keeps_reads_answers_writes_507_and_recovers(
     embedded: Embedded,
 ) -> None:
-    url = embedded.url
-    status, page, buyer = _log_in(url, "buyer")
-    assert status == 200, page[:2000]
-    token = _token(url, "vendor-a")  # not used before the disk is full
+    status, text, buyer = _log_in(embedded.url, "buyer")
+    assert status == 200, text[:2000]
+    token = _token(embedded.url, "vendor-a")  # not used before the disk is full
     filler = embedded.var_dir / "filler"
 
     _fill(filler)
     try:
-        status, page = _request(f"{url}/dashboard/", opener=buyer)
-        assert status == 200, page[:2000]
-        assert b'data-testid="current-user">buyer<' in page
-        status, answer = _request(f"{url}/api/v1/rfps/", token=token)
-        assert status == 200, answer
-        rfp = next(
-            r for r in json.loads(answer)["results"] if r["reference"] == "RFP-DEMO-1"
-        )
-        status, answer = _request(
-            f"{url}/api/v1/rfps/{rfp['id']}/bundles/", token=token
-        )
-        assert status == 200, answer
-        bundle = json.loads(answer)["results"][0]
-        status, archive = _request(
-            f"{url}/api/v1/bundles/{bundle['id']}/download/", token=token
-        )
-        assert status == 200, archive[:500]
-        assert archive[:2] == b"\x1f\x8b"
-
-        status, body = _upload(url, token, rfp["id"], embedded.upload)
-        assert status == 507, body
-        assert body["code"] == "spool_full"
-        assert "space" in body["message"]
-        status, page, _opener = _log_in(url, "vendor-b")
-        assert status == 507, page[:2000]
-        assert "The disk is full" in page
-        assert "Traceback" not in page
-        answer = healthz(embedded.port)
-        assert answer is not None
-        assert answer[0] == 503
-        assert answer[1]["checks"]["disk"]["ok"] is False
-        assert answer[1]["checks"]["database"]["ok"] is True
+        rfp = _reads_work(embedded.url, buyer, token)
+        _writes_answer_507(embedded, token, rfp)
     finally:
         filler.unlink()
         (embedded.var_dir / "one-more").unlink(missing_ok=True)
@@ -304,11 +310,11 @@ def test_a_full_disk_keeps_reads_answers_writes_507_and_recovers(
     freed = time.monotonic()
     wait_for(lambda: _healthy(embedded.port), 60, embedded.supervisor.tail, step=0.5)
     report("var disk full, space freed: /healthz 200", time.monotonic() - freed)
-    status, body = _upload(url, token, rfp["id"], embedded.upload)
+    status, body = _upload(embedded.url, token, rfp, embedded.upload)
     assert status == 201, body  # 201, not 200: nothing of the refused one was kept
-    status, page, _opener = _log_in(url, "vendor-b")
-    assert status == 200, page[:2000]
-    assert 'data-testid="current-user">vendor-b<' in page
+    status, text, _opener = _log_in(embedded.url, "vendor-b")
+    assert status == 200, text[:2000]
+    assert 'data-testid="current-user">vendor-b<' in text
     verified = embedded.manage("escrow_verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "Escrow is intact" in verified.stdout
