@@ -4,7 +4,8 @@ group of its own.
 
 - A process that exits, the web server's included, is started again after a
   back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
-  minute), with a line on the console naming its log's last line.
+  minute), with a line on the console (quoting its log's last line if it exited
+  with an error).
 - Each process writes to its own log file, ``$REPROGATE_VAR_DIR/logs/<name>.log``
   (a log over ``LOG_ROTATE_BYTES`` at a start is kept as ``<name>.log.1``); the
   console has one line per start, exit and restart, and, once ``/healthz``
@@ -234,11 +235,9 @@ class Supervisor:
                 output.close()
         program.started_at = time.monotonic()
         program.next_start_at = None
-        again = f" again (restart {program.restarts})" if program.restarts else ""
+        again = f" again (restart {program.restarts}; " if program.restarts else " ("
         where = f"; log: {program.log}" if program.log is not None else ""
-        self.say(
-            f"==> {program.name} started{again} (pid {program.process.pid}{where})"
-        )
+        self.say(f"==> {program.name} started{again}pid {program.process.pid}{where})")
 
     def _reap(self, program: Program, returncode: int) -> None:
         now = time.monotonic()
@@ -252,7 +251,8 @@ class Supervisor:
         program.failures_in_a_row += 1
         delay = backoff(program.failures_in_a_row)
         program.next_start_at = now + delay
-        line = last_line(program.log)
+        # What a program said before it exited (not when killed: a line of work)
+        line = last_line(program.log) if returncode > 0 else ""
         self.say(
             f"==> {program.name} {describe_exit(returncode)}; restarting in {delay:g} s"
             + (f" (its log's last line: {line})" if line else "")

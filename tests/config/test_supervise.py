@@ -125,7 +125,7 @@ def test_a_killed_worker_is_restarted_with_back_off_and_the_web_untouched(
     os.kill(second_pid, signal.SIGKILL)  # a second quick death: 2 s
     assert _wait_until(supervisor.step, 5)
     assert lines[-2:] == [
-        f"==> worker started again (restart 1) (pid {second_pid})",
+        f"==> worker started again (restart 1; pid {second_pid})",
         "==> worker was killed by SIGKILL; restarting in 2 s",
     ]
     assert web.process.pid == web_pid
@@ -162,7 +162,7 @@ def test_a_killed_web_server_is_restarted_like_a_worker(
     assert (web.restarts, web.last_exit["code"]) == (1, -9)
     assert lines == [
         "==> web was killed by SIGKILL; restarting in 1 s",
-        f"==> web started again (restart 1) (pid {web.process.pid})",
+        f"==> web started again (restart 1; pid {web.process.pid})",
     ]
     assert worker.process.pid == worker_pid
 
