@@ -3,6 +3,8 @@ server, two workers and beat) on a var directory of its own, migrated and seeded
 with the demo data, on a file system of its own (a tmpfs, mounted for the module;
 as root, else with ``sudo -n``).
 
+- The console: one line per process started, then the address; the processes'
+  output is in their logs, e-mails are files, both under the var directory.
 - The web server SIGKILLed: the supervisor starts it again and ``/healthz``
   answers 200 within 30 s; the workers are left alone.
 - The var directory's disk filled up (SQLite database included): pages of a
@@ -220,6 +222,27 @@ def _fill(path: Path) -> None:
     with pytest.raises(OSError, match="No space left") as full:
         (path.parent / "one-more").write_bytes(b"\0" * 4096)
     assert full.value.errno == errno.ENOSPC
+
+
+def test_the_console_ends_with_the_address_and_mails_and_logs_are_files(
+    embedded: Embedded,
+) -> None:
+    mail = embedded.var_dir / "mail"
+
+    # The demo's invitations, sent by the worker
+    wait_for(lambda: list(mail.glob("*.log")), 60, embedded.supervisor.tail)
+
+    console = embedded.supervisor.text()
+    ready = f"==> ReproGate is ready at {embedded.url} — demo accounts; logs in"
+    assert ready in console
+    assert f"e-mails in {mail}/" in console
+    for noise in ("Subject:", "[tasks]", "celery beat", "Starting development"):
+        assert noise not in console
+    mails = "".join(path.read_text() for path in mail.glob("*.log"))
+    assert "invites your organisation to bid" in mails
+    logs = embedded.var_dir / "logs"
+    assert "[tasks]" in (logs / "worker.log").read_text()
+    assert "Starting development server" in (logs / "web.log").read_text()
 
 
 @pytest.mark.timeout(120)
