@@ -35,7 +35,14 @@ fails, which raises a re-test obligation on it. Each campaign and its evaluation
 commit together, so an interrupted seed leaves no half campaign and the next seed
 runs it again; a vendor that has any campaign on RFP-DEMO-2 already gets no new one.
 A host where bubblewrap does not work gets no lab runs at all (the seed says so), so
-that no lab deviation of a weaker sandbox is judged."""
+that no lab deviation of a weaker sandbox is judged.
+
+With ``opening_in`` (``seed_demo --opening-in MINUTES``; ``scripts/run`` passes 5),
+RFP-DEMO-3 ("opening") is made last: published with its submission deadline that
+many minutes ahead, both vendors' bundles and sealed bids in, so that two people on
+the buyer side (``buyer`` requests, ``evaluator`` confirms) open its bids by hand
+once the deadline has passed. Made once: a later seed leaves it as it is (open
+still, or past its deadline and waiting for the opening, or opened)."""
 
 from __future__ import annotations
 
@@ -115,6 +122,7 @@ ACCOUNTS = [
 ]
 DEMO_RFP = "RFP-DEMO-1"
 LAB_RFP = "RFP-DEMO-2"
+OPENING_RFP = "RFP-DEMO-3"
 LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab worker consumes its queue
 LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
@@ -142,13 +150,17 @@ class SeedReport:
 
 
 def demo_seed(
-    *, lab_validation: bool = False, progress: Progress | None = None
+    *,
+    lab_validation: bool = False,
+    progress: Progress | None = None,
+    opening_in: timedelta | None = None,
 ) -> SeedReport:
     """Idempotent: creates only what is missing, never resets passwords or state.
     The bundles are ingested after the rest is committed (ingest writes storage
     before its own transaction). ``lab_validation``: also RFP-DEMO-2's gate plans,
     lab runs and evaluations (see the module docstring), telling ``progress``
-    each step of the runs."""
+    each step of the runs. ``opening_in``: also RFP-DEMO-3, whose deadline passes
+    that long after this seed, for a two-person opening by hand."""
     report = _seed_records()
     if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
         for vendor, username in DEMO_BUNDLES:  # first: its deadline is near
@@ -161,6 +173,8 @@ def demo_seed(
     if lab_validation:
         _seed_gate_plans(report)
         _seed_lab_validation(report, progress or (lambda line: None))
+    if opening_in is not None:
+        _seed_opening_rfp(report, opening_in)
     return report
 
 
@@ -345,9 +359,12 @@ def _example_json(vendor: str, name: str) -> dict[str, object]:
     return json.loads((EXAMPLES_DIR / vendor / name).read_text(encoding="utf-8"))
 
 
-def _seed_bid(report: SeedReport, *, vendor: str, username: str) -> None:
-    """The vendor's bid on RFP-DEMO-2: the example's claims and cost model."""
-    rfp = Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).first()
+def _seed_bid(
+    report: SeedReport, *, vendor: str, username: str, reference: str = LAB_RFP
+) -> None:
+    """The vendor's bid on RFP-DEMO-2 (or ``reference``): the example's claims and
+    cost model."""
+    rfp = Rfp.objects.filter(reference=reference, status=Rfp.Status.PUBLISHED).first()
     organisation = Organisation.objects.get(slug=vendor)
     if rfp is None or rfp.bids.filter(vendor_organisation=organisation).exists():
         return
@@ -362,9 +379,9 @@ def _seed_bid(report: SeedReport, *, vendor: str, username: str) -> None:
             cost_inputs=_example_json(vendor, "cost/model.json"),
         )
     except ApplicationError as error:  # deadline passed meanwhile: leave it be
-        report.created.append(f"no {LAB_RFP} bid for {vendor} ({error.code})")
+        report.created.append(f"no {reference} bid for {vendor} ({error.code})")
         return
-    report.created.append(f"{LAB_RFP} bid {vendor}")
+    report.created.append(f"{reference} bid {vendor}")
 
 
 def _reach(moment: datetime) -> None:
@@ -407,6 +424,48 @@ def _open_lab_rfp(report: SeedReport) -> None:
         clock.travel_to(frozen)
     rfp.refresh_from_db()
     report.created.append(f"{LAB_RFP} {rfp.status}")
+
+
+# --- RFP-DEMO-3: sealed bids whose deadline passes minutes after the seed -------------
+
+
+def _seed_opening_rfp(report: SeedReport, opening_in: timedelta) -> None:
+    """RFP-DEMO-3, once: published with its deadline ``opening_in`` ahead, then both
+    vendors' bundles and bids while it takes them (an interrupted seed completes them
+    before the deadline; after it, the RFP is left as it is)."""
+    if not Rfp.objects.filter(reference=OPENING_RFP).exists():
+        actor = get_user_model().objects.get(username="buyer")
+        now = clock.now().replace(microsecond=0)
+        with transaction.atomic():
+            rfp = rfp_create(
+                reference=OPENING_RFP,
+                title="Sealed bids to open: KV-cache tiering, second site",
+                buyer_organisation=Organisation.objects.get(slug="northwind-ai"),
+                questions_deadline=now + opening_in / 2,
+                submission_deadline=now + opening_in,
+                configuration={
+                    **default_configuration(),
+                    "description": (
+                        "Both vendors have bid. Once the deadline has passed, two "
+                        "people on the buyer side open the bids: `buyer` requests "
+                        "the opening, `evaluator` confirms it."
+                    ),
+                    "min_bids": 2,
+                },
+                actor=actor,
+            )
+            for slug, _ in DEMO_BUNDLES:
+                rfp_invite_vendor(
+                    rfp=rfp, vendor=Organisation.objects.get(slug=slug), actor=actor
+                )
+            rfp_publish(rfp=rfp, actor=actor)
+        report.created.append(f"RFP {OPENING_RFP}")
+    rfp = Rfp.objects.get(reference=OPENING_RFP)
+    if rfp.status != Rfp.Status.PUBLISHED or clock.now() >= rfp.submission_deadline:
+        return
+    for vendor, username in DEMO_BUNDLES:
+        _seed_bundle(report, vendor=vendor, username=username, reference=OPENING_RFP)
+        _seed_bid(report, vendor=vendor, username=username, reference=OPENING_RFP)
 
 
 # --- RFP-DEMO-2: gate plans, lab runs and lab validation ------------------------------

@@ -1,4 +1,10 @@
-# Sourced by scripts/run and scripts/test: create or refresh .venv from pyproject.toml.
+# Sourced by scripts/run, scripts/manage, scripts/celery and scripts/test (and CI):
+# create or refresh .venv from pyproject.toml. VENV_INSTALL says what to install:
+#   product  the product alone, `pip install -e .` (scripts/run, manage, celery)
+#   dev      also the test and check tools, `pip install -e ".[dev]"` (scripts/test,
+#            CI; the default)
+# Each has its own stamp; "dev" includes the product, so switching between the
+# scripts installs nothing twice.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -32,20 +38,41 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "==> creating the virtual environment in .venv (a few seconds)"
   "$(find_python)" -m venv "$VENV"
 fi
-STAMP="$VENV/.reprogate-installed"
+VENV_INSTALL="${VENV_INSTALL:-dev}"
+STAMP="$VENV/.reprogate-installed"      # the product, from this pyproject.toml
+DEV_STAMP="$VENV/.reprogate-installed-dev" # and the dev extras
 WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+case "$VENV_INSTALL" in
+product)
+  NEEDED="$STAMP"
+  TARGET="."
+  WHAT="dependencies from pyproject.toml (first time: about a minute with a warm pip cache, a few minutes downloading them; log: .venv/pip-install.log)"
+  CHECK="import django, celery, sqlalchemy, rest_framework"
+  ;;
+dev)
+  NEEDED="$DEV_STAMP"
+  TARGET=".[dev]"
+  WHAT="dependencies and the test tools from pyproject.toml (first time: 1 to 3 minutes, mostly downloads; log: .venv/pip-install.log)"
+  CHECK="import django, celery, sqlalchemy, rest_framework, pytest"
+  ;;
+*)
+  echo "VENV_INSTALL=$VENV_INSTALL: expected product or dev." >&2
+  return 2 2>/dev/null || exit 2
+  ;;
+esac
+if [ ! -f "$NEEDED" ] || [ "$(cat "$NEEDED")" != "$WANT" ]; then
   : >"$PIP_LOG"
   echo "==> upgrading pip in .venv (a few seconds)"
   run_pip install --upgrade pip
-  if [ -f "$STAMP" ]; then
+  if [ -f "$NEEDED" ]; then
     echo "==> pyproject.toml changed: updating dependencies (usually under a minute)"
   else
-    echo "==> installing dependencies from pyproject.toml (first time: 1 to 3 minutes, mostly downloads; log: .venv/pip-install.log)"
+    echo "==> installing $WHAT"
   fi
-  run_pip install -e ".[dev]"
+  run_pip install -e "$TARGET"
   echo "==> checking the installation"
-  "$VENV/bin/python" -c 'import django, celery, sqlalchemy, rest_framework, pytest' # fail loudly if it did not
+  "$VENV/bin/python" -c "$CHECK" # fail loudly if it did not
   echo "$WANT" >"$STAMP"
+  if [ "$VENV_INSTALL" = dev ]; then echo "$WANT" >"$DEV_STAMP"; fi
 fi
 export PATH="$VENV/bin:$PATH"

@@ -9,7 +9,9 @@ suffix: ``read_clat_us``, ``ttft_ms``), its ``stat`` (``mean``, ``p99.9`` …),
 most), ``tool:early-stopping-estimate`` (MLPerf LoadGen),
 ``recomputed:json+bins`` (from fio's latency histogram, fio's own algorithm),
 ``recomputed:per-request`` (numpy-style linear percentiles over the raw
-per-request samples), ``recomputed:lat-log-histogram`` (fio latency log).
+per-request samples), ``recomputed:lat-log-histogram`` (fio latency log, one
+line per I/O), ``recomputed:lat-log-windows`` (fio latency log written with
+``log_avg_msec``: figures over its windows' means, never percentiles).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from reprogate_cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
 FIO = FIXTURES / "fio-3.1_randread-1-1.json"
+FIO_WINDOWED_LOG = FIXTURES / "fio-3.1_random-read-depth-16_clat.1.log"
 
 
 def test_prints_one_json_object_per_metric(capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,6 +45,27 @@ def test_warnings_go_to_stderr(
     assert status == 0
     assert "reprogate: warning: skipped" in captured.err
     assert len(captured.out.splitlines()) == 36
+
+
+def test_an_averaged_latency_log_prints_window_means_and_says_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = main(["parse", "fio-lat-log", str(FIO_WINDOWED_LOG)])
+
+    captured = capsys.readouterr()
+    assert status == 0
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [(x["name"], x["stat"]) for x in lines] == [
+        ("write_clat_window_mean_us", "min"),
+        ("write_clat_window_mean_us", "max"),
+        ("write_clat_window_mean_us", "mean"),
+    ]
+    assert {x["method"] for x in lines} == {"recomputed:lat-log-windows"}
+    assert "reprogate: warning:" in captured.err
+    assert "log_avg_msec" in captured.err
+    assert main(["parse", "fio-lat-log", str(FIO_WINDOWED_LOG), "--series"]) == 0
+    series = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (series["name"], len(series["points"])) == ("write_clat_window_mean_us", 121)
 
 
 def test_reads_stdin_and_prints_series(

@@ -1,5 +1,5 @@
 """``reprogate key register`` and ``examples/build.sh --register`` against a live
-server: the README's vendor walk-through (build, verify, submit) ends in an
+server: docs/api-and-cli.md's vendor walk-through (build, verify, submit) ends in an
 accepted bundle because the keys that signed it are registered first."""
 
 from __future__ import annotations

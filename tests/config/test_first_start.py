@@ -1,7 +1,9 @@
 """The first start: package metadata that setuptools takes without deprecation
 banners, and a virtualenv set-up that says one line per step and shows pip's own
-output only when pip fails. ``scripts/_venv.sh`` runs here against a stand-in
-Python whose ``-m venv`` makes a ``.venv`` with a scripted ``pip`` (no network)."""
+output only when pip fails; the product alone for scripts/run, the test tools too
+for scripts/test, neither installed twice. ``scripts/_venv.sh`` runs here against a
+stand-in Python whose ``-m venv`` makes a ``.venv`` with a scripted ``pip`` that
+notes its calls (no network)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
   cat > "$3/bin/python" <<'INNER'
 #!/usr/bin/env bash
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  shift 2
+  echo "$*" >> "$(dirname "$0")/../pip-calls"
+  set -- -m pip "$@"
   echo "PIP_NOISE"
   echo "  BuildBackendWarning: a banner"
   [ -n "${FAIL_PIP:-}" ] && [ "$3" = "install" ] && [ "$4" = "-e" ] && {
@@ -90,3 +95,58 @@ def test_a_failing_install_shows_pip_output_and_fails(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "No matching distribution found" in done.stderr
     assert not (root / ".venv" / ".reprogate-installed").exists()
+
+
+def _installs(root: Path) -> list[str]:
+    calls = root / ".venv" / "pip-calls"
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    calls.unlink(missing_ok=True)
+    return [line for line in lines if not line.endswith("--upgrade pip")]
+
+
+def test_scripts_run_installs_the_product_alone_and_the_tests_add_their_tools(
+    tmp_path: Path,
+) -> None:
+    root = _checkout(tmp_path)
+
+    product = _source(root, tmp_path, VENV_INSTALL="product")
+    product_installs = _installs(root)
+    dev = _source(root, tmp_path)  # scripts/test: the default
+    dev_installs = _installs(root)
+    again = _source(root, tmp_path, VENV_INSTALL="product")
+
+    assert product.returncode == 0, product.stderr
+    assert product_installs == ["install -e ."]
+    assert dev.returncode == 0, dev.stderr
+    assert dev_installs == ["install -e .[dev]"]
+    assert again.stdout == ""  # the dev install includes the product
+    assert _installs(root) == []
+
+
+def test_after_the_test_tools_the_product_installs_nothing(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+
+    _source(root, tmp_path)
+    _installs(root)
+    product = _source(root, tmp_path, VENV_INSTALL="product")
+
+    assert product.returncode == 0, product.stderr
+    assert product.stdout == ""
+    assert _installs(root) == []
+
+
+def test_an_unknown_install_kind_is_refused(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+
+    done = _source(root, tmp_path, VENV_INSTALL="everything")
+
+    assert done.returncode == 2
+    assert "VENV_INSTALL=everything" in done.stderr
+    assert _installs(root) == []
+
+
+def test_the_product_scripts_ask_for_the_product_alone() -> None:
+    for name in ("run", "manage", "celery"):
+        text = (ROOT / "scripts" / name).read_text()
+        assert 'VENV_INSTALL=product source "$(dirname "$0")/_venv.sh"' in text, name
+    assert "VENV_INSTALL" not in (ROOT / "scripts" / "test").read_text()

@@ -38,7 +38,7 @@ def test_bench_ingest_prints_its_figures_and_exits_0(mode: str, repeat: int) -> 
 
 def test_bench_gates_prints_its_figures_and_exits_0() -> None:
     """The gate evaluation benchmark at 200 runs: it works end to end and prints
-    its figures (the 5,000-run figure is in the README); no timing asserted."""
+    its figures (the 5,000-run figure is in docs/performance.md); no timing asserted."""
     command = [sys.executable, "-m", "tests.perf.bench_gates", "--runs", "200"]
 
     done = subprocess.run(

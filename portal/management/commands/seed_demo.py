@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -11,8 +12,8 @@ from portal.demo import demo_seed
 
 class Command(BaseCommand):
     help = (
-        "Seed the demo organisations, accounts, RFP-DEMO-1 and RFP-DEMO-2 "
-        "(idempotent; the embedded default or DEBUG only)."
+        "Seed the demo organisations, accounts, RFP-DEMO-1, RFP-DEMO-2 and, with "
+        "--opening-in, RFP-DEMO-3 (idempotent; the embedded default or DEBUG only)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -31,12 +32,22 @@ class Command(BaseCommand):
                 "vendor already. The runs need bubblewrap."
             ),
         )
+        parser.add_argument(
+            "--opening-in",
+            type=_minutes,
+            metavar="MINUTES",
+            help=(
+                "Also RFP-DEMO-3, made once: both vendors' sealed bids, its deadline "
+                "MINUTES after this seed, for buyer and evaluator to open by hand."
+            ),
+        )
 
     def handle(
         self,
         *args: Any,
         force: bool = False,
         lab_validation: bool = False,
+        opening_in: timedelta | None = None,
         **options: Any,
     ) -> None:
         if not (settings.DEBUG or settings.REPROGATE_EMBEDDED) and not force:
@@ -46,9 +57,26 @@ class Command(BaseCommand):
                 "if you really mean it."
             )
         self.stdout.write(
-            str(demo_seed(lab_validation=lab_validation, progress=self._progress))
+            str(
+                demo_seed(
+                    lab_validation=lab_validation,
+                    progress=self._progress,
+                    opening_in=opening_in,
+                )
+            )
         )
 
     def _progress(self, line: str) -> None:
         self.stdout.write(line)
         self.stdout.flush()
+
+
+def _minutes(value: str) -> timedelta:
+    """``--opening-in``: a whole number of minutes, 1 to 1440."""
+    try:
+        minutes = int(value)
+    except ValueError:
+        raise ArgumentTypeError(f"{value!r} is not a whole number of minutes") from None
+    if not 1 <= minutes <= 1440:
+        raise ArgumentTypeError(f"{minutes} is not between 1 and 1440 minutes")
+    return timedelta(minutes=minutes)

@@ -1,5 +1,6 @@
-"""The corpus of real tool outputs (tests/fixtures/outputs/, copied verbatim
-from public tool outputs, see tests/fixtures/outputs/README.md) and their expected parse
+"""The corpus of real tool outputs (tests/fixtures/outputs/, copied from public
+tool outputs, verbatim unless README.md says how a file was trimmed; a ``.gz``
+file is parsed as its decompressed bytes) and their expected parse
 (tests/fixtures/outputs/expected/<file>.json).
 
 Regenerate the expected files after a deliberate change, then review the diff
@@ -11,11 +12,12 @@ by hand against the raw files:
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.parsers import ParseResult, parse_file
+from benchmarks.parsers import ParseResult, parse, parse_file
 
 OUTPUTS: Final = Path(__file__).resolve().parents[2] / "fixtures" / "outputs"
 EXPECTED: Final = OUTPUTS / "expected"
@@ -26,6 +28,8 @@ KVCACHE: Final = (
 )
 REPORT: Final = "mlperf-storage-v1.0_DDN_cosmoflow-h100_mlperf_storage_report.json"
 DLIO: Final = "mlperf-storage-v1.0_DDN_cosmoflow-h100_run1_summary.json"
+FIO_WINDOWED_LOG: Final = "fio-3.1_random-read-depth-16_clat.1.log"
+VLLM_SERVE: Final = "vllm-serve_Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json.gz"
 CORPUS: Final = {
     "fio-3.1_randread-1-1.json": "fio-json",
     LOADGEN: "mlperf-loadgen",
@@ -33,6 +37,8 @@ CORPUS: Final = {
     REPORT: "mlperf-storage",
     DLIO: "mlperf-storage",
     "vllm-bench-throughput_vllm_baseline_trial1.json": "vllm-bench",
+    FIO_WINDOWED_LOG: "fio-lat-log",
+    VLLM_SERVE: "vllm-bench",
 }
 
 
@@ -42,7 +48,15 @@ def corpus_files() -> list[str]:
     )
 
 
+def raw(name: str) -> bytes:
+    """A corpus file's bytes (decompressed when it is a ``.gz``)."""
+    data = (OUTPUTS / name).read_bytes()
+    return gzip.decompress(data) if name.endswith(".gz") else data
+
+
 def parsed(name: str) -> ParseResult:
+    if name.endswith(".gz"):
+        return parse(CORPUS[name], raw(name), source_name=name.removesuffix(".gz"))
     return parse_file(CORPUS[name], OUTPUTS / name)
 
 

@@ -101,6 +101,7 @@ def test_the_latency_log_agrees_with_fios_json(tmp_path: Path) -> None:
     result = parse_file("fio-lat-log", log)
 
     assert result.ok, result.problems
+    assert result.info["logging"] == "per-io"
     for d, ddir in enumerate(("read", "write")):
         lat, values = raw["jobs"][0][ddir]["lat_ns"], sorted(samples[d])
         assert result.info["samples"][ddir] == lat["N"] == len(values)
@@ -118,3 +119,31 @@ def test_the_latency_log_agrees_with_fios_json(tmp_path: Path) -> None:
             rank = math.ceil(Fraction(p) / 100 * len(values))
             fios = lat["percentile"][f"{p:f}"]
             assert fios == pytest.approx(values[rank - 1], rel=1 / 64)
+
+
+def test_a_latency_log_fio_averaged_gives_window_means(tmp_path: Path) -> None:
+    raw = run_fio(
+        tmp_path, "--write_lat_log=avg", "--log_avg_msec=100", "--time_based",
+        "--runtime=1",
+    )  # fmt: skip
+    log = tmp_path / "avg_clat.1.log"
+    windows: dict[int, list[int]] = {0: [], 1: []}
+    for line in log.read_text().splitlines():
+        fields = line.split(", ")
+        assert fields[3] == "0"  # fio's block size on a window's line
+        windows[int(fields[2])].append(int(fields[1]))
+
+    result = parse_file("fio-lat-log", log)
+
+    assert raw["jobs"][0]["job options"]["log_avg_msec"] == "100"
+    assert result.ok, result.problems
+    assert result.info["logging"] == "windowed"
+    assert not [m for m in result.metrics if m.stat.startswith("p")]
+    for d, ddir in enumerate(("read", "write")):
+        name, values = f"{ddir}_clat_window_mean_us", windows[d]
+        assert result.info["windows"][ddir] == len(values) >= 5
+        figures = {m.stat: m.value for m in result.metrics if m.name == name}
+        assert figures["mean"] == pytest.approx(sum(values) / len(values) / 1000)
+        assert figures["max"] == max(values) / 1000
+        [points] = [s.points for s in result.series if s.name == name]
+        assert [v for _, v in points] == [v / 1000 for v in values]

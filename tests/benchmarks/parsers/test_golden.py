@@ -4,6 +4,7 @@ metrics, and figures read by hand from the raw files are where they should be
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -12,13 +13,16 @@ from benchmarks.parsers.model import Metric
 from tests.benchmarks.parsers.golden import (
     CORPUS,
     DLIO,
+    FIO_WINDOWED_LOG,
     KVCACHE,
     LOADGEN,
     REPORT,
+    VLLM_SERVE,
     as_json,
     corpus_files,
     expected,
     parsed,
+    raw,
     write_expected,
 )
 
@@ -131,3 +135,61 @@ def test_vllm_throughput_values_match_the_raw_file() -> None:
     assert _one(m, "token_throughput_tps", "mean") == 13725.630384645445
     assert _one(m, "completed_requests", "total") == 500
     assert _one(m, "duration_s", "total") == 17.475845791996107
+
+
+def test_vllm_serve_result_without_latencies_is_recomputed_from_its_arrays() -> None:
+    """vLLM 0.8's ``--save-result`` keeps ``ttfts``, ``itls``, ``output_lens``
+    and ``errors`` (all empty: every request succeeded) but no ``latencies``
+    and no ``failed``: TTFT, ITL and TPOT are recomputed from the arrays and
+    agree with vLLM's own figures; nothing is said to have failed."""
+    result = parsed(VLLM_SERVE)
+    doc = json.loads(raw(VLLM_SERVE))
+    m, again = result.metrics, {"method": "recomputed:per-request"}
+
+    assert "latencies" not in doc
+    assert "failed" not in doc
+    assert set(doc["errors"]) == {""}
+    assert doc["completed"] == doc["num_prompts"] == 200
+    assert result.problems == []
+    assert result.warnings == []
+    for name, metric, rel in (("ttft_ms", "ttft", 1e-12), ("itl_ms", "itl", 1e-12),
+                              ("tpot_ms", "tpot", 1e-6)):  # fmt: skip
+        for stat, key in (("mean", "mean"), ("p50", "median"), ("stddev", "std"),
+                          ("p99", "p99")):  # fmt: skip
+            figure = doc[f"{key}_{metric}_ms"]
+            assert _one(m, name, stat, **again) == pytest.approx(figure, rel=rel)
+            assert _one(m, name, stat, method="tool") == figure
+    # percentiles the file does not hold, computed the same way
+    assert _one(m, "ttft_ms", "p99.9", **again) > doc["p99_ttft_ms"]
+    assert _one(m, "itl_ms", "p95", **again) < doc["p99_itl_ms"]
+    assert _one(m, "failed_requests", "total", **again) == 0
+    assert not [x for x in m if x.name == "e2e_latency_ms"]  # no latencies saved
+
+
+def test_fio_averaged_latency_log_gives_window_means_not_percentiles() -> None:
+    """fio-plot's job file sets ``log_avg_msec=500``: each line of the log is
+    one window's mean completion latency (fio writes block size 0 on such
+    lines), so no per-I/O percentile may come out of it."""
+    result = parsed(FIO_WINDOWED_LOG)
+    lines = raw(FIO_WINDOWED_LOG).decode().splitlines()
+    windows = [int(line.split(", ")[1]) / 1000 for line in lines]
+    m = result.metrics
+
+    assert result.problems == []
+    assert {line.split(", ")[3] for line in lines} == {"0"}
+    assert not [x for x in m if x.stat.startswith("p")]
+    assert not [x for x in m if x.name == "write_clat_us"]
+    name = "write_clat_window_mean_us"
+    assert _one(m, name, "mean") == pytest.approx(sum(windows) / len(windows))
+    assert _one(m, name, "max") == max(windows) == 231276.671
+    assert _one(m, name, "min") == min(windows)
+    assert {x.method for x in m} == {"recomputed:lat-log-windows"}
+    assert result.info["logging"] == "windowed"
+    assert result.info["windows"] == {"write": 121}
+    [series] = result.series  # the windows over time, as fio-plot charts them
+    assert (series.name, series.unit) == (name, "us")
+    assert series.points[:2] == ((0.551, 90675.978), (1.071, 169483.362))
+    assert len(series.points) == 121
+    assert any(
+        "log_avg_msec" in w and "no per-I/O percentile" in w for w in result.warnings
+    )

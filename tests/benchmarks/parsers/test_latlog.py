@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.parsers import latlog, parse, parse_stream
 from benchmarks.parsers.percentiles import linear
-from tests.benchmarks.parsers.helpers import one, problems
+from tests.benchmarks.parsers.helpers import one, problems, values
 
 np = pytest.importorskip("numpy")
 
@@ -103,6 +103,89 @@ def test_memory_does_not_hold_the_file() -> None:
     assert one(result, "write_lat_us", "p99.99") == 123.456
 
 
+def windowed(rows: list[tuple[int, int, int]], *, bs: int = 0) -> bytes:
+    """fio >= 3 with log_avg_msec: block size and offset are 0 on every line."""
+    return "".join(f"{t}, {v}, {d}, {bs}, 0\n" for t, v, d in rows).encode()
+
+
+def test_a_log_averaged_over_windows_gives_window_means_not_percentiles() -> None:
+    rows = [(1000, 2000, 1), (2001, 4000, 1), (3000, 9000, 1), (1000, 500, 0)]
+
+    result = parse("fio-lat-log", windowed(rows), source_name="j_clat.1.log")
+
+    assert not [m for m in result.metrics if m.stat.startswith("p")]
+    assert not [m for m in result.metrics if m.name == "write_clat_us"]
+    assert one(result, "write_clat_window_mean_us", "mean") == 5.0
+    assert one(result, "write_clat_window_mean_us", "max") == 9.0
+    assert one(result, "write_clat_window_mean_us", "min") == 2.0
+    assert one(result, "read_clat_window_mean_us", "mean") == 0.5
+    assert result.info["logging"] == "windowed"
+    assert result.info["windows"] == {"read": 1, "write": 3}
+    assert "samples" not in result.info
+    [warning] = result.warnings
+    assert "block size 0 on every line" in warning
+    assert "no per-I/O percentile" in warning
+
+
+def test_the_windows_are_a_time_series_cut_to_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(latlog, "MAX_WINDOW_POINTS", 2)
+    rows = [(500, 2000, 1), (1000, 4000, 1), (1500, 9000, 1), (500, 700, 0)]
+
+    result = parse("fio-lat-log", windowed(rows), source_name="j_lat.1.log")
+
+    by_name = {s.name: s.points for s in result.series}
+    assert by_name == {
+        "read_lat_window_mean_us": ((0.5, 0.7),),
+        "write_lat_window_mean_us": ((0.5, 2.0), (1.0, 4.0)),
+    }
+    assert one(result, "write_lat_window_mean_us", "max") == 9.0  # all windows
+    assert any("holds the first 2 of 3 windows" in w for w in result.warnings)
+
+
+def test_per_io_lines_keep_their_percentiles() -> None:
+    result = parse("fio-lat-log", windowed([(1, 2000, 1), (1, 4000, 1)], bs=4096))
+
+    assert one(result, "write_lat_us", "p50") == 3.0
+    assert result.info["logging"] == "per-io"
+    assert result.warnings == []
+    assert result.series == []
+
+
+def test_a_mix_of_window_and_per_io_lines_is_reported_as_windows() -> None:
+    data = windowed([(1, 2000, 1)], bs=4096) + windowed([(500, 4000, 1)])
+
+    result = parse("fio-lat-log", data)
+
+    assert values(result, "write_lat_us", "p50") == []
+    assert one(result, "write_lat_window_mean_us", "mean") == 3.0
+    assert any("1 of 2 lines" in w for w in result.warnings)
+
+
+def test_without_a_block_size_column_evenly_spaced_times_mean_windows() -> None:
+    rows = [(t, 1000 + t, d) for t in range(500, 10001, 500) for d in (0, 1)]
+    data = "".join(f"{t}, {v}, {d}\n" for t, v, d in rows).encode()
+
+    result = parse("fio-lat-log", data)
+
+    assert result.info["logging"] == "windowed"
+    assert values(result, "read_lat_us", "p99") == []
+    assert one(result, "read_lat_window_mean_us", "max") == 11.0
+    assert any("timestamps" in w for w in result.warnings)
+
+
+def test_without_a_block_size_column_busy_times_mean_single_ios() -> None:
+    rows = [(t // 3, 1000 + t, 0) for t in range(300)]  # 3 I/Os a millisecond
+    data = "".join(f"{t}, {v}, {d}\n" for t, v, d in rows).encode()
+
+    result = parse("fio-lat-log", data)
+
+    assert result.info["logging"] == "per-io"
+    assert one(result, "read_lat_us", "max") == 1.299
+    assert result.warnings == []
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -124,6 +207,7 @@ def test_memory_does_not_hold_the_file() -> None:
         ),
         (b"1, 100, 0, 4096, 0\n" + b"9" * 20000, "line 2: longer than 4096 bytes"),
         (b'{"jobs": []}\n', "line 1: not"),
+        (b"1000, 2000, 9000, 1, 0, 0, 0\n", "log_window_value=both layout"),
     ],
 )
 def test_bad_input_is_a_clear_problem(data: bytes, message: str) -> None:

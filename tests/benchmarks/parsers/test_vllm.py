@@ -105,6 +105,84 @@ def test_samples_without_errors_while_requests_failed_are_not_recomputed() -> No
     assert any("percentiles not recomputed" in w for w in result.warnings)
 
 
+def detailed(**extra: Any) -> dict[str, Any]:
+    """What vLLM 0.8 saves: per-request arrays without ``latencies``, no
+    ``failed`` key, ``errors`` holding an empty string per successful request."""
+    doc = serve(num_prompts=4, ttfts=TTFTS, itls=ITLS, output_lens=OUTPUT_LENS)
+    del doc["failed"]
+    doc.update(extra)
+    return doc
+
+
+def test_arrays_without_latencies_are_recomputed_and_empty_errors_are_no_failure() -> (
+    None
+):
+    doc = detailed(
+        completed=4, errors=["", "", "", ""], ttfts=[*TTFTS[:3], 0.08],
+        itls=[*ITLS[:3], [0.4, 0.4]], output_lens=[3, 3, 3, 3],
+    )  # fmt: skip
+
+    result = run(doc)
+
+    method = {"method": "recomputed:per-request"}
+    assert one(result, "ttft_ms", "p50", **method) == pytest.approx(30.0)
+    assert one(result, "ttft_ms", "p99", **method) == pytest.approx(78.8)
+    # TPOT from the gaps: sum(itls) / (output_len - 1): 50, 100, 200, 400 ms
+    assert one(result, "tpot_ms", "mean", **method) == pytest.approx(187.5)
+    assert one(result, "itl_ms", "p50", **method) == pytest.approx(150.0)
+    assert one(result, "failed_requests", "total", **method) == 0
+    assert values(result, "e2e_latency_ms", "p50") == [pytest.approx(220.0)]  # tool
+    assert not [w for w in result.warnings if "fail" in w]
+
+
+def test_non_empty_errors_are_the_failures() -> None:
+    result = run(detailed(errors=ERRORS))
+
+    assert any("1 of 4 requests failed" in w for w in result.warnings)
+    method = {"method": "recomputed:per-request"}
+    assert one(result, "failed_requests", "total", **method) == 1
+    assert one(result, "ttft_ms", "mean", **method) == pytest.approx(23.333333333)
+    assert not [w for w in result.warnings if "not recomputed" in w]
+
+
+def test_a_failure_with_an_empty_error_cannot_be_told_apart() -> None:
+    # vLLM stores ``response.reason or ""``: a failed request may carry "".
+    result = run(detailed(errors=["", "", "", ""]))
+
+    assert not [m for m in result.metrics if m.method != "tool"]
+    assert any(
+        "4 requests have an empty error but completed is 3" in w
+        for w in result.warnings
+    )
+    assert any("1 of 4 requests failed" in w for w in result.warnings)
+
+
+def test_counts_that_disagree_with_the_errors_are_flagged() -> None:
+    result = run(detailed(errors=ERRORS, failed=0))
+
+    assert any("failed is 0 but errors holds 1" in w for w in result.warnings)
+    assert one(result, "ttft_ms", "p50", method="recomputed:per-request") == 20.0
+
+
+def test_num_prompts_that_disagrees_with_the_requests_is_flagged() -> None:
+    result = run(detailed(errors=ERRORS, num_prompts=5))
+
+    assert any(
+        "num_prompts: 5 prompts but 4 requests were counted (errors)" in w
+        for w in result.warnings
+    )
+    assert any("errors: 1 of 4 requests failed" in w for w in result.warnings)
+
+
+def test_completed_short_of_num_prompts_is_a_failure_warning() -> None:
+    doc = serve(num_prompts=5, completed=3)
+    del doc["failed"]
+
+    result = run(doc)
+
+    assert any("2 of 5 requests failed" in w for w in result.warnings)
+
+
 def test_throughput_result() -> None:
     doc = {"elapsed_time": 2.0, "num_requests": 10, "total_num_tokens": 500,
            "requests_per_second": 5.0, "tokens_per_second": 250.0}  # fmt: skip
