@@ -170,12 +170,16 @@ class SqliteHold:
         for path in self.paths:
             if path in self.connections or not path.is_file():
                 continue
+            address = f"file:{urllib.request.pathname2url(str(path))}?mode=rw"
+            connection = None
             try:
                 connection = sqlite3.connect(
-                    f"file:{path}?mode=rw", uri=True, isolation_level=None, timeout=5
+                    address, uri=True, isolation_level=None, timeout=5
                 )
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.Error:
+                if connection is not None:
+                    connection.close()
                 continue  # tried again at the next poll
             self.connections[path] = connection
 

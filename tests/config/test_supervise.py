@@ -240,7 +240,8 @@ def test_the_ready_line_comes_once_when_the_web_answers(
 
 
 def test_an_embedded_database_is_held_open_once_it_exists(tmp_path: Path) -> None:
-    database = tmp_path / "db.sqlite3"
+    database = tmp_path / "a var dir #1?" / "db.sqlite3"  # URI characters too
+    database.parent.mkdir()
     hold = supervise.SqliteHold([database])
     hold.poll()
     assert hold.connections == {}
@@ -252,13 +253,13 @@ def test_an_embedded_database_is_held_open_once_it_exists(tmp_path: Path) -> Non
 
     # WAL's shared-memory file, which a reader needs, outlives other connections
     assert set(hold.connections) == {database}
-    assert (tmp_path / "db.sqlite3-shm").stat().st_size == 32768
+    assert database.with_name("db.sqlite3-shm").stat().st_size == 32768
     with contextlib.closing(sqlite3.connect(database)) as connection:
         connection.execute("INSERT INTO t VALUES (1)")
         connection.commit()
-    assert (tmp_path / "db.sqlite3-shm").exists()
+    assert database.with_name("db.sqlite3-shm").exists()
     hold.close()
-    assert not (tmp_path / "db.sqlite3-shm").exists()
+    assert not database.with_name("db.sqlite3-shm").exists()
 
 
 def test_only_the_embedded_default_databases_are_held(tmp_path: Path) -> None:
