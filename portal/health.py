@@ -165,7 +165,9 @@ def check_disk() -> dict[str, object]:
 
 
 def _write_probe(folder: Path) -> str | None:
-    """Write and remove a small file in ``folder``: the error if it fails."""
+    """Write and remove a small file in ``folder``: the error if the disk is full
+    (a folder this process may not write to, e.g. a read-only volume, passes: the
+    storage check says whether the media folder is writable)."""
     probe = folder / f".healthz-disk-probe-{os.getpid()}"
     try:
         with probe.open("wb") as handle:
@@ -174,7 +176,7 @@ def _write_probe(folder: Path) -> str | None:
             os.fsync(handle.fileno())
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
+            return None  # read-only or not ours: not this check's business
         return error.strerror or str(error)
     finally:
         with contextlib.suppress(OSError):

@@ -79,6 +79,13 @@ def test_healthz_names_the_disk_when_too_little_space_is_free(
     assert str(error).startswith("disk full:")
 
 
+def test_the_disk_check_passes_a_folder_it_may_not_write_to(settings: Any) -> None:
+    settings.VAR_DIR = Path("/proc/self")  # no file can be made there, even by root
+    settings.REPROGATE_MIN_FREE_DISK_MB = 0  # /proc has no free space to speak of
+
+    assert health.check_disk() == {"ok": True, "free_mib": 0, "min_free_mib": 0}
+
+
 def test_the_disk_probe_leaves_no_file(settings: Any) -> None:
     var_dir = Path(settings.VAR_DIR)
     var_dir.mkdir(parents=True)
