@@ -37,7 +37,10 @@ ERRORS: dict[str, str] = {
     "415": "The request body's Content-Type is not one this operation reads.",
     "429": "Too many attempts; wait and retry (Retry-After).",
     "503": "A service it needs is unavailable; retry later.",
-    "507": "The server has no disk space left for the upload; retry later.",
+    "507": (
+        "The server's disk is full; nothing was kept (spool_full for an upload, "
+        "else disk_full); retry later."
+    ),
 }
 
 
@@ -55,7 +58,7 @@ class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's schema, plus the error answers an operation can give,
     read from the view: 401 and 403 where it needs a signed-in caller; 404 where
     its path names an object or it takes ``?format``; 400 where it reads a body
-    or query parameters; 409 and 413 for the unsafe methods, 415 where they read
+    or query parameters; 409, 413 and 507 for the unsafe methods, 415 where they read
     a body; 429 where it is throttled. Always as JSON, whatever the success
     answer's media type (``accounts.api_errors.exception_handler`` answers so).
     An operation's own ``@extend_schema(responses=…)`` wins for a status it
@@ -81,7 +84,7 @@ class AutoSchema(SpectacularAutoSchema):
         if "{" in self.path or any(p.get("name") == "format" for p in query):
             statuses.append("404")  # DRF's answer to an unknown ?format too
         if unsafe:
-            statuses += ["409", "413"]
+            statuses += ["409", "413", "507"]  # 507: a full disk (disk_full)
         if unsafe and self.get_request_serializer() is not None:
             statuses.append("415")
         if getattr(self.view, "throttle_classes", None):

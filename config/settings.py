@@ -30,16 +30,20 @@ from config.logs import logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+# /healthz fails its disk check below this much free space there (portal/health.py).
+REPROGATE_MIN_FREE_DISK_MB = env_int(
+    "REPROGATE_MIN_FREE_DISK_MB", default=100, minimum=0
+)
 
 # --- Core ---------------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/ref/settings/#debug
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 # The embedded default (scripts/_env.sh sets it for scripts/run, scripts/manage and
 # scripts/celery): plain http on this machine, static files from the source tree,
-# e-mails on the console, demo data allowed; DEBUG stays off, so an error never
-# serves a traceback page (with the settings and the process environment) to
-# whoever can reach the port. Its secret key is a file the script generates under
-# REPROGATE_VAR_DIR (DJANGO_SECRET_KEY_FILE).
+# e-mails as files under REPROGATE_VAR_DIR/mail, demo data allowed; DEBUG stays
+# off, so an error never serves a traceback page (with the settings and the process
+# environment) to whoever can reach the port. Its secret key is a file the script
+# generates under REPROGATE_VAR_DIR (DJANGO_SECRET_KEY_FILE).
 REPROGATE_EMBEDDED = env_bool("REPROGATE_EMBEDDED", default=False)
 _LOCAL = DEBUG or REPROGATE_EMBEDDED  # plain http, local conveniences
 SECRET_KEY = env_secret(
@@ -99,6 +103,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "accounts.disk_full.DiskFullMiddleware",  # last: a view's error, first
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -561,12 +566,17 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 }
 
 # --- Email --------------------------------------------------------------------------
+# The embedded default writes each e-mail to a file under $REPROGATE_VAR_DIR/mail/
+# (the console stays for what the supervisor says); DEBUG alone prints them.
 EMAIL_BACKEND = env_str(
     "DJANGO_EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend"
-    if _LOCAL
+    "django.core.mail.backends.filebased.EmailBackend"
+    if REPROGATE_EMBEDDED
+    else "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = VAR_DIR / "mail"
 DEFAULT_FROM_EMAIL = env_str("DJANGO_DEFAULT_FROM_EMAIL", "reprogate@localhost")
 
 # --- Logging ------------------------------------------------------------------------

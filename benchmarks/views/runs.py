@@ -14,6 +14,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.disk_full import unless_disk_full
 from accounts.exceptions import ApplicationError
 from accounts.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
@@ -98,7 +99,9 @@ def run_output_download(
 ) -> FileResponse:
     run = run_for_request(request, run_id)
     output = get_object_or_404(run_output_list(run), pk=output_id)
-    run_output_record_download(output=output, actor=request.user, via="web")
+    # On a full disk the file is served and the audit row goes to the log.
+    with unless_disk_full(f"run output {output.pk} downloaded by {request.user}"):
+        run_output_record_download(output=output, actor=request.user, via="web")
     name = PurePosixPath(output.path).name
     return FileResponse(
         blob_open(output.blob),
