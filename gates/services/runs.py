@@ -227,25 +227,37 @@ def gate_campaign_start(
     pool: LabPool,
     actor: Any,
     repetitions: int | None = None,
+    bundle: Bundle | None = None,
+    note: str = "",
 ) -> GateCampaign:
     """Start a campaign of the plan's bundle (else the vendor's latest accepted
-    one) on ``pool`` for ``gate`` (``repetitions``: the gate's largest
-    ``min_runs`` when not given); it is evaluated when its runs have finished."""
+    one; ``bundle``: the one the lab chose, which must be that one) on ``pool``
+    for ``gate`` (``repetitions``: the gate's largest ``min_runs`` when not
+    given); it is evaluated when its runs have finished."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
     if plan.status != GatePlan.Status.FROZEN:
         raise GatesConflict("Only the current frozen plan runs.", code="not_frozen")
     if gate not in plan.gate_names:
         raise GatesError(f"The plan has no gate named {gate!r}.", code="no_gate")
-    bundle = _plan_bundle(plan)
-    if bundle is None:
+    judged = _plan_bundle(plan)
+    if judged is None:
         raise GatesError("The vendor has no accepted bundle.", code="no_bundle")
+    if bundle is not None and bundle.pk != judged.pk:
+        message = (
+            f"Gate {gate} of plan v{plan.version} runs bundle {judged.sha256[:12]}."
+        )
+        raise GatesError(
+            message,
+            code="other_bundle",
+            problems=[Problem("other_bundle", message, "bundle")],
+        )
     campaign = campaign_start(
-        bundle=bundle,
+        bundle=judged,
         pool=pool,
         repetitions=repetitions or gate_repetitions(plan, gate),
         actor=actor,
-        note=f"Gate {gate} of plan v{plan.version}",
-        scenarios=gate_scenarios(plan, gate, bundle),
+        note=note or f"Gate {gate} of plan v{plan.version}",
+        scenarios=gate_scenarios(plan, gate, judged),
     )
     link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(

@@ -257,6 +257,7 @@ ROUTES: dict[str, Rule] = {
     "gate-plan-freeze": DENY,
     "gate-plan-new-version": DENY,
     "gate-plan-export": DENY,
+    "gate-campaign-start": DENY,
     "gate-decision-record": DENY,
     "gate-decision-second": DENY,
     "gate-decision-withdraw": DENY,
