@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import json
 
+from django.contrib.auth.models import AnonymousUser, User
+from django.urls import reverse
+
 from artifacts.models import Bundle
-from gates.models import Evaluation, GatePlan
+from benchmarks.gate_campaigns import GateChoice, GateLink
+from benchmarks.models import Campaign
+from benchmarks.selectors.access import bundle_list_startable_by
+from gates.models import Evaluation, GateCampaign, GatePlan
+
+AnyUser = User | AnonymousUser
 
 INCONCLUSIVE = "INCONCLUSIVE"
 
@@ -63,3 +71,89 @@ def gate_scenarios(plan: GatePlan, gate: str, bundle: Bundle) -> list[str] | Non
         if isinstance(s, dict) and s.get("name") in named
     ]
     return names or None
+
+
+def plan_bundle(plan: GatePlan) -> Bundle | None:
+    """The bundle a campaign for the plan's gates runs: the plan's own, else the
+    vendor's latest accepted bundle on the RFP."""
+    if plan.bundle_id is not None:
+        return plan.bundle
+    return (
+        Bundle.objects.filter(
+            rfp_id=plan.rfp_id,
+            organisation_id=plan.vendor_organisation_id,
+            status=Bundle.Status.ACCEPTED,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def gate_choice_value(plan: GatePlan, gate: str) -> str:
+    """How a form names one gate of one plan."""
+    return f"{plan.public_id}:{gate}"
+
+
+def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
+    """The gates of current frozen plans ``user`` may run a campaign for: RFPs
+    whose bids are opened, whose buyer engages a lab the user operates, with the
+    bundle each gate runs accepted (three queries)."""
+    bundles = list(bundle_list_startable_by(user))  # newest first
+    latest: dict[tuple[int, int], Bundle] = {}
+    for bundle in bundles:
+        latest.setdefault((bundle.rfp_id, bundle.organisation_id), bundle)
+    startable = {b.pk: b for b in bundles}
+    plans = (
+        GatePlan.objects.filter(
+            status=GatePlan.Status.FROZEN, rfp_id__in={b.rfp_id for b in bundles}
+        )
+        .select_related("rfp", "vendor_organisation")
+        .order_by("rfp__reference", "vendor_organisation__name")
+    )
+    choices = []
+    for plan in plans:
+        key = (plan.rfp_id, plan.vendor_organisation_id)
+        if plan.bundle_id is not None:
+            bundle = startable.get(plan.bundle_id)
+        else:
+            bundle = latest.get(key)
+        if bundle is None:
+            continue
+        for gate in plan.gate_names:
+            label = (
+                f"{gate} · {plan.rfp.reference} · {plan.vendor_organisation.name} · "
+                f"plan v{plan.version} · bundle {bundle.sha256[:12]}"
+            )
+            choices.append(
+                GateChoice(
+                    gate_choice_value(plan, gate),
+                    label,
+                    bundle.pk,
+                    gate_repetitions(plan, gate),
+                )
+            )
+    return choices
+
+
+def campaign_gate_links(campaign: Campaign) -> list[GateLink]:
+    """The gates ``campaign`` was started for, with their pages (the runs added
+    for an INCONCLUSIVE evaluation are not a gate of their own)."""
+    links = (
+        GateCampaign.objects.filter(campaign=campaign, after__isnull=True)
+        .select_related("plan__rfp", "plan__vendor_organisation")
+        .order_by("id")
+    )
+    return [
+        GateLink(
+            f"{link.gate} of plan v{link.plan.version}",
+            reverse(
+                "gates:gate",
+                args=(
+                    link.plan.rfp.public_id,
+                    link.plan.vendor_organisation.slug,
+                    link.gate,
+                ),
+            ),
+        )
+        for link in links
+    ]

@@ -174,7 +174,6 @@ ROUTES: dict[str, Rule] = {
     "gates:retest_request": DENY,
     "gates:retest_campaign_start": DENY,
     "gates:schedule_runs": DENY,
-    "gates:gate_campaign_start": OWN,
     "gates:evaluation_report": DENY,
     "gates:evaluation_report_request": DENY,
     "gates:evaluation_report_pdf": DENY,
