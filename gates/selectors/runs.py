@@ -94,10 +94,10 @@ def gate_choice_value(plan: GatePlan, gate: str) -> str:
     return f"{plan.public_id}:{gate}"
 
 
-def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
-    """The gates of current frozen plans ``user`` may run a campaign for: RFPs
-    whose bids are opened, whose buyer engages a lab the user operates, with the
-    bundle each gate runs accepted (three queries)."""
+def plans_startable_by(user: AnyUser) -> list[tuple[GatePlan, Bundle]]:
+    """The current frozen plans whose gates ``user`` may run, each with the
+    bundle its campaigns run: RFPs whose bids are opened, whose buyer engages a
+    lab the user operates, the bundle accepted (two queries)."""
     bundles = list(bundle_list_startable_by(user))  # newest first
     latest: dict[tuple[int, int], Bundle] = {}
     for bundle in bundles:
@@ -110,29 +110,50 @@ def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
         .select_related("rfp", "vendor_organisation")
         .order_by("rfp__reference", "vendor_organisation__name")
     )
-    choices = []
+    found = []
     for plan in plans:
-        key = (plan.rfp_id, plan.vendor_organisation_id)
         if plan.bundle_id is not None:
             bundle = startable.get(plan.bundle_id)
         else:
-            bundle = latest.get(key)
-        if bundle is None:
-            continue
-        for gate in plan.gate_names:
-            label = (
-                f"{gate} · {plan.rfp.reference} · {plan.vendor_organisation.name} · "
-                f"plan v{plan.version} · bundle {bundle.sha256[:12]}"
-            )
-            choices.append(
-                GateChoice(
-                    gate_choice_value(plan, gate),
-                    label,
-                    bundle.pk,
-                    gate_repetitions(plan, gate),
-                )
-            )
-    return choices
+            bundle = latest.get((plan.rfp_id, plan.vendor_organisation_id))
+        if bundle is not None:
+            found.append((plan, bundle))
+    return found
+
+
+def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
+    """The gates of current frozen plans ``user`` may run a campaign for."""
+    return [
+        GateChoice(
+            gate_choice_value(plan, gate),
+            f"{gate} · {plan.rfp.reference} · {plan.vendor_organisation.name} · "
+            f"plan v{plan.version} · bundle {bundle.sha256[:12]}",
+            bundle.pk,
+            gate_repetitions(plan, gate),
+        )
+        for plan, bundle in plans_startable_by(user)
+        for gate in plan.gate_names
+    ]
+
+
+def gates_ready_to_run(user: AnyUser) -> list[tuple[GatePlan, str]]:
+    """The gates ``user`` may run that no evaluation has judged under the plan
+    version and no campaign is running for: what waits for the lab."""
+    plans = [plan for plan, _ in plans_startable_by(user)]
+    judged = set(
+        Evaluation.objects.filter(plan__in=plans).values_list("plan_id", "gate")
+    )
+    running = set(
+        GateCampaign.objects.filter(plan__in=plans, evaluation__isnull=True)
+        .filter(campaign__cancelled_at__isnull=True)
+        .values_list("plan_id", "gate")
+    )
+    return [
+        (plan, gate)
+        for plan in plans
+        for gate in plan.gate_names
+        if (plan.pk, gate) not in judged | running
+    ]
 
 
 def campaign_gate_links(campaign: Campaign) -> list[GateLink]:
