@@ -9,7 +9,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.db.models.functions import Coalesce
 
 from accounts import clock
 from benchmarks import conf
@@ -85,3 +95,31 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
         active = [t for t in pool.host_tokens.all() if t.revoked_at is None]
         pool.active_token_count = len(active)  # type: ignore[attr-defined]
     return rows
+
+
+def pool_list_with_online_hosts(
+    pools: QuerySet[LabPool], now: datetime | None = None
+) -> QuerySet[LabPool]:
+    """``pools`` with ``online_hosts`` (``hosts_online``'s rule, at read time),
+    the pools with the most online hosts first, then by name: a form's first
+    choice is a pool whose runs will start."""
+    online = (
+        hosts_online(now)
+        .filter(pool=OuterRef("pk"))
+        .order_by()
+        .values("pool")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return pools.annotate(
+        online_hosts=Coalesce(Subquery(online, output_field=IntegerField()), 0)
+    ).order_by("-online_hosts", "name")
+
+
+def pool_choice_label(pool: LabPool) -> str:
+    """A pool in a form: its name, hardware and whether a host is online to run
+    (``pool_list_with_online_hosts``'s count)."""
+    n = getattr(pool, "online_hosts", 0)
+    hosts = f"{n} host{'s' if n != 1 else ''} online" if n else "no host online"
+    hardware = f" · {pool.hardware_class}" if pool.hardware_class else ""
+    return f"{pool.name}{hardware} · {hosts}"

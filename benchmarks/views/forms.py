@@ -16,6 +16,10 @@ from benchmarks.selectors.access import (
     lab_organisation_list_for,
     pool_list_operated_by,
 )
+from benchmarks.selectors.pools import (
+    pool_choice_label,
+    pool_list_with_online_hosts,
+)
 from benchmarks.services.campaigns import MAX_REPETITIONS
 
 
@@ -30,6 +34,11 @@ class BundleChoiceField(forms.ModelChoiceField):
 NO_GATE = "This campaign is not linked to a gate: its runs will not be judged"
 
 
+class PoolChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: LabPool) -> str:
+        return pool_choice_label(obj)
+
+
 class CampaignStartForm(forms.Form):
     """A campaign of an accepted bundle on a pool; with a gate chosen, a campaign
     of the scenarios that gate judges, evaluated when its runs end."""
@@ -40,7 +49,12 @@ class CampaignStartForm(forms.Form):
         help_text="The gate these runs are judged by, when they end: a gate of "
         "the vendor's current frozen plan, which runs the plan's bundle.",
     )
-    pool = forms.ModelChoiceField(queryset=LabPool.objects.none(), empty_label=None)
+    pool = PoolChoiceField(
+        queryset=LabPool.objects.none(),
+        empty_label=None,
+        help_text="Pools with an online host come first: runs on a pool with none "
+        "wait until a host joins it.",
+    )
     repetitions = forms.IntegerField(min_value=1, max_value=MAX_REPETITIONS, initial=3)
     note = forms.CharField(max_length=300, required=False)
 
@@ -49,7 +63,7 @@ class CampaignStartForm(forms.Form):
         bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
         bundle_field.queryset = bundle_list_startable_by(user)
         pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
-        pool_field.queryset = pool_list_operated_by(user)
+        pool_field.queryset = pool_list_with_online_hosts(pool_list_operated_by(user))
         self.gates: dict[str, GateChoice] = {c.value: c for c in gate_choices(user)}
         gate_field = cast(forms.ChoiceField, self.fields["gate"])
         gate_field.choices = [

@@ -22,7 +22,12 @@ from gates.models import Evaluation, GatePlan
 from gates.services.plans import plan_create_default, plan_freeze
 from portal.demo import LAB_POOL, LAB_RFP
 from procurement.models import Rfp
-from tests.browser.lab import CAMPAIGN_TIMEOUT_S, log_in, watch_campaign
+from tests.browser.lab import (
+    CAMPAIGN_TIMEOUT_S,
+    choose_pool,
+    log_in,
+    watch_campaign,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +66,10 @@ def test_labops_runs_a_gate_from_its_page_and_the_board_shows_the_verdict(
     cell.get_by_role("link").first.click()
     page.get_by_test_id("run-gate-link").click()
     expect(page.locator("#id_gate option:checked")).to_contain_text(GATE)
-    page.locator("#id_pool").select_option(label=LAB_POOL)
+    expect(page.locator("#id_pool option:checked")).to_contain_text(
+        f"{LAB_POOL} · 1 host online"
+    )  # the lab's worker: the pool whose runs will start comes first
+    choose_pool(page, LAB_POOL)
     page.locator("#id_repetitions").fill("1")
     page.get_by_test_id("campaign-start-submit").click()
     expect(page).to_have_url(re.compile(r"/lab/campaigns/[0-9a-f-]{36}/$"))

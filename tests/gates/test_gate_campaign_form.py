@@ -16,11 +16,17 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.gate_campaigns import register_gate_campaign_source
 from benchmarks.models import Campaign, LabPool
+from benchmarks.services.pools import host_register
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import gate_choice_value
 from gates.tasks import gate_campaign_finished_task
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
+from tests.benchmarks.runner.support import (
+    GOOD_HARNESS,
+    accepted_bundle,
+    make_pool,
+    worker,
+)
 from tests.gates.support import finish_runs
 
 pytestmark = pytest.mark.django_db
@@ -174,3 +180,15 @@ def test_without_gates_the_form_offers_none_and_campaigns_are_not_judged(
     assert list(form.fields["gate"].choices) == [("", f"No gate. {NOT_JUDGED}.")]
     assert response.status_code == 400
     assert not Campaign.objects.exists()
+
+
+def test_the_form_lists_pools_with_an_online_host_first(
+    client_for: Any, labops: Any, buyer_org: Organisation, pool: LabPool
+) -> None:
+    lab = buyer_org.engages.get(kind=Organisation.Kind.LAB)
+    host_register(pool=make_pool(lab, "z-online"), worker=worker())
+
+    form = client_for(labops).get(reverse("benchmarks:campaign_start")).context["form"]
+
+    labels = [label for _, label in form.fields["pool"].choices]
+    assert labels == ["z-online · 1 host online", "gate-lab · no host online"]
