@@ -43,6 +43,16 @@ def host_status(host: LabHost, now: datetime | None = None) -> HostStatus:
     return HostStatus("online", "online", silent)
 
 
+def host_retired(host: LabHost) -> bool:
+    """A one-shot runner that stopped for good (``host_stop(retire=True)``) and
+    has not registered again since."""
+    return (
+        host.retired_at is not None
+        and host.stopped_at is not None
+        and host.stopped_at >= host.last_heartbeat_at
+    )
+
+
 def host_online_cutoff(now: datetime | None = None) -> datetime:
     return (now or clock.now()) - timedelta(seconds=conf.lost_after_seconds())
 
@@ -78,7 +88,8 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     """``pools`` with ``hosts`` (each with its token) and ``host_tokens``
     (``host_token_list``'s order) prefetched, each host with its ``.health``
     (a ``HostStatus``) and each pool with ``online_count`` and
-    ``active_token_count``."""
+    ``active_token_count``; ``shown_hosts`` and ``retired_hosts`` split them
+    (``host_retired``)."""
     hosts = LabHost.objects.select_related("token").order_by("worker_name")
     rows = list(
         pools.prefetch_related(
@@ -90,6 +101,8 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     for pool in rows:
         for host in pool.hosts.all():
             host.health = host_status(host, now)  # type: ignore[attr-defined]
+        pool.shown_hosts = [h for h in pool.hosts.all() if not host_retired(h)]  # type: ignore[attr-defined]
+        pool.retired_hosts = [h for h in pool.hosts.all() if host_retired(h)]  # type: ignore[attr-defined]
         online = [h for h in pool.hosts.all() if h.health.code == "online"]  # type: ignore[attr-defined]
         pool.online_count = len(online)  # type: ignore[attr-defined]
         active = [t for t in pool.host_tokens.all() if t.revoked_at is None]

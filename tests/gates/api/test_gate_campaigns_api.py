@@ -13,6 +13,7 @@ from accounts.models import Organisation
 from benchmarks.models import Campaign, LabPool
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.tasks import gate_campaign_finished_task
+from procurement.models import Rfp
 from tests.benchmarks.runner.support import make_pool
 from tests.gates.api.support import GATE, PASSING, api
 from tests.gates.support import finish_runs, make_frozen_plan
@@ -157,4 +158,16 @@ def test_a_superseded_plan_is_a_conflict(
 
     assert response.status_code == 409
     assert response.json()["code"] == "not_frozen"
+    assert not Campaign.objects.exists()
+
+
+def test_sealed_bids_are_a_conflict(
+    frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
+) -> None:
+    Rfp.objects.filter(pk=frozen_plan.rfp_id).update(status=Rfp.Status.CLOSED)
+
+    response = run_gate(frozen_plan, labops)
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "sealed"
     assert not Campaign.objects.exists()
