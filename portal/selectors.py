@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -55,7 +56,7 @@ class Notice:
     url: str
 
 
-def waits_for(roles: set[str]) -> list[str]:
+def waits_for(roles: Collection[str]) -> list[str]:
     """The empty state of "Needs you now": what would appear for these roles."""
     found = []
     for role, text in WAITS_FOR.items():

@@ -112,12 +112,14 @@ def plans_startable_by(user: AnyUser) -> list[tuple[GatePlan, Bundle]]:
     )
     found = []
     for plan in plans:
-        if plan.bundle_id is not None:
-            bundle = startable.get(plan.bundle_id)
-        else:
-            bundle = latest.get((plan.rfp_id, plan.vendor_organisation_id))
-        if bundle is not None:
-            found.append((plan, bundle))
+        key = (plan.rfp_id, plan.vendor_organisation_id)
+        chosen = (
+            startable.get(plan.bundle_id)
+            if plan.bundle_id is not None
+            else latest.get(key)
+        )
+        if chosen is not None:
+            found.append((plan, chosen))
     return found
 
 
