@@ -17,8 +17,10 @@ from artifacts.models import Bundle
 from benchmarks.gate_campaigns import register_gate_campaign_source
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.pools import host_register
+from gates.exceptions import GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import gate_choice_value
+from gates.services.runs import gate_campaign_start
 from gates.tasks import gate_campaign_finished_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import (
@@ -140,6 +142,30 @@ def test_a_gate_runs_its_own_bundle_only(
     assert response.status_code == 400
     assert "The chosen gate runs another bundle" in response.content.decode()
     assert start(client_for(labops), newer, pool, value, 3).status_code == 302
+
+
+def test_the_service_refuses_another_bundle_than_the_gates(
+    tmp_path: Path,
+    labops: Any,
+    vendor_a: Any,
+    frozen_plan: GatePlan,
+    pool: LabPool,
+    gate_bundle: Bundle,
+) -> None:
+    Rfp.objects.filter(pk=frozen_plan.rfp_id).update(status=Rfp.Status.PUBLISHED)
+    harness = GOOD_HARNESS + b"# revised\n"
+    accepted_bundle(
+        tmp_path / "newer", frozen_plan.rfp, gate_bundle.organisation, vendor_a,
+        harness=harness,
+    )  # fmt: skip
+
+    with pytest.raises(GatesError) as refused:
+        gate_campaign_start(
+            plan=frozen_plan, gate=GATE, pool=pool, actor=labops, bundle=gate_bundle
+        )
+
+    assert refused.value.code == "other_bundle"
+    assert not Campaign.objects.exists()
 
 
 @pytest.mark.parametrize("gate", ["canary", "not-a-plan:lab-validation"])
