@@ -15,6 +15,7 @@ from benchmarks.gate_campaigns import GateChoice, GateLink
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import bundle_list_startable_by
 from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.selectors.decisions import previous_gate_unpromoted
 
 AnyUser = User | AnonymousUser
 
@@ -139,23 +140,23 @@ def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
 
 
 def gates_ready_to_run(user: AnyUser) -> list[tuple[GatePlan, str]]:
-    """The gates ``user`` may run that no evaluation has judged under the plan
-    version and no campaign is running for: what waits for the lab."""
+    """Per plan ``user`` may run, its first gate that no evaluation has judged
+    under the plan version and no campaign is running for, once the gate before
+    it is promoted (the first gate at once): what waits for the lab."""
     plans = [plan for plan, _ in plans_startable_by(user)]
-    judged = set(
+    done = set(
         Evaluation.objects.filter(plan__in=plans).values_list("plan_id", "gate")
-    )
-    running = set(
+    ) | set(
         GateCampaign.objects.filter(plan__in=plans, evaluation__isnull=True)
         .filter(campaign__cancelled_at__isnull=True)
         .values_list("plan_id", "gate")
     )
-    return [
-        (plan, gate)
-        for plan in plans
-        for gate in plan.gate_names
-        if (plan.pk, gate) not in judged | running
-    ]
+    ready = []
+    for plan in plans:
+        gate = next((g for g in plan.gate_names if (plan.pk, g) not in done), None)
+        if gate is not None and previous_gate_unpromoted(plan, gate) is None:
+            ready.append((plan, gate))
+    return ready
 
 
 def campaign_gate_links(campaign: Campaign) -> list[GateLink]:

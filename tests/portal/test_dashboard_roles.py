@@ -12,6 +12,7 @@ import pytest
 from accounts.models import Organisation
 from benchmarks.models import LabPool, Run
 from gates.models import GatePlan, RetestObligation
+from gates.services.decisions import decision_record, decision_second
 from gates.services.runs import gate_campaign_start
 from tests.artifacts import ingest_support
 from tests.benchmarks.runner.support import make_pool
@@ -117,3 +118,24 @@ def test_the_buyer_keeps_the_buyers_wording(client_for: Any, buyer: Any) -> None
 
     assert "Nothing waits for you. Questions to answer, bids to open" in html
     assert "Re-tests waiting for the lab" not in html
+
+
+def test_the_next_gate_is_ready_once_the_one_before_is_promoted(
+    client_for: Any,
+    labops: Any,
+    buyer: Any,
+    evaluator: Any,
+    frozen_plan: GatePlan,
+    gate_campaign: Any,
+) -> None:
+    judged(frozen_plan, gate_campaign(3), labops, PASSING)  # lab-validation PASS
+    before = dashboard(client_for, labops)
+    promotion = decision_record(
+        plan=frozen_plan, gate=GATE, kind="promote", rationale="Met.", actor=buyer
+    )
+    decision_second(decision=promotion, actor=evaluator)
+
+    after = dashboard(client_for, labops)
+
+    assert "gate_run" not in before  # pilot waits for lab-validation's promotion
+    assert "Run Acme Flash&#x27;s pilot gate: plan v1 is frozen" in after
