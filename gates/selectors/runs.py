@@ -160,24 +160,25 @@ def gates_ready_to_run(user: AnyUser) -> list[tuple[GatePlan, str]]:
 
 
 def campaign_gate_links(campaign: Campaign) -> list[GateLink]:
-    """The gates ``campaign`` was started for, with their pages (the runs added
-    for an INCONCLUSIVE evaluation are not a gate of their own)."""
-    links = (
-        GateCampaign.objects.filter(campaign=campaign, after__isnull=True)
+    """The gates ``campaign`` was started for or judged by (a buyer may evaluate
+    any campaign against a frozen plan), once each, with their pages."""
+    pairs = [
+        (link.plan, link.gate)
+        for link in GateCampaign.objects.filter(campaign=campaign, after__isnull=True)
         .select_related("plan__rfp", "plan__vendor_organisation")
         .order_by("id")
-    )
-    return [
-        GateLink(
-            f"{link.gate} of plan v{link.plan.version}",
-            reverse(
-                "gates:gate",
-                args=(
-                    link.plan.rfp.public_id,
-                    link.plan.vendor_organisation.slug,
-                    link.gate,
-                ),
-            ),
-        )
-        for link in links
+    ] + [
+        (e.plan, e.gate)
+        for e in Evaluation.objects.filter(campaign=campaign)
+        .select_related("plan__rfp", "plan__vendor_organisation")
+        .defer("plan_document", "results_document", "evaluation_document")
+        .order_by("id")
     ]
+    found: dict[tuple[int, str], GateLink] = {}
+    for plan, gate in pairs:
+        args = (plan.rfp.public_id, plan.vendor_organisation.slug, gate)
+        label = f"{gate} of plan v{plan.version}"
+        found.setdefault(
+            (plan.pk, gate), GateLink(label, reverse("gates:gate", args=args))
+        )
+    return list(found.values())

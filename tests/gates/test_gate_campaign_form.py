@@ -20,6 +20,7 @@ from benchmarks.services.pools import host_register
 from gates.exceptions import GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import gate_choice_value
+from gates.services.evaluations import gate_evaluate
 from gates.services.runs import gate_campaign_start
 from gates.tasks import gate_campaign_finished_task
 from procurement.models import Rfp
@@ -218,3 +219,19 @@ def test_the_form_lists_pools_with_an_online_host_first(
 
     labels = [label for _, label in form.fields["pool"].choices]
     assert labels == ["z-online · 1 host online", "gate-lab · no host online"]
+
+
+def test_a_campaign_a_buyer_evaluated_names_the_gate_that_judged_it(
+    client_for: Any, labops: Any, buyer: Any, frozen_plan: GatePlan, gate_campaign: Any
+) -> None:
+    campaign = gate_campaign(3)  # started with no gate
+    finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
+    url = reverse("benchmarks:campaign_detail", args=(campaign.public_id,))
+    before = client_for(labops).get(url).content.decode()
+    gate_evaluate(plan=frozen_plan, gate=GATE, campaign=campaign, actor=buyer)
+
+    after = client_for(labops).get(url).content.decode()
+
+    assert f"{NOT_JUDGED}." in before
+    assert NOT_JUDGED not in after
+    assert f"{GATE} of plan v1</a>" in after
