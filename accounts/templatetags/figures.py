@@ -5,7 +5,7 @@ on hover (a ``title``). The documents (JSON, CSV, PDF) keep the exact values.
 
 - ``{{ value|fig:"ms" }}``: ``<span class="fig" title="4625.4172 ms">4,625 ms</span>``
 - ``{% fig_ci low high "ms" %}``: an interval, with as many figures as it takes
-  to tell its ends apart (``4,625.41–4,625.53 ms``)
+  to tell its ends apart (``4,625.41`` to ``4,625.53 ms``, joined by an en dash)
 - ``{{ value|bytes_iec }}``: a byte count in KiB, MiB, GiB (``4 GiB``), exact
   bytes on hover
 """
@@ -23,7 +23,8 @@ from django.utils.safestring import SafeString
 register = template.Library()
 
 FIGURES = 4
-DASH = "—"
+DASH = "\N{EM DASH}"
+EN_DASH = "\N{EN DASH}"
 IEC_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
@@ -80,7 +81,7 @@ def fig(value: Any, unit: str = "") -> SafeString | str:
 
 @register.simple_tag
 def fig_ci(low: Any, high: Any, unit: str = "") -> SafeString | str:
-    """An interval ``low–high unit``, each end with enough figures to differ
+    """An interval ``low`` en dash ``high unit``, each end with enough figures to differ
     from the other (up to seven), the exact ends on hover."""
     a, b = _number(low), _number(high)
     if a is None or b is None:
@@ -91,7 +92,7 @@ def fig_ci(low: Any, high: Any, unit: str = "") -> SafeString | str:
     return format_html(
         '<span class="fig" title="{}">{}</span>',
         _with_unit(f"[{exact(low)}, {exact(high)}]", unit),
-        _with_unit(f"{humane(a, figures)}–{humane(b, figures)}", unit),
+        _with_unit(f"{humane(a, figures)}{EN_DASH}{humane(b, figures)}", unit),
     )
 
 
