@@ -1,7 +1,7 @@
 """The log API: the latest published checkpoint and the key to check it (text;
-reading never signs one), proofs that verify against it (JSON, base64), 400s in
-the API's error shape for bad parameters, the same to anyone (no account needed), 503 (not
-a wrong proof) for a tampered log."""
+reading never signs one), proofs that verify against it (JSON, base64), all of
+it to anyone (no account needed), 400s in the API's error shape for bad
+parameters, 503 (not a wrong proof) for a tampered log."""
 
 from __future__ import annotations
 
