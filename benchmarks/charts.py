@@ -43,7 +43,14 @@ class Chart:
 
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
-    return {**BASE_LAYOUT, "title": {"text": title}, **extra}
+    """The shared layout; every axis grows its margin to fit its tick labels and
+    title (``automargin``), so long figures (1,200,000 IOPS) are never clipped."""
+    layout = {**BASE_LAYOUT, "title": {"text": title}, **extra}
+    for key in [k for k in layout if k.startswith(("xaxis", "yaxis"))]:
+        layout[key] = {"automargin": True, **layout[key]}
+    for key in ("xaxis", "yaxis"):
+        layout.setdefault(key, {"automargin": True})
+    return layout
 
 
 def _values(rows: Iterable[Row], name: str, stat: str) -> dict[str, list[float]]:
