@@ -7,6 +7,7 @@ under 1,500 px. Screenshots land in /tmp/shots-readable/."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def test_comparison_and_failing_gate_read_on_a_laptop(
             verdict
         )
         figure = page.get_by_test_id(f"summary-reproduced-{vendor}")
-        expect(figure.locator("strong .fig")).to_have_attribute("title", r".+")
+        lab = figure.locator("strong .fig")  # rounded, the exact value on hover
+        expect(lab).to_have_text(re.compile(r"^[\d,.]+ \S+$"))
+        expect(lab).to_have_attribute("title", re.compile(r"^\d+\.?\d* \S+$"))
         for cell in ("summary-verdict", "summary-reproduced", "summary-cost"):
             _inside_the_viewport(page, f"{cell}-{vendor}")
 
