@@ -86,6 +86,10 @@ def isolation_facts(record: Mapping[str, Any] | None) -> list[IsolationFact]:
         dropped = record.get("uid_dropped")
         note = " (privileges dropped)" if dropped else ""
         facts.insert(3, IsolationFact("User id", f"{record['uid']}{note}"))
+    elif "uid_dropped" in record:
+        facts.insert(
+            3, IsolationFact("Privileges dropped", _text(record["uid_dropped"]))
+        )
     limits = record.get("limits") or {}
     enforced = limits.get("enforced_by") or {}
     facts += [_limit(k, v, enforced) for k, v in limits.items() if k != "enforced_by"]
