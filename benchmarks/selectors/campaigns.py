@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from accounts.models import AuditEvent
+from benchmarks.charts import HIT_RATE
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput, RunSeries
 from benchmarks.models.campaigns import ACTIVE_STATES
 
@@ -68,6 +70,23 @@ def run_metric_list(run: Run) -> QuerySet[RunMetric]:
     return RunMetric.objects.filter(run=run, attempt=run.attempt).order_by(
         "name", "stat", "scope", "id"
     )
+
+
+def campaign_hit_rate_series(campaign: Campaign) -> list[dict[str, Any]]:
+    """Every run's cache-hit rate series (its current attempt), in run order:
+    ``scenario_name``, ``repetition``, ``unit``, ``points`` (one query)."""
+    found = (
+        RunSeries.objects.filter(
+            run__campaign=campaign,
+            name=HIT_RATE,
+            scope="",
+            attempt=F("run__attempt"),
+        )
+        .order_by("run__position", "run__id", "id")
+        .values("unit", "points", scenario_name=F("run__scenario_name"),
+                repetition=F("run__repetition"))
+    )  # fmt: skip
+    return list(found)
 
 
 def run_series_list(run: Run) -> QuerySet[RunSeries]:

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.charts import _layout, series_over_time
+from benchmarks.charts import (
+    _layout,
+    campaign_charts,
+    hit_rate_over_time,
+    series_over_time,
+)
 
 
 def _axes(layout: dict[str, Any]) -> dict[str, Any]:
@@ -34,3 +39,28 @@ def test_the_run_chart_keeps_its_axis_titles_with_automargin() -> None:
         "automargin": True,
     }
     assert figure["layout"]["yaxis"]["automargin"] is True
+
+
+def test_the_campaign_draws_every_runs_cache_hit_rate_over_time() -> None:
+    series = [
+        {"scenario_name": "warm-c8", "repetition": 1, "unit": "ratio",
+         "points": [[0, 0.4], [1, 0.6]]},
+        {"scenario_name": "warm-c8", "repetition": 2, "unit": "ratio",
+         "points": [[0, float("nan")]]},  # nothing plottable: left out
+    ]  # fmt: skip
+    claims = [{"metric": "cache_hit_rate", "stat": "mean", "scenario": "warm-c8",
+               "value": 0.9}]  # fmt: skip
+
+    figure = hit_rate_over_time(series, claims)
+
+    assert figure is not None
+    assert [t["name"] for t in figure["data"]] == ["warm-c8 #1"]
+    assert [s["y0"] for s in figure["layout"]["shapes"]] == [0.9]  # the claim
+    assert figure["layout"]["yaxis"]["title"]["text"] == "Cache-hit rate (ratio)"
+
+
+def test_no_hit_rate_series_is_an_empty_state() -> None:
+    (chart,) = [c for c in campaign_charts([], [], []) if c.key == "hit-rate"]
+
+    assert chart.figure is None
+    assert "cache_hit_rate" in chart.empty
