@@ -86,7 +86,7 @@ def campaign_hit_rate_series(campaign: Campaign) -> list[dict[str, Any]]:
         .values("unit", "points", scenario_name=F("run__scenario_name"),
                 repetition=F("run__repetition"))
     )  # fmt: skip
-    return list(found)
+    return [dict(row) for row in found]
 
 
 def run_series_list(run: Run) -> QuerySet[RunSeries]:
