@@ -112,7 +112,15 @@ class DepositSerializer(serializers.Serializer):
     id = serializers.UUIDField(source="public_id")
     kind = serializers.CharField()
     rfp = serializers.CharField(source="rfp.reference")
-    vendor = serializers.CharField(source="organisation.slug")
+    vendor = serializers.SerializerMethodField(
+        help_text="the vendor whose bundle the deposit names (the depositor for "
+        "a deposit naming no bundle)"
+    )
+    depositor = serializers.CharField(
+        source="organisation.slug",
+        help_text="who deposited it: the vendor, its lab (run outputs) or the "
+        "buyer (gate evaluations, signed reports)",
+    )
     bundle_id = serializers.UUIDField(source="bundle.public_id", allow_null=True)
     log_index = serializers.IntegerField()
     leaf_hash = serializers.CharField(help_text="hex SHA-256(0x00 || leaf)")
@@ -120,6 +128,11 @@ class DepositSerializer(serializers.Serializer):
     retain_until = serializers.DateTimeField()
     legal_hold = serializers.BooleanField()
     evidence_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.CharField())
+    def get_vendor(self, deposit: Deposit) -> str:
+        owner = deposit.bundle.organisation if deposit.bundle else deposit.organisation
+        return owner.slug
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_evidence_url(self, deposit: Deposit) -> str | None:

@@ -6,13 +6,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Final
+from typing import Any, Final
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from accounts import clock
 from accounts.models import AuditEvent
+from benchmarks.charts import HIT_RATE
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput, RunSeries
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.selectors.access import (
@@ -76,6 +77,23 @@ def run_metric_list(run: Run) -> QuerySet[RunMetric]:
     return RunMetric.objects.filter(run=run, attempt=run.attempt).order_by(
         "name", "stat", "scope", "id"
     )
+
+
+def campaign_hit_rate_series(campaign: Campaign) -> list[dict[str, Any]]:
+    """Every run's cache-hit rate series (its current attempt), in run order:
+    ``scenario_name``, ``repetition``, ``unit``, ``points`` (one query)."""
+    found = (
+        RunSeries.objects.filter(
+            run__campaign=campaign,
+            name=HIT_RATE,
+            scope="",
+            attempt=F("run__attempt"),
+        )
+        .order_by("run__position", "run__id", "id")
+        .values("unit", "points", scenario_name=F("run__scenario_name"),
+                repetition=F("run__repetition"))
+    )  # fmt: skip
+    return [dict(row) for row in found]
 
 
 def run_series_list(run: Run) -> QuerySet[RunSeries]:

@@ -27,6 +27,7 @@ from benchmarks.selectors.access import (
     lab_organisation_list_for,
 )
 from benchmarks.selectors.campaigns import (
+    campaign_hit_rate_series,
     campaign_list_with_counts,
     campaign_run_list,
     campaign_summary,
@@ -114,6 +115,7 @@ def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpRespons
         campaign_metric_rows(campaign),
         campaign.scenarios,
         bundle_claims(campaign.bundle.manifest),
+        campaign_hit_rate_series(campaign),
     )
     context = {
         **_runs_context(request, campaign),

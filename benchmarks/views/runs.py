@@ -27,6 +27,7 @@ from benchmarks.selectors.campaigns import (
     run_output_list,
     run_series_list,
 )
+from benchmarks.selectors.isolation import isolation_facts
 from benchmarks.services.downloads import run_output_record_download
 from benchmarks.services.runs import run_cancel
 
@@ -67,6 +68,7 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         ),
         "outputs": run_output_list(run),
         "events": run_event_list(run),
+        "isolation": isolation_facts(run.isolation),
     }
     return render(request, "benchmarks/run_detail.html", context)
 

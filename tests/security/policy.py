@@ -220,6 +220,7 @@ ROUTES: dict[str, Rule] = {
     "bundle-list": DENY,
     "bundle-detail": DENY,
     "bundle-download": DENY,
+    # open to anyone, no account: C2SP checkpoints are public by design
     "log-checkpoint": public(
         "the transparency log's signed checkpoint: sizes and root hashes, no names"
     ),
