@@ -463,6 +463,22 @@ for _proxy in REPROGATE_TRUSTED_PROXIES:
         raise SettingError(
             f"REPROGATE_TRUSTED_PROXIES: {_proxy!r} is not an address or network."
         ) from None
+# Limits on password guessing (accounts.throttle, docs/operations.md): failures in
+# a window counted per (account, client address), per address (a ceiling that
+# colleagues behind one NAT do not reach) and per account across addresses
+# (beyond it each address gets 3 failures: slower stuffing, no lockout).
+REPROGATE_LOGIN_WINDOW_SECONDS = env_int(
+    "REPROGATE_LOGIN_WINDOW_SECONDS", default=300, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS", default=10, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ADDRESS", default=100, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT", default=100, minimum=1
+)
 SILENCED_SYSTEM_CHECKS = (
     [] if env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=False) else ["security.W021"]
 )
@@ -486,7 +502,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
     # DRF's own client address never reads X-Forwarded-For; the login throttle
-    # uses accounts.throttle.client_address (REPROGATE_TRUSTED_PROXIES).
+    # counts per account and accounts.throttle.client_address (trusted proxies).
     "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
