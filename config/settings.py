@@ -26,7 +26,7 @@ from config.env import (
     env_str,
     env_url,
 )
-from config.logs import logging_formatters
+from config.logs import logging_filters, logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -598,13 +598,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": logging_formatters(),
+    # A 4xx is one line, without the traceback Django attaches to a 403 or a 400
+    # (on django.request itself, and on the handler for django.security's lines).
+    "filters": logging_filters(),
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": REPROGATE_LOG_FORMAT}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": REPROGATE_LOG_FORMAT,
+            "filters": ["client_errors"],
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # WeasyPrint and fontTools log every layout step and font subset at INFO,
     # kaleido and choreographer every Chromium start, tab and clean-up.
     "loggers": {
+        "django.request": {"filters": ["client_errors"]},
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},
