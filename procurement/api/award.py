@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
 from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp
@@ -212,7 +213,10 @@ class AwardApi(APIView):
     """The award (404 before there is one): winner, rationale, who requested and
     who confirmed it, and the override reason when score sheets were missing."""
 
-    @extend_schema(operation_id="rfp_award_get", responses={200: AwardOutputSerializer})
+    @extend_schema(
+        operation_id="rfp_award_get",
+        responses={200: AwardOutputSerializer, 409: error_response(409)},
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         award = award_get(require_opened(buyer_side_rfp(request, rfp_id)))
         if award is None:
@@ -242,7 +246,7 @@ class AwardRequestApi(APIView):
 
     @extend_schema(
         operation_id="rfp_award_request_get",
-        responses={200: PendingAwardOutputSerializer},
+        responses={200: PendingAwardOutputSerializer, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = require_opened(buyer_side_rfp(request, rfp_id))
