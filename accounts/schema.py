@@ -9,6 +9,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from accounts.api_errors import ErrorSerializer
@@ -49,6 +50,7 @@ def error_response(status: int) -> OpenApiResponse:
 
 
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+NO_NUL = "^[^\\x00]*$"  # JSON Schema (ECMA 262) for "no NUL character"
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -87,6 +89,23 @@ class AutoSchema(SpectacularAutoSchema):
         if getattr(self.view, "throttle_classes", None):
             statuses.append("429")
         return statuses
+
+    def _map_serializer_field(
+        self, field: Any, direction: Any, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        """A text a request sends has no NUL character (DRF's ``CharField``
+        refuses one): the schema says so with a pattern, where it has none."""
+        schema: dict[str, Any] = super()._map_serializer_field(
+            field, direction, bypass_extensions
+        )
+        if (
+            direction == "request"
+            and type(field) is serializers.CharField
+            and schema.get("type") == "string"
+            and "pattern" not in schema
+        ):
+            schema["pattern"] = NO_NUL
+        return schema
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)

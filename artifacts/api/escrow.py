@@ -182,10 +182,12 @@ class DepositListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         query = request.query_params
+        kind = query.get("kind", "")
+        if kind and kind not in Deposit.Kind.values:
+            choices = ", ".join(Deposit.Kind.values)
+            raise serializers.ValidationError({"kind": [f"One of {choices}."]})
         where = DepositFilter(
-            rfp=query.get("rfp", ""),
-            vendor=query.get("vendor", ""),
-            kind=query.get("kind", ""),
+            rfp=query.get("rfp", ""), vendor=query.get("vendor", ""), kind=kind
         )
         paginator = LimitOffsetPagination()
         deposits = deposit_list_filtered(request.user, where)

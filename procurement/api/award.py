@@ -69,9 +69,16 @@ class TcoFormulaListApi(APIView):
         class Meta:
             ref_name = "TcoFormulaInput"
 
-        pue = serializers.DecimalField(4, 2, min_value=Decimal(1))
+        # numbers in the schema, with their bounds (a string one has none)
+        pue = serializers.DecimalField(
+            4, 2, min_value=Decimal(1), coerce_to_string=False
+        )
         utilisation = serializers.DecimalField(
-            4, 3, min_value=Decimal("0.001"), max_value=Decimal(1)
+            4,
+            3,
+            min_value=Decimal("0.001"),
+            max_value=Decimal(1),
+            coerce_to_string=False,
         )
         hours_per_year = serializers.IntegerField(
             min_value=1, max_value=HOURS_PER_YEAR_MAX

@@ -124,7 +124,7 @@ def test_every_rfp_read_on_a_sealed_rfp_answers_a_documented_status(
     """Before the bids are opened, the evaluation and award reads answer 409:
     each answer of each read of a sealed RFP is one its operation documents."""
     document = openapi_document()
-    sealed = RfpFactory(buyer_organisation=buyer_org, published=True)
+    sealed = RfpFactory.create(buyer_organisation=buyer_org, published=True)
     buyer = _client(world.tokens["buyer"])
     reads = [
         path
