@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiResponse
@@ -50,7 +51,18 @@ def error_response(status: int) -> OpenApiResponse:
 
 
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-NO_NUL = "^[^\\x00]*$"  # JSON Schema (ECMA 262) for "no NUL character"
+# Patterns of request texts: no NUL character; and one that is not whitespace.
+NO_NUL = "^[^\\x00]*$"
+NOT_BLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
+
+
+def _regex_of(field: Any) -> str | None:
+    """The pattern of a field's ``RegexValidator``, if it has one."""
+    for validator in field.validators:
+        if isinstance(validator, RegexValidator):
+            regex = validator.regex  # compiled by RegexValidator itself
+            return regex if isinstance(regex, str) else str(regex.pattern)
+    return None
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -93,18 +105,32 @@ class AutoSchema(SpectacularAutoSchema):
     def _map_serializer_field(
         self, field: Any, direction: Any, bypass_extensions: bool = False
     ) -> dict[str, Any]:
-        """A text a request sends has no NUL character (DRF's ``CharField``
-        refuses one): the schema says so with a pattern, where it has none."""
+        """What DRF's fields refuse in a request, the schema says: for a
+        ``CharField``, a NUL character, and unless blank is allowed, an empty
+        text or (where it trims whitespace) one of whitespace only; for a
+        ``DecimalField``, a minus sign where the minimum is 0 or more, and the
+        field's own ``RegexValidator`` (its bounds, as text) where it has one;
+        a ``FileField`` takes a file (drf-spectacular says a URL, as it answers)."""
         schema: dict[str, Any] = super()._map_serializer_field(
             field, direction, bypass_extensions
         )
-        if (
-            direction == "request"
-            and type(field) is serializers.CharField
-            and schema.get("type") == "string"
-            and "pattern" not in schema
-        ):
-            schema["pattern"] = NO_NUL
+        if direction != "request" or schema.get("type") != "string":
+            return schema
+        regex = _regex_of(field)
+        if isinstance(field, serializers.FileField):  # a file part, not a URL
+            schema["format"] = "binary"
+        elif type(field) is serializers.CharField and "pattern" not in schema:
+            blank = field.allow_blank
+            if not blank:
+                schema.setdefault("minLength", 1)
+            if regex is None:  # else drf-spectacular writes the field's own
+                trimmed = field.trim_whitespace and not blank
+                schema["pattern"] = NOT_BLANK if trimmed else NO_NUL
+        elif isinstance(field, serializers.DecimalField):
+            if regex is not None:  # the bounds, as a pattern
+                schema["pattern"] = regex
+            elif field.min_value is not None and field.min_value >= 0:
+                schema["pattern"] = schema.get("pattern", "").replace("^-?", "^", 1)
         return schema
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:

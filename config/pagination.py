@@ -10,11 +10,24 @@ import contextlib
 import re
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import pagination
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 
 MAX_LIMIT = 500
+# For an APIView that pages with this paginator in get() and declares its query
+# parameters itself (``@extend_schema(parameters=PAGE_PARAMETERS)``).
+PAGE_PARAMETERS = [
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1},
+        description="Page size (default 50, at most 500).",
+    ),
+    OpenApiParameter(
+        "offset", {"type": "integer", "minimum": 0}, description="Rows to skip."
+    ),
+]
 _DIGITS = re.compile(r"[0-9]+")
 
 

@@ -11,6 +11,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -61,6 +62,14 @@ class TcoFormulaOutputSerializer(serializers.Serializer):
         return formula.pk is not None
 
 
+# 1 to 99.99, and 0.001 to 1, written with at most 2 and 3 decimals.
+PUE_TEXT = RegexValidator(r"^0*[1-9]\d?(?:\.\d{0,2})?$", "Between 1 and 99.99.")
+UTILISATION_TEXT = RegexValidator(
+    r"^(?:0*1(?:\.0{0,3})?|0*\.(?:00[1-9]|0[1-9]\d?|[1-9]\d{0,2}))$",
+    "Between 0.001 and 1.",
+)
+
+
 class TcoFormulaListApi(APIView):
     """The RFP's TCO formula versions, newest first (version 1 with the defaults,
     unrecorded, before any exists); POST records a new version (buyers, admins)."""
@@ -69,16 +78,16 @@ class TcoFormulaListApi(APIView):
         class Meta:
             ref_name = "TcoFormulaInput"
 
-        # numbers in the schema, with their bounds (a string one has none)
+        # The bounds as patterns too: the OpenAPI document's decimals are text.
         pue = serializers.DecimalField(
-            4, 2, min_value=Decimal(1), coerce_to_string=False
+            4, 2, min_value=Decimal(1), validators=[PUE_TEXT]
         )
         utilisation = serializers.DecimalField(
             4,
             3,
             min_value=Decimal("0.001"),
             max_value=Decimal(1),
-            coerce_to_string=False,
+            validators=[UTILISATION_TEXT],
         )
         hours_per_year = serializers.IntegerField(
             min_value=1, max_value=HOURS_PER_YEAR_MAX

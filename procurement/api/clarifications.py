@@ -10,14 +10,14 @@ from typing import Any
 
 from django.http import Http404
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.requests import SignedInApiRequest
-from config.pagination import LimitOffsetPagination
+from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
@@ -39,11 +39,6 @@ from procurement.services.clarifications import (
     clarification_answer,
     clarification_ask,
 )
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size (default 50)."),
-    OpenApiParameter("offset", int, description="Rows to skip."),
-]
 
 
 def _rfp_and_scope(

@@ -4,6 +4,7 @@ error shape."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -147,3 +148,30 @@ def test_every_rfp_read_on_a_sealed_rfp_answers_a_documented_status(
     assert statuses["/api/v1/rfps/{rfp_id}/award/"] == 409
     assert statuses["/api/v1/rfps/{rfp_id}/award/request/"] == 409
     assert problems == []
+
+
+def test_the_schema_states_what_the_input_fields_refuse() -> None:
+    document = openapi_document()
+    inputs = document["components"]["schemas"]
+    username = inputs["AuthTokenInput"]["properties"]["username"]
+    password = inputs["AuthTokenInput"]["properties"]["password"]
+    rfp_list = document["paths"]["/api/v1/rfps/"]["get"]["parameters"]
+    paging = {p["name"]: p["schema"] for p in rfp_list if p["in"] == "query"}
+
+    assert username["minLength"] == 1
+    assert re.fullmatch(username["pattern"], "  ") is None  # trimmed: blank
+    assert re.fullmatch(password["pattern"], "  ")  # not trimmed
+    assert re.fullmatch(password["pattern"], "a\x00b") is None
+    reference = inputs["RfpCreateInput"]["properties"]["reference"]["pattern"]
+    assert re.fullmatch(reference, "RFP-2026-07")
+    assert re.fullmatch(reference, "rfp 1") is None
+    pue = inputs["TcoFormulaInput"]["properties"]["pue"]["pattern"]
+    assert [bool(re.fullmatch(pue, v)) for v in ("1", "1.25", "0.99", "100")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert inputs["BidDocumentUploadInput"]["properties"]["file"]["format"] == "binary"
+    assert paging["limit"]["minimum"] == 1
+    assert paging["offset"]["minimum"] == 0
