@@ -514,6 +514,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # An artifact's kind: one enum for the RFP's answer and its input alike.
+    "ENUM_NAME_OVERRIDES": {"ArtifactKindEnum": "procurement.models.ArtifactKind"},
 }
 
 # --- Celery -------------------------------------------------------------------------

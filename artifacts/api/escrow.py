@@ -32,6 +32,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
+from accounts.parsers import JSONParser
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -241,7 +242,9 @@ def _holdable_deposit(request: Request, deposit_id: uuid.UUID) -> Deposit:
 
 class DepositLegalHoldApi(APIView):
     """Place (``hold: true``) or release a deposit's legal hold (409 if it is
-    so already)."""
+    so already). JSON: a form field left out would read as ``false``."""
+
+    parser_classes = [JSONParser]
 
     class InputSerializer(serializers.Serializer):
         class Meta:

@@ -27,6 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
 from accounts.schema import error_response
 from artifacts.lib.signatures.sshkeys import KEY_TYPES, MAX_KEY_LINE
@@ -94,7 +95,10 @@ class PublicKeyLineField(serializers.CharField):
 
 
 class SigningKeyListApi(APIView):
-    """Your vendor organisation's signing keys (GET); register one (POST)."""
+    """Your vendor organisation's signing keys (GET); register one (POST, JSON:
+    a form has no null for ``valid_until``)."""
+
+    parser_classes = [JSONParser]
 
     class InputSerializer(serializers.Serializer):
         class Meta:

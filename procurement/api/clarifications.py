@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
 from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import Rfp
@@ -201,6 +202,7 @@ class AddendumChangesInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "AddendumChangesInput"
+        closed = True  # the schema says: no other key (accounts.schema)
 
     title = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
@@ -242,7 +244,9 @@ class AddendumChangesInputSerializer(serializers.Serializer):
 
 class RfpAddendaApi(APIView):
     """GET: the RFP's addenda with their diffs (buyer side and invited vendors).
-    POST: a buyer issues the next addendum."""
+    POST: a buyer issues the next addendum (JSON: its changes are an object)."""
+
+    parser_classes = [JSONParser]
 
     class PageSerializer(serializers.Serializer):
         class Meta:

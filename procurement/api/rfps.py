@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
 from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import ArtifactKind, Rfp
@@ -264,7 +265,10 @@ class RfpPatchInputSerializer(serializers.Serializer):
 
 
 class RfpDetailApi(APIView):
-    """One RFP; 404 when the caller may not know it exists. PATCH edits a draft."""
+    """One RFP; 404 when the caller may not know it exists. PATCH edits a draft
+    (JSON: its lists, and a null, have no form field)."""
+
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="rfp_detail", responses={200: RfpDetailOutputSerializer}

@@ -93,7 +93,7 @@ def test_post_refuses_questions_after_submission(
     assert response.status_code == 400
     assert response.json()["problems"] == [
         {
-            "code": "invalid",
+            "code": "deadline_order",
             "message": "The questions deadline must come before the submission "
             "deadline.",
             "path": "questions_deadline",
