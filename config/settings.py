@@ -26,7 +26,7 @@ from config.env import (
     env_str,
     env_url,
 )
-from config.logs import logging_formatters
+from config.logs import logging_filters, logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -468,6 +468,22 @@ for _proxy in REPROGATE_TRUSTED_PROXIES:
         raise SettingError(
             f"REPROGATE_TRUSTED_PROXIES: {_proxy!r} is not an address or network."
         ) from None
+# Limits on password guessing (accounts.throttle, docs/operations.md): failures in
+# a window counted per (account, client address), per address (a ceiling that
+# colleagues behind one NAT do not reach) and per account across addresses
+# (beyond it each address gets 3 failures: slower stuffing, no lockout).
+REPROGATE_LOGIN_WINDOW_SECONDS = env_int(
+    "REPROGATE_LOGIN_WINDOW_SECONDS", default=300, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS", default=10, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ADDRESS", default=100, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT", default=100, minimum=1
+)
 SILENCED_SYSTEM_CHECKS = (
     [] if env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=False) else ["security.W021"]
 )
@@ -491,7 +507,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
     # DRF's own client address never reads X-Forwarded-For; the login throttle
-    # uses accounts.throttle.client_address (REPROGATE_TRUSTED_PROXIES).
+    # counts per account and accounts.throttle.client_address (trusted proxies).
     "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
@@ -503,6 +519,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # An artifact's kind: one enum for the RFP's answer and its input alike.
+    "ENUM_NAME_OVERRIDES": {"ArtifactKindEnum": "procurement.models.ArtifactKind"},
 }
 
 # --- Celery -------------------------------------------------------------------------
@@ -592,13 +610,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": logging_formatters(),
+    # A 4xx is one line, without the traceback Django attaches to a 403 or a 400
+    # (on django.request itself, and on the handler for django.security's lines).
+    "filters": logging_filters(),
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": REPROGATE_LOG_FORMAT}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": REPROGATE_LOG_FORMAT,
+            "filters": ["client_errors"],
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # WeasyPrint and fontTools log every layout step and font subset at INFO,
     # kaleido and choreographer every Chromium start, tab and clean-up.
     "loggers": {
+        "django.request": {"filters": ["client_errors"]},
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},

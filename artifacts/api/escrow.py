@@ -32,6 +32,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
+from accounts.parsers import JSONParser
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -195,10 +196,12 @@ class DepositListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         query = request.query_params
+        kind = query.get("kind", "")
+        if kind and kind not in Deposit.Kind.values:
+            choices = ", ".join(Deposit.Kind.values)
+            raise serializers.ValidationError({"kind": [f"One of {choices}."]})
         where = DepositFilter(
-            rfp=query.get("rfp", ""),
-            vendor=query.get("vendor", ""),
-            kind=query.get("kind", ""),
+            rfp=query.get("rfp", ""), vendor=query.get("vendor", ""), kind=kind
         )
         paginator = LimitOffsetPagination()
         deposits = deposit_list_filtered(request.user, where)
@@ -252,7 +255,9 @@ def _holdable_deposit(request: Request, deposit_id: uuid.UUID) -> Deposit:
 
 class DepositLegalHoldApi(APIView):
     """Place (``hold: true``) or release a deposit's legal hold (409 if it is
-    so already)."""
+    so already). JSON: a form field left out would read as ``false``."""
+
+    parser_classes = [JSONParser]
 
     class InputSerializer(serializers.Serializer):
         class Meta:
