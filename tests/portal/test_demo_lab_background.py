@@ -96,8 +96,8 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
         assert (link.plan.version, link.plan.status) == (2, GatePlan.Status.FROZEN)
         assert link.plan.vendor_organisation == campaign.bundle.organisation
     assert not Evaluation.objects.exists()
-    runs = Run.objects.filter(campaign__in=campaigns)
-    assert sorted(args for args, _ in sent) == sorted([r.pk, 1] for r in runs)
+    queued = Run.objects.filter(campaign__in=campaigns)
+    assert sorted(args for args, _ in sent) == sorted([r.pk, 1] for r in queued)
     assert {queue for _, queue in sent} == {pool_queue(LAB_POOL)}
     started = AuditEvent.objects.filter(action="gate.campaign_started")
     assert sorted(e.data["vendor"] for e in started) == VENDORS
@@ -105,7 +105,7 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
     assert f"{LAB_RFP} campaign acme-flash (queued)" in report.created
     [line] = lines
     assert "in the background" in line
-    assert f"{runs.count()} runs on pool {LAB_POOL}" in line
+    assert f"{queued.count()} runs on pool {LAB_POOL}" in line
     assert "/lab/campaigns/" in line
 
 
