@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -13,7 +14,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from accounts.disk_full import DISK_FULL_CODE, DISK_FULL_MESSAGE, is_disk_full
 from accounts.exceptions import ApplicationError, StateConflict
+
+logger = logging.getLogger(__name__)
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -89,6 +93,12 @@ def _error_response(exc: Exception, context: dict[str, Any]) -> Response | None:
         )
         problems = [p.as_dict() for p in exc.problems]
         return Response(error_body(exc.code, exc.message, problems), status=http)
+    if is_disk_full(exc):
+        logger.warning("disk full: %s", exc)
+        return Response(
+            error_body(DISK_FULL_CODE, DISK_FULL_MESSAGE),
+            status=status.HTTP_507_INSUFFICIENT_STORAGE,
+        )
     if isinstance(exc, RequestDataTooBig):  # over DATA_UPLOAD_MAX_MEMORY_SIZE
         message = "The request body is too large for this endpoint."
         return Response(

@@ -1,16 +1,24 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from accounts import clock
+from accounts.disk_full import unless_disk_full
 from accounts.models import ApiToken
 from accounts.services import token_digest
 
 # Writing last_used_at on every request would serialise the API on one row.
 _LAST_USED_RESOLUTION = timedelta(minutes=5)
+
+
+def _note_use(token: ApiToken, now: datetime) -> None:
+    """Record when the token was last used, if the disk lets us: on a full disk
+    the request goes on (a read must not fail for the sake of this note)."""
+    with unless_disk_full(f"last use of API token {token.prefix}… at {now}"):
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
@@ -42,7 +50,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             token.last_used_at is None
             or now - token.last_used_at > _LAST_USED_RESOLUTION
         ):
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+            _note_use(token, now)
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

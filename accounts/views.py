@@ -49,8 +49,9 @@ AUDIT_PAGE_SIZE = 50
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login, under the lockout it shares with the API token endpoint
-    (``accounts.throttle``): a locked account or address is refused unchecked."""
+    """Django's login, under the limits it shares with the API token endpoint
+    (``accounts.throttle``): a locked account or address is refused unchecked; a
+    form without a username or a password checks none and counts as no attempt."""
 
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
@@ -65,6 +66,9 @@ class LoginView(auth_views.LoginView):
         return super().form_valid(form)
 
     def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        given = form.cleaned_data
+        if given.get("username") is None or not given.get("password"):
+            return super().form_invalid(form)  # no password was checked
         login_failed(**self._throttle_key())
         if login_locked_for(**self._throttle_key()):
             return self._blocked(form)

@@ -23,12 +23,17 @@ set directly:
 - ``RUNNER_LOG_TAIL_CHARS`` (16,000): how much of the harness's output a run keeps;
 - ``RUNNER_WORK_DIR`` (the system's temporary directory): where each run gets a
   fresh working directory (deleted afterwards);
+- the runner API keeps a remote run attempt's uploaded outputs under the
+  installation's own var directory (``REPROGATE_VAR_DIR/runner-uploads``), never in
+  a folder another installation on the same host could share (``uploads_dir``);
 - ``RUNNER_OUTPUT_LIMIT_BYTES`` (1 GiB), ``RUNNER_MAX_OUTPUT_FILES`` (1,000):
   what is kept of the harness's output directory;
 - ``RUNNER_MAX_RUNS_PER_CAMPAIGN`` (1,000).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -79,6 +84,11 @@ def log_tail_chars() -> int:
 
 def work_dir() -> str | None:
     return str(settings.RUNNER_WORK_DIR or "") or None
+
+
+def uploads_dir() -> Path:
+    """Where the runner API writes remote runs' outputs until the runs end."""
+    return Path(settings.VAR_DIR) / "runner-uploads"
 
 
 def output_limit_bytes() -> int:

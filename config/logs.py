@@ -72,6 +72,21 @@ def _cut(text: str) -> str:
     return text[:MAX_FIELD_CHARS] + f"... [{len(text) - MAX_FIELD_CHARS} chars cut]"
 
 
+class ClientErrorFilter(logging.Filter):
+    """Drops the traceback of a line about a client's error (a 4xx: a 403 for a
+    refused permission, a 400 for a body Django could not parse). Django logs
+    these with the exception that made them; the refusal is the whole story,
+    and a traceback per refused request buries the server errors' ones. A 5xx
+    keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line (newlines inside are escaped)."""
 
@@ -154,6 +169,11 @@ def worker_logging_setup(**kwargs: Any) -> None:
     root = logging.getLogger()
     if isinstance(loglevel, int) and loglevel < root.level:
         root.setLevel(loglevel)
+
+
+def logging_filters() -> dict[str, dict[str, Any]]:
+    """The filters a LOGGING dict names: ``client_errors`` (``ClientErrorFilter``)."""
+    return {"client_errors": {"()": f"{__name__}.ClientErrorFilter"}}
 
 
 def logging_formatters() -> dict[str, dict[str, Any]]:

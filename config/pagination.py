@@ -1,13 +1,62 @@
 """The API's one paginator: ``?limit`` and ``?offset`` pages whose limit is cut to
 ``MAX_LIMIT``, so a number beyond the database's integers never reaches a query
-(an offset past the end is an empty page before any query)."""
+(an offset past the end is an empty page before any query). Either parameter,
+when given, is one whole number (``limit`` at least 1, ``offset`` at least 0), as
+the OpenAPI document says; anything else is a 400 that names it."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import pagination
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 
 MAX_LIMIT = 500
+# For an APIView that pages with this paginator in get() and declares its query
+# parameters itself (``@extend_schema(parameters=PAGE_PARAMETERS)``).
+PAGE_PARAMETERS = [
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1},
+        description="Page size (default 50, at most 500).",
+    ),
+    OpenApiParameter(
+        "offset", {"type": "integer", "minimum": 0}, description="Rows to skip."
+    ),
+]
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _query_int(request: Request, name: str, minimum: int) -> int | None:
+    """The query parameter ``name`` as a whole number, None when absent."""
+    values = request.query_params.getlist(name)
+    if not values:
+        return None
+    if len(values) == 1 and _DIGITS.fullmatch(values[0]):
+        with contextlib.suppress(ValueError):  # past Python's 4,300 digits
+            value = int(values[0])
+            if value >= minimum:
+                return value
+    raise ValidationError({name: [f"One whole number, at least {minimum}."]})
 
 
 class LimitOffsetPagination(pagination.LimitOffsetPagination):
     max_limit = MAX_LIMIT
+
+    def get_limit(self, request: Request) -> int | None:
+        limit = _query_int(request, self.limit_query_param, minimum=1)
+        return self.default_limit if limit is None else min(limit, MAX_LIMIT)
+
+    def get_offset(self, request: Request) -> int:
+        return _query_int(request, self.offset_query_param, minimum=0) or 0
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            limit = parameter["name"] == self.limit_query_param
+            parameter["schema"]["minimum"] = 1 if limit else 0
+        return parameters

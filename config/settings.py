@@ -26,20 +26,24 @@ from config.env import (
     env_str,
     env_url,
 )
-from config.logs import logging_formatters
+from config.logs import logging_filters, logging_formatters
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+# /healthz fails its disk check below this much free space there (portal/health.py).
+REPROGATE_MIN_FREE_DISK_MB = env_int(
+    "REPROGATE_MIN_FREE_DISK_MB", default=100, minimum=0
+)
 
 # --- Core ---------------------------------------------------------------------------
 # https://docs.djangoproject.com/en/5.2/ref/settings/#debug
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 # The embedded default (scripts/_env.sh sets it for scripts/run, scripts/manage and
 # scripts/celery): plain http on this machine, static files from the source tree,
-# e-mails on the console, demo data allowed; DEBUG stays off, so an error never
-# serves a traceback page (with the settings and the process environment) to
-# whoever can reach the port. Its secret key is a file the script generates under
-# REPROGATE_VAR_DIR (DJANGO_SECRET_KEY_FILE).
+# e-mails as files under REPROGATE_VAR_DIR/mail, demo data allowed; DEBUG stays
+# off, so an error never serves a traceback page (with the settings and the process
+# environment) to whoever can reach the port. Its secret key is a file the script
+# generates under REPROGATE_VAR_DIR (DJANGO_SECRET_KEY_FILE).
 REPROGATE_EMBEDDED = env_bool("REPROGATE_EMBEDDED", default=False)
 _LOCAL = DEBUG or REPROGATE_EMBEDDED  # plain http, local conveniences
 SECRET_KEY = env_secret(
@@ -99,6 +103,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "accounts.disk_full.DiskFullMiddleware",  # last: a view's error, first
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -463,6 +468,22 @@ for _proxy in REPROGATE_TRUSTED_PROXIES:
         raise SettingError(
             f"REPROGATE_TRUSTED_PROXIES: {_proxy!r} is not an address or network."
         ) from None
+# Limits on password guessing (accounts.throttle, docs/operations.md): failures in
+# a window counted per (account, client address), per address (a ceiling that
+# colleagues behind one NAT do not reach) and per account across addresses
+# (beyond it each address gets 3 failures: slower stuffing, no lockout).
+REPROGATE_LOGIN_WINDOW_SECONDS = env_int(
+    "REPROGATE_LOGIN_WINDOW_SECONDS", default=300, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS", default=10, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ADDRESS = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ADDRESS", default=100, minimum=1
+)
+REPROGATE_LOGIN_FAILURES_PER_ACCOUNT = env_int(
+    "REPROGATE_LOGIN_FAILURES_PER_ACCOUNT", default=100, minimum=1
+)
 SILENCED_SYSTEM_CHECKS = (
     [] if env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=False) else ["security.W021"]
 )
@@ -486,7 +507,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
     # DRF's own client address never reads X-Forwarded-For; the login throttle
-    # uses accounts.throttle.client_address (REPROGATE_TRUSTED_PROXIES).
+    # counts per account and accounts.throttle.client_address (trusted proxies).
     "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
@@ -498,6 +519,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # An artifact's kind: one enum for the RFP's answer and its input alike.
+    "ENUM_NAME_OVERRIDES": {"ArtifactKindEnum": "procurement.models.ArtifactKind"},
 }
 
 # --- Celery -------------------------------------------------------------------------
@@ -561,12 +584,17 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 }
 
 # --- Email --------------------------------------------------------------------------
+# The embedded default writes each e-mail to a file under $REPROGATE_VAR_DIR/mail/
+# (the console stays for what the supervisor says); DEBUG alone prints them.
 EMAIL_BACKEND = env_str(
     "DJANGO_EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend"
-    if _LOCAL
+    "django.core.mail.backends.filebased.EmailBackend"
+    if REPROGATE_EMBEDDED
+    else "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = VAR_DIR / "mail"
 DEFAULT_FROM_EMAIL = env_str("DJANGO_DEFAULT_FROM_EMAIL", "reprogate@localhost")
 
 # --- Logging ------------------------------------------------------------------------
@@ -582,13 +610,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": logging_formatters(),
+    # A 4xx is one line, without the traceback Django attaches to a 403 or a 400
+    # (on django.request itself, and on the handler for django.security's lines).
+    "filters": logging_filters(),
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": REPROGATE_LOG_FORMAT}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": REPROGATE_LOG_FORMAT,
+            "filters": ["client_errors"],
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # WeasyPrint and fontTools log every layout step and font subset at INFO,
     # kaleido and choreographer every Chromium start, tab and clean-up.
     "loggers": {
+        "django.request": {"filters": ["client_errors"]},
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},

@@ -2,12 +2,22 @@
 worker for the default queue, one for the local lab pool and beat, each in a process
 group of its own.
 
-- A worker or beat that exits is started again after a back-off (1 s, 2 s, 4 s …
-  at most 30 s; back to 1 s once it stayed up for a minute), with a line on the
-  console. The web server is not restarted: when it exits, everything stops.
+- A process that exits, the web server's included, is started again after a
+  back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
+  minute), with a line on the console (quoting its log's last line if it exited
+  with an error).
+- Each process writes to its own log file, ``$REPROGATE_VAR_DIR/logs/<name>.log``
+  (a log over ``LOG_ROTATE_BYTES`` at a start is kept as ``<name>.log.1``); the
+  console has one line per start, exit and restart, and, once ``/healthz``
+  answers, the address to open.
 - The state of every process (pid, restarts, last exit) is written to
   ``$REPROGATE_VAR_DIR/supervisor.json`` whenever it changes; ``/healthz`` reports it
-  (portal/health.py).
+  (portal/health.py). A write that fails (a full disk) is skipped: the next change
+  writes it again.
+- It keeps a connection open to each embedded SQLite database (``SqliteHold``): a
+  database in WAL mode is read through its ``-shm`` file, which SQLite deletes when
+  the last connection closes and must write again (32 KiB) at the next open. Held
+  open, it stays, so pages and API reads keep working when the disk is full.
 - SIGINT or SIGTERM (Ctrl-C) sends SIGTERM to every process, waits at most
   ``STOP_GRACE_S`` and then SIGKILLs what is left of their process groups (a Celery
   worker's warm shutdown would wait for a running benchmark to finish; its
@@ -24,13 +34,17 @@ import datetime as dt
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import BinaryIO
 
 from benchmarks.queues import EMBEDDED_POOL, pool_queue
 
@@ -40,6 +54,9 @@ BACKOFF_MAX_S = 30.0
 STABLE_AFTER_S = 60.0
 STOP_GRACE_S = 8.0
 POLL_S = 0.2
+READY_PROBE_EVERY_S = 1.0
+LOG_ROTATE_BYTES = 10 * 1024 * 1024
+LOGS_DIR = "logs"
 # Celery warns whenever a worker runs as root (uid 0). The embedded default runs on
 # a developer's machine, often as root in a container, and this filter (a Python
 # warnings filter for that one message, in the embedded processes' environment
@@ -51,7 +68,7 @@ ROOT_WARNING_FILTER = "ignore:You're running the worker with superuser privilege
 class Program:
     name: str
     argv: list[str]
-    essential: bool = False  # its exit stops everything (the web server)
+    log: Path | None = None  # its output (stdout and stderr); None: the console
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -81,17 +98,31 @@ def describe_exit(returncode: int) -> str:
     return f"exited with {returncode}"
 
 
+def last_line(log: Path | None) -> str:
+    """The last non-empty line of ``log`` (at most 300 characters), or ""."""
+    if log is None:
+        return ""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(log.stat().st_size - 4096, 0))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
 def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
-    """What ``scripts/run`` supervises. The lab pool's worker runs one task at a
-    time: a pool host runs one benchmark at a time."""
+    """What ``scripts/run`` supervises, each with its log under ``var_dir/logs``.
+    The lab pool's worker runs one task at a time: a pool host runs one benchmark
+    at a time."""
     celery = [sys.executable, "-m", "celery", "-A", "config"]
     worker = [*celery, "worker", "--loglevel=INFO"]
     schedule = var_dir / "celerybeat-schedule"
-    return [
+    programs = [
         Program(
             "web",
             [sys.executable, "manage.py", "runserver", "--noreload", f"{host}:{port}"],
-            essential=True,
         ),
         Program(
             "worker",
@@ -112,6 +143,62 @@ def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
             [*celery, "beat", "--loglevel=INFO", f"--schedule={schedule}"],
         ),
     ]
+    for program in programs:
+        program.log = var_dir / LOGS_DIR / f"{program.name}.log"
+    return programs
+
+
+def link_host(host: str) -> str:
+    """The address a browser on this machine opens for a server bound to
+    ``host`` (all interfaces: the loopback)."""
+    if host in ("0.0.0.0", ""):  # noqa: S104 - a comparison, not a bind
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+@dataclass
+class SqliteHold:
+    """An idle connection to each of ``paths`` once the file exists (no
+    transaction stays open: checkpoints go on)."""
+
+    paths: list[Path]
+    connections: dict[Path, sqlite3.Connection] = field(default_factory=dict)
+
+    def poll(self) -> None:
+        for path in self.paths:
+            if path in self.connections or not path.is_file():
+                continue
+            address = f"file:{urllib.request.pathname2url(str(path))}?mode=rw"
+            connection = None
+            try:
+                connection = sqlite3.connect(
+                    address, uri=True, isolation_level=None, timeout=5
+                )
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                if connection is not None:
+                    connection.close()
+                continue  # tried again at the next poll
+            self.connections[path] = connection
+
+    def close(self) -> None:
+        for connection in self.connections.values():
+            connection.close()
+        self.connections.clear()
+
+
+def embedded_databases(var_dir: Path, env: dict[str, str]) -> list[Path]:
+    """The embedded default's SQLite files (config/settings.py): the database
+    unless ``DATABASE_URL`` names another, the broker unless
+    ``CELERY_BROKER_URL`` does."""
+    paths = []
+    if not env.get("DATABASE_URL") and not env.get("DATABASE_URL_FILE"):
+        paths.append(var_dir / "db.sqlite3")
+    if not env.get("CELERY_BROKER_URL") and not env.get("CELERY_BROKER_URL_FILE"):
+        paths.append(var_dir / "broker" / "broker.sqlite3")
+    return paths
 
 
 @dataclass
@@ -121,8 +208,12 @@ class Supervisor:
     stop_grace_s: float = STOP_GRACE_S
     say: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
     env: dict[str, str] | None = None
+    # Probed until it answers (any status); then ``ready_line`` goes to the console.
+    ready_url: str | None = None
+    ready_line: str = ""
+    hold: SqliteHold = field(default_factory=lambda: SqliteHold([]))
+    _ready_probed_at: float = 0.0
     _stopping: bool = False
-    _exit_code: int = 0
     _started_at: float = field(default_factory=time.time)
 
     # --- processes ----------------------------------------------------------------
@@ -133,11 +224,24 @@ class Supervisor:
         return env
 
     def _start(self, program: Program) -> None:
-        program.process = subprocess.Popen(  # noqa: S603 (argv built here)
-            program.argv, env=self._environment(), start_new_session=True
-        )
+        output = _open_log(program.log) if program.log is not None else None
+        try:
+            program.process = subprocess.Popen(  # noqa: S603 (argv built here)
+                program.argv,
+                env=self._environment(),
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT if output is not None else None,
+            )
+        finally:
+            if output is not None:
+                output.close()
         program.started_at = time.monotonic()
         program.next_start_at = None
+        again = f" again (restart {program.restarts}; " if program.restarts else " ("
+        where = f"; log: {program.log}" if program.log is not None else ""
+        self.say(f"==> {program.name} started{again}pid {program.process.pid}{where})")
 
     def _reap(self, program: Program, returncode: int) -> None:
         now = time.monotonic()
@@ -146,18 +250,16 @@ class Supervisor:
             "description": describe_exit(returncode),
             "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
-        if program.essential:
-            self.say(f"==> {program.name} {describe_exit(returncode)}; stopping")
-            self._exit_code = returncode if returncode > 0 else 1
-            self._stopping = True
-            return
         if now - program.started_at >= STABLE_AFTER_S:
             program.failures_in_a_row = 0
         program.failures_in_a_row += 1
         delay = backoff(program.failures_in_a_row)
         program.next_start_at = now + delay
+        # What a program said before it exited (not when killed: a line of work)
+        line = last_line(program.log) if returncode > 0 else ""
         self.say(
             f"==> {program.name} {describe_exit(returncode)}; restarting in {delay:g} s"
+            + (f" (its log's last line: {line})" if line else "")
         )
 
     def step(self) -> bool:
@@ -232,11 +334,43 @@ class Supervisor:
             "programs": programs,
         }
 
-    def write_status(self) -> None:
-        self.status_path.parent.mkdir(parents=True, exist_ok=True)
+    def write_status(self) -> bool:
+        """Write the status file; False if the write failed (a full disk: the
+        file keeps its last state, and the supervisor goes on)."""
         scratch = self.status_path.with_name(f".{self.status_path.name}.{os.getpid()}")
-        scratch.write_text(json.dumps(self.status(), indent=2), encoding="utf-8")
-        os.replace(scratch, self.status_path)
+        try:
+            self.status_path.parent.mkdir(parents=True, exist_ok=True)
+            scratch.write_text(json.dumps(self.status(), indent=2), encoding="utf-8")
+            os.replace(scratch, self.status_path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                scratch.unlink(missing_ok=True)
+            return False
+        return True
+
+    def periodic(self) -> None:
+        """Every ``READY_PROBE_EVERY_S``: hold the databases that appeared, and
+        probe the web until it is ready."""
+        now = time.monotonic()
+        if now - self._ready_probed_at < READY_PROBE_EVERY_S:
+            return
+        self._ready_probed_at = now
+        self.hold.poll()
+        self.probe_ready()
+
+    def probe_ready(self) -> None:
+        """Once the web answers ``ready_url`` (any status), say ``ready_line``."""
+        if self.ready_url is None:
+            return
+        try:
+            with urllib.request.urlopen(self.ready_url, timeout=2):  # noqa: S310
+                pass
+        except urllib.error.HTTPError:
+            pass  # it answers: /healthz says what is wrong
+        except (OSError, ValueError):
+            return
+        self.say(self.ready_line)
+        self.ready_url = None
 
     # --- main loop ----------------------------------------------------------------
     def request_stop(self, signum: int, _frame: FrameType | None) -> None:
@@ -248,19 +382,35 @@ class Supervisor:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self.request_stop)
         try:
+            self.hold.poll()
             for program in self.programs:
                 self._start(program)
-            self.write_status()
+            status_written = self.write_status()
             while not self._stopping:
-                if self.step():
-                    self.write_status()
+                if self.step() or not status_written:
+                    status_written = self.write_status()
+                self.periodic()
                 time.sleep(POLL_S)
         finally:
             self._stopping = True
             self.write_status()
             self.stop()
+            self.hold.close()
             self.status_path.unlink(missing_ok=True)
-        return self._exit_code
+        return 0
+
+
+def _open_log(path: Path) -> BinaryIO | None:
+    """``path`` for appending, the previous log kept as ``<name>.1`` once it grew
+    over ``LOG_ROTATE_BYTES``; None (the console) if it cannot be opened."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_size > LOG_ROTATE_BYTES:
+                os.replace(path, path.with_name(f"{path.name}.1"))
+        return path.open("ab")
+    except OSError:
+        return None
 
 
 def _signal_group(process: subprocess.Popen[bytes] | None, signum: int) -> None:
@@ -290,11 +440,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--var-dir", type=Path, required=True)
+    parser.add_argument(
+        "--ready-note",
+        default="",
+        help="added to the line that says where ReproGate is ready (the accounts)",
+    )
     args = parser.parse_args(argv)
     var_dir = args.var_dir.resolve()
+    url = f"http://{link_host(args.host)}:{args.port}"
+    note = f" — {args.ready_note}" if args.ready_note else ""
     supervisor = Supervisor(
         embedded_programs(args.host, args.port, var_dir),
         status_path=var_dir / STATUS_FILE,
+        hold=SqliteHold(embedded_databases(var_dir, dict(os.environ))),
+        ready_url=f"{url}/healthz",
+        ready_line=(
+            f"==> ReproGate is ready at {url}{note}; logs in {var_dir / LOGS_DIR}/, "
+            f"e-mails in {var_dir / 'mail'}/; Ctrl-C stops it"
+        ),
     )
     return supervisor.run()
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
@@ -7,6 +9,7 @@ from django.views import defaults
 from django.views.generic import RedirectView
 
 from accounts.api_errors import json_not_found, json_server_error
+from accounts.disk_full import disk_full_response, is_disk_full
 from portal import metrics_views
 from portal import views as portal_views
 
@@ -33,6 +36,10 @@ def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
+    """507 for a full disk (what failed outside a view, e.g. the session saved
+    after it: accounts/disk_full.py); else JSON under /api/, the page elsewhere."""
+    if is_disk_full(sys.exc_info()[1]):
+        return disk_full_response(request)
     if request.path.startswith("/api/"):
         return json_server_error(request)
     return defaults.server_error(request)

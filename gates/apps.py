@@ -54,3 +54,20 @@ class GatesConfig(AppConfig):
         from procurement.reproduced import register_lab_validation_source
 
         register_lab_validation_source(lab_validations_for, rfp_uses_lab_validation)
+        # the lab's campaign form offers the gates a campaign may be run for, and
+        # the campaign page names the gates that judge it (benchmarks must not
+        # import gates: its gate campaign source)
+        from benchmarks.gate_campaigns import (
+            GateCampaignSource,
+            register_gate_campaign_source,
+        )
+        from gates.selectors.runs import campaign_gate_links, gate_choice_list_for
+        from gates.services.runs import gate_campaign_start_chosen
+
+        register_gate_campaign_source(
+            GateCampaignSource(
+                choices=gate_choice_list_for,
+                start=gate_campaign_start_chosen,
+                judged_by=campaign_gate_links,
+            )
+        )

@@ -627,7 +627,7 @@ def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
         for vendor, plan, bundle in todo:
             _lab_campaign(report, progress, vendor, plan, bundle, worker)
     finally:
-        host_stop(worker_name=worker.worker_name, pool_names=[LAB_POOL])
+        host_stop(worker_name=worker.worker_name, pool_names=[LAB_POOL], retire=True)
 
 
 def _lab_campaign(

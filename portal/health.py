@@ -1,12 +1,15 @@
-"""Probes for /healthz: database, broker and storage, each with a short timeout, and
-the embedded runtime's processes (config/supervise.py's status file)."""
+"""Probes for /healthz: database, broker and storage, each with a short timeout, the
+free space of the disks the server writes to, and the embedded runtime's processes
+(config/supervise.py's status file)."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -116,6 +119,71 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
+DISK_PROBE_BYTES = 4096
+MiB = 1024 * 1024
+
+
+def _written_folders() -> list[Path]:
+    """The folders the server writes to on this machine: the var directory, the
+    SQLite database's and local media files' (one per file system)."""
+    folders = [Path(settings.VAR_DIR)]
+    if connection.vendor == "sqlite" and not connection.is_in_memory_db():  # type: ignore[attr-defined]
+        folders.append(Path(connection.settings_dict["NAME"]).parent)
+    location = getattr(default_storage, "location", None)
+    if isinstance(location, str | Path) and not getattr(
+        default_storage, "bucket_name", None
+    ):
+        folders.append(Path(location))
+    seen: dict[int, Path] = {}
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            seen.setdefault(folder.stat().st_dev, folder)
+    return list(seen.values())
+
+
+def check_disk() -> dict[str, object]:
+    """Each written file system has ``REPROGATE_MIN_FREE_DISK_MB`` free, and a small
+    file can be written there (a full disk answers writes with 507 meanwhile)."""
+    minimum = int(settings.REPROGATE_MIN_FREE_DISK_MB)
+    problems: list[str] = []
+    free_mib: list[int] = []
+    for folder in _written_folders():
+        free = shutil.disk_usage(folder).free // MiB
+        free_mib.append(free)
+        if free < minimum:
+            problems.append(f"disk full: {free} MiB free under {folder}")
+        elif (failure := _write_probe(folder)) is not None:
+            problems.append(f"disk full: writing under {folder} failed: {failure}")
+    result: dict[str, object] = {
+        "ok": not problems,
+        "free_mib": min(free_mib, default=None),
+        "min_free_mib": minimum,
+    }
+    if problems:
+        result["error"] = "; ".join(problems)
+    return result
+
+
+def _write_probe(folder: Path) -> str | None:
+    """Write and remove a small file in ``folder``: the error if the disk is full
+    (a folder this process may not write to, e.g. a read-only volume, passes: the
+    storage check says whether the media folder is writable)."""
+    probe = folder / f".healthz-disk-probe-{os.getpid()}"
+    try:
+        with probe.open("wb") as handle:
+            handle.write(b"\0" * DISK_PROBE_BYTES)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return None  # read-only or not ours: not this check's business
+        return error.strerror or str(error)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return None
+
+
 def check_storage() -> str:
     location = getattr(default_storage, "location", None)
     if isinstance(location, str | Path) and not getattr(
@@ -136,6 +204,7 @@ PROBES: dict[str, Probe] = {
     "database": check_database,
     "broker": check_broker,
     "storage": check_storage,
+    "disk": check_disk,
     "processes": check_processes,
 }
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Final
+
 from django.contrib.auth.models import AnonymousUser, User
+from django.urls import reverse
 
 from accounts import clock
 from accounts.models import Role
@@ -14,6 +19,7 @@ from accounts.selectors import (
 from artifacts.selectors.escrow import escrow_summary_for
 from artifacts.selectors.fixity import fixity_summary_for
 from artifacts.selectors.release import release_summary_for
+from benchmarks.selectors.campaigns import campaign_list_needing_lab
 from gates.selectors.attention import gate_attention_for
 from procurement.models import Rfp
 from procurement.selectors.attention import attention_for
@@ -24,6 +30,59 @@ from procurement.selectors.rfps import (
 
 AnyUser = User | AnonymousUser
 RECENT = 8
+
+# What "Needs you now" lists for each role, said when nothing waits.
+WAITS_FOR: Final[dict[str, str]] = {
+    Role.BUYER: "questions to answer, bids to open or confirm, awards, and gate "
+    "decisions to take or second",
+    Role.ADMIN: "questions to answer, bids to open or confirm, awards, and gate "
+    "decisions to take or second",
+    Role.EVALUATOR: "scores due and gate promotions to second",
+    Role.VENDOR: "invitations, deadlines, bids to re-confirm and the re-tests your "
+    "organisation owes",
+    Role.LABOPS: "re-tests waiting for the lab, gates ready to run and lab "
+    "deviations (campaigns running or with failed runs are listed below)",
+    Role.AUDITOR: "new transparency-log entries to check and escrow releases "
+    "waiting for your approval",
+}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An item of "Needs you now" that belongs to no RFP."""
+
+    kind: str
+    text: str
+    url: str
+
+
+def waits_for(roles: Collection[str]) -> list[str]:
+    """The empty state of "Needs you now": what would appear for these roles."""
+    found = []
+    for role, text in WAITS_FOR.items():
+        if role in roles and text not in found:
+            found.append(text)
+    return found
+
+
+def _auditor_attention(user: AnyUser, escrow: Any, releases: Any) -> list[Any]:
+    """An auditor's items: the log grown since their last check, and releases
+    waiting for their approval (one line each; the escrow panel has details)."""
+    items: list[Any] = []
+    unseen = getattr(escrow, "unseen_entries", None)
+    if escrow is not None and (unseen is None or unseen > 0) and escrow.log_size:
+        text = (
+            "Check the transparency log: you have not checked it yet"
+            if unseen is None
+            else f"Check the transparency log: {unseen} new entr"
+            f"{'y' if unseen == 1 else 'ies'} since your last check"
+        )
+        items.append(Notice("log_check", text, reverse("artifacts:escrow_log")))
+    waiting = getattr(releases, "waiting_for_you", 0)
+    if waiting:
+        text = f"{waiting} escrow release{'s' if waiting != 1 else ''} wait for you"
+        items.append(Notice("release", text, reverse("artifacts:release_list")))
+    return items
 
 
 def dashboard_for(user: AnyUser) -> dict[str, object]:
@@ -54,6 +113,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["lab_rfps"] = list(
             rfps.filter(status__in=[Rfp.Status.OPENED, Rfp.Status.AWARDED])[:RECENT]
         )
+        context["lab_campaigns"] = list(campaign_list_needing_lab(user)[:RECENT])
     if roles & {Role.BUYER, Role.ADMIN, Role.AUDITOR}:
         context["recent_events"] = list(audit_event_list_visible_to(user)[:RECENT])
     if Role.AUDITOR in roles:
@@ -62,4 +122,9 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["escrow"] = escrow_summary_for(user)
         context["fixity"] = fixity_summary_for(user)  # buyers, admins, auditors
         context["releases"] = release_summary_for(user)
+    if Role.AUDITOR in roles:
+        context["notices"] = _auditor_attention(
+            user, context.get("escrow"), context.get("releases")
+        )
+    context["waits_for"] = waits_for(roles)
     return context

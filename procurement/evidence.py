@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
     from procurement.models import RequiredArtifact, Rfp
@@ -193,12 +193,22 @@ def bundles_accepted(rfp: Rfp, organisation_id: int) -> list[SignedBundle]:
 # --- the checklist ------------------------------------------------------------------
 
 
+# The kinds whose title promises a signature (artifacts.lib.completeness.SIGNED_KINDS).
+SIGNED_KINDS: Final = frozenset({"report"})
+
+
 @dataclass(frozen=True)
 class ChecklistItem:
     kind: str
     title: str
     mandatory: bool
     present: bool
+
+    @property
+    def signature_unverified(self) -> bool:
+        """A benchmark report is in the bundle, but nothing here has checked its
+        signature: the page says "supplied", never "signed"."""
+        return self.present and self.kind in SIGNED_KINDS
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 # (which cd's to the repository): the embedded default's environment. A variable set
 # beforehand wins.
 #   REPROGATE_EMBEDDED      True: plain http, static files from the source tree,
-#                           e-mails on the console, demo data (config/settings.py)
+#                           e-mails as files in $REPROGATE_VAR_DIR/mail, demo data
 #   DJANGO_DEBUG            not set: off, so an error shows the product's error page,
 #                           never a traceback with the settings and the environment
 #   DJANGO_SECRET_KEY_FILE  $REPROGATE_VAR_DIR/secret-key, generated once (mode

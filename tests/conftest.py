@@ -93,7 +93,7 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
-    cache.clear()  # login throttling counts per client address
+    cache.clear()  # the login rate counts per account and client address
     yield
     cache.clear()
 

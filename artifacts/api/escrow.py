@@ -32,6 +32,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
+from accounts.parsers import JSONParser
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -112,7 +113,15 @@ class DepositSerializer(serializers.Serializer):
     id = serializers.UUIDField(source="public_id")
     kind = serializers.CharField()
     rfp = serializers.CharField(source="rfp.reference")
-    vendor = serializers.CharField(source="organisation.slug")
+    vendor = serializers.SerializerMethodField(
+        help_text="the vendor whose bundle the deposit names (the depositor for "
+        "a deposit naming no bundle)"
+    )
+    depositor = serializers.CharField(
+        source="organisation.slug",
+        help_text="who deposited it: the vendor, its lab (run outputs) or the "
+        "buyer (gate evaluations, signed reports)",
+    )
     bundle_id = serializers.UUIDField(source="bundle.public_id", allow_null=True)
     log_index = serializers.IntegerField()
     leaf_hash = serializers.CharField(help_text="hex SHA-256(0x00 || leaf)")
@@ -120,6 +129,11 @@ class DepositSerializer(serializers.Serializer):
     retain_until = serializers.DateTimeField()
     legal_hold = serializers.BooleanField()
     evidence_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.CharField())
+    def get_vendor(self, deposit: Deposit) -> str:
+        owner = deposit.bundle.organisation if deposit.bundle else deposit.organisation
+        return owner.slug
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_evidence_url(self, deposit: Deposit) -> str | None:
@@ -182,10 +196,12 @@ class DepositListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         query = request.query_params
+        kind = query.get("kind", "")
+        if kind and kind not in Deposit.Kind.values:
+            choices = ", ".join(Deposit.Kind.values)
+            raise serializers.ValidationError({"kind": [f"One of {choices}."]})
         where = DepositFilter(
-            rfp=query.get("rfp", ""),
-            vendor=query.get("vendor", ""),
-            kind=query.get("kind", ""),
+            rfp=query.get("rfp", ""), vendor=query.get("vendor", ""), kind=kind
         )
         paginator = LimitOffsetPagination()
         deposits = deposit_list_filtered(request.user, where)
@@ -239,7 +255,9 @@ def _holdable_deposit(request: Request, deposit_id: uuid.UUID) -> Deposit:
 
 class DepositLegalHoldApi(APIView):
     """Place (``hold: true``) or release a deposit's legal hold (409 if it is
-    so already)."""
+    so already). JSON: a form field left out would read as ``false``."""
+
+    parser_classes = [JSONParser]
 
     class InputSerializer(serializers.Serializer):
         class Meta:

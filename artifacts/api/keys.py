@@ -18,6 +18,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
+    extend_schema_field,
 )
 from rest_framework import serializers, status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -26,9 +27,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
 from accounts.schema import error_response
-from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
+from artifacts.lib.signatures.sshkeys import KEY_TYPES, MAX_KEY_LINE
 from artifacts.selectors.bundles import (
     key_organisation_list_for,
     signing_key_list_visible_to,
@@ -77,14 +79,32 @@ def _organisation_for(user: Any, slug: str | None) -> Organisation:
     return organisations[0]
 
 
+# ``<type> <base64> [comment]`` with a type the server accepts: the form of a key
+# line, as the OpenAPI document states it (the key inside is the service's to check).
+KEY_LINE_PATTERN = (
+    r"^\s*(" + "|".join(KEY_TYPES) + r")[ \t]+[A-Za-z0-9+/]+={0,2}"
+    r"([ \t][^\r\n\x00]*)?$"
+)
+
+
+@extend_schema_field(
+    {"type": "string", "maxLength": MAX_KEY_LINE, "pattern": KEY_LINE_PATTERN}
+)
+class PublicKeyLineField(serializers.CharField):
+    """One OpenSSH public key line."""
+
+
 class SigningKeyListApi(APIView):
-    """Your vendor organisation's signing keys (GET); register one (POST)."""
+    """Your vendor organisation's signing keys (GET); register one (POST, JSON:
+    a form has no null for ``valid_until``)."""
+
+    parser_classes = [JSONParser]
 
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "SigningKeyRegisterInput"
 
-        public_key = serializers.CharField(
+        public_key = PublicKeyLineField(
             max_length=MAX_KEY_LINE, help_text="One OpenSSH public key line (.pub)."
         )
         valid_until = serializers.DateTimeField(required=False, allow_null=True)
@@ -103,7 +123,11 @@ class SigningKeyListApi(APIView):
     @extend_schema(
         operation_id="signing_key_register",
         request=InputSerializer,
-        responses={201: SigningKeyOutputSerializer, 404: error_response(404)},
+        responses={
+            201: SigningKeyOutputSerializer,
+            404: error_response(404),
+            409: error_response(409),
+        },
     )
     def post(self, request: SignedInApiRequest) -> Response:
         data = self.InputSerializer(data=request.data)

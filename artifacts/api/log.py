@@ -1,10 +1,12 @@
-"""Transparency log API (docs/architecture.md), for any signed-in user: the latest
-published checkpoint (a signed note, text; reads never sign one), the log's
-verifier key (text), inclusion and consistency proofs (JSON, hashes in
-base64 as in the RFC 9162 test vectors).
+"""Transparency log API (docs/architecture.md), public: anyone, signed in or
+not, may read the latest published checkpoint (a signed note, text; reads never
+sign one), the log's verifier key (text), inclusion and consistency proofs
+(JSON, hashes in base64 as in the RFC 9162 test vectors). An outsider checks a
+checkpoint, or a package's proof, against the key without an account.
 
-The log holds hashes only; leaves (deposit records) are served with the
-deposits they belong to, under those deposits' permissions. Bad parameters
+The log holds hashes only: a checkpoint names the log, its size and root hash;
+a proof, the sibling hashes on a path. Leaves (deposit records) are served with
+the deposits they belong to, under those deposits' permissions. Bad parameters
 answer 400 in the API's error shape; a log whose stored tree contradicts
 itself answers 503 ``log_integrity`` (and is logged), never a wrong proof."""
 
@@ -21,6 +23,7 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -76,7 +79,15 @@ class NoCheckpointYet(exceptions.APIException):
     )
 
 
-class LogCheckpointApi(APIView):
+class PublicLogApi(APIView):
+    """Open to anyone (no authentication, so no token or session is needed or
+    read): C2SP checkpoints and their proofs are public by design."""
+
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+
+class LogCheckpointApi(PublicLogApi):
     """The latest published checkpoint (a read: deposits publish one as they
     commit, the beat task every minute). ``Reprogate-Log-Pending`` counts the
     entries appended since it; 503 ``no_checkpoint`` before the first one."""
@@ -85,6 +96,7 @@ class LogCheckpointApi(APIView):
 
     @extend_schema(
         operation_id="log_checkpoint",
+        auth=[],
         responses={(200, "text/plain"): OpenApiTypes.STR, 503: error_response(503)},
     )
     def get(self, request: Request) -> HttpResponse:
@@ -96,13 +108,14 @@ class LogCheckpointApi(APIView):
         return response
 
 
-class LogKeyApi(APIView):
+class LogKeyApi(PublicLogApi):
     """The note verifier key checkpoints verify with (``<name>+<id>+<key>``)."""
 
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
     @extend_schema(
         operation_id="log_key",
+        auth=[],
         responses={(200, "text/plain"): OpenApiTypes.STR, 503: error_response(503)},
     )
     def get(self, request: Request) -> HttpResponse:
@@ -111,7 +124,7 @@ class LogKeyApi(APIView):
         return _text(key + "\n")
 
 
-class LogInclusionProofApi(APIView):
+class LogInclusionProofApi(PublicLogApi):
     """Inclusion proof of entry ``index`` in the tree of ``size`` entries."""
 
     class InputSerializer(serializers.Serializer):
@@ -129,6 +142,7 @@ class LogInclusionProofApi(APIView):
 
     @extend_schema(
         operation_id="log_inclusion_proof",
+        auth=[],
         parameters=[InputSerializer],
         responses={200: OutputSerializer, 503: error_response(503)},
     )
@@ -146,7 +160,7 @@ class LogInclusionProofApi(APIView):
         )  # fmt: skip
 
 
-class LogConsistencyProofApi(APIView):
+class LogConsistencyProofApi(PublicLogApi):
     """Consistency proof from the tree of ``first`` entries to that of ``second``."""
 
     class InputSerializer(serializers.Serializer):
@@ -165,6 +179,7 @@ class LogConsistencyProofApi(APIView):
 
     @extend_schema(
         operation_id="log_consistency_proof",
+        auth=[],
         parameters=[InputSerializer],
         responses={200: OutputSerializer, 503: error_response(503)},
     )

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from django import forms
 
+from accounts.forms import UtcDateTimeInput
 from artifacts.models import Deposit
 
 
@@ -47,10 +48,8 @@ class LegalHoldForm(forms.Form):
 class RetentionForm(forms.Form):
     retain_until = forms.DateTimeField(
         label="Keep until",
-        widget=forms.DateTimeInput(
-            attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
-        ),
-        help_text="UTC. Retention is only ever extended.",
+        widget=UtcDateTimeInput(),
+        help_text="UTC, as YYYY-MM-DD HH:MM. Retention is only ever extended.",
     )
     reason = forms.CharField(max_length=500)
 

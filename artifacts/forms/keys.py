@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
+from accounts.forms import UtcDateTimeInput
 from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
 
 
@@ -19,10 +20,9 @@ class SigningKeyRegisterForm(forms.Form):
     valid_until = forms.DateTimeField(
         label="Valid until",
         required=False,
-        widget=forms.DateTimeInput(
-            attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
-        ),
-        help_text="UTC; empty for no end. Bundles uploaded later are refused.",
+        widget=UtcDateTimeInput(),
+        help_text="UTC, as YYYY-MM-DD HH:MM; empty for no end. Bundles uploaded "
+        "later are refused.",
     )
 
 

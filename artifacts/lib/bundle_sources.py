@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from artifacts.lib.archive import DEFAULT_LIMITS, fold_name, path_problems
+from artifacts.lib.archive import (
+    DEFAULT_LIMITS,
+    LookAlikes,
+    confusable_problem,
+    fold_name,
+    path_problems,
+)
 from artifacts.lib.manifest import KINDS, RESERVED_PATHS
 from artifacts.lib.problems import BundleProblem
 
@@ -86,6 +92,7 @@ def collect_files(root: Path) -> tuple[list[tuple[str, Path]], list[BundleProble
     files: list[tuple[str, Path]] = []
     problems: list[BundleProblem] = []
     seen: dict[str, str] = {}
+    look_alikes = LookAlikes()
     for name, entry in _entries(root):
         if name == TEMPLATE_NAME:
             continue
@@ -96,6 +103,8 @@ def collect_files(root: Path) -> tuple[list[tuple[str, Path]], list[BundleProble
         if (first := seen.setdefault(fold_name(name), name)) != name:
             message = f"Differs from {first!r} only in case or Unicode form."
             found.append(BundleProblem("name_collision", message, name))
+        elif (like := look_alikes.first_like(name)) is not None:
+            found.append(BundleProblem(*confusable_problem(name, like), name))
         if (problem := _entry_problem(name, entry)) is not None:
             found.append(problem)
         problems.extend(found)

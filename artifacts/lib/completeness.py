@@ -186,26 +186,38 @@ def environment_report(environment: Mapping[str, bytes | None]) -> dict[str, Any
 # --- artifacts, claims, metrics ----------------------------------------------------
 
 
+# Kinds whose title promises a signature this report does not check: a file of
+# the kind is "supplied", never "signed" (the PDF's own signature is checked
+# apart from this report). Each item of such a kind says so ("signature").
+SIGNED_KINDS: Final = frozenset({"report"})
+NOT_VERIFIED: Final = "not_verified"
+
+
+def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "kind": r.kind,
+        "title": r.title,
+        "mandatory": r.mandatory,
+        "present": bool(paths),
+        "files": len(paths),
+    }
+    if r.kind in SIGNED_KINDS:
+        item["signature"] = NOT_VERIFIED
+        item["pdf_files"] = sum(p.lower().endswith(".pdf") for p in paths)
+    return item
+
+
 def artifacts_report(
     required: Sequence[RequiredArtifact], manifest: Manifest
 ) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for item in manifest.files:
-        counts[item.kind] = counts.get(item.kind, 0) + 1
-    items = [
-        {
-            "kind": r.kind,
-            "title": r.title,
-            "mandatory": r.mandatory,
-            "present": counts.get(r.kind, 0) > 0,
-            "files": counts.get(r.kind, 0),
-        }
-        for r in required
-    ]
+    paths: dict[str, list[str]] = {}
+    for file in manifest.files:
+        paths.setdefault(file.kind, []).append(file.path)
+    items = [_artifact_item(r, paths.get(r.kind, [])) for r in required]
     missing = [i for i in items if i["mandatory"] and not i["present"]]
     return {
         "required": items,
-        "kinds_present": sorted(counts),
+        "kinds_present": sorted(paths),
         "mandatory_total": sum(1 for i in items if i["mandatory"]),
         "mandatory_present": sum(1 for i in items if i["mandatory"] and i["present"]),
         "missing_mandatory": [

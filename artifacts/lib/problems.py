@@ -73,6 +73,10 @@ _CODES: dict[str, str] = {
     "member_too_large": "One file is larger than a bundle file may be.",
     "header_size_mismatch": "The archive's header states a size for an entry that "
     "its data does not have.",
+    "path_not_nfc": "A path is not in Unicode normalisation form C (NFC): a letter "
+    "and its accent are stored apart.",
+    "path_confusable": "Two paths look the same (Unicode look-alike characters, "
+    "Unicode TR39 confusables), such as harness/run.sh with a Cyrillic a (U+0430).",
     "name_duplicate": "Two entries have the same path.",
     "name_collision": "Two entries' paths differ only in letter case or Unicode "
     "normalisation, or a file is also used as a directory.",

@@ -49,9 +49,10 @@ class SigningKey(TimeStampedModel):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            # A key belongs to one organisation for good, revoked or not: never
+            # registered by a second one (services.keys says why).
             models.UniqueConstraint(
-                fields=["organisation", "fingerprint"],
-                name="artifacts_signingkey_unique_per_org",
+                fields=["fingerprint"], name="artifacts_signingkey_fingerprint_unique"
             ),
             models.CheckConstraint(
                 condition=Q(valid_until__isnull=True)

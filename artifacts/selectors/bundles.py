@@ -42,6 +42,16 @@ def signing_key_get_by_fingerprint(
     return signing_key_list_for(organisation).filter(fingerprint=fingerprint).first()
 
 
+def signing_key_owner_id(fingerprint: str) -> int | None:
+    """The id of the organisation that registered the key with this fingerprint
+    (keys are never registered twice, across organisations too), else None."""
+    return (
+        SigningKey.objects.filter(fingerprint=fingerprint)
+        .values_list("organisation_id", flat=True)
+        .first()
+    )
+
+
 def signing_key_status_at(key: SigningKey, at: datetime) -> str:
     """``valid``, ``revoked``, ``expired`` or ``not_yet_valid`` at ``at``."""
     if key.revoked_at is not None and key.revoked_at <= at:

@@ -68,10 +68,11 @@ class DepositFilter:
 
 
 def _of_vendor(slug: str) -> Q:
-    """A vendor's deposits: those it made, and the outputs of lab runs of its
-    bundles (deposited by the lab, named after the bundle run)."""
-    return Q(organisation__slug=slug) | Q(
-        kind=Deposit.Kind.RUN_OUTPUT, bundle__organisation__slug=slug
+    """A vendor's deposits: those naming one of its bundles (the bundle itself,
+    and what the lab and the buyer deposited about it: run outputs, gate
+    evaluations, signed reports), and any it made without a bundle."""
+    return Q(bundle__organisation__slug=slug) | Q(
+        bundle__isnull=True, organisation__slug=slug
     )
 
 
@@ -92,15 +93,15 @@ def deposit_get_visible(user: AnyUser, public_id: uuid.UUID) -> Deposit | None:
 
 def deposit_filter_choices(user: AnyUser) -> dict[str, list[str]]:
     """RFP references and vendor slugs the user's deposits name, for the
-    filters: a run output's vendor is the one whose bundle was run."""
+    filters: a deposit's vendor is the one whose bundle it names."""
     deposits = deposit_list_visible_to(user).order_by()
     rfps = deposits.values_list("rfp__reference", flat=True).distinct()
-    runs = deposits.filter(kind=Deposit.Kind.RUN_OUTPUT)
-    depositors = deposits.exclude(kind=Deposit.Kind.RUN_OUTPUT).values_list(
+    bundled = deposits.filter(bundle__isnull=False)
+    unbundled = deposits.filter(bundle__isnull=True).values_list(
         "organisation__slug", flat=True
     )
-    run_vendors = runs.values_list("bundle__organisation__slug", flat=True)
-    vendors = {*depositors.distinct(), *run_vendors.distinct()} - {None}
+    of_bundles = bundled.values_list("bundle__organisation__slug", flat=True)
+    vendors = {*unbundled.distinct(), *of_bundles.distinct()} - {None}
     return {"rfps": sorted(set(rfps)), "vendors": sorted(vendors)}
 
 

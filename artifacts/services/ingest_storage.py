@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from accounts.disk_full import is_disk_full
 from artifacts.conf import bundle_storage_threads
 from artifacts.lib.archive import FileDigest
 from artifacts.lib.manifest import Manifest
@@ -29,7 +30,8 @@ class BundleStorageError(Exception):
 
 class BundleSpoolFullError(BundleStorageError):
     """The spool (``BUNDLE_SPOOL_DIR``) ran out of space while the upload was
-    checked; nothing was recorded and the spool was emptied."""
+    checked, or the local blob store while it was kept; nothing was recorded and
+    the spool was emptied."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,16 @@ def _write_each(jobs: list[BlobJob]) -> list[BlobWrite]:
         try:
             stored.append(job.write())
         except Exception as error:
-            raise BundleStorageError(f"Storing the bundle failed: {error}") from error
+            raise _storage_error(error) from error
     return stored
+
+
+def _storage_error(error: BaseException) -> BundleStorageError:
+    """A full disk under local storage, like a full spool, is the server's lack of
+    space (507); anything else, storage failing (503)."""
+    if is_disk_full(error):
+        return BundleSpoolFullError(f"No space left to store the bundle: {error}")
+    return BundleStorageError(f"Storing the bundle failed: {error}")
 
 
 def _write_all(jobs: list[BlobJob]) -> list[BlobWrite]:
@@ -93,8 +103,7 @@ def _write_all(jobs: list[BlobJob]) -> list[BlobWrite]:
         futures = [pool.submit(write, job) for job in jobs]
     errors = [error for f in futures if (error := f.exception()) is not None]
     if errors:
-        message = f"Storing the bundle failed: {errors[0]}"
-        raise BundleStorageError(message) from errors[0]
+        raise _storage_error(errors[0]) from errors[0]
     return [r for f in futures if (r := f.result())]
 
 

@@ -1,5 +1,11 @@
 """Signing keys: a vendor registers and revokes the OpenSSH keys its bundles are
-signed with, and exports them as an ``ssh-keygen`` allowed_signers file."""
+signed with, and exports them as an ``ssh-keygen`` allowed_signers file.
+
+A public key belongs to the organisation that registered it first, for good: no
+other organisation can register it, even once it is revoked (an exported
+allowed_signers file would otherwise vouch for one organisation's key under
+another's name, and a revoked key's past signatures keep naming its owner). The
+database holds this too (``artifacts_signingkey_fingerprint_unique``)."""
 
 from __future__ import annotations
 
@@ -15,7 +21,11 @@ from accounts.models import Organisation
 from artifacts.lib.signatures import NAMESPACE, SignatureError
 from artifacts.lib.signatures.sshkeys import SshPublicKey, parse_public_key_line
 from artifacts.models import SigningKey
-from artifacts.selectors.bundles import signing_key_list_for, signing_key_list_valid_at
+from artifacts.selectors.bundles import (
+    signing_key_list_for,
+    signing_key_list_valid_at,
+    signing_key_owner_id,
+)
 
 
 def _refuse(code: str, message: str, path: str) -> ApplicationError:
@@ -45,16 +55,36 @@ def _duplicate(fingerprint: str) -> ApplicationError:
     )
 
 
+def _registered_elsewhere(fingerprint: str) -> StateConflict:
+    message = (
+        f"The key {fingerprint} is registered by another organisation: each "
+        "organisation signs with keys of its own (generate one with ssh-keygen -t "
+        "ed25519)."
+    )
+    code = "key_registered_elsewhere"
+    return StateConflict(
+        message, code=code, problems=[Problem(code, message, "public_key")]
+    )
+
+
+def _refusal(key: SigningKey) -> ApplicationError | None:
+    owner = signing_key_owner_id(key.fingerprint)
+    if owner is None:
+        return None
+    if owner == key.organisation_id:
+        return _duplicate(key.fingerprint)
+    return _registered_elsewhere(key.fingerprint)
+
+
 def _save_new(key: SigningKey) -> SigningKey:
     """Insert, turning a concurrent duplicate into the same refusal."""
-    existing = signing_key_list_for(key.organisation)
-    if existing.filter(fingerprint=key.fingerprint).exists():
-        raise _duplicate(key.fingerprint)
+    if refusal := _refusal(key):
+        raise refusal
     try:
         with transaction.atomic():
             key.save()
     except IntegrityError:
-        raise _duplicate(key.fingerprint) from None
+        raise _refusal(key) or _duplicate(key.fingerprint) from None
     return key
 
 

@@ -58,6 +58,9 @@ class LabHost(TimeStampedModel):
     registered_at = models.DateTimeField()
     last_heartbeat_at = models.DateTimeField()
     stopped_at = models.DateTimeField(null=True, blank=True)  # clean shutdown
+    # A one-shot runner that will not come back once stopped (the demo seed's,
+    # which runs its campaigns in-process): the pools page lists it apart.
+    retired_at = models.DateTimeField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True)  # capture_environment()
     sandbox = models.JSONField(default=dict, blank=True)  # sandbox_capabilities()
     # The agent's token for a host that talks to the runner API; empty for a

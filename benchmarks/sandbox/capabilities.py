@@ -21,6 +21,9 @@ from typing import Any, Final
 from benchmarks.sandbox.cgroups import cgroup_create
 
 DROP_CACHES: Final = Path("/proc/sys/vm/drop_caches")
+PROBE_UID: Final = 65534  # nobody: any uid but root makes user namespaces alike
+# A second bwrap, run as the sandbox uid in the first (command.userns_lock_argv).
+USERNS_LOCK: Final = ("--unshare-user", "--disable-userns", "--dev-bind", "/", "/")
 PROBE_TIMEOUT: Final = 15.0
 # Paths *inside* the sandbox: private tmpfs mounts, not the host's shared ones.
 SANDBOX_TMP: Final = "/tmp"  # noqa: S108
@@ -36,6 +39,11 @@ class HostSupport:
     bwrap_version: str | None
     bwrap_works: bool
     bwrap_tmpfs_size: bool  # `--size` before `--tmpfs` (bubblewrap >= 0.7)
+    # `--unshare-user --disable-userns` (bubblewrap >= 0.8): the harness can make
+    # no user namespace. Run by this process, and (root only) by a second bwrap
+    # started inside the first after the drop to a sandbox uid.
+    bwrap_disable_userns: bool
+    bwrap_disable_userns_nested: bool
     unshare: str | None
     unshare_works: bool
     setpriv: str | None
@@ -80,10 +88,16 @@ def _runs(argv: list[str]) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_probe(bwrap: str, root: bool, size: bool) -> bool:
+def _bwrap_probe(
+    bwrap: str, root: bool, size: bool, *, userns: bool = False, inner: str = ""
+) -> bool:
+    """Does bwrap run as the harness's sandbox would run it? ``userns``: with
+    ``--unshare-user --disable-userns``; ``inner``: then setpriv's drop to
+    another uid, and a second bwrap that disables user namespaces."""
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net"]
-    if not root:
+    if not root or userns:
         args.append("--unshare-user")
+    args += ["--disable-userns"] if userns else []
     args += [*system_binds(), "--dev", "/dev", "--proc", "/proc"]
     args += [
         "--perms",
@@ -91,8 +105,13 @@ def _bwrap_probe(bwrap: str, root: bool, size: bool) -> bool:
         *(["--size", "65536"] if size else []),
         "--tmpfs",
         SANDBOX_TMP,
+        "--",
     ]
-    return _runs([*args, "--", "/bin/sh", "-c", "exit 0"])
+    if inner:
+        drop = [inner, f"--reuid={PROBE_UID}", f"--regid={PROBE_UID}"]
+        drop += ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+        args += [*drop, "--no-new-privs", "--", bwrap, *USERNS_LOCK, "--"]
+    return _runs([*args, "/bin/sh", "-c", "exit 0"])
 
 
 def _unshare_args(unshare: str, *, root: bool, network: bool) -> list[str]:
@@ -143,6 +162,13 @@ def host_support() -> HostSupport:
         version = match.group(0) if match else None
     sized = bool(bwrap) and _bwrap_probe(bwrap or "", root, size=True)
     works = sized or (bool(bwrap) and _bwrap_probe(bwrap or "", root, size=False))
+    no_userns = works and _bwrap_probe(bwrap or "", root, sized, userns=True)
+    nested = (
+        works
+        and root
+        and bool(setpriv)
+        and _bwrap_probe(bwrap or "", root, sized, inner=setpriv or "")
+    )
     unshare_ok = bool(unshare) and _runs(
         [
             *_unshare_args(unshare or "", root=root, network=False),
@@ -158,6 +184,8 @@ def host_support() -> HostSupport:
         bwrap_version=version,
         bwrap_works=works,
         bwrap_tmpfs_size=sized,
+        bwrap_disable_userns=no_userns,
+        bwrap_disable_userns_nested=nested,
         unshare=unshare,
         unshare_works=unshare_ok,
         setpriv=setpriv,

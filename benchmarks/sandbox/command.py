@@ -17,7 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from benchmarks.sandbox.capabilities import SANDBOX_SHM, SANDBOX_TMP, system_binds
+from benchmarks.sandbox.capabilities import (
+    SANDBOX_SHM,
+    SANDBOX_TMP,
+    USERNS_LOCK,
+    system_binds,
+)
 
 BUNDLE_MOUNT: Final = "/sandbox/bundle"
 OUTPUT_MOUNT: Final = "/sandbox/output"
@@ -113,11 +118,15 @@ def bwrap_argv(
     tmp_bytes: int | None,
     user_namespace: bool,
     drop_caps: bool,
+    disable_userns: bool = False,
 ) -> list[str]:
+    """``user_namespace``: bwrap's own (always without root); ``disable_userns``:
+    in it, the harness can create no user namespace of its own."""
     args = [bwrap, "--die-with-parent", "--new-session"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
     args += [] if network else ["--unshare-net"]
-    args += ["--unshare-user"] if user_namespace else []
+    args += ["--unshare-user"] if user_namespace or disable_userns else []
+    args += ["--disable-userns"] if disable_userns else []
     args += ["--cap-drop", "ALL"] if drop_caps else []
     args += ["--hostname", "reprogate-sandbox", *system_binds()]
     args += ["--perms", "0755", "--dir", "/etc"]
@@ -137,6 +146,15 @@ def bwrap_argv(
         OUTPUT_MOUNT,
     ]
     return [*args, "--chdir", BUNDLE_MOUNT, "--"]
+
+
+def userns_lock_argv(bwrap: str) -> list[str]:
+    """A second bwrap, run as the sandbox uid inside the first (after the drop):
+    a user namespace of that uid alone, in which the harness can create no
+    other. bubblewrap's ``--disable-userns`` needs a user namespace of bwrap's
+    own, and a bwrap run by root maps only root into one, leaving no uid to
+    drop to."""
+    return [bwrap, "--die-with-parent", *USERNS_LOCK, "--chdir", BUNDLE_MOUNT, "--"]
 
 
 def setpriv_argv(setpriv: str, uid: int, gid: int) -> list[str]:

@@ -40,6 +40,7 @@ from benchmarks.sandbox.command import (
     entrypoint_argv,
     harness_env,
     setpriv_argv,
+    userns_lock_argv,
 )
 from benchmarks.sandbox.limits import SandboxLimits
 from benchmarks.sandbox.uids import (
@@ -59,6 +60,7 @@ HELPERS: Final = {
     "unshare": 1,
     "none": 0,
 }  # sandbox processes in the cgroup
+NESTED_HELPERS: Final = 2  # the second bwrap that locks user namespaces (nested)
 
 
 @dataclass
@@ -252,16 +254,18 @@ def _arrange(
     if lease:
         for top in (plan.bundle_dir, plan.output_dir):
             chown_tree(top, lease.uid, lease.gid)
+    lock = _userns_lock(chosen, support, lease)
+    helpers = HELPERS[chosen] + (NESTED_HELPERS if lock == "nested" else 0)
     if support.cgroup is not None:
         plan.cgroup, cg_notes = cgroup_create(
             f"reprogate-{uuid.uuid4().hex[:16]}",
             memory_bytes=int(limits.memory_bytes),
-            processes=int(limits.processes) + HELPERS[chosen],
+            processes=int(limits.processes) + helpers,
         )
         notes.extend(cg_notes)
     controllers = plan.cgroup.controllers if plan.cgroup else []
     enforces = plan.cgroup.enforces if plan.cgroup else frozenset()
-    nproc = int(limits.processes) if lease else None
+    nproc = int(limits.processes) + helpers - HELPERS[chosen] if lease else None
     if nproc is not None and "pids" in enforces:
         nproc += NPROC_SLACK
     if not support.root:  # counts all of the runner's processes: leave it room
@@ -281,10 +285,17 @@ def _arrange(
                 tmp_bytes=int(limits.file_bytes) if support.bwrap_tmpfs_size else None,
                 user_namespace=not support.root,
                 drop_caps=support.root and lease is None,
+                disable_userns=lock == "direct",
             )
             + drop
+            + (userns_lock_argv(support.bwrap or "bwrap") if lock == "nested" else [])
             + inner
         )
+        if not lock:
+            notes.append(
+                "bubblewrap cannot disable user namespaces here (it needs 0.8 or "
+                "later): the harness may create one of its own"
+            )
     else:
         home = tmp = str(plan.private_tmp)
         output_inside = str(plan.output_dir)
@@ -301,8 +312,21 @@ def _arrange(
         plan.argv = prefix + drop + inner
     plan.env = harness_env(env, home=home, tmp=tmp, output_dir=output_inside)
     plan.isolation = _isolation(
-        chosen, limits, plan, uid, support, controllers, enforces
+        chosen, limits, plan, uid, support, controllers, enforces, lock
     )
+
+
+def _userns_lock(chosen: str, support: HostSupport, lease: UidLease | None) -> str:
+    """How the harness is kept from creating user namespaces (where it would be
+    root with every capability again): ``direct`` (bwrap's own user namespace,
+    ``--disable-userns``), ``nested`` (a second bwrap after the drop to the
+    sandbox uid, ``userns_lock_argv``) or ``""`` (it is not: no bwrap, or one
+    older than 0.8)."""
+    if chosen != "bwrap":
+        return ""
+    if lease is not None:
+        return "nested" if support.bwrap_disable_userns_nested else ""
+    return "direct" if support.bwrap_disable_userns else ""
 
 
 def _isolation(
@@ -313,6 +337,7 @@ def _isolation(
     support: HostSupport,
     controllers: list[str],
     enforces: frozenset[str],
+    lock: str,
 ) -> dict[str, Any]:
     names = {which for which, _ in plan.rlimits}
     enforced = {
@@ -341,6 +366,7 @@ def _isolation(
         "uid": uid,
         "uid_dropped": plan.lease is not None,
         "pid_namespace": chosen != "none",
+        "user_namespaces": "disabled" if lock else "allowed",
         "cgroup": plan.cgroup.version if plan.cgroup else None,
         "cwd": BUNDLE_MOUNT if chosen == "bwrap" else str(plan.bundle_dir),
         "output_dir": OUTPUT_MOUNT if chosen == "bwrap" else str(plan.output_dir),

@@ -5,13 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Final
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
+from accounts import clock
 from accounts.models import AuditEvent
+from benchmarks.charts import HIT_RATE
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput, RunSeries
 from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.selectors.access import (
+    AnyUser,
+    campaign_list_visible_to,
+    pool_list_operated_by,
+)
 
 FINAL_STATES = frozenset(s for s in Run.State.values if s not in ACTIVE_STATES) - {
     Run.State.QUEUED
@@ -70,6 +79,23 @@ def run_metric_list(run: Run) -> QuerySet[RunMetric]:
     )
 
 
+def campaign_hit_rate_series(campaign: Campaign) -> list[dict[str, Any]]:
+    """Every run's cache-hit rate series (its current attempt), in run order:
+    ``scenario_name``, ``repetition``, ``unit``, ``points`` (one query)."""
+    found = (
+        RunSeries.objects.filter(
+            run__campaign=campaign,
+            name=HIT_RATE,
+            scope="",
+            attempt=F("run__attempt"),
+        )
+        .order_by("run__position", "run__id", "id")
+        .values("unit", "points", scenario_name=F("run__scenario_name"),
+                repetition=F("run__repetition"))
+    )  # fmt: skip
+    return [dict(row) for row in found]
+
+
 def run_series_list(run: Run) -> QuerySet[RunSeries]:
     return RunSeries.objects.filter(run=run, attempt=run.attempt).order_by("name", "id")
 
@@ -100,3 +126,19 @@ def campaign_list_with_counts(campaigns: QuerySet[Campaign]) -> QuerySet[Campaig
         run_succeeded=Count("runs", filter=Q(runs__state=Run.State.SUCCEEDED)),
         run_unsuccessful=Count("runs", filter=Q(runs__state__in=unsuccessful)),
     )
+
+
+FAILING_FOR: Final = timedelta(days=7)
+
+
+def campaign_list_needing_lab(user: AnyUser) -> QuerySet[Campaign]:
+    """The campaigns on pools the user operates that still have runs queued or
+    running, and those started in the last week with failed, cancelled or timed
+    out runs: the lab operator's dashboard, newest first, with their counts."""
+    since = clock.now() - FAILING_FOR
+    campaigns = campaign_list_with_counts(
+        campaign_list_visible_to(user).filter(pool__in=pool_list_operated_by(user))
+    )
+    return campaigns.filter(
+        Q(run_active__gt=0) | Q(run_unsuccessful__gt=0, created_at__gte=since)
+    ).order_by("-created_at", "-id")

@@ -9,7 +9,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.db.models.functions import Coalesce
 
 from accounts import clock
 from benchmarks import conf
@@ -31,6 +41,16 @@ def host_status(host: LabHost, now: datetime | None = None) -> HostStatus:
     if silent > conf.lost_after_seconds():
         return HostStatus("lost", "lost", silent)
     return HostStatus("online", "online", silent)
+
+
+def host_retired(host: LabHost) -> bool:
+    """A one-shot runner that stopped for good (``host_stop(retire=True)``) and
+    has not registered again since."""
+    return (
+        host.retired_at is not None
+        and host.stopped_at is not None
+        and host.stopped_at >= host.last_heartbeat_at
+    )
 
 
 def host_online_cutoff(now: datetime | None = None) -> datetime:
@@ -68,7 +88,8 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     """``pools`` with ``hosts`` (each with its token) and ``host_tokens``
     (``host_token_list``'s order) prefetched, each host with its ``.health``
     (a ``HostStatus``) and each pool with ``online_count`` and
-    ``active_token_count``."""
+    ``active_token_count``; ``shown_hosts`` and ``retired_hosts`` split them
+    (``host_retired``)."""
     hosts = LabHost.objects.select_related("token").order_by("worker_name")
     rows = list(
         pools.prefetch_related(
@@ -80,8 +101,38 @@ def pool_list_with_hosts(pools: QuerySet[LabPool]) -> list[LabPool]:
     for pool in rows:
         for host in pool.hosts.all():
             host.health = host_status(host, now)  # type: ignore[attr-defined]
+        pool.shown_hosts = [h for h in pool.hosts.all() if not host_retired(h)]  # type: ignore[attr-defined]
+        pool.retired_hosts = [h for h in pool.hosts.all() if host_retired(h)]  # type: ignore[attr-defined]
         online = [h for h in pool.hosts.all() if h.health.code == "online"]  # type: ignore[attr-defined]
         pool.online_count = len(online)  # type: ignore[attr-defined]
         active = [t for t in pool.host_tokens.all() if t.revoked_at is None]
         pool.active_token_count = len(active)  # type: ignore[attr-defined]
     return rows
+
+
+def pool_list_with_online_hosts(
+    pools: QuerySet[LabPool], now: datetime | None = None
+) -> QuerySet[LabPool]:
+    """``pools`` with ``online_hosts`` (``hosts_online``'s rule, at read time),
+    the pools with the most online hosts first, then by name: a form's first
+    choice is a pool whose runs will start."""
+    online = (
+        hosts_online(now)
+        .filter(pool=OuterRef("pk"))
+        .order_by()
+        .values("pool")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return pools.annotate(
+        online_hosts=Coalesce(Subquery(online, output_field=IntegerField()), 0)
+    ).order_by("-online_hosts", "name")
+
+
+def pool_choice_label(pool: LabPool) -> str:
+    """A pool in a form: its name, hardware and whether a host is online to run
+    (``pool_list_with_online_hosts``'s count)."""
+    n = getattr(pool, "online_hosts", 0)
+    hosts = f"{n} host{'s' if n != 1 else ''} online" if n else "no host online"
+    hardware = f" · {pool.hardware_class}" if pool.hardware_class else ""
+    return f"{pool.name}{hardware} · {hosts}"

@@ -18,8 +18,10 @@ from django.db import transaction
 from accounts import clock
 from accounts.audit import audit_record
 from accounts.services import token_digest
-from benchmarks.models import HostToken, LabHost, LabPool
+from benchmarks.models import HostToken, LabHost, LabPool, Run
+from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError
+from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 TOKEN_PREFIX: Final = "rgh_"  # noqa: S105 - a prefix, not a secret
 _LAST_USED_RESOLUTION: Final = timedelta(minutes=5)
@@ -75,8 +77,10 @@ def host_token_issue(*, pool: LabPool, name: str, actor: Actor) -> IssuedHostTok
 
 @transaction.atomic
 def host_token_revoke(*, token: HostToken, actor: Actor) -> HostToken:
-    """End ``token``: its agent is refused at its next call, and the hosts it
-    registered are shown offline."""
+    """End ``token``: its agent is refused at its next call, the hosts it
+    registered are shown offline, and the outputs they uploaded for the runs they
+    hold are removed after commit (nobody can finish those attempts; the reaper
+    re-queues the runs)."""
     token = (
         HostToken.objects.select_for_update().select_related("pool").get(pk=token.pk)
     )
@@ -90,6 +94,8 @@ def host_token_revoke(*, token: HostToken, actor: Actor) -> HostToken:
     token.revoked_by = actor if actor is not None and actor.is_authenticated else None
     token.save(update_fields=["revoked_at", "revoked_by", "updated_at"])
     LabHost.objects.filter(token=token, stopped_at=None).update(stopped_at=now)
+    held = Run.objects.filter(host__token=token, state__in=ACTIVE_STATES)
+    attempts_uploads_remove_on_commit(held.values_list("pk", "attempt"))
     audit_record(
         actor=actor,
         action="host_token.revoked",

@@ -82,7 +82,7 @@ def host_register(
     )
     host.hostname, host.pid = worker.hostname[:255], worker.pid
     host.registered_at = host.last_heartbeat_at = now
-    host.stopped_at = None
+    host.stopped_at = host.retired_at = None
     if token is not None:
         host.token = token
     if worker.environment:
@@ -120,9 +120,11 @@ def host_heartbeat(*, worker_name: str, pool_names: list[str]) -> int:
     ).update(last_heartbeat_at=clock.now(), stopped_at=None)
 
 
-def host_stop(*, worker_name: str, pool_names: list[str]) -> int:
-    """The worker shut down cleanly: shown offline, not lost."""
+def host_stop(*, worker_name: str, pool_names: list[str], retire: bool = False) -> int:
+    """The worker shut down cleanly: shown offline, not lost. ``retire``: a
+    one-shot runner (the demo seed's) whose runs are over and which will not
+    come back: the pools page lists it apart, as retired."""
     now = clock.now()
     return LabHost.objects.filter(
         worker_name=worker_name, pool__name__in=pool_names
-    ).update(last_heartbeat_at=now, stopped_at=now)
+    ).update(last_heartbeat_at=now, stopped_at=now, retired_at=now if retire else None)

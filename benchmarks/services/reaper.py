@@ -15,6 +15,9 @@ has an online host with no run: the message was lost (a broker restarted before
 delivering it) or a busy worker holds it prefetched. A second delivery of the same
 attempt is a no-op (``run_claim``), so a late first message does no harm.
 
+A remote attempt given up (re-queued, failed or cancelled) loses its uploaded
+outputs (``benchmarks.services.uploads``) once the decision commits.
+
 Each decision is re-checked under the run's lock, so a worker that reported in
 the meantime keeps its run."""
 
@@ -37,6 +40,7 @@ from benchmarks.services.runs import (
     run_requeue,
     run_transition,
 )
+from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -159,3 +163,4 @@ def _reap_one(run_id: int, now: datetime) -> str:
 
 def _end(run: Run, to: str, stop_reason: str, reason: str) -> None:
     run_transition(run=run, to=to, reason=reason, fields={"stop_reason": stop_reason})
+    attempts_uploads_remove_on_commit([(run.pk, run.attempt)])

@@ -11,12 +11,13 @@ token, and the server owns every row and every state change.
   upload outputs and finish, each naming the attempt (a re-queued run refuses
   the old one).
 - Outputs are written by the server into a folder of its own per run attempt,
-  under the runner work directory: one new file each (``O_EXCL | O_NOFOLLOW``),
-  named by number, its path checked like a bundle member's and its bytes
-  counted against ``RUNNER_OUTPUT_LIMIT_BYTES`` and ``RUNNER_MAX_OUTPUT_FILES``
-  across the attempt. ``agent_finish`` ends the run with them exactly as a local
-  worker does (``execution.run_conclude``); the folder is deleted when the run
-  ends or is claimed again.
+  under the installation's var directory (``benchmarks.services.uploads``): one
+  new file each (``O_EXCL | O_NOFOLLOW``), named by number, its path checked like
+  a bundle member's and its bytes counted against ``RUNNER_OUTPUT_LIMIT_BYTES``
+  and ``RUNNER_MAX_OUTPUT_FILES`` across the attempt. ``agent_finish`` ends the
+  run with them exactly as a local worker does (``execution.run_conclude``); the
+  folder is deleted when the run ends, is re-queued or claimed again, or the
+  host's token is revoked.
 
 A host whose agent stops beating is the reaper's business, as for any worker:
 its runs' heartbeats stop too."""
@@ -29,8 +30,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -57,13 +56,17 @@ from benchmarks.services.execution import (
 )
 from benchmarks.services.pools import WorkerIdentity, host_register
 from benchmarks.services.runs import run_claim, run_report, run_transition
+from benchmarks.services.uploads import (
+    attempt_uploads_folder,
+    attempt_uploads_remove,
+    run_uploads_remove,
+)
 from benchmarks.services.workspace import Collected, Collection
 
 S = Run.State
 CHUNK: Final = 1024 * 1024
 MAX_WARNINGS: Final = 200
 MAX_WARNING_CHARS: Final = 500
-UPLOADS_FOLDER: Final = "runner-uploads"
 # Why a host may end a run it could not prepare (``agent_fail``).
 PREPARATION_FAILURES: Final = frozenset(
     {"bundle_corrupt", "bundle_unreadable", "runner_error"}
@@ -186,7 +189,7 @@ def agent_claim(
     host = agent_host(token=token, worker_name=worker_name)
     claimed = run_claim(run_id=run.pk, attempt=attempt, host=host)
     if claimed is not None:
-        _remove_uploads(run.pk)  # an earlier attempt's, if its host was lost
+        run_uploads_remove(run.pk)  # an earlier attempt's, if its host was lost
     return claimed
 
 
@@ -327,26 +330,11 @@ def agent_running(
 # -- outputs -------------------------------------------------------------------
 
 
-def _uploads_root() -> Path:
-    return Path(conf.work_dir() or tempfile.gettempdir()) / UPLOADS_FOLDER
-
-
-def _run_folder(run_id: int) -> Path:
-    return _uploads_root() / f"run-{run_id}"
-
-
-def _attempt_folder(run_id: int, attempt: int) -> Path:
-    return _run_folder(run_id) / f"attempt-{attempt}"
-
-
-def _remove_uploads(run_id: int) -> None:
-    shutil.rmtree(_run_folder(run_id), ignore_errors=True)
-
-
 @contextlib.contextmanager
 def _locked_index(folder: Path) -> Iterator[list[dict[str, Any]]]:
     """The attempt's index of uploads, under an exclusive lock; written back."""
-    for part in (_uploads_root(), folder.parent, folder, folder / "files"):
+    conf.uploads_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+    for part in (conf.uploads_dir(), folder.parent, folder, folder / "files"):
         with contextlib.suppress(FileExistsError):
             part.mkdir(mode=0o700)
         if part.is_symlink() or not part.is_dir():
@@ -381,7 +369,7 @@ def agent_output_put(
         raise RunnerError(f"Unsafe output path: {problem}", code="output_path_unsafe")
     with transaction.atomic():
         _held(token, run, attempt, {S.RUNNING})
-    folder = _attempt_folder(run.pk, attempt)
+    folder = attempt_uploads_folder(run.pk, attempt)
     limit, most = conf.output_limit_bytes(), conf.max_output_files()
     with _locked_index(folder) as index:
         if any(entry["path"] == path for entry in index):
@@ -416,12 +404,12 @@ def agent_output_put(
             )
         entry = {"path": path, "local": local.name, "sha256": digest.hexdigest()}
         index.append({**entry, "size": size})
-    _remove_uploads_when_over(run.pk)  # it ended while this upload was written
+    _remove_uploads_unless_held(token, run.pk, attempt)  # given up meanwhile
     return Collected(path, local, digest.hexdigest(), size)
 
 
 def _collection(run_id: int, attempt: int, warnings: list[str]) -> Collection:
-    folder = _attempt_folder(run_id, attempt)
+    folder = attempt_uploads_folder(run_id, attempt)
     found = Collection(warnings=[clean_text(w[:MAX_WARNING_CHARS]) for w in warnings])
     found.warnings = found.warnings[:MAX_WARNINGS]
     index_path = folder / "index.json"
@@ -485,7 +473,7 @@ def agent_finish(
     except StaleAttempt:
         return "stale"
     finally:
-        _remove_uploads_when_over(run.pk)
+        _remove_uploads_unless_held(token, run.pk, attempt)
 
 
 def agent_fail(
@@ -515,12 +503,22 @@ def agent_fail(
     except StaleAttempt:
         return "stale"
     finally:
-        _remove_uploads_when_over(run.pk)
+        _remove_uploads_unless_held(token, run.pk, attempt)
 
 
-def _remove_uploads_when_over(run_id: int) -> None:
-    if not Run.objects.filter(pk=run_id, state__in=ACTIVE_STATES).exists():
-        _remove_uploads(run_id)
+def _remove_uploads_unless_held(token: HostToken, run_id: int, attempt: int) -> None:
+    """Remove the attempt's uploads unless its run is still active at this attempt,
+    held by a host of a token still valid (an upload may end after the run ended,
+    was re-queued or the host's token was revoked: nobody will read it)."""
+    held = Run.objects.filter(
+        pk=run_id,
+        attempt=attempt,
+        state__in=ACTIVE_STATES,
+        host__token=token,
+        host__token__revoked_at__isnull=True,
+    )
+    if not held.exists():
+        attempt_uploads_remove(run_id, attempt)
 
 
 def _json_safe(value: Any) -> Any:

@@ -23,6 +23,7 @@ from benchmarks import conf
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
+from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -181,9 +182,11 @@ def run_cancel(*, run: Run, actor: Actor) -> Run:
 @transaction.atomic
 def run_requeue(*, run: Run, reason: str, actor: Actor = None) -> Run:
     """Give an active run another attempt (the reaper, after its worker was
-    lost): attempt + 1, back to queued, dispatched again after commit."""
+    lost): attempt + 1, back to queued, dispatched again after commit; the
+    given-up attempt's uploaded outputs are removed after commit."""
     run = _locked(run.pk)
     previous = {"worker": run.worker_name, "attempt": run.attempt}
+    attempts_uploads_remove_on_commit([(run.pk, run.attempt)])
     fields = {
         "attempt": run.attempt + 1,
         "progress": 0.0,

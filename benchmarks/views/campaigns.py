@@ -5,6 +5,7 @@ running, cancellation, and the metric exports (CSV and JSON)."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -17,6 +18,7 @@ from django.views.decorators.http import require_POST
 from accounts.exceptions import ApplicationError
 from accounts.requests import SignedInRequest
 from benchmarks.charts import bundle_claims, campaign_charts
+from benchmarks.gate_campaigns import campaign_judged_by, gate_campaign_start
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import (
     campaign_get_visible,
@@ -25,6 +27,7 @@ from benchmarks.selectors.access import (
     lab_organisation_list_for,
 )
 from benchmarks.selectors.campaigns import (
+    campaign_hit_rate_series,
     campaign_list_with_counts,
     campaign_run_list,
     campaign_summary,
@@ -35,7 +38,7 @@ from benchmarks.selectors.exports import (
     campaign_metrics_json,
 )
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
-from benchmarks.views.forms import CampaignStartForm
+from benchmarks.views.forms import NO_GATE, CampaignStartForm
 
 
 def campaign_for_request(request: HttpRequest, campaign_id: uuid.UUID) -> Campaign:
@@ -63,9 +66,10 @@ def campaign_start_view(request: SignedInRequest) -> HttpResponse:
     if not lab_organisation_list_for(request.user).exists():
         raise PermissionDenied("Only lab operators start campaigns.")
     form = CampaignStartForm(request.user, request.POST or None)
+    form.preselect_gate(request.GET.get("gate", ""))
     if form.is_bound and form.is_valid():
         try:
-            campaign = campaign_start(actor=request.user, **form.cleaned_data)
+            campaign = _start(request, form.cleaned_data)
         except ApplicationError as error:
             for problem in error.problems or []:
                 field = problem.path if problem.path in form.fields else None
@@ -85,6 +89,15 @@ def campaign_start_view(request: SignedInRequest) -> HttpResponse:
     )
 
 
+def _start(request: SignedInRequest, data: dict[str, Any]) -> Campaign:
+    """A campaign for the chosen gate (judged when its runs end), else a plain
+    one (not judged)."""
+    gate, fields = data["gate"], {k: v for k, v in data.items() if k != "gate"}
+    if gate:
+        return gate_campaign_start(choice=gate, actor=request.user, **fields)
+    return campaign_start(actor=request.user, **fields)
+
+
 def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]:
     runs = list(campaign_run_list(campaign))
     return {
@@ -102,8 +115,14 @@ def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpRespons
         campaign_metric_rows(campaign),
         campaign.scenarios,
         bundle_claims(campaign.bundle.manifest),
+        campaign_hit_rate_series(campaign),
     )
-    context = {**_runs_context(request, campaign), "charts": charts}
+    context = {
+        **_runs_context(request, campaign),
+        "charts": charts,
+        "judged_by": campaign_judged_by(campaign),
+        "not_judged": NO_GATE,
+    }
     return render(request, "benchmarks/campaign_detail.html", context)
 
 

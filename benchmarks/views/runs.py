@@ -14,6 +14,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.disk_full import unless_disk_full
 from accounts.exceptions import ApplicationError
 from accounts.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
@@ -26,6 +27,7 @@ from benchmarks.selectors.campaigns import (
     run_output_list,
     run_series_list,
 )
+from benchmarks.selectors.isolation import isolation_facts
 from benchmarks.services.downloads import run_output_record_download
 from benchmarks.services.runs import run_cancel
 
@@ -66,6 +68,7 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         ),
         "outputs": run_output_list(run),
         "events": run_event_list(run),
+        "isolation": isolation_facts(run.isolation),
     }
     return render(request, "benchmarks/run_detail.html", context)
 
@@ -98,7 +101,9 @@ def run_output_download(
 ) -> FileResponse:
     run = run_for_request(request, run_id)
     output = get_object_or_404(run_output_list(run), pk=output_id)
-    run_output_record_download(output=output, actor=request.user, via="web")
+    # On a full disk the file is served and the audit row goes to the log.
+    with unless_disk_full(f"run output {output.pk} downloaded by {request.user}"):
+        run_output_record_download(output=output, actor=request.user, via="web")
     name = PurePosixPath(output.path).name
     return FileResponse(
         blob_open(output.blob),

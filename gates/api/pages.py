@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,11 +13,6 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from config.pagination import LimitOffsetPagination
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size (default 50)."),
-    OpenApiParameter("offset", int, description="Rows to skip."),
-]
 
 
 def page_serializer(

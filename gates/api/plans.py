@@ -22,8 +22,9 @@ from rest_framework.views import APIView
 
 from accounts.exceptions import Problem
 from accounts.models import Organisation
+from config.pagination import PAGE_PARAMETERS
 from gates.api.access import one, require_plan_editor, rfp_for
-from gates.api.pages import PAGE_PARAMETERS, page_response, page_serializer
+from gates.api.pages import page_response, page_serializer
 from gates.exceptions import GatesError
 from gates.models import GatePlan
 from gates.selectors.plans import plan_draft, plan_export, plan_list_visible_to

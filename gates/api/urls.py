@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gates.api import (
     board,
+    campaigns,
     decisions,
     evaluations,
     evidence,
@@ -17,6 +18,7 @@ urlpatterns = [
     *board.urlpatterns,
     *evaluations.urlpatterns,
     *plans.urlpatterns,
+    *campaigns.urlpatterns,
     *decisions.urlpatterns,
     *obligations.urlpatterns,
     *reports.urlpatterns,

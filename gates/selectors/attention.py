@@ -5,7 +5,10 @@
   on it, except INCONCLUSIVE ones waiting for more runs) and promotions waiting
   for a second sign-off by someone other than the one who asked;
 - vendor: the re-tests its organisation owes, with their deadlines;
-- lab operator: the lab deviations of the buyers whose lab they operate."""
+- lab operator: the re-tests waiting for the lab (a vendor asked for one and no
+  campaign runs it yet), the gates of frozen plans ready to run (never judged
+  under the plan version, no campaign running for them), and the lab deviations
+  of the buyers whose lab they operate."""
 
 from __future__ import annotations
 
@@ -13,16 +16,22 @@ from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
+from accounts import clock
 from accounts.models import Role
 from accounts.selectors import organisation_ids_for
-from gates.models import Decision, Evaluation
+from benchmarks.selectors.access import lab_organisation_list_for
+from gates.models import Decision, Evaluation, RetestObligation
 from gates.permissions import AnyUser
 from gates.selectors.board import newest_of
 from gates.selectors.evaluations import (
     evaluation_list_visible_to,
     lab_deviation_list_for,
 )
-from gates.selectors.obligations import obligation_list_due_for
+from gates.selectors.obligations import (
+    obligation_list_due_for,
+    obligation_list_visible_to,
+)
+from gates.selectors.runs import gates_ready_to_run
 from procurement.selectors.attention import LIMIT, Attention
 
 BUYER_SIDE = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
@@ -127,6 +136,51 @@ def _lab_deviations(user: AnyUser) -> list[Attention]:
     ]
 
 
+def _retests_for_the_lab(user: AnyUser) -> list[Attention]:
+    labs = lab_organisation_list_for(user).values("pk")
+    now = clock.now()
+    waiting = (
+        obligation_list_visible_to(user)
+        .filter(
+            status=RetestObligation.Status.SCHEDULED,
+            campaign__isnull=True,
+            deadline__gt=now,
+            rfp__buyer_organisation__engages__in=labs,
+        )
+        .select_related("rfp", "vendor_organisation")
+        .distinct()
+        .order_by("deadline", "id")[:LIMIT]
+    )
+    return [
+        Attention(
+            "retest_lab",
+            o.rfp,
+            f"Start the re-test of {o.vendor_organisation.name}'s {o.gate} gate: "
+            "the vendor asked for it with a revised bundle",
+            reverse("gates:retest", args=[o.public_id]),
+            due=o.deadline,
+        )
+        for o in waiting
+    ]
+
+
+def _gates_to_run(user: AnyUser) -> list[Attention]:
+    return [
+        Attention(
+            "gate_run",
+            plan.rfp,
+            f"Run {plan.vendor_organisation.name}'s {gate} gate: plan "
+            f"v{plan.version} is frozen and not evaluated yet",
+            reverse(
+                "gates:gate",
+                args=[plan.rfp.public_id, plan.vendor_organisation.slug, gate],
+            ),
+            due=None,
+        )
+        for plan, gate in gates_ready_to_run(user)[:LIMIT]
+    ]
+
+
 def gate_attention_for(user: AnyUser) -> list[Attention]:
     """Every gate item that waits for this user."""
     if not user.is_authenticated:
@@ -135,5 +189,7 @@ def gate_attention_for(user: AnyUser) -> list[Attention]:
         _decisions_due(user)
         + _seconds_due(user)
         + _retests_due(user)
+        + _retests_for_the_lab(user)
+        + _gates_to_run(user)
         + _lab_deviations(user)
     )

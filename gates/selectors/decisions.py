@@ -107,7 +107,7 @@ def _recorded(decisions: list[Decision]) -> Decision | None:
     )
 
 
-def _previous_gate_promoted(plan: GatePlan, gate: str) -> str | None:
+def previous_gate_unpromoted(plan: GatePlan, gate: str) -> str | None:
     """The previous gate's name when it is not promoted (None: promoted or first)."""
     names = plan.gate_names
     index = names.index(gate)
@@ -145,7 +145,7 @@ def _why_not(state: GateState) -> list[str]:
         reasons.append(f"{state.gate} is promoted already.")
     if state.pending is not None:
         reasons.append("A promotion is waiting for its second sign-off.")
-    previous = _previous_gate_promoted(state.plan, state.gate)
+    previous = previous_gate_unpromoted(state.plan, state.gate)
     if previous is not None:
         reasons.append(f"Promote {previous} first.")
     return reasons

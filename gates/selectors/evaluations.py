@@ -102,6 +102,34 @@ class GatePage:
     lab_deviation: bool = False
 
     @property
+    def failing(self) -> list[CriterionView]:
+        """The criteria that did not pass (fail, warn, inconclusive): the page
+        leads with them."""
+        return [c for c in self.criteria if c.row.verdict != "PASS"]
+
+    @property
+    def passing(self) -> list[CriterionView]:
+        return [c for c in self.criteria if c.row.verdict == "PASS"]
+
+    @property
+    def stop_loss_triggered(self) -> list[StopLossOutcome]:
+        return [s for s in self.stop_loss if s.triggered]
+
+    @property
+    def promotion(self) -> Decision | None:
+        """The recorded promotion of this gate, whose acceptance certificate the
+        page links to (newest first, as ``decisions``)."""
+        return next(
+            (
+                d
+                for d in self.decisions
+                if d.kind == Decision.Kind.PROMOTE
+                and d.status == Decision.Status.RECORDED
+            ),
+            None,
+        )
+
+    @property
     def pending(self) -> Decision | None:
         return next(
             (d for d in self.decisions if d.status == Decision.Status.PENDING), None

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import json
 
+from django.contrib.auth.models import AnonymousUser, User
+from django.urls import reverse
+
 from artifacts.models import Bundle
-from gates.models import Evaluation, GatePlan
+from benchmarks.gate_campaigns import GateChoice, GateLink
+from benchmarks.models import Campaign
+from benchmarks.selectors.access import bundle_list_startable_by
+from gates.models import Evaluation, GateCampaign, GatePlan
+from gates.selectors.decisions import previous_gate_unpromoted
+
+AnyUser = User | AnonymousUser
 
 INCONCLUSIVE = "INCONCLUSIVE"
 
@@ -63,3 +72,113 @@ def gate_scenarios(plan: GatePlan, gate: str, bundle: Bundle) -> list[str] | Non
         if isinstance(s, dict) and s.get("name") in named
     ]
     return names or None
+
+
+def plan_bundle(plan: GatePlan) -> Bundle | None:
+    """The bundle a campaign for the plan's gates runs: the plan's own, else the
+    vendor's latest accepted bundle on the RFP."""
+    if plan.bundle_id is not None:
+        return plan.bundle
+    return (
+        Bundle.objects.filter(
+            rfp_id=plan.rfp_id,
+            organisation_id=plan.vendor_organisation_id,
+            status=Bundle.Status.ACCEPTED,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def gate_choice_value(plan: GatePlan, gate: str) -> str:
+    """How a form names one gate of one plan."""
+    return f"{plan.public_id}:{gate}"
+
+
+def plans_startable_by(user: AnyUser) -> list[tuple[GatePlan, Bundle]]:
+    """The current frozen plans whose gates ``user`` may run, each with the
+    bundle its campaigns run: RFPs whose bids are opened, whose buyer engages a
+    lab the user operates, the bundle accepted (two queries)."""
+    bundles = list(bundle_list_startable_by(user))  # newest first
+    latest: dict[tuple[int, int], Bundle] = {}
+    for bundle in bundles:
+        latest.setdefault((bundle.rfp_id, bundle.organisation_id), bundle)
+    startable = {b.pk: b for b in bundles}
+    plans = (
+        GatePlan.objects.filter(
+            status=GatePlan.Status.FROZEN, rfp_id__in={b.rfp_id for b in bundles}
+        )
+        .select_related("rfp", "vendor_organisation")
+        .order_by("rfp__reference", "vendor_organisation__name")
+    )
+    found = []
+    for plan in plans:
+        key = (plan.rfp_id, plan.vendor_organisation_id)
+        chosen = (
+            startable.get(plan.bundle_id)
+            if plan.bundle_id is not None
+            else latest.get(key)
+        )
+        if chosen is not None:
+            found.append((plan, chosen))
+    return found
+
+
+def gate_choice_list_for(user: AnyUser) -> list[GateChoice]:
+    """The gates of current frozen plans ``user`` may run a campaign for."""
+    return [
+        GateChoice(
+            gate_choice_value(plan, gate),
+            f"{gate} · {plan.rfp.reference} · {plan.vendor_organisation.name} · "
+            f"plan v{plan.version} · bundle {bundle.sha256[:12]}",
+            bundle.pk,
+            gate_repetitions(plan, gate),
+        )
+        for plan, bundle in plans_startable_by(user)
+        for gate in plan.gate_names
+    ]
+
+
+def gates_ready_to_run(user: AnyUser) -> list[tuple[GatePlan, str]]:
+    """Per plan ``user`` may run, its first gate that no evaluation has judged
+    under the plan version and no campaign is running for, once the gate before
+    it is promoted (the first gate at once): what waits for the lab."""
+    plans = [plan for plan, _ in plans_startable_by(user)]
+    done = set(
+        Evaluation.objects.filter(plan__in=plans).values_list("plan_id", "gate")
+    ) | set(
+        GateCampaign.objects.filter(plan__in=plans, evaluation__isnull=True)
+        .filter(campaign__cancelled_at__isnull=True)
+        .values_list("plan_id", "gate")
+    )
+    ready = []
+    for plan in plans:
+        gate = next((g for g in plan.gate_names if (plan.pk, g) not in done), None)
+        if gate is not None and previous_gate_unpromoted(plan, gate) is None:
+            ready.append((plan, gate))
+    return ready
+
+
+def campaign_gate_links(campaign: Campaign) -> list[GateLink]:
+    """The gates ``campaign`` was started for or judged by (a buyer may evaluate
+    any campaign against a frozen plan), once each, with their pages."""
+    pairs = [
+        (link.plan, link.gate)
+        for link in GateCampaign.objects.filter(campaign=campaign, after__isnull=True)
+        .select_related("plan__rfp", "plan__vendor_organisation")
+        .order_by("id")
+    ] + [
+        (e.plan, e.gate)
+        for e in Evaluation.objects.filter(campaign=campaign)
+        .select_related("plan__rfp", "plan__vendor_organisation")
+        .defer("plan_document", "results_document", "evaluation_document")
+        .order_by("id")
+    ]
+    found: dict[tuple[int, str], GateLink] = {}
+    for plan, gate in pairs:
+        args = (plan.rfp.public_id, plan.vendor_organisation.slug, gate)
+        label = f"{gate} of plan v{plan.version}"
+        found.setdefault(
+            (plan.pk, gate), GateLink(label, reverse("gates:gate", args=args))
+        )
+    return list(found.values())

@@ -28,8 +28,10 @@ from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import (
     evaluation_more_runs,
+    gate_choice_list_for,
     gate_repetitions,
     gate_scenarios,
+    plan_bundle,
 )
 from gates.services.evaluations import Actor, gate_evaluate, gate_facts
 
@@ -205,20 +207,6 @@ def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
     return evaluations
 
 
-def _plan_bundle(plan: GatePlan) -> Bundle | None:
-    if plan.bundle_id is not None:
-        return plan.bundle
-    return (
-        Bundle.objects.filter(
-            rfp_id=plan.rfp_id,
-            organisation_id=plan.vendor_organisation_id,
-            status=Bundle.Status.ACCEPTED,
-        )
-        .order_by("-created_at", "-id")
-        .first()
-    )
-
-
 @transaction.atomic
 def gate_campaign_start(
     *,
@@ -227,25 +215,37 @@ def gate_campaign_start(
     pool: LabPool,
     actor: Any,
     repetitions: int | None = None,
+    bundle: Bundle | None = None,
+    note: str = "",
 ) -> GateCampaign:
     """Start a campaign of the plan's bundle (else the vendor's latest accepted
-    one) on ``pool`` for ``gate`` (``repetitions``: the gate's largest
-    ``min_runs`` when not given); it is evaluated when its runs have finished."""
+    one; ``bundle``: the one the lab chose, which must be that one) on ``pool``
+    for ``gate`` (``repetitions``: the gate's largest ``min_runs`` when not
+    given); it is evaluated when its runs have finished."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
     if plan.status != GatePlan.Status.FROZEN:
         raise GatesConflict("Only the current frozen plan runs.", code="not_frozen")
     if gate not in plan.gate_names:
         raise GatesError(f"The plan has no gate named {gate!r}.", code="no_gate")
-    bundle = _plan_bundle(plan)
-    if bundle is None:
+    judged = plan_bundle(plan)
+    if judged is None:
         raise GatesError("The vendor has no accepted bundle.", code="no_bundle")
+    if bundle is not None and bundle.pk != judged.pk:
+        message = (
+            f"Gate {gate} of plan v{plan.version} runs bundle {judged.sha256[:12]}."
+        )
+        raise GatesError(
+            message,
+            code="other_bundle",
+            problems=[Problem("other_bundle", message, "bundle")],
+        )
     campaign = campaign_start(
-        bundle=bundle,
+        bundle=judged,
         pool=pool,
         repetitions=repetitions or gate_repetitions(plan, gate),
         actor=actor,
-        note=f"Gate {gate} of plan v{plan.version}",
-        scenarios=gate_scenarios(plan, gate, bundle),
+        note=note or f"Gate {gate} of plan v{plan.version}",
+        scenarios=gate_scenarios(plan, gate, judged),
     )
     link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(
@@ -259,6 +259,34 @@ def gate_campaign_start(
         },
     )
     return link
+
+
+def gate_campaign_start_chosen(
+    *,
+    choice: str,
+    bundle: Bundle,
+    pool: LabPool,
+    repetitions: int,
+    note: str,
+    actor: Any,
+) -> Campaign:
+    """The lab's campaign form with a gate chosen (``gate_choice_list_for``):
+    the campaign for that gate (benchmarks' gate campaign source)."""
+    if choice not in {c.value for c in gate_choice_list_for(actor)}:
+        message = "That gate cannot be run: choose one the form offers."
+        raise GatesError(message, "no_gate", (Problem("no_gate", message, "gate"),))
+    plan_id, _, gate = choice.partition(":")
+    plan = GatePlan.objects.get(public_id=plan_id)
+    link = gate_campaign_start(
+        plan=plan,
+        gate=gate,
+        pool=pool,
+        actor=actor,
+        repetitions=repetitions,
+        bundle=bundle,
+        note=note,
+    )
+    return link.campaign
 
 
 def campaign_finished_received(sender: Any, campaign_id: int, **kwargs: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -32,7 +33,11 @@ from gates.selectors.evaluations import (
     lab_deviation_list_for,
     vendor_get_visible,
 )
-from gates.selectors.runs import evaluation_more_runs
+from gates.selectors.runs import (
+    evaluation_more_runs,
+    gate_choice_list_for,
+    gate_choice_value,
+)
 from procurement.models import Rfp
 from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.views.common import rfp_page_context
@@ -102,9 +107,21 @@ def gate(
         more_runs_template="gates/_more_runs.html",
         plan_url=reverse("gates:plan", args=[rfp.public_id, org.slug]),
         gate_path=request.get_full_path(),
+        run_gate_url=_run_gate_url(request, page) if scope.lab else "",
         **_decision_panel(page),
     )
     return render(request, "gates/gate.html", context)
+
+
+def _run_gate_url(request: HttpRequest, page: Any) -> str:
+    """The lab's campaign form with this gate chosen, when the user may run it
+    (a lab operator of an engaged lab, the plan current, its bundle startable)."""
+    if page.plan is None or page.spec is None:
+        return ""
+    value = gate_choice_value(page.plan, page.gate)
+    if value not in {c.value for c in gate_choice_list_for(request.user)}:
+        return ""
+    return f"{reverse('benchmarks:campaign_start')}?{urlencode({'gate': value})}"
 
 
 def _decision_panel(page: Any) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from accounts.requests import SignedInRequest
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import pool_list_operated_by
+from benchmarks.selectors.pools import pool_list_with_online_hosts
 from gates.models import RetestObligation
 from gates.permissions import gate_scope
 from gates.selectors.obligations import obligation_list_visible_to
@@ -67,8 +68,8 @@ class StartCampaignForm(forms.Form):
         super().__init__(*args, **kw)
         labs = obligation.rfp.buyer_organisation.engages.values("pk")
         pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
-        pool_field.queryset = pool_list_operated_by(user).filter(
-            lab_organisation_id__in=labs
+        pool_field.queryset = pool_list_with_online_hosts(
+            pool_list_operated_by(user).filter(lab_organisation_id__in=labs)
         )
 
 

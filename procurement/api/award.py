@@ -11,6 +11,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -21,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.requests import SignedInApiRequest
+from accounts.schema import error_response
 from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
 from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp
@@ -60,6 +62,14 @@ class TcoFormulaOutputSerializer(serializers.Serializer):
         return formula.pk is not None
 
 
+# 1 to 99.99, and 0.001 to 1, written with at most 2 and 3 decimals.
+PUE_TEXT = RegexValidator(r"^0*[1-9]\d?(?:\.\d{0,2})?$", "Between 1 and 99.99.")
+UTILISATION_TEXT = RegexValidator(
+    r"^(?:0*1(?:\.0{0,3})?|0*\.(?:00[1-9]|0[1-9]\d?|[1-9]\d{0,2}))$",
+    "Between 0.001 and 1.",
+)
+
+
 class TcoFormulaListApi(APIView):
     """The RFP's TCO formula versions, newest first (version 1 with the defaults,
     unrecorded, before any exists); POST records a new version (buyers, admins)."""
@@ -68,9 +78,16 @@ class TcoFormulaListApi(APIView):
         class Meta:
             ref_name = "TcoFormulaInput"
 
-        pue = serializers.DecimalField(4, 2, min_value=Decimal(1))
+        # The bounds as patterns too: the OpenAPI document's decimals are text.
+        pue = serializers.DecimalField(
+            4, 2, min_value=Decimal(1), validators=[PUE_TEXT]
+        )
         utilisation = serializers.DecimalField(
-            4, 3, min_value=Decimal("0.001"), max_value=Decimal(1)
+            4,
+            3,
+            min_value=Decimal("0.001"),
+            max_value=Decimal(1),
+            validators=[UTILISATION_TEXT],
         )
         hours_per_year = serializers.IntegerField(
             min_value=1, max_value=HOURS_PER_YEAR_MAX
@@ -212,7 +229,10 @@ class AwardApi(APIView):
     """The award (404 before there is one): winner, rationale, who requested and
     who confirmed it, and the override reason when score sheets were missing."""
 
-    @extend_schema(operation_id="rfp_award_get", responses={200: AwardOutputSerializer})
+    @extend_schema(
+        operation_id="rfp_award_get",
+        responses={200: AwardOutputSerializer, 409: error_response(409)},
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         award = award_get(require_opened(buyer_side_rfp(request, rfp_id)))
         if award is None:
@@ -242,7 +262,7 @@ class AwardRequestApi(APIView):
 
     @extend_schema(
         operation_id="rfp_award_request_get",
-        responses={200: PendingAwardOutputSerializer},
+        responses={200: PendingAwardOutputSerializer, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = require_opened(buyer_side_rfp(request, rfp_id))

@@ -14,7 +14,6 @@ from django.http import FileResponse, Http404
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -27,7 +26,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Organisation
 from accounts.requests import SignedInApiRequest
-from config.pagination import LimitOffsetPagination
+from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.bids import (
@@ -394,10 +393,7 @@ class BidReceiptListApi(APIView):
 
     @extend_schema(
         operation_id="bid_receipt_list",
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size (default 50)."),
-            OpenApiParameter("offset", int, description="Rows to skip."),
-        ],
+        parameters=PAGE_PARAMETERS,
         responses={200: PageSerializer},
     )
     def get(self, request: Request, bid_id: uuid.UUID) -> Response:

@@ -10,14 +10,15 @@ from typing import Any
 
 from django.http import Http404
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
-from config.pagination import LimitOffsetPagination
+from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
@@ -39,11 +40,6 @@ from procurement.services.clarifications import (
     clarification_answer,
     clarification_ask,
 )
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size (default 50)."),
-    OpenApiParameter("offset", int, description="Rows to skip."),
-]
 
 
 def _rfp_and_scope(
@@ -206,6 +202,7 @@ class AddendumChangesInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "AddendumChangesInput"
+        closed = True  # the schema says: no other key (accounts.schema)
 
     title = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
@@ -247,7 +244,9 @@ class AddendumChangesInputSerializer(serializers.Serializer):
 
 class RfpAddendaApi(APIView):
     """GET: the RFP's addenda with their diffs (buyer side and invited vendors).
-    POST: a buyer issues the next addendum."""
+    POST: a buyer issues the next addendum (JSON: its changes are an object)."""
+
+    parser_classes = [JSONParser]
 
     class PageSerializer(serializers.Serializer):
         class Meta:

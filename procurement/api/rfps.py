@@ -17,9 +17,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Organisation
+from accounts.parsers import JSONParser
 from accounts.requests import SignedInApiRequest
-from config.pagination import LimitOffsetPagination
+from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from procurement.models import ArtifactKind, Rfp
+from procurement.models.rfp import REFERENCE_VALIDATOR
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import (
     invited_vendor_scope_for,
@@ -134,7 +136,7 @@ class RfpCreateInputSerializer(serializers.Serializer):
     class Meta:
         ref_name = "RfpCreateInput"
 
-    reference = serializers.CharField(max_length=40)
+    reference = serializers.CharField(max_length=40, validators=[REFERENCE_VALIDATOR])
     title = serializers.CharField(max_length=200)
     submission_deadline = serializers.DateTimeField()
     questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
@@ -161,8 +163,7 @@ class RfpListApi(APIView):
     @extend_schema(
         operation_id="rfp_list",
         parameters=[
-            OpenApiParameter("limit", int, description="Page size (default 50)."),
-            OpenApiParameter("offset", int, description="Rows to skip."),
+            *PAGE_PARAMETERS,
             OpenApiParameter("status", str, enum=Rfp.Status.values),
         ],
         responses={200: PageSerializer},
@@ -230,7 +231,9 @@ class RfpPatchInputSerializer(serializers.Serializer):
     class Meta:
         ref_name = "RfpPatchInput"
 
-    reference = serializers.CharField(max_length=40, required=False)
+    reference = serializers.CharField(
+        max_length=40, required=False, validators=[REFERENCE_VALIDATOR]
+    )
     title = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(allow_blank=True, required=False)
     questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
@@ -262,7 +265,10 @@ class RfpPatchInputSerializer(serializers.Serializer):
 
 
 class RfpDetailApi(APIView):
-    """One RFP; 404 when the caller may not know it exists. PATCH edits a draft."""
+    """One RFP; 404 when the caller may not know it exists. PATCH edits a draft
+    (JSON: its lists, and a null, have no form field)."""
+
+    parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="rfp_detail", responses={200: RfpDetailOutputSerializer}

@@ -6,13 +6,12 @@ from typing import Any
 
 from django import forms
 
+from accounts.forms import UtcDateTimeInput
 from procurement.models import Rfp
 from procurement.services.addenda import AMENDABLE_FIELDS, REASON_MAX_LENGTH
 from procurement.services.clarifications import ANSWER_MAX_LENGTH, QUESTION_MAX_LENGTH
 
-_DATETIME_LOCAL = forms.DateTimeInput(
-    attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
-)
+_DATETIME_LOCAL = UtcDateTimeInput()
 
 
 def _textarea(rows: int = 4) -> forms.Textarea:
@@ -47,9 +46,13 @@ class AddendumForm(forms.Form):
     title = forms.CharField(max_length=200)
     description = _text(help_text="Markdown.")
     questions_deadline = forms.DateTimeField(
-        required=False, widget=_DATETIME_LOCAL, help_text="UTC; empty for none."
+        required=False,
+        widget=_DATETIME_LOCAL,
+        help_text="UTC, as YYYY-MM-DD HH:MM; empty for none.",
     )
-    submission_deadline = forms.DateTimeField(widget=_DATETIME_LOCAL, help_text="UTC.")
+    submission_deadline = forms.DateTimeField(
+        widget=_DATETIME_LOCAL, help_text="UTC, as YYYY-MM-DD HH:MM."
+    )
     min_bids = forms.IntegerField(label="Minimum bids", min_value=1, max_value=20)
     workload_requirements = _text()
     escrow_clause = _text()

@@ -10,20 +10,17 @@ from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 
 from accounts import clock
+from accounts.forms import UtcDateTimeInput
 from accounts.models import Organisation
 from procurement.models import ArtifactKind, Rfp, RfpTemplate
-
-DATETIME_FORMAT = "%Y-%m-%dT%H:%M"
 
 
 def _datetime_field(label: str, *, required: bool) -> forms.DateTimeField:
     return forms.DateTimeField(
         label=label,
         required=required,
-        widget=forms.DateTimeInput(
-            attrs={"type": "datetime-local"}, format=DATETIME_FORMAT
-        ),
-        help_text="UTC.",
+        widget=UtcDateTimeInput(),
+        help_text="UTC, as YYYY-MM-DD HH:MM.",
     )
 
 

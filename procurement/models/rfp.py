@@ -12,6 +12,12 @@ from django.db.models import Q
 
 from accounts.models import Organisation, TimeStampedModel
 
+# An RFP's reference, also in the API's input (so the schema states it).
+REFERENCE_VALIDATOR = RegexValidator(
+    r"^[A-Z0-9][A-Z0-9-]{2,39}$",
+    "Use capital letters, digits and dashes, e.g. RFP-2026-07.",
+)
+
 
 class Rfp(TimeStampedModel):
     """A request for proposals that demands reproducible evidence."""
@@ -27,14 +33,7 @@ class Rfp(TimeStampedModel):
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     reference = models.CharField(
-        max_length=40,
-        unique=True,
-        validators=[
-            RegexValidator(
-                r"^[A-Z0-9][A-Z0-9-]{2,39}$",
-                "Use capital letters, digits and dashes, e.g. RFP-2026-07.",
-            )
-        ],
+        max_length=40, unique=True, validators=[REFERENCE_VALIDATOR]
     )
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True, help_text="Markdown.")

@@ -66,6 +66,23 @@ class ComparisonRow:
     reproduced: list[tuple[str, Sequence[ReproducedClaim]]]
     tco_detail: BidTco
 
+    @property
+    def judged(self) -> list[ReproducedClaim]:
+        """The claims a criterion of the lab-validation gate judged, in order."""
+        return [rc for _, claims in self.reproduced for rc in claims if rc.result]
+
+    @property
+    def headline(self) -> ReproducedClaim | None:
+        """The claim the summary shows: the first the lab judged (the RFP's
+        metrics in order), else the first claim at all."""
+        every = [rc for _, claims in self.reproduced for rc in claims]
+        return next(iter(self.judged), every[0] if every else None)
+
+    @property
+    def judged_failing(self) -> int:
+        """How many judged claims the lab did not reproduce (verdict not PASS)."""
+        return sum(rc.verdict != "PASS" for rc in self.judged)
+
 
 @dataclass(frozen=True)
 class Comparison:

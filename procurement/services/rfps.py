@@ -77,8 +77,8 @@ def _check_deadline_order(rfp: Rfp) -> None:
         message = "The questions deadline must come before the submission deadline."
         raise ProcurementError(
             message,
-            code="invalid",
-            problems=[Problem("invalid", message, "questions_deadline")],
+            code="deadline_order",
+            problems=[Problem("deadline_order", message, "questions_deadline")],
         )
 
 

@@ -56,20 +56,22 @@ def test_token_obtain_lists_every_missing_field() -> None:
     assert all(p["code"] == "required" for p in body["problems"])
 
 
-def test_token_obtain_is_throttled(vendor_a: Any, settings: Any) -> None:
+def test_token_obtain_is_throttled_per_account_and_address(
+    vendor_a: Any, vendor_b: Any
+) -> None:
     api = APIClient()
 
-    statuses = [  # other accounts each time: the per-minute rate, not the lockout
-        api.post(
-            "/api/v1/auth/token/",
-            {"username": f"nobody-{i}", "password": "wrong"},
-            format="json",
-        ).status_code
-        for i in range(21)
-    ]
+    def token(username: str) -> Any:
+        body = {"username": username, "password": PASSWORD}
+        return api.post("/api/v1/auth/token/", body, format="json")
 
-    assert statuses[:20] == [400] * 20
+    statuses = [token("vendor-a").status_code for _ in range(21)]  # no failures
+    refused = token("vendor-a")
+
+    assert statuses[:20] == [200] * 20
     assert statuses[20] == 429
+    assert refused.json()["code"] == "throttled"
+    assert token("vendor-b").status_code == 200  # the same address, another account
 
 
 def test_unauthenticated_call_gets_401_json() -> None:

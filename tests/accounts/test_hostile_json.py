@@ -229,3 +229,31 @@ def test_concurrent_first_schema_requests_all_get_the_schema(tmp_path: Path) -> 
 
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["[200,", "200,", "200,", "200]", "1"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=abc",
+        "limit=0",
+        "limit=-1",
+        "limit=",
+        "limit=1&limit=2",
+        "offset=-1",
+        "offset=1.5",
+        "offset=",
+        "limit=1e3",
+        "offset=+1",
+    ],
+)
+def test_a_paging_parameter_that_is_no_whole_number_is_a_400(
+    buyer: Any, query: str
+) -> None:
+    api = APIClient()
+    api.force_authenticate(buyer)
+
+    response = api.get(f"/api/v1/rfps/?{query}")
+
+    name = query.split("=")[0]
+    assert response.status_code == 400
+    assert [p["path"] for p in response.json()["problems"]] == [name]

@@ -4,13 +4,16 @@ error shape."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.models import Organisation
 from tests.api.conftest import World
 from tests.api.openapi import openapi_document, response_problems
+from tests.procurement.factories import RfpFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +117,61 @@ def test_an_error_is_json_whatever_format_was_asked(
     assert response.status_code == status
     assert response["Content-Type"] == "application/json"
     assert response.json()["code"] == code
+
+
+def test_every_rfp_read_on_a_sealed_rfp_answers_a_documented_status(
+    world: World, buyer_org: Organisation
+) -> None:
+    """Before the bids are opened, the evaluation and award reads answer 409:
+    each answer of each read of a sealed RFP is one its operation documents."""
+    document = openapi_document()
+    sealed = RfpFactory.create(buyer_organisation=buyer_org, published=True)
+    buyer = _client(world.tokens["buyer"])
+    reads = [
+        path
+        for path, operations in document["paths"].items()
+        if path.startswith("/api/v1/rfps/{rfp_id}/")
+        and "get" in operations
+        and path.count("{") == 1
+    ]
+    problems: list[str] = []
+    statuses: dict[str, int] = {}
+
+    for path in reads:
+        response = buyer.get(path.format(rfp_id=sealed.public_id))
+        statuses[path] = response.status_code
+        body = (
+            response.json() if response["Content-Type"] == "application/json" else None
+        )
+        problems += response_problems(document, path, "GET", response.status_code, body)
+
+    assert statuses["/api/v1/rfps/{rfp_id}/award/"] == 409
+    assert statuses["/api/v1/rfps/{rfp_id}/award/request/"] == 409
+    assert problems == []
+
+
+def test_the_schema_states_what_the_input_fields_refuse() -> None:
+    document = openapi_document()
+    inputs = document["components"]["schemas"]
+    username = inputs["AuthTokenInput"]["properties"]["username"]
+    password = inputs["AuthTokenInput"]["properties"]["password"]
+    rfp_list = document["paths"]["/api/v1/rfps/"]["get"]["parameters"]
+    paging = {p["name"]: p["schema"] for p in rfp_list if p["in"] == "query"}
+
+    assert username["minLength"] == 1
+    assert re.fullmatch(username["pattern"], "  ") is None  # trimmed: blank
+    assert re.fullmatch(password["pattern"], "  ")  # not trimmed
+    assert re.fullmatch(password["pattern"], "a\x00b") is None
+    reference = inputs["RfpCreateInput"]["properties"]["reference"]["pattern"]
+    assert re.fullmatch(reference, "RFP-2026-07")
+    assert re.fullmatch(reference, "rfp 1") is None
+    pue = inputs["TcoFormulaInput"]["properties"]["pue"]["pattern"]
+    assert [bool(re.fullmatch(pue, v)) for v in ("1", "1.25", "0.99", "100")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert inputs["BidDocumentUploadInput"]["properties"]["file"]["format"] == "binary"
+    assert paging["limit"]["minimum"] == 1
+    assert paging["offset"]["minimum"] == 0

@@ -20,6 +20,10 @@ from tests.artifacts.ingest_support import (
     open_rfp,
     upload_rfp,  # noqa: F401 (fixture rfp)
 )
+from tests.procurement.factories_evaluation import (
+    RequiredArtifactFactory,
+    RequiredMetricFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -187,3 +191,52 @@ def test_the_form_upload_checks_csrf_after_installing_the_upload_handler(
     assert forged.status_code == 403
     assert sent.status_code == 302
     assert Bundle.objects.get().status == Bundle.Status.ACCEPTED
+
+
+def _requiring(rfp: Rfp) -> Rfp:
+    """The report among the required artifacts; ttft_ms required at p50 and p99
+    while the good bundle claims p99 only (claimed, yet incomplete)."""
+    RequiredArtifactFactory.create(rfp=rfp, kind="report", title="Signed reports")
+    RequiredMetricFactory.create(rfp=rfp, name="ttft_ms", stats="p50,p99")
+    return rfp
+
+
+def test_the_bundle_page_says_a_report_is_supplied_not_signed(
+    client_for: Any, vendor_a: Any, rfp: Rfp, tmp_path: Path
+) -> None:
+    client = client_for(vendor_a)
+    html = _upload(client, _requiring(rfp), build_bundle(tmp_path)).content.decode()
+
+    assert (
+        'data-testid="signature-not-verified">report supplied, signature not '
+        "verified (no PDF among it)</span>"
+    ) in html
+    assert "✓</span> Signed reports" not in html
+    assert "?</span> Signed reports" in html
+
+
+def test_the_bundle_page_shows_every_check_its_score_counts(
+    client_for: Any, vendor_a: Any, rfp: Rfp, tmp_path: Path
+) -> None:
+    client = client_for(vendor_a)
+    html = _upload(client, _requiring(rfp), build_bundle(tmp_path)).content.decode()
+
+    completeness = Bundle.objects.get().completeness
+    assert completeness["metrics"]["missing"] == []  # claimed, but not at p50
+    assert completeness["metrics"]["complete"] is False
+    assert html.count('data-testid="check-metric"') == 1
+    assert "claimed p99; not claimed: p50" in html
+    failed = [
+        k
+        for k in ("artifacts", "environment", "claims", "metrics")
+        if not completeness[k]["complete"]
+    ]
+    passed = completeness["score"]["passed"]
+    assert f"{passed} of 4 checks pass" in html
+    for part in failed:  # each failing check has a visible ✗ row
+        assert {
+            "metrics": "metrics ✗",
+            "artifacts": "required artifacts ✗",
+            "environment": "environment ✗",
+            "claims": "claims ✗",
+        }[part] in html

@@ -192,3 +192,22 @@ def test_the_report_is_json_with_a_score() -> None:
     assert json.loads(json.dumps(report)) == report
     assert report["score"] == {"passed": 4, "total": 4}
     assert report["complete"] is True
+
+
+def test_a_report_file_counts_as_supplied_never_as_signed() -> None:
+    required = [RequiredArtifact("report", "Signed benchmark reports")]
+
+    report = completeness_report(manifest=manifest(), required_artifacts=required)
+
+    (item,) = report["artifacts"]["required"]
+    assert item["present"] is True  # reports/summary.md is of kind report
+    assert item["signature"] == "not_verified"  # nothing here checked a signature
+    assert item["pdf_files"] == 0
+
+
+def test_other_kinds_carry_no_signature_state() -> None:
+    required = [RequiredArtifact("trace", "Raw traces")]
+
+    report = completeness_report(manifest=manifest(), required_artifacts=required)
+
+    assert "signature" not in report["artifacts"]["required"][0]

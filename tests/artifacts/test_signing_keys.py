@@ -123,14 +123,6 @@ def test_revoked_key_cannot_be_registered_again(
     )
 
 
-def test_another_vendor_may_hold_the_same_key(
-    vendor_a: Any, vendor_a_org: Organisation, vendor_b: Any, vendor_b_org: Any
-) -> None:
-    _register(vendor_a_org, vendor_a)
-
-    assert _register(vendor_b_org, vendor_b).organisation == vendor_b_org
-
-
 def test_window_must_end_after_it_starts(
     vendor_a: Any, vendor_a_org: Organisation, clock: Any
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 # the embedded lab (a real Celery worker process) for the tests that run campaigns
-from tests.browser.lab import lab, shared_database  # noqa: F401
+from tests.browser.lab import lab, lab_queues, shared_database  # noqa: F401
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -164,6 +164,7 @@ def _settled_scroll_left(page: Page) -> float:
 def _open_matrix(page: Page, rfp: Rfp) -> None:
     log_in(page, "buyer")
     page.goto(f"/rfps/{rfp.public_id}/comparison/")
+    page.get_by_test_id("comparison-detail-toggle").click()  # the full matrix
     expect(page.get_by_test_id("comparison-table")).to_be_visible()
 
 
@@ -208,7 +209,8 @@ def test_matrix_scroller_takes_focus_and_scrolls_with_the_keyboard(
     expect(scroller).to_have_attribute("tabindex", "0")
     assert scroller.get_attribute("aria-label")
 
-    page.get_by_test_id("award-link").focus()  # the last control before the matrix
+    # the last control before the matrix: the toggle that opened it
+    page.get_by_test_id("comparison-detail-toggle").focus()
     page.keyboard.press("Tab")
     expect(scroller).to_be_focused()
     outline = scroller.evaluate(
@@ -295,3 +297,27 @@ def test_navigation_is_walked_with_the_keyboard_on_a_tablet(
             assert box <= 768, f"{label} takes focus beyond the viewport"
     for label in [*MAIN_NAV, "API docs", "Log out"]:
         assert label in reached, f"{label} never takes focus"
+
+
+SUMMARY_CELLS = ("summary-verdict", "summary-reproduced", "summary-cost")
+
+
+def test_the_comparison_summary_fits_a_laptop_without_sideways_scroll(
+    page: Page, matrix_rfp: Rfp
+) -> None:
+    log_in(page, "buyer")
+    page.goto(f"/rfps/{matrix_rfp.public_id}/comparison/")
+    summary = page.get_by_test_id("comparison-summary")
+    expect(summary).to_be_visible()
+    shot(page, "summary-1280")
+
+    assert _body_overflow(page) <= 0, "the page scrolls sideways"
+    assert summary.evaluate(NEAREST_SCROLLER) is False, "the summary scrolls sideways"
+    width = page.viewport_size["width"] if page.viewport_size else 1280
+    for vendor in matrix_rfp.bids.values_list("vendor_organisation__slug", flat=True):
+        for cell in SUMMARY_CELLS:
+            box = page.get_by_test_id(f"{cell}-{vendor}").bounding_box()
+            assert box is not None, f"{cell} of {vendor} is not shown"
+            assert box["x"] >= 0, (cell, vendor)
+            assert box["x"] + box["width"] <= width, (cell, vendor)
+    expect(page.get_by_test_id("comparison-table")).to_be_hidden()  # one click away

@@ -278,13 +278,20 @@ def fill_scores(page: Page, scores: dict[str, int], evaluator: str) -> None:
 
 
 def expect_ranking(page: Page) -> None:
-    """The comparison after opening: vendor names, ranks and totals."""
+    """The comparison after opening: vendor names and ranks in the summary, the
+    full matrix one click away."""
     open_rfp(page, "comparison")
+    summary = page.get_by_test_id("comparison-summary")
+    expect(summary).to_be_visible(timeout=SLOW_MS)
+    for rank, slug in enumerate(VENDORS, start=1):
+        row = summary.get_by_test_id(f"summary-row-{slug}")
+        expect(row).to_contain_text(VENDORS[slug])
+        expect(row.get_by_test_id("summary-rank")).to_have_text(str(rank))
+    page.get_by_test_id("comparison-detail-toggle").click()
     table = page.get_by_test_id("comparison-table")
-    expect(table).to_be_visible(timeout=SLOW_MS)
+    expect(table).to_be_visible()
     for rank, slug in enumerate(VENDORS, start=1):
         row = table.get_by_test_id(f"comparison-row-{slug}")
-        expect(row).to_contain_text(VENDORS[slug])
         expect(row.get_by_test_id("rank")).to_have_text(str(rank))
     expect(page.get_by_test_id("comparison-provisional")).to_have_count(0)
     shot(page, "07-comparison")

@@ -1,12 +1,15 @@
 """The embedded runtime's supervisor (config/supervise.py) with stand-in programs:
-restarts with back-off, the essential web process, the status file, and a stop
-that leaves no process behind, however stubborn."""
+restarts with back-off (the web server's too), each program's log file, the
+ready line, the status file (skipped on a full disk), and a stop that leaves no
+process behind, however stubborn."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,7 +20,14 @@ from pathlib import Path
 import pytest
 
 from config import supervise
-from config.supervise import Program, Supervisor, backoff, describe_exit
+from config.supervise import (
+    Program,
+    Supervisor,
+    backoff,
+    describe_exit,
+    last_line,
+    link_host,
+)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
@@ -49,13 +59,14 @@ def lines() -> list[str]:
 @pytest.fixture
 def supervisor(tmp_path: Path, lines: list[str]) -> Iterator[Supervisor]:
     sup = Supervisor(
-        [Program("web", SLEEPER, essential=True), Program("worker", SLEEPER)],
+        [Program("web", SLEEPER), Program("worker", SLEEPER)],
         status_path=tmp_path / "supervisor.json",
         stop_grace_s=2.0,
         say=lines.append,
     )
     for program in sup.programs:
         sup._start(program)
+    lines.clear()  # the start lines
     yield sup
     sup.stop()
 
@@ -113,7 +124,10 @@ def test_a_killed_worker_is_restarted_with_back_off_and_the_web_untouched(
 
     os.kill(second_pid, signal.SIGKILL)  # a second quick death: 2 s
     assert _wait_until(supervisor.step, 5)
-    assert lines[-1] == "==> worker was killed by SIGKILL; restarting in 2 s"
+    assert lines[-2:] == [
+        f"==> worker started again (restart 1; pid {second_pid})",
+        "==> worker was killed by SIGKILL; restarting in 2 s",
+    ]
     assert web.process.pid == web_pid
     assert web.process.poll() is None
 
@@ -131,17 +145,137 @@ def test_a_worker_that_stayed_up_starts_again_after_one_second(
     assert lines == ["==> worker was killed by SIGKILL; restarting in 1 s"]
 
 
-def test_an_exit_of_the_web_stops_the_supervisor(
+@pytest.mark.timeout(30)
+def test_a_killed_web_server_is_restarted_like_a_worker(
     supervisor: Supervisor, lines: list[str]
 ) -> None:
-    web = _program(supervisor, "web")
+    web, worker = _program(supervisor, "web"), _program(supervisor, "worker")
+    first_pid, worker_pid = web.process.pid, worker.process.pid
 
-    web.process.terminate()
+    os.kill(first_pid, signal.SIGKILL)
     assert _wait_until(supervisor.step, 5)
+    assert _wait_until(supervisor.step, 5)  # started again
 
-    assert supervisor._stopping
-    assert lines == ["==> web was killed by SIGTERM; stopping"]
-    assert web.next_start_at is None
+    assert not supervisor._stopping
+    assert web.state == "running"
+    assert web.process.pid != first_pid
+    assert (web.restarts, web.last_exit["code"]) == (1, -9)
+    assert lines == [
+        "==> web was killed by SIGKILL; restarting in 1 s",
+        f"==> web started again (restart 1; pid {web.process.pid})",
+    ]
+    assert worker.process.pid == worker_pid
+
+
+def test_a_program_writes_to_its_log_and_its_exit_names_the_last_line(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    log = tmp_path / "logs" / "web.log"
+    argv = [sys.executable, "-c", "print('starting'); raise SystemExit('port busy')"]
+    sup = Supervisor(
+        [Program("web", argv, log=log)],
+        status_path=tmp_path / "supervisor.json",
+        say=lines.append,
+    )
+    sup._start(sup.programs[0])
+    try:
+        assert _wait_until(sup.step, 10)
+    finally:
+        sup.stop()
+
+    assert log.read_text() == "starting\nport busy\n"
+    pid = sup.programs[0].process.pid
+    assert lines == [
+        f"==> web started (pid {pid}; log: {log})",
+        "==> web exited with 1; restarting in 1 s (its log's last line: port busy)",
+    ]
+
+
+def test_a_large_log_is_kept_once_and_a_new_one_begun(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    log.write_bytes(b"old\n" * (supervise.LOG_ROTATE_BYTES // 4 + 1))
+    sup = Supervisor(
+        [Program("worker", [sys.executable, "-c", "print('new')"], log=log)],
+        status_path=tmp_path / "supervisor.json",
+        say=lambda line: None,
+    )
+
+    sup._start(sup.programs[0])
+    sup.programs[0].process.wait(timeout=10)
+
+    assert log.read_text() == "new\n"
+    assert (tmp_path / "worker.log.1").stat().st_size > supervise.LOG_ROTATE_BYTES
+    assert last_line(log) == "new"
+    assert last_line(tmp_path / "absent.log") == ""
+
+
+def test_a_status_file_that_cannot_be_written_is_skipped(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    sup = Supervisor([], status_path=blocker / "supervisor.json")
+
+    assert sup.write_status() is False
+    assert list(tmp_path.iterdir()) == [blocker]
+
+
+def test_the_ready_line_comes_once_when_the_web_answers(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    sup = Supervisor(
+        [],
+        status_path=tmp_path / "s.json",
+        say=lines.append,
+        ready_url="http://127.0.0.1:1/healthz",  # nothing answers there
+        ready_line="==> ready",
+    )
+
+    sup.probe_ready()
+    assert lines == []
+
+    sup.ready_url = f"file://{tmp_path / 's.json'}"  # answers once it exists
+    sup.write_status()
+    sup.probe_ready()
+    sup.probe_ready()
+    assert lines == ["==> ready"]
+
+
+def test_an_embedded_database_is_held_open_once_it_exists(tmp_path: Path) -> None:
+    database = tmp_path / "a var dir #1?" / "db.sqlite3"  # URI characters too
+    database.parent.mkdir()
+    hold = supervise.SqliteHold([database])
+    hold.poll()
+    assert hold.connections == {}
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("CREATE TABLE t (x)")
+
+    hold.poll()
+
+    # WAL's shared-memory file, which a reader needs, outlives other connections
+    assert set(hold.connections) == {database}
+    assert database.with_name("db.sqlite3-shm").stat().st_size == 32768
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("INSERT INTO t VALUES (1)")
+        connection.commit()
+    assert database.with_name("db.sqlite3-shm").exists()
+    hold.close()
+    assert not database.with_name("db.sqlite3-shm").exists()
+
+
+def test_only_the_embedded_default_databases_are_held(tmp_path: Path) -> None:
+    both = supervise.embedded_databases(tmp_path, {})
+    production = {"DATABASE_URL": "postgres://db/x", "CELERY_BROKER_URL": "redis://r"}
+
+    assert both == [tmp_path / "db.sqlite3", tmp_path / "broker" / "broker.sqlite3"]
+    assert supervise.embedded_databases(tmp_path, production) == []
+
+
+@pytest.mark.parametrize(
+    ("host", "link"),
+    [("0.0.0.0", "127.0.0.1"), ("::", "[::1]"), ("::1", "[::1]"), ("h", "h")],  # noqa: S104
+)
+def test_the_ready_line_names_an_address_a_browser_opens(host: str, link: str) -> None:
+    assert link_host(host) == link
 
 
 def test_the_orphans_of_a_dead_worker_are_killed_with_it(
@@ -202,7 +336,7 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
         from pathlib import Path
         from config.supervise import Program, Supervisor
         sup = Supervisor(
-            [Program("web", {SLEEPER!r}, essential=True),
+            [Program("web", {SLEEPER!r}),
              Program("worker", [sys.executable, "-c", {STUBBORN!r}])],
             status_path=Path({str(status)!r}), stop_grace_s=3.0)
         sys.exit(sup.run())
@@ -213,11 +347,16 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
             [sys.executable, "-c", script], cwd=PROJECT_DIR, stdout=out
         )
     try:
-        assert _wait_until(lambda: pids.read_text().strip() != "", 20)
+
+        def child() -> list[str]:
+            """The stubborn worker's child's pid, among the supervisor's lines."""
+            return [word for word in pids.read_text().split() if word.isdigit()]
+
+        assert _wait_until(child, 20)
         assert _wait_until(status.is_file, 5)
         programs = json.loads(status.read_text())["programs"]
         children = [entry["pid"] for entry in programs.values()]
-        children.append(int(pids.read_text().split()[0]))
+        children.append(int(child()[-1]))
         assert all(_alive(pid) for pid in children)
 
         started = time.monotonic()
@@ -239,7 +378,9 @@ def test_the_lab_pool_has_a_worker_of_its_own_that_runs_one_task_at_a_time(
     programs = {p.name: p for p in supervise.embedded_programs("h", 8130, tmp_path)}
 
     assert set(programs) == {"web", "worker", "lab-worker", "beat"}
-    assert [p.name for p in programs.values() if p.essential] == ["web"]
+    assert {p.log for p in programs.values()} == {
+        tmp_path / "logs" / f"{name}.log" for name in programs
+    }
     lab, default = programs["lab-worker"].argv, programs["worker"].argv
     assert "--queues=pool.local" in lab
     assert "--concurrency=1" in lab
@@ -277,3 +418,33 @@ def test_the_embedded_processes_filter_celerys_root_warning_only(
     )
     assert "superuser" not in probe.stderr
     assert "another warning" in probe.stderr
+
+
+def test_the_operations_guide_states_the_supervisors_figures() -> None:
+    guide = (PROJECT_DIR / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = guide.split("## The embedded runtime (`scripts/run`)", 1)[1]
+    rotate_mib = supervise.LOG_ROTATE_BYTES // (1024 * 1024)
+
+    for figure in (
+        f"after {supervise.BACKOFF_FIRST_S:g} s, then 2 s, 4 s, … up to "
+        f"{supervise.BACKOFF_MAX_S:g} s",
+        f"SIGKILL for what is left after {supervise.STOP_GRACE_S:g} s",
+        f"a log over {rotate_mib} MiB",
+        f"`$REPROGATE_VAR_DIR/{supervise.STATUS_FILE}`",
+        f"`$REPROGATE_VAR_DIR/{supervise.LOGS_DIR}/<process>.log`",
+        "`REPROGATE_MIN_FREE_DISK_MB` (default 100)",
+    ):
+        assert figure in " ".join(section.split()), figure
+    for name in ("web", "worker", "lab-worker", "beat"):
+        assert f"`{name}`" in section
+
+
+def test_scripts_run_names_every_demo_account_when_ready() -> None:
+    from portal.demo import ACCOUNTS, DEMO_PASSWORD
+
+    script = (PROJECT_DIR / "scripts" / "run").read_text(encoding="utf-8")
+    note = script.split("--ready-note", 1)[1].splitlines()[0]
+
+    names = [username for username, _org, _role in ACCOUNTS]
+    assert f"{', '.join(names[:-1])} or {names[-1]}" in note
+    assert f"(password {DEMO_PASSWORD})" in note

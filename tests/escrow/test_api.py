@@ -80,8 +80,9 @@ def test_deposit_detail_proof_checks_out_on_the_client(
 
 
 def test_legal_hold_twice_is_a_conflict(api: APIClient, deposit: Deposit) -> None:
-    first = api.post(_url(deposit, "legal-hold/"), {"hold": True, "reason": "x"})
-    second = api.post(_url(deposit, "legal-hold/"), {"hold": True, "reason": "x"})
+    body = {"hold": True, "reason": "x"}
+    first = api.post(_url(deposit, "legal-hold/"), body, format="json")
+    second = api.post(_url(deposit, "legal-hold/"), body, format="json")
 
     assert first.status_code == 200
     assert first.json()["legal_hold"] is True

@@ -76,8 +76,14 @@ def test_vendor_filter_and_kind_select_the_run_outputs(
     page = _rows(auditor, "?vendor=acme-flash&kind=run_output")
 
     assert page.count('data-testid="deposit-row"') == 1
-    assert "run by" in page
+    vendor = page[page.index('data-testid="deposit-vendor"') :]
+    assert vendor.startswith(
+        f'data-testid="deposit-vendor">{run_output.bundle.organisation.name} '
+    )
+    assert "deposited by" in vendor  # the lab, not the vendor, deposited it
     assert 'data-testid="evidence-download"' not in page  # no bundle package
+    record = f"/artifacts/escrow/deposits/{run_output.public_id}/"
+    assert f'href="{record}" data-testid="evidence-record"' in page
 
 
 def test_vendor_choices_are_vendors_not_the_lab(
@@ -101,6 +107,8 @@ def test_api_vendor_filter_covers_run_outputs(
     run = by_kind["run_output"]
     assert run["bundle_id"] == str(run_output.bundle.public_id)
     assert run["evidence_url"] is None
+    assert run["vendor"] == "acme-flash"  # whose bundle ran
+    assert run["depositor"] == run_output.organisation.slug != "acme-flash"
 
 
 def test_the_bundles_evidence_package_holds_its_own_deposit_only(

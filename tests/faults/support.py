@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +22,21 @@ def unavailable(reason: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(f"fault injection is required on CI: {reason}")
     pytest.skip(reason)
+
+
+def mount(argv: list[str]) -> bool:
+    """Run ``mount``/``umount`` ``argv`` as root, or with ``sudo -n``; True if
+    it worked."""
+    for prefix in ([], ["sudo", "-n"]):
+        try:
+            done = subprocess.run(
+                [*prefix, *argv], capture_output=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return True
+    return False
 
 
 def free_port() -> int:

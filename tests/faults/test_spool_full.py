@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,24 +30,11 @@ from tests.artifacts.ingest_support import (
     build_bundle,
     upload_rfp,  # noqa: F401 (fixture rfp)
 )
-from tests.faults.support import report, unavailable
+from tests.faults.support import mount, report, unavailable
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 SPOOL_BYTES = 1024 * 1024
-
-
-def _mount(argv: list[str]) -> bool:
-    for prefix in ([], ["sudo", "-n"]):
-        try:
-            done = subprocess.run(
-                [*prefix, *argv], capture_output=True, timeout=10, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0:
-            return True
-    return False
 
 
 @pytest.fixture(params=["spool", "spool-and-uploads"])
@@ -60,7 +46,7 @@ def tiny_spool(
     spool = tmp_path / "spool"
     spool.mkdir()
     options = f"size={SPOOL_BYTES},mode=0700,uid={os.geteuid()},gid={os.getegid()}"
-    if not _mount(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(spool)]):
+    if not mount(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(spool)]):
         unavailable("cannot mount a tmpfs for the spool (not root, no sudo -n)")
     settings.BUNDLE_SPOOL_DIR = str(spool)
     uploads = spool if request.param == "spool-and-uploads" else tmp_path
@@ -75,7 +61,7 @@ def tiny_spool(
     try:
         yield spool
     finally:
-        _mount(["umount", "-l", str(spool)])
+        mount(["umount", "-l", str(spool)])
 
 
 def _post(user: Any, rfp: Rfp, path: Path) -> Any:

@@ -27,6 +27,7 @@ from django.test import Client
 from accounts.models import AuditEvent
 from benchmarks.models import Campaign, LabHost, Run
 from benchmarks.sandbox.capabilities import host_support
+from benchmarks.selectors.pools import host_retired
 from gates.engine import evaluate_plan
 from gates.models import Evaluation, GatePlan, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
@@ -94,6 +95,9 @@ def test_seeded_lab_validation_from_real_runs(tmp_path: Path) -> None:
     }
     _dump(evaluations)
     assert sorted(evaluations) == ["acme-flash", "bolt-storage"]
+    # the seed's in-process runner is over: retired, not "offline" forever
+    [seed_runner] = LabHost.objects.filter(worker_name__startswith="seed-demo@")
+    assert host_retired(seed_runner)
 
     # Progress lines, one per executed run, then each verdict.
     assert said[:2] == [

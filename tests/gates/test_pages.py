@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from procurement.models import Rfp
 from tests.gates.read_support import (
     GATE,
     copy_evaluation,
+    decide,
     evaluate,
     evaluated_fixture,  # noqa: F401
     more_vendors,
@@ -50,7 +52,8 @@ def test_gate_page_shows_the_criteria_with_units_and_the_stop_loss(
     assert 'data-testid="criterion-ttft-p99-cold-c1"' in html
     assert 'data-verdict="PASS"' in html
     assert "176.2 ms" in html  # the median, with its unit
-    assert "[171, 178.9] ms" in html  # the interval
+    assert "171\N{EN DASH}178.9 ms" in html  # the interval
+    assert 'title="[171.0, 178.9] ms"' in html  # its exact ends on hover
     assert "198 ms" in html  # the limit
     assert 'data-testid="stop-loss-env-drift"' in html
     assert "halts on environment drift at least major" in html
@@ -388,3 +391,56 @@ def test_criterion_page_links_the_bundle_only_for_who_may_open_it(
     assert (url in html) is linked
     assert bundle.sha256[:10] in html
     assert client.get(url).status_code == (200 if linked else 404)
+
+
+def test_gate_page_rounds_figures_for_people_and_keeps_the_exact_ones_on_hover(
+    rfp: Rfp, buyer: Any, frozen_plan: GatePlan, gate_campaign: Any, client_for: Any
+) -> None:
+    evaluate(frozen_plan, gate_campaign(3), buyer, [4625.4172, 4625.4099, 4625.5253])
+
+    html = client_for(buyer).get(_gate_url(rfp)).content.decode()
+
+    assert '<span class="fig" title="4625.4172 ms">4,625 ms</span>' in html
+    assert "4625.4172 ms</span>" not in html  # never the raw value as the text
+    interval = re.search(r'title="\[(4625\.\d+), (4625\.\d+)\] ms">([^<]+)<', html)
+    assert interval is not None  # the bootstrap interval's exact ends on hover
+    end = r"4,62\d(\.\d{1,3})?"  # at most seven figures, enough to tell them apart
+    assert re.fullmatch(f"{end}\N{EN DASH}{end} ms", interval.group(3))
+
+
+def test_failing_gate_page_leads_with_the_failing_criteria(
+    rfp: Rfp, buyer: Any, frozen_plan: GatePlan, gate_campaign: Any, client_for: Any
+) -> None:
+    evaluate(frozen_plan, gate_campaign(3), buyer, [4625.4172, 4625.4099, 4625.5253])
+
+    html = client_for(buyer).get(_gate_url(rfp)).content.decode()
+
+    failing = html.index('data-testid="criteria-table"')
+    assert html.index('data-verdict="FAIL"') < failing  # the verdict in the head
+    assert 'data-testid="criterion-ttft-p99-cold-c1"' in html[failing:]
+    assert "did not pass</h2>" in html
+    assert failing < html.index('data-testid="decision-panel"')
+
+
+def test_gate_page_links_a_recorded_promotion_to_its_certificate(
+    rfp: Rfp, buyer: Any, auditor: Any, evaluated: Any, client_for: Any
+) -> None:
+    promotion = decide(evaluated["a"], buyer, kind="promote", second=auditor)
+    certificate = reverse("gates:decision_certificate", args=[promotion.public_id])
+
+    html = client_for(auditor).get(_gate_url(rfp)).content.decode()
+
+    assert f'href="{certificate}" data-testid="certificate-link"' in html
+    assert f'href="{certificate}" data-testid="decision-certificate"' in html
+    assert client_for(auditor).get(certificate).status_code == 200
+
+
+def test_gate_page_without_a_recorded_promotion_has_no_certificate_link(
+    rfp: Rfp, buyer: Any, evaluated: Any, client_for: Any
+) -> None:
+    decide(evaluated["a"], buyer, kind="promote", status="pending")
+
+    html = client_for(buyer).get(_gate_url(rfp)).content.decode()
+
+    assert 'data-testid="certificate-link"' not in html
+    assert 'data-testid="decision-certificate"' not in html

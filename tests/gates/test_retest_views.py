@@ -12,11 +12,17 @@ import pytest
 from django.urls import reverse
 
 from artifacts.models import Bundle, Release
+from benchmarks.services.pools import host_register
 from gates.models import GatePlan, RetestObligation
 from gates.services.evaluations import gate_evaluate
 from gates.services.obligations import obligation_request_retest
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
+from tests.benchmarks.runner.support import (
+    GOOD_HARNESS,
+    accepted_bundle,
+    make_pool,
+    worker,
+)
 from tests.escrow.release_support import award_to
 from tests.gates.support import finish_runs
 
@@ -188,3 +194,28 @@ def test_release_request_form_offers_the_vendors_breach(
     assert response.status_code == 302
     release = Release.objects.get()
     assert release.statement.startswith(f"Re-test obligation {obligation.public_id}")
+
+
+def test_the_retest_form_chooses_a_pool_with_an_online_host(
+    obligation: RetestObligation,
+    revised: Bundle,
+    client_for: Any,
+    vendor_a: Any,
+    labops: Any,
+    clock: Any,
+) -> None:
+    obligation_request_retest(obligation=obligation, bundle=revised, actor=vendor_a)
+    lab = obligation.rfp.buyer_organisation.engages.get(kind="lab")
+    lost = make_pool(lab, "a-lost")  # alphabetically first, its host silent
+    host_register(pool=lost, worker=worker("w0@old-host"))
+    clock.advance(hours=1)
+    host_register(pool=make_pool(lab, "z-online"), worker=worker())
+
+    body = " ".join(client_for(labops).get(detail(obligation)).content.decode().split())
+
+    options = body.split('data-testid="retest-pool">')[1].split("</select>")[0]
+    first, *others = options.split("</option>")[:-1]
+    assert "selected" in first
+    assert "z-online · 1 host online" in first
+    assert any("a-lost · no host online" in o for o in others)
+    assert not any("selected" in o for o in others)

@@ -1,6 +1,6 @@
-"""The POST-only pages of runs for a gate: "Schedule N more runs" (who may,
-what a refusal says) and a lab operator's campaign started for a gate; the
-``_more_runs.html`` include's sentence, button and top-up state."""
+"""The POST-only page of runs for a gate: "Schedule N more runs" (who may,
+what a refusal says); the ``_more_runs.html`` include's sentence, button and
+top-up state."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from accounts.models import Organisation
-from benchmarks.models import Campaign, LabPool, Run
+from benchmarks.models import LabPool, Run
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import evaluation_more_runs
 from gates.services.runs import (
@@ -96,48 +96,6 @@ def test_scheduling_is_post_only_and_says_why_it_is_refused(
 
     assert "scheduled already" in response.content.decode()
     assert evaluation.campaign.runs.count() == 3
-
-
-def start_form(plan: GatePlan, pool: LabPool, gate: str = GATE) -> dict[str, Any]:
-    return {"plan": plan.public_id, "gate": gate, "pool": pool.public_id}
-
-
-def test_a_lab_operator_starts_a_campaign_for_a_gate(
-    client_for: Any, labops: Any, frozen_plan: GatePlan, pool: LabPool, gate_bundle: Any
-) -> None:
-    url = reverse("gates:gate_campaign_start")
-
-    response = client_for(labops).post(url, start_form(frozen_plan, pool))
-
-    link = GateCampaign.objects.get()
-    assert response.status_code == 302
-    assert response["Location"] == reverse(
-        "benchmarks:campaign_detail", args=(link.campaign.public_id,)
-    )
-    assert (link.plan, link.gate, link.requested_by) == (frozen_plan, GATE, labops)
-    # the scenario the gate judges (cold-c1, not warm-c1) x the gate's min_runs 3
-    runs = link.campaign.runs.values_list("scenario_name", "repetition")
-    assert sorted(runs) == [("cold-c1", 1), ("cold-c1", 2), ("cold-c1", 3)]
-
-
-def test_starting_a_gate_campaign_refuses_others_and_bad_forms(
-    client_for: Any,
-    labops: Any,
-    buyer: Any,
-    frozen_plan: GatePlan,
-    pool: LabPool,
-    gate_bundle: Any,
-) -> None:
-    url = reverse("gates:gate_campaign_start")
-    lab = client_for(labops)
-    unknown_pool = {**start_form(frozen_plan, pool), "pool": frozen_plan.public_id}
-
-    assert client_for(buyer).post(url, start_form(frozen_plan, pool)).status_code == 403
-    assert lab.post(url, {"gate": GATE}).status_code == 400
-    assert lab.post(url, unknown_pool).status_code == 404
-    refused = lab.post(url, start_form(frozen_plan, pool, "canary"), follow=True)
-    assert "no gate named" in refused.content.decode()
-    assert not Campaign.objects.exists()
 
 
 def render(evaluation: Evaluation, **extra: Any) -> str:

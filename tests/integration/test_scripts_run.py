@@ -1,7 +1,8 @@
 """``scripts/run`` end to end, as a new user starts it (embedded default, its own
 var dir and port): no debug page (DEBUG off, a generated secret key, the demo login
 over plain http); a worker killed with SIGKILL is started again while the web keeps
-answering and ``/healthz`` tells; Ctrl-C (SIGINT) leaves no process."""
+answering and ``/healthz`` tells; the console says where ReproGate is ready, the
+workers' output is in their logs; Ctrl-C (SIGINT) leaves no process."""
 
 from __future__ import annotations
 
@@ -225,6 +226,13 @@ def test_a_killed_worker_restarts_the_web_stays_and_ctrl_c_stops_everything(
     text = log.read_text(errors="replace")
     assert "==> worker was killed by SIGKILL; restarting in 1 s" in text
     assert "superuser privileges" not in text
+    # The console ends the start-up with the address and the accounts; the
+    # workers' banners and task lines are in their logs under the var directory.
+    ready = f"==> ReproGate is ready at http://127.0.0.1:{port} — log in as buyer"
+    assert ready in text
+    assert "[tasks]" not in text
+    logs = log.parent / "var" / "logs"
+    assert "[tasks]" in (logs / "worker.log").read_text(errors="replace")
 
     # Every process of every program's group, once the workers' pool processes
     # (2 + 1) are there.

@@ -278,8 +278,15 @@ class Product:
             return {}
 
     def log_tail(self, lines: int = 40) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
+        """The console's last lines, then each process's (the supervisor sends
+        their output to ``var/logs/<process>.log``)."""
+        tails = []
+        for path in [self.log, *sorted((self.var_dir / "logs").glob("*.log"))]:
+            text = path.read_text(errors="replace") if path.exists() else ""
+            tails.append(
+                f"--- {path.name} ---\n" + "\n".join(text.splitlines()[-lines:])
+            )
+        return "\n".join(tails)
 
 
 def _manage(env: dict[str, str], log: Path, *argv: str) -> None:

@@ -54,9 +54,44 @@ def test_healthz_is_ok_when_every_probe_passes(client: Client) -> None:
         "database": True,
         "broker": True,
         "storage": True,
+        "disk": True,
         "processes": True,
     }
     assert body["checks"]["broker"]["backend"] == "sqlite"
+    assert body["checks"]["disk"]["free_mib"] >= 100
+
+
+def test_healthz_names_the_disk_when_too_little_space_is_free(
+    client: Client, settings: Any
+) -> None:
+    Path(settings.VAR_DIR).mkdir(parents=True)
+    settings.REPROGATE_MIN_FREE_DISK_MB = 1024**3  # a petabyte
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    disk = response.json()["checks"]["disk"]
+    assert (disk["ok"], disk["min_free_mib"]) == (False, 1024**3)
+    assert "error" not in disk  # paths are for the log, not for anonymous callers
+    assert response.json()["checks"]["database"]["ok"] is True
+    error = health.check_disk()["error"]
+    assert f"MiB free under {settings.VAR_DIR}" in str(error)
+    assert str(error).startswith("disk full:")
+
+
+def test_the_disk_check_passes_a_folder_it_may_not_write_to(settings: Any) -> None:
+    settings.VAR_DIR = Path("/proc/self")  # no file can be made there, even by root
+    settings.REPROGATE_MIN_FREE_DISK_MB = 0  # /proc has no free space to speak of
+
+    assert health.check_disk() == {"ok": True, "free_mib": 0, "min_free_mib": 0}
+
+
+def test_the_disk_probe_leaves_no_file(settings: Any) -> None:
+    var_dir = Path(settings.VAR_DIR)
+    var_dir.mkdir(parents=True)
+
+    assert health.check_disk()["ok"] is True
+    assert list(var_dir.iterdir()) == []
 
 
 def test_healthz_needs_no_login(client: Client) -> None:

@@ -62,9 +62,9 @@ def test_page_ranks_vendors_with_completeness_claims_and_tco(
     )
     assert "80.00" in html  # 8 / 10 x (60 + 40)
     assert "1/3 mandatory" in html
-    assert "p99 180.0 ms" in html
-    assert "384,995.00 EUR" in html
-    assert "1.0173 EUR" in html
+    assert 'p99 <span class="fig" title="180.0 ms">180 ms</span>' in html
+    assert '<span class="fig" title="384995.00 EUR">385,000 EUR</span>' in html
+    assert 'title="1.0173 EUR">1.017 EUR</span>' in html  # per million tokens
     assert "no cost inputs" in html  # bolt-storage
     assert "formula version 1 (defaults)" in html
 

@@ -17,6 +17,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from artifacts.selectors.procurement_hooks import bundle_evidence, evidence_summary
 from procurement.evidence import (
+    ChecklistItem,
     checklist_of,
     evidence_for,
     evidence_provider,
@@ -182,3 +183,15 @@ def test_checklist_marks_artifacts_present_by_kind(
         ("cost_model", True),
     ]
     assert (evidence.mandatory_present, evidence.mandatory_total) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("kind", "present", "unverified"),
+    [("report", True, True), ("report", False, False), ("trace", True, False)],
+)
+def test_a_supplied_report_has_its_signature_unverified(
+    kind: str, present: bool, unverified: bool
+) -> None:
+    item = ChecklistItem(kind, "Signed benchmark reports", True, present)
+
+    assert item.signature_unverified is unverified

@@ -63,9 +63,9 @@ def test_page_shows_reproduced_values_beside_claims(
     html = _get(client_for(buyer), rfp).content.decode()
 
     bolt = _row(html, "bolt-storage")
-    assert "p99 180.0 ms" in bolt
+    assert 'p99 <span class="fig" title="180.0 ms">180 ms</span>' in bolt
     assert "410 ms" in bolt
-    assert "95% CI 400\N{EN DASH}420 ms, 3 runs" in bolt
+    assert 'title="[400.0, 420.0] ms">400\N{EN DASH}420 ms</span>, 3 runs' in bolt
     assert 'class="badge badge-fail" title="' in bolt
     assert "610 tok/s" in bolt
     assert "/criteria/ttft-p99-cold-c1/" in bolt  # the runs behind the estimate
@@ -210,7 +210,8 @@ def test_scoring_form_shows_reproduced_values_beside_the_evidence(
     assert 'data-testid="evidence-lab-validation"' in bolt
     assert ">FAIL</a>" in bolt
     assert "410 ms" in bolt
-    assert "95% CI 400\N{EN DASH}420 ms" in bolt
+    assert "95% CI <span" in bolt
+    assert ">400\N{EN DASH}420 ms</span>" in bolt
 
 
 def test_query_count_does_not_grow_with_evaluated_vendors(
@@ -254,3 +255,26 @@ def test_tco_uses_the_reproduced_throughput_with_the_claim_beside(
     claimed = Decimal(tco["claimed"]["cost_per_million_tokens"]["value"])
     assert reproduced > claimed  # fewer tokens for the same cost
     assert (reproduced / claimed).quantize(Decimal("0.001")) == Decimal("1.038")
+
+
+def _summary(html: str, slug: str) -> str:
+    start = html.index(f'data-testid="summary-row-{slug}"')
+    return html[start : html.index("</tr>", start)]
+
+
+def test_summary_shows_each_verdict_reproduced_figure_and_cost_before_the_matrix(
+    client_for: Any, buyer: Any, rfp: Rfp
+) -> None:
+    html = _get(client_for(buyer), rfp).content.decode()
+
+    bolt, acme = _summary(html, "bolt-storage"), _summary(html, "acme-flash")
+    assert ">FAIL</a>" in bolt
+    assert ">PASS</a>" in acme
+    assert '<strong><span class="fig" title="410.0 ms">410 ms</span></strong>' in bolt
+    assert 'vs claimed</span> <span class="fig" title="180.0 ms">180 ms</span>' in bolt
+    assert 'data-testid="summary-cost-bolt-storage"' in bolt
+    summary = html.index('data-testid="comparison-summary"')
+    assert summary < html.index('data-testid="comparison-detail"')
+    assert html.index('data-testid="comparison-detail"') < html.index(
+        'data-testid="comparison-table"'
+    )  # the full matrix one click away

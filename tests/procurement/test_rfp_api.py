@@ -72,7 +72,7 @@ def test_post_explains_bad_input(buyer: Any, buyer_org: Any, clock: Any) -> None
     response = _api(buyer).post("/api/v1/rfps/", data, format="json")
 
     assert response.status_code == 400
-    assert {p["path"] for p in response.json()["problems"]} == {"title"}
+    assert {p["path"] for p in response.json()["problems"]} == {"reference", "title"}
     response = _api(buyer).post(
         "/api/v1/rfps/", _new(clock, reference="rfp 1"), format="json"
     )
@@ -93,7 +93,7 @@ def test_post_refuses_questions_after_submission(
     assert response.status_code == 400
     assert response.json()["problems"] == [
         {
-            "code": "invalid",
+            "code": "deadline_order",
             "message": "The questions deadline must come before the submission "
             "deadline.",
             "path": "questions_deadline",

@@ -174,7 +174,6 @@ ROUTES: dict[str, Rule] = {
     "gates:retest_request": DENY,
     "gates:retest_campaign_start": DENY,
     "gates:schedule_runs": DENY,
-    "gates:gate_campaign_start": OWN,
     "gates:evaluation_report": DENY,
     "gates:evaluation_report_request": DENY,
     "gates:evaluation_report_pdf": DENY,
@@ -221,6 +220,7 @@ ROUTES: dict[str, Rule] = {
     "bundle-list": DENY,
     "bundle-detail": DENY,
     "bundle-download": DENY,
+    # open to anyone, no account: C2SP checkpoints are public by design
     "log-checkpoint": public(
         "the transparency log's signed checkpoint: sizes and root hashes, no names"
     ),
@@ -257,6 +257,7 @@ ROUTES: dict[str, Rule] = {
     "gate-plan-freeze": DENY,
     "gate-plan-new-version": DENY,
     "gate-plan-export": DENY,
+    "gate-campaign-start": DENY,
     "gate-decision-record": DENY,
     "gate-decision-second": DENY,
     "gate-decision-withdraw": DENY,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from artifacts.lib.confusables import skeleton
 from artifacts.lib.problems import BundleProblem
 
 if TYPE_CHECKING:
@@ -89,10 +90,13 @@ def strip_dot_prefix(name: str) -> str:
 def path_problems(name: str) -> list[tuple[str, str]]:
     """``(code, message)`` for every rule ``name`` breaks as a bundle path
     (relative POSIX, no ``..``, no backslash, no control characters, no empty or
-    ``.`` components). Backslashes count as separators for the other checks."""
+    ``.`` components, Unicode NFC). Backslashes count as separators for the other
+    checks."""
     found: list[tuple[str, str]] = []
     if not name.isprintable():
         found.append(("path_invalid", "The path has control or invisible characters."))
+    if unicodedata.is_normalized("NFC", name) is False:
+        found.append(("path_not_nfc", NOT_NFC))
     if "\\" in name:
         found.append(("path_backslash", "The path contains a backslash."))
     posix = name.replace("\\", "/")
@@ -112,6 +116,39 @@ def path_problems(name: str) -> list[tuple[str, str]]:
     return found
 
 
+NOT_NFC: Final = (
+    "The path is not in Unicode normalisation form C (a letter and its accent "
+    "stored apart): save it with composed characters."
+)
+
+
+def confusable_problem(name: str, other: str) -> tuple[str, str]:
+    """``path_confusable`` for ``name``, which looks like the earlier ``other``."""
+    return (
+        "path_confusable",
+        f"The path {_show(name)!r} looks the same as {_show(other)!r} (Unicode "
+        "look-alike characters, such as a Cyrillic a, U+0430, for a Latin a).",
+    )
+
+
+class LookAlikes:
+    """Paths seen so far, by their Unicode TR39 skeletons: as written and case-folded
+    (``I`` looks like ``l``; the Cyrillic capital A, U+0410, folds to the
+    Cyrillic small a, U+0430, that looks like the Latin ``a``)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}  # skeleton -> first path
+
+    def first_like(self, name: str) -> str | None:
+        """An earlier, different path that looks the same as ``name`` (None if
+        there is none); ``name`` is remembered either way."""
+        keys = {skeleton(name), skeleton(fold_name(name))}
+        earlier = [self.seen[key] for key in keys if key in self.seen]
+        for key in keys:
+            self.seen.setdefault(key, name)
+        return next((first for first in earlier if first != name), None)
+
+
 def fold_name(name: str) -> str:
     """The key under which two names collide: NFC, case-folded, NFC again."""
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
@@ -124,6 +161,7 @@ class _Names:
     def __init__(self) -> None:
         self.files: dict[str, str] = {}  # folded -> first name
         self.dirs: dict[str, str] = {}  # folded directory -> a name using it
+        self.look_alikes = LookAlikes()
 
     def clash(self, name: str, is_dir: bool) -> tuple[str, str] | None:
         folded = fold_name(name)
@@ -146,6 +184,8 @@ class _Names:
                     "name_collision",
                     f"The path uses the file {first!r} as a folder.",
                 )
+        if not is_dir and (like := self.look_alikes.first_like(name)):
+            return confusable_problem(name, like)
         for parent in [*parents, folded] if is_dir else parents:
             self.dirs.setdefault(parent, name)
         if not is_dir:

@@ -8,9 +8,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from artifacts.lib.archive import (
+    LookAlikes,
+    confusable_problem,
     fold_name,
     path_problems,
 )
@@ -37,6 +39,10 @@ from artifacts.lib.manifest.schema import (
     Scenario,
 )
 from artifacts.lib.problems import ProblemList
+
+# Path problems the manifest reports under their own code (the others are
+# manifest_schema): what a person must fix in the name, not in the JSON.
+OWN_CODES: Final = frozenset({"path_not_nfc"})
 
 # --- validation -------------------------------------------------------------------
 
@@ -141,11 +147,12 @@ class _Validator:
         name = self.text(value, path, max_length=10_000)
         if name is None:
             return None
-        broken = [message for _, message in path_problems(name)]
+        broken = path_problems(name)
         if name.startswith("./") or name.endswith("/"):
-            broken.append("Write the path without a leading './' or trailing '/'.")
-        for message in broken:
-            self.fail(path, message)
+            message = "Write the path without a leading './' or trailing '/'."
+            broken.append(("manifest_schema", message))
+        for code, message in broken:
+            self.fail(path, message, code if code in OWN_CODES else "manifest_schema")
         return None if broken else name
 
     def created(self, value: Any, path: str) -> datetime | None:
@@ -183,6 +190,17 @@ def _unique(
         else:
             first[key] = (path, value)
     return repeated
+
+
+def _look_alikes(v: _Validator, paths: list[tuple[str, str]]) -> set[str]:
+    """Report each listed path that looks the same as an earlier one (Unicode TR39
+    confusables); return the paths involved."""
+    seen, involved = LookAlikes(), set()
+    for at, name in paths:
+        if (first := seen.first_like(name)) is not None:
+            v.fail(at, confusable_problem(name, first)[1], "path_confusable")
+            involved |= {name, first}
+    return involved
 
 
 def _file_entry(
@@ -233,6 +251,9 @@ def _files(v: _Validator, value: Any, path: str) -> _Files:
         if entry is not None:
             files.append(entry)
     repeated = _unique(v, paths, "path", fold=True)
+    repeated |= _look_alikes(
+        v, [(at, name) for at, name in paths if name not in repeated]
+    )
     valid = [entry for entry in files if entry.path not in repeated]
     return _Files(valid, mentioned, ok=len(valid) == len(items), known=True)
 

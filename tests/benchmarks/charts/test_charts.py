@@ -133,7 +133,8 @@ def test_spread_keeps_every_repetition() -> None:
 def test_no_metrics_give_empty_states_not_figures() -> None:
     charts = campaign_charts([], SCENARIOS, CLAIMS)
 
-    assert [c.key for c in charts] == ["latency", "throughput", "warm-cold", "spread"]
+    keys = ["latency", "throughput", "warm-cold", "spread", "hit-rate"]
+    assert [c.key for c in charts] == keys
     assert all(c.figure is None and c.empty for c in charts)
 
 

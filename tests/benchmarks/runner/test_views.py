@@ -12,7 +12,8 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import AuditEvent, Organisation, Role
-from benchmarks.models import Campaign, LabPool, Run
+from benchmarks.models import Campaign, LabPool, Run, RunSeries
+from benchmarks.selectors.campaigns import campaign_hit_rate_series
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 from tests.benchmarks.runner.support import finish, runs_of, start
 
@@ -279,3 +280,28 @@ def test_pool_page_adds_a_pool_and_lists_hosts(
     assert LabPool.objects.filter(name="cpu-b").exists()
     assert "w1@lab-host" in page
     assert 'data-testid="host-status">online' in page
+
+
+def test_campaign_page_draws_each_runs_cache_hit_rate_of_its_current_attempt(
+    campaign: Campaign, client_for: Any, labops: Any
+) -> None:
+    run = runs_of(campaign)[0]
+    points = [[0, 0.25], [1, 0.5]]
+    for attempt, scope in ((run.attempt, ""), (run.attempt, "tier1"), (99, "")):
+        RunSeries.objects.create(
+            run=run, attempt=attempt, name="cache_hit_rate", unit="ratio",
+            points=points, source_path="x.json", source_key="k", scope=scope,
+        )  # fmt: skip
+
+    series = campaign_hit_rate_series(campaign)
+    page = client_for(labops).get(
+        reverse("benchmarks:campaign_detail", args=[campaign.public_id])
+    )
+
+    assert series == [  # the run's own attempt, unscoped, once
+        {"unit": "ratio", "points": points, "scenario_name": run.scenario_name,
+         "repetition": run.repetition}
+    ]  # fmt: skip
+    body = page.content.decode()
+    assert 'data-testid="chart-hit-rate"' in body
+    assert 'id="chart-data-hit-rate"' in body

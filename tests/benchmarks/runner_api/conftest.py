@@ -26,6 +26,12 @@ from tests.benchmarks.runner.support import (  # noqa: F401 (fixture)
 )
 
 
+@pytest.fixture(autouse=True)
+def _uploads_in_the_tests_var_dir(settings: Any, tmp_path: Any) -> None:
+    """Runner uploads go under the installation's var directory: the test's own."""
+    settings.VAR_DIR = tmp_path / "var"
+
+
 @pytest.fixture
 def campaign(bundle: Any, pool: LabPool, labops: Any) -> Campaign:  # noqa: F811
     return start(bundle, pool, labops)

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent
 from artifacts.models import Deposit
+from benchmarks import conf
 from benchmarks.environment import capture_environment
 from benchmarks.models import Campaign, Run
 from benchmarks.sandbox import SandboxLimits, run_harness
@@ -164,4 +165,4 @@ def test_an_agent_run_ends_like_a_local_run(
         ("running", "parsing"),
         ("parsing", "succeeded"),
     ]
-    assert not (runner_work_dir / "runner-uploads" / f"run-{remote.pk}").exists()
+    assert not (conf.uploads_dir() / f"run-{remote.pk}").exists()

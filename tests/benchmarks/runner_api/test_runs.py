@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from benchmarks import conf
 from benchmarks.models import Campaign, Run
 from benchmarks.services.host_tokens import IssuedHostToken, host_token_issue
 from benchmarks.services.runs import run_cancel
@@ -276,7 +277,7 @@ def test_an_output_is_written_into_the_servers_own_folder(
         "sha256": hashlib.sha256(b'{"metrics": []}').hexdigest(),
         "size": 15,
     }
-    folder = runner_work_dir / "runner-uploads" / f"run-{live.pk}" / "attempt-1"
+    folder = conf.uploads_dir() / f"run-{live.pk}" / "attempt-1"
     stored = list((folder / "files").iterdir())
     assert [p.read_bytes() for p in stored] == [b'{"metrics": []}']
     again = put_output(agent, live, "deep/er/metrics.json", b"{}")
@@ -294,7 +295,7 @@ def test_unsafe_output_paths_are_refused(
 
     assert response.status_code == 400, (path, response.content)
     assert response.json()["code"] == "output_path_unsafe"
-    assert not list(runner_work_dir.rglob("files/*"))
+    assert not list(conf.uploads_dir().rglob("files/*"))
 
 
 def test_outputs_over_the_attempts_size_limit_are_refused(
@@ -311,7 +312,7 @@ def test_outputs_over_the_attempts_size_limit_are_refused(
     assert second.json()["code"] == "output_too_large"
     assert alone.status_code == 413
     assert fits.status_code == 201
-    sizes = sorted(p.stat().st_size for p in runner_work_dir.rglob("files/*"))
+    sizes = sorted(p.stat().st_size for p in conf.uploads_dir().rglob("files/*"))
     assert sizes == [4, 6]
 
 
@@ -363,7 +364,7 @@ def test_a_failing_harness_fails_the_run_with_its_outputs(
     assert (live.exit_code, live.stop_reason, live.log_tail) == (3, "exited", "boom")
     assert live.reason == "The harness exited with status 3."
     assert live.outputs.get().path == "metrics.json"
-    assert not (runner_work_dir / "runner-uploads" / f"run-{live.pk}").exists()
+    assert not (conf.uploads_dir() / f"run-{live.pk}").exists()
     assert finish(agent, live).status_code == 409  # over
 
 

@@ -14,6 +14,7 @@ from benchmarks.sandbox.command import (
     bwrap_argv,
     entrypoint_argv,
     harness_env,
+    userns_lock_argv,
 )
 
 
@@ -154,3 +155,32 @@ def test_bwrap_view_with_network_keeps_it_and_resolv_conf(tmp_path: Path) -> Non
     assert "--unshare-user" in argv
     assert "--size" not in argv
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
+
+
+def test_bwrap_can_lock_user_namespaces_in_its_own(tmp_path: Path) -> None:
+    argv = bwrap_argv(
+        "bwrap",
+        bundle_dir=tmp_path / "b",
+        output_dir=tmp_path / "o",
+        network=False,
+        tmp_bytes=None,
+        user_namespace=False,
+        drop_caps=True,
+        disable_userns=True,
+    )
+
+    options = argv[: argv.index("--chdir")]
+    assert {"--unshare-user", "--disable-userns", "--cap-drop"} <= set(options)
+
+
+def test_the_nested_bwrap_locks_user_namespaces_and_keeps_the_view() -> None:
+    argv = userns_lock_argv("/usr/bin/bwrap")
+
+    assert argv[0] == "/usr/bin/bwrap"
+    assert {"--unshare-user", "--disable-userns", "--die-with-parent"} <= set(argv)
+    assert argv[argv.index("--dev-bind") + 1 : argv.index("--dev-bind") + 3] == [
+        "/",
+        "/",
+    ]
+    assert argv[argv.index("--chdir") + 1] == BUNDLE_MOUNT
+    assert argv[-1] == "--"

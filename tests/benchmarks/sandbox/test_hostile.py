@@ -10,10 +10,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from benchmarks.sandbox import setup
+from benchmarks.sandbox.capabilities import host_support
 from tests.benchmarks.sandbox.conftest import (
     Bundle,
     needs_bwrap,
@@ -234,3 +237,41 @@ def test_cancel_kills_the_whole_sandbox(make_bundle: Callable[[str], Bundle]) ->
     assert result.exit_code is None
     assert result.duration_s < 10
     no_leftovers(result.isolation["uid"], bundle.mark)
+
+
+needs_userns_lock = pytest.mark.skipif(
+    not host_support().bwrap_disable_userns
+    or (host_support().uid_drop and not host_support().bwrap_disable_userns_nested),
+    reason="bubblewrap here cannot disable user namespaces (it needs 0.8 or later)",
+)
+
+
+@needs_userns_lock
+def test_creating_a_user_namespace_fails(
+    make_bundle: Callable[[str], Bundle],
+) -> None:
+    bundle = make_bundle("user_namespace.sh")
+
+    result = bundle.run()
+
+    assert result.succeeded, result.stderr_tail
+    assert "CLI-REFUSED" in result.stdout_tail, result.stdout_tail
+    assert "CALL-REFUSED" in result.stdout_tail, result.stdout_tail
+    assert result.isolation["user_namespaces"] == "disabled"
+
+
+@needs_userns_lock
+def test_creating_a_user_namespace_fails_without_a_uid_to_drop_to(
+    make_bundle: Callable[[str], Bundle], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    support = replace(host_support(), uid_drop=False)
+    monkeypatch.setattr(setup, "host_support", lambda: support)
+    bundle = make_bundle("user_namespace.sh")
+
+    result = bundle.run()
+
+    assert result.isolation["uid_dropped"] is False
+    assert result.succeeded, result.stderr_tail
+    assert "CLI-REFUSED" in result.stdout_tail, result.stdout_tail
+    assert "CALL-REFUSED" in result.stdout_tail, result.stdout_tail
+    assert result.isolation["user_namespaces"] == "disabled"

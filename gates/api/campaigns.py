@@ -1,0 +1,131 @@
+"""A gate's campaign: a lab operator of a lab the RFP's buyer engages starts a
+campaign of the plan's bundle on one of its pools for one gate of the current
+frozen plan; the gate is evaluated when the campaign's runs end (the same path
+as the gate page's "Run this gate")."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.urls import path, reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.exceptions import Problem
+from accounts.requests import SignedInApiRequest
+from benchmarks.models import LabPool
+from benchmarks.selectors.access import pool_list_operated_by
+from benchmarks.services.campaigns import MAX_REPETITIONS
+from gates.api.access import one
+from gates.exceptions import GatesError
+from gates.models import GateCampaign
+from gates.permissions import gate_scope
+from gates.selectors.plans import plan_list_visible_to
+from gates.serializers import WRITE_ERRORS
+from gates.services.runs import gate_campaign_start
+
+
+class GateCampaignStartApi(APIView):
+    """Run one gate of a frozen plan: a campaign of the plan's bundle (the scenarios
+    the gate judges, ``repetitions`` each, by default the gate's largest
+    ``min_runs``) on one of your lab's pools; the gate is evaluated when its runs
+    end. Lab operators of a lab the RFP's buyer engages (others who see the plan:
+    403); 409 when the plan is not the current frozen one or the bids are sealed."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateCampaignStartInput"
+
+        pool = serializers.SlugField(help_text="The name of a pool of your lab.")
+        repetitions = serializers.IntegerField(
+            min_value=1, max_value=MAX_REPETITIONS, required=False
+        )
+        hosts = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text="Not supported yet: a campaign runs on any host of the pool "
+            "(a request naming hosts is refused with 400).",
+        )
+
+        def validate_hosts(self, value: list[str]) -> list[str]:
+            raise serializers.ValidationError(
+                "Choosing hosts is not supported yet: leave 'hosts' out and the "
+                "campaign runs on any host of the pool."
+            )
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateCampaignStarted"
+
+        campaign = serializers.UUIDField(source="campaign.public_id")
+        plan = serializers.UUIDField(source="plan.public_id")
+        plan_version = serializers.IntegerField(source="plan.version")
+        gate = serializers.CharField()
+        pool = serializers.CharField(source="campaign.pool.name")
+        bundle_sha256 = serializers.CharField(source="campaign.bundle.sha256")
+        repetitions = serializers.IntegerField(source="campaign.repetitions")
+        runs = serializers.SerializerMethodField()
+        url = serializers.SerializerMethodField(
+            help_text="The campaign's page; the gate's board shows the evaluation "
+            "once its runs have ended."
+        )
+
+        def get_runs(self, link: GateCampaign) -> int:
+            return link.campaign.runs.count()
+
+        def get_url(self, link: GateCampaign) -> str:
+            args = (link.campaign.public_id,)
+            return reverse("benchmarks:campaign_detail", args=args)
+
+    @extend_schema(
+        operation_id="gate_campaign_start",
+        request=InputSerializer,
+        responses={
+            201: OpenApiResponse(
+                OutputSerializer, description="The campaign started for the gate."
+            ),
+            **WRITE_ERRORS,
+        },
+    )
+    def post(
+        self, request: SignedInApiRequest, plan_id: uuid.UUID, gate: str
+    ) -> Response:
+        plan = one(plan_list_visible_to(request.user), plan_id)
+        if gate not in plan.gate_names:
+            raise Http404
+        if not gate_scope(request.user, plan.rfp).lab:
+            raise PermissionDenied
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        link = gate_campaign_start(
+            plan=plan,
+            gate=gate,
+            pool=_pool(request, data.validated_data["pool"]),
+            actor=request.user,
+            repetitions=data.validated_data.get("repetitions"),
+        )
+        body: Any = self.OutputSerializer(link).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _pool(request: Request, name: str) -> LabPool:
+    pool = pool_list_operated_by(request.user).filter(name=name).first()
+    if pool is None:
+        message = f"{name!r} is not a pool of your lab."
+        raise GatesError(message, "no_pool", (Problem("no_pool", message, "pool"),))
+    return pool
+
+
+urlpatterns = [
+    path(
+        "gate-plans/<uuid:plan_id>/gates/<str:gate>/campaigns/",
+        GateCampaignStartApi.as_view(),
+        name="gate-campaign-start",
+    ),
+]
