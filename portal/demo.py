@@ -608,6 +608,7 @@ def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
             pool=pool,
             actor=labops,
             repetitions=LAB_REPETITIONS,
+            note=LAB_CAMPAIGN_NOTE,
         )
         runs += link.campaign.runs.count()
         report.created.append(f"{LAB_RFP} campaign {vendor} (queued)")

@@ -24,7 +24,7 @@ from benchmarks.queues import pool_queue
 from benchmarks.services.campaigns import campaign_start
 from benchmarks.tasks import execute_run_task
 from gates.models import Evaluation, GateCampaign, GatePlan
-from portal.demo import LAB_POOL, LAB_RFP, demo_seed
+from portal.demo import LAB_CAMPAIGN_NOTE, LAB_POOL, LAB_RFP, demo_seed
 
 pytestmark = pytest.mark.django_db
 VENDORS = ["acme-flash", "bolt-storage"]
@@ -83,6 +83,7 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
         assert campaign.pool.name == LAB_POOL
         assert campaign.started_by.username == "labops"
         assert campaign.repetitions == 3
+        assert campaign.note == LAB_CAMPAIGN_NOTE
         runs = list(campaign.runs.all())
         assert {r.scenario_name for r in runs} == _claimed(campaign)
         assert len(runs) == 3 * len(_claimed(campaign))
