@@ -17,24 +17,37 @@ deadline shows as passed, never "in 0 minutes" beside an opened RFP. The lab
 pool ``local`` (northwind-lab) is what ``scripts/run``'s embedded worker
 consumes, so labops can start campaigns on both bundles at once.
 
-With ``lab_validation`` (``seed_demo --lab-validation``, as ``scripts/run``
-seeds), the buyer's gate plans follow once RFP-DEMO-2 is opened, for each vendor,
-made through the plan services: v1, the default plan from the vendor's bundle claims
-and the RFP's terms, frozen; then v2, in which the buyer accepts the lab's
-environment as the reference (``LAB_ENVIRONMENT_NOTE``) and drops lab
-validation's ``env-drift`` stop-loss (no demo host is the vendors' declared GPU
-server, so every run drifts majorly and v1 halts both), frozen, superseding v1.
+With ``lab_in_background`` or ``lab_validation`` (below), the buyer's gate plans
+follow once RFP-DEMO-2 is opened, for each vendor, made through the plan services:
+v1, the default plan from the vendor's bundle claims and the RFP's terms, frozen;
+then v2, in which the buyer accepts the lab's environment as the reference
+(``LAB_ENVIRONMENT_NOTE``) and drops lab validation's ``env-drift`` stop-loss (no
+demo host is the vendors' declared GPU server, so every run drifts majorly and v1
+halts both), frozen, superseding v1.
 
-Then the lab re-runs both bundles for real, synchronously in the seed: a campaign
-per vendor on pool ``local`` by ``labops``, only the runs of the claimed scenarios
-executed by the runner code (``run_execute``, the bundle fetched and its harness run
-in the sandbox), three repetitions each (the harness's other scenarios are not run),
-about a minute per vendor on 2 cores. ``gate_evaluate`` judges lab validation on
-each campaign with v2: Acme Flash passes; Bolt Storage over-claims its latencies and
-fails, which raises a re-test obligation on it. Each campaign and its evaluation
-commit together, so an interrupted seed leaves no half campaign and the next seed
-runs it again; a vendor that has any campaign on RFP-DEMO-2 already gets no new one.
-A host where bubblewrap does not work gets no lab runs at all (the seed says so), so
+Then the lab re-runs both bundles for real: a campaign per vendor on pool
+``local`` by ``labops``, only the runs of the claimed scenarios executed by the
+runner code (the bundle fetched and its harness run in the sandbox), three
+repetitions each (the harness's other scenarios are not run), about a minute per
+vendor on 2 cores, and lab validation judged on each campaign with v2: Acme Flash
+passes; Bolt Storage over-claims its latencies and fails, which raises a re-test
+obligation on it. Two ways:
+
+- ``lab_in_background`` (``seed_demo --lab-in-background``, as ``scripts/run``
+  seeds): the seed only starts a gate campaign per vendor for lab validation
+  (``gate_campaign_start``: the campaign linked to v2's gate, its runs queued on the
+  pool), which takes a second; the pool's lab worker (``scripts/run``'s supervisor
+  starts it) runs them once everything has started, and when a campaign's last run
+  ends ``gate_campaign_finished`` evaluates it, as for any campaign started for a
+  gate. The evaluations appear a couple of minutes after the login page answers.
+- ``lab_validation`` (``seed_demo --lab-validation``; for tests that need the
+  verdicts at once): synchronously in the seed, each run executed here
+  (``run_execute``) and ``gate_evaluate`` called on each campaign; a campaign and its
+  evaluation commit together, so an interrupted seed leaves no half campaign and the
+  next seed runs it again.
+
+Either way a vendor that has any campaign on RFP-DEMO-2 already gets no new one, and
+a host where bubblewrap does not work gets no lab runs at all (the seed says so), so
 that no lab deviation of a weaker sandbox is judged.
 
 With ``opening_in`` (``seed_demo --opening-in MINUTES``; ``scripts/run`` passes 5),
@@ -95,6 +108,7 @@ from gates.services.plans import (
     plan_new_version,
     plan_update,
 )
+from gates.services.runs import gate_campaign_start
 from procurement.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.bids import bid_submit
@@ -152,15 +166,21 @@ class SeedReport:
 def demo_seed(
     *,
     lab_validation: bool = False,
+    lab_in_background: bool = False,
     progress: Progress | None = None,
     opening_in: timedelta | None = None,
 ) -> SeedReport:
     """Idempotent: creates only what is missing, never resets passwords or state.
     The bundles are ingested after the rest is committed (ingest writes storage
     before its own transaction). ``lab_validation``: also RFP-DEMO-2's gate plans,
-    lab runs and evaluations (see the module docstring), telling ``progress``
-    each step of the runs. ``opening_in``: also RFP-DEMO-3, whose deadline passes
-    that long after this seed, for a two-person opening by hand."""
+    lab runs and evaluations, here and now (see the module docstring), telling
+    ``progress`` each step of the runs. ``lab_in_background``: also the gate plans,
+    and the lab's gate campaigns started on pool ``local`` for its worker to run
+    (the gate is evaluated when they end), telling ``progress`` in one line; not
+    both. ``opening_in``: also RFP-DEMO-3, whose deadline passes that long after
+    this seed, for a two-person opening by hand."""
+    if lab_validation and lab_in_background:
+        raise ValueError("lab_validation runs the lab here, lab_in_background later")
     report = _seed_records()
     if Rfp.objects.filter(reference=LAB_RFP, status=Rfp.Status.PUBLISHED).exists():
         for vendor, username in DEMO_BUNDLES:  # first: its deadline is near
@@ -170,9 +190,10 @@ def demo_seed(
     for vendor, username in DEMO_BUNDLES:
         _seed_bundle(report, vendor=vendor, username=username)
     _open_lab_rfp(report)
-    if lab_validation:
+    if lab_validation or lab_in_background:
         _seed_gate_plans(report)
-        _seed_lab_validation(report, progress or (lambda line: None))
+        lab = _start_lab_campaigns if lab_in_background else _seed_lab_validation
+        lab(report, progress or (lambda line: None))
     if opening_in is not None:
         _seed_opening_rfp(report, opening_in)
     return report
@@ -532,10 +553,12 @@ def _seed_worker() -> WorkerIdentity:
     )
 
 
-def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
+def _lab_todo() -> list[tuple[str, GatePlan, Bundle]]:
+    """Each vendor the lab has not run yet on RFP-DEMO-2, with its frozen plan and
+    its latest accepted bundle."""
     rfp = Rfp.objects.filter(reference=LAB_RFP).first()
     if rfp is None or rfp.is_sealed:
-        return
+        return []
     todo = []
     for vendor, _ in DEMO_BUNDLES:
         plan = GatePlan.objects.filter(
@@ -550,12 +573,55 @@ def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
         ).exists():
             continue  # the seed's own (evaluated or not), or one labops started
         todo.append((vendor, plan, bundle))
-    if not todo:
-        return
+    return todo
+
+
+def _lab_sandbox_works(report: SeedReport, progress: Progress) -> bool:
     problem = sandbox_problem()
     if problem is not None:
         progress(problem)
         report.created.append(f"no {LAB_RFP} lab runs (bubblewrap missing)")
+    return problem is None
+
+
+def _claimed_scenarios(bundle: Bundle) -> list[str]:
+    return sorted({c["scenario"] for c in (bundle.manifest or {}).get("claims", [])})
+
+
+def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
+    """A gate campaign for lab validation per vendor the lab has not run yet, with
+    its frozen plan (v2), on pool ``local``, started by ``labops``: the gate's
+    scenarios (v2's criteria are the claims), 3 repetitions each, queued for the
+    pool's worker; the gate is evaluated when the campaign's last run ends. Each
+    vendor's start commits alone (``gate_campaign_start``: campaign, gate link and
+    audit row together)."""
+    todo = _lab_todo()
+    if not todo or not _lab_sandbox_works(report, progress):
+        return
+    labops = get_user_model().objects.get(username="labops")
+    pool = LabPool.objects.get(name=LAB_POOL)
+    runs = 0
+    for vendor, plan, _bundle in todo:  # the plan names its bundle
+        link = gate_campaign_start(
+            plan=plan,
+            gate=LAB_GATE,
+            pool=pool,
+            actor=labops,
+            repetitions=LAB_REPETITIONS,
+            note=LAB_CAMPAIGN_NOTE,
+        )
+        runs += link.campaign.runs.count()
+        report.created.append(f"{LAB_RFP} campaign {vendor} (queued)")
+    progress(
+        f"The lab re-runs {LAB_RFP}'s two bundles in the background once ReproGate "
+        f"has started ({runs} runs on pool {LAB_POOL}, a few minutes, then lab "
+        "validation is judged): watch them as labops on /lab/campaigns/"
+    )
+
+
+def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
+    todo = _lab_todo()
+    if not todo or not _lab_sandbox_works(report, progress):
         return
     worker = _seed_worker()
     try:
@@ -580,14 +646,13 @@ def _lab_campaign(
     pool = LabPool.objects.get(name=LAB_POOL)
     began = time.monotonic()
     with transaction.atomic():
-        claimed = {c["scenario"] for c in (bundle.manifest or {}).get("claims", [])}
         campaign = campaign_start(
             bundle=bundle,
             pool=pool,
             repetitions=LAB_REPETITIONS,
             actor=labops,
             note=LAB_CAMPAIGN_NOTE,
-            scenarios=sorted(claimed),
+            scenarios=_claimed_scenarios(bundle),
         )
         runs = list(campaign.runs.order_by("position"))
         for done, run in enumerate(runs, start=1):

@@ -1,6 +1,7 @@
-"""Acceptance gates in Chromium, with the demo seeded as ``scripts/run`` seeds
-it (``seed_demo --lab-validation``: real lab runs of both example bundles on
-RFP-DEMO-2, lab validation evaluated): the buyer opens the gate board and sees
+"""Acceptance gates in Chromium, with the demo as ``scripts/run`` leaves it once its
+lab worker has run RFP-DEMO-2's campaigns (seeded here at once with ``seed_demo
+--lab-validation``: real lab runs of both example bundles, lab validation
+evaluated): the buyer opens the gate board and sees
 Acme Flash PASS and Bolt Storage FAIL, opens Bolt's failing TTFT criterion and
 reads a reason naming the claim, the measured interval and the band; vendor-b
 sees its re-test obligation and vendor-a none; the buyer promotes Acme Flash and

@@ -8,9 +8,10 @@ concurrent clients, while its runner worker is killed at random.
 
 The embedded default (SQLite, local files, the SQLite broker, the supervisor of
 ``config.supervise``) runs in a var dir and on a free port of its own. ``--start
-scripts-run`` (the default) runs ``scripts/run`` itself, demo seed with lab
-validation included (about two minutes); ``--start direct`` runs what it runs
-(``migrate``, ``seed_demo`` without ``--lab-validation``, then the supervisor), in
+scripts-run`` (the default) runs ``scripts/run`` itself (the demo seed starts
+RFP-DEMO-2's 12 lab runs, which the pool's worker runs before the soak's own
+campaigns); ``--start direct`` runs what it runs
+(``migrate``, ``seed_demo`` without ``--lab-in-background``, then the supervisor), in
 about 20 s; with ``--database-url`` (direct start only) its processes use that
 database instead of SQLite (an empty one: it is migrated and seeded). Meanwhile,
 until the time is up:

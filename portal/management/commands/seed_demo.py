@@ -22,7 +22,8 @@ class Command(BaseCommand):
             action="store_true",
             help="Seed outside the embedded default. Never do this in production.",
         )
-        parser.add_argument(
+        lab = parser.add_mutually_exclusive_group()
+        lab.add_argument(
             "--lab-validation",
             action="store_true",
             help=(
@@ -30,6 +31,15 @@ class Command(BaseCommand):
                 "here (the claimed scenarios, 3 repetitions, about a minute per "
                 "vendor) with lab validation evaluated, unless the lab ran that "
                 "vendor already. The runs need bubblewrap."
+            ),
+        )
+        lab.add_argument(
+            "--lab-in-background",
+            action="store_true",
+            help=(
+                "As --lab-validation, but only start the lab's gate campaigns on "
+                "pool local (seconds): its worker (scripts/run starts one) runs them "
+                "and lab validation is evaluated when they end."
             ),
         )
         parser.add_argument(
@@ -47,6 +57,7 @@ class Command(BaseCommand):
         *args: Any,
         force: bool = False,
         lab_validation: bool = False,
+        lab_in_background: bool = False,
         opening_in: timedelta | None = None,
         **options: Any,
     ) -> None:
@@ -60,6 +71,7 @@ class Command(BaseCommand):
             str(
                 demo_seed(
                     lab_validation=lab_validation,
+                    lab_in_background=lab_in_background,
                     progress=self._progress,
                     opening_in=opening_in,
                 )
