@@ -22,6 +22,7 @@ from tests.artifacts.corpus.build import (
     CORPUS_KEYS,
     UPLOAD_RFP,
     Entry,
+    corpus_key,
     good_files,
     good_manifest,
     manifest_bytes,
@@ -140,7 +141,7 @@ def build_bundle(
     if signature in ("sshsig", "both"):
         entries.append(Entry("manifest.json.sig", sign(manifest, directory, key=key)))
     if signature in ("dsse", "both"):
-        private = load_private_key(CORPUS_KEYS[key].private_openssh())
+        private = load_private_key(corpus_key(key).private_openssh())
         entries.append(Entry("manifest.json.dsse", dsse.sign(manifest, private)))
     entries += [Entry(path, data) for path, data in sorted(files.items())]
     return write_tar(directory / name, entries)

@@ -17,7 +17,8 @@ from artifacts.services.keys import signing_key_register
 from procurement.models import Rfp
 from tests.accounts.factories import MembershipFactory, UserFactory
 from tests.artifacts.corpus.build import (
-    CORPUS_KEYS,
+    ORGANISATION_KEY_PREFIX,
+    corpus_key,
     good_files,
     good_manifest,
     manifest_bytes,
@@ -30,8 +31,6 @@ from tests.procurement.factories_evaluation import (
     bid_of,
     opened_rfp,
 )
-
-KEY = "vendor_a"  # one corpus key, registered to every vendor that needs it
 
 # The good files without raw traces and signed reports (two mandatory kinds).
 PARTIAL_FILES = {
@@ -47,8 +46,14 @@ def _uploader(organisation: Organisation) -> Any:
     return user
 
 
+def _key_name(organisation: Organisation) -> str:
+    """Each vendor signs with a corpus key of its own: a public key is registered
+    by one organisation only."""
+    return f"{ORGANISATION_KEY_PREFIX}{organisation.slug}"
+
+
 def _ensure_key(organisation: Organisation, actor: Any) -> None:
-    line = CORPUS_KEYS[KEY].public_line
+    line = corpus_key(_key_name(organisation)).public_line
     if SigningKey.objects.filter(organisation=organisation).exists():
         return
     signing_key_register(
@@ -78,7 +83,7 @@ def accepted_bundle(
     path = build_bundle(
         directory / f"{organisation.slug}-{uuid.uuid4().hex[:8]}",
         files,
-        key=KEY,
+        key=_key_name(organisation),
         manifest=manifest_bytes(manifest),
     )
     saved = Rfp.objects.filter(pk=rfp.pk).values("status", "submission_deadline")[0]

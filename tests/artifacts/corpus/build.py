@@ -89,6 +89,18 @@ CORPUS_KEYS: dict[str, CorpusKey] = {
     )
 }
 
+ORGANISATION_KEY_PREFIX = "org-"
+
+
+def corpus_key(name: str) -> CorpusKey:
+    """The corpus key ``name``, or for ``org-<slug>`` a valid key of that
+    organisation's own (a key is registered by one organisation only)."""
+    if name in CORPUS_KEYS:
+        return CORPUS_KEYS[name]
+    if name.startswith(ORGANISATION_KEY_PREFIX):
+        return CorpusKey(name, name.removeprefix(ORGANISATION_KEY_PREFIX), "valid")
+    raise KeyError(name)
+
 
 def sign(
     data: bytes, directory: Path, *, key: str = "vendor_a", namespace: str = NAMESPACE
@@ -98,7 +110,7 @@ def sign(
         return _sign_in_python(data, key, namespace)
     work = Path(tempfile.mkdtemp(dir=directory, prefix="sign-"))
     key_file = work / "key"
-    key_file.write_bytes(CORPUS_KEYS[key].private_openssh())
+    key_file.write_bytes(corpus_key(key).private_openssh())
     key_file.chmod(0o600)
     message = work / "manifest.json"
     message.write_bytes(data)
@@ -110,7 +122,7 @@ def sign(
 def _sign_in_python(data: bytes, key: str, namespace: str) -> bytes:
     from artifacts.lib.signatures import sshkeys, sshsig
 
-    private = sshkeys.load_private_key(CORPUS_KEYS[key].private_openssh())
+    private = sshkeys.load_private_key(corpus_key(key).private_openssh())
     return sshsig.sign(data, private, namespace=namespace).encode()
 
 
