@@ -33,6 +33,7 @@ from rest_framework.views import APIView
 
 from accounts.api_errors import error_body
 from accounts.parsers import JSONParser
+from accounts.schema import NO_NUL
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -175,9 +176,12 @@ class InclusionSerializer(serializers.Serializer):
     problem = serializers.CharField()
 
 
+TEXT_FILTERS = {"rfp": "RFP reference", "vendor": "vendor organisation slug"}
 FILTERS = [
-    OpenApiParameter("rfp", str, description="RFP reference"),
-    OpenApiParameter("vendor", str, description="vendor organisation slug"),
+    *(
+        OpenApiParameter(name, {"type": "string", "pattern": NO_NUL}, description=text)
+        for name, text in TEXT_FILTERS.items()
+    ),
     OpenApiParameter("kind", str, enum=Deposit.Kind.values),
 ]
 
@@ -200,6 +204,13 @@ class DepositListApi(APIView):
         if kind and kind not in Deposit.Kind.values:
             choices = ", ".join(Deposit.Kind.values)
             raise serializers.ValidationError({"kind": [f"One of {choices}."]})
+        nul = {
+            name: ["No NUL character."]
+            for name in TEXT_FILTERS
+            if "\x00" in query.get(name, "")
+        }
+        if nul:  # a text no reference or slug holds (and PostgreSQL refuses)
+            raise serializers.ValidationError(nul)
         where = DepositFilter(
             rfp=query.get("rfp", ""), vendor=query.get("vendor", ""), kind=kind
         )

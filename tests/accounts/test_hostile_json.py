@@ -257,3 +257,14 @@ def test_a_paging_parameter_that_is_no_whole_number_is_a_400(
     name = query.split("=")[0]
     assert response.status_code == 400
     assert [p["path"] for p in response.json()["problems"]] == [name]
+
+
+@pytest.mark.parametrize("name", ["rfp", "vendor"])
+def test_a_deposit_filter_with_a_nul_character_is_a_400(buyer: Any, name: str) -> None:
+    api = APIClient()
+    api.force_authenticate(buyer)
+
+    response = api.get("/api/v1/escrow/deposits/", {name: "RFP\x00-1"})
+
+    assert response.status_code == 400
+    assert [p["path"] for p in response.json()["problems"]] == [name]
