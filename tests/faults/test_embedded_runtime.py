@@ -232,9 +232,10 @@ def test_the_console_ends_with_the_address_and_mails_and_logs_are_files(
     # The demo's invitations, sent by the worker
     wait_for(lambda: list(mail.glob("*.log")), 60, embedded.supervisor.tail)
 
-    console = embedded.supervisor.text()
     ready = f"==> ReproGate is ready at {embedded.url} — demo accounts; logs in"
-    assert ready in console
+    # said once the web answers, which may come after the worker's first e-mails
+    wait_for(lambda: ready in embedded.supervisor.text(), 60, embedded.supervisor.tail)
+    console = embedded.supervisor.text()
     assert f"e-mails in {mail}/" in console
     for noise in ("Subject:", "[tasks]", "celery beat", "Starting development"):
         assert noise not in console
