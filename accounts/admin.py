@@ -10,7 +10,7 @@ from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 
 from accounts.models import ApiToken, AuditEvent, Membership, Organisation
-from accounts.services import user_password_change
+from accounts.services.users import user_password_change
 
 # who is changing a password in the admin, and what it revoked (per request)
 _password_change: ContextVar[dict[str, Any] | None] = ContextVar(

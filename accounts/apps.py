@@ -10,7 +10,8 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
-        from accounts import schema, signals  # noqa: F401 - schema registers itself
+        from accounts.api import schema  # noqa: F401 - schema registers itself
+        from accounts.services import receivers as signals
 
         user_logged_in.connect(signals.on_user_logged_in, dispatch_uid="rg_logged_in")
         user_login_failed.connect(

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.models import Role
-from accounts.selectors import user_roles
+from accounts.selectors.users import user_roles
 
 AnyUser = User | AnonymousUser
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from accounts import views
+from accounts.views import users as views
 
 app_name = "accounts"
 urlpatterns = [

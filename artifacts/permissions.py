@@ -25,7 +25,7 @@ from typing import Final
 from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Organisation, Role
-from accounts.selectors import (
+from accounts.selectors.users import (
     audit_trail_organisation_ids,
     buyer_organisation_ids_served_by,
     organisation_ids_for,

@@ -31,7 +31,7 @@ from celery.signals import worker_ready, worker_shutdown
 from django.db import InterfaceError, OperationalError, connection
 
 from benchmarks import conf
-from benchmarks.queues import pool_names_of
+from benchmarks.lib.queues import pool_names_of
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +92,8 @@ class HostBeacon:
 
     def identity(self) -> Any:
         if self._identity is None:
-            from benchmarks.environment import capture_environment
-            from benchmarks.sandbox import sandbox_capabilities
+            from benchmarks.lib.environment import capture_environment
+            from benchmarks.lib.sandbox import sandbox_capabilities
 
             self._identity = worker_identity(
                 self.worker_name,

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from accounts.api import ApiSchemaApi, AuthTokenObtainApi, MeApi
 from config.headers import csp_update
 
 # Swagger UI: its init script is a second request (the split view), so scripts stay
@@ -13,12 +12,10 @@ _api_docs = csp_update(style_src=["'self'", "'unsafe-inline'"])(
 )
 
 urlpatterns = [
-    path("auth/token/", AuthTokenObtainApi.as_view(), name="auth-token"),
-    path("me/", MeApi.as_view(), name="me"),
+    path("", include("accounts.api.urls")),
     path("", include("procurement.api.urls")),
     path("", include("artifacts.api.urls")),
-    path("", include("benchmarks.api")),
+    path("", include("benchmarks.api.urls")),
     path("", include("gates.api.urls")),
-    path("schema/", ApiSchemaApi.as_view(), name="api-schema"),
     path("docs/", _api_docs, name="api-docs"),
 ]

@@ -18,9 +18,9 @@ from artifacts.models import Checkpoint
 from artifacts.selectors.log import LogIntegrityError, LogRangeError, log_root
 from artifacts.storage.blobs import blob_open
 from gates.conf import report_settings
+from gates.lib.signing.pki import ReportKeyError, signer_load, signer_load_or_create
+from gates.lib.signing.statement import StatementError, public_key_pem, statement_open
 from gates.models import Report
-from gates.signing.pki import ReportKeyError, signer_load, signer_load_or_create
-from gates.signing.statement import StatementError, public_key_pem, statement_open
 
 
 @dataclass

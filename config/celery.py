@@ -1,5 +1,5 @@
 """The Celery application. Lab pools consume their own queue
-(``benchmarks.queues.pool_queue``)."""
+(``benchmarks.lib.queues.pool_queue``)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def _report_signer_files() -> list[Path]:
     """The files the report signer is read from (the installation's own, or
     the local one in the report keys directory)."""
     from gates.conf import report_settings
-    from gates.signing.pki import CA_FILE, KEY_FILE, SIGNER_FILE
+    from gates.lib.signing.pki import CA_FILE, KEY_FILE, SIGNER_FILE
 
     conf = report_settings()
     if conf.signer is not None:
@@ -138,7 +138,7 @@ def _private_key_files() -> Iterable[Path]:
     yield log_key_path()
     yield conf.statement_key_path
     if conf.signer is None:
-        from gates.signing.pki import KEY_FILE
+        from gates.lib.signing.pki import KEY_FILE
 
         yield conf.keys_dir / KEY_FILE
     else:

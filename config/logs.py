@@ -3,7 +3,8 @@
 default).
 
 Each line has ``time`` (UTC, ISO 8601), ``level``, ``logger`` and ``message``; the
-``request_id`` of the request being served (``accounts.middleware.RequestIdMiddleware``
+``request_id`` of the request being served
+(``accounts.views.middleware.RequestIdMiddleware``
 sets it, and echoes it as ``X-Request-ID``); ``exception`` with the traceback when
 one was logged; and, in a Celery worker, ``task_id`` and ``task_name``. gunicorn's
 access lines (``deploy/gunicorn.conf.py``) come out the same way, with the request's
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from accounts.context import REQUEST_ID_META, request_id_var
+from accounts.lib.context import REQUEST_ID_META, request_id_var
 
 FORMATS = ("json", "plain")
 PLAIN_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"

@@ -54,7 +54,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # default unless DEBUG is on.
 REPROGATE_SITE_NAME = env_str("REPROGATE_SITE_NAME", "ReproGate")
 # The address scripts/run serves on (runserver), and the site's own URL: links that
-# leave the app (e-mails, hints for the CLI) start with it; config.site.absolute_url
+# leave the app (e-mails, hints for the CLI) start with it; accounts.conf.absolute_url
 # builds them. Production sets REPROGATE_SITE_URL (e.g. https://reprogate.example.com).
 REPROGATE_HOST = env_str("REPROGATE_HOST", "127.0.0.1")
 REPROGATE_PORT = env_int("REPROGATE_PORT", default=8000, minimum=1, maximum=65535)
@@ -95,7 +95,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.headers.SecurityHeadersMiddleware",  # before WhiteNoise: static files too
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "accounts.middleware.RequestIdMiddleware",
+    "accounts.views.middleware.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -103,7 +103,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "accounts.disk_full.DiskFullMiddleware",  # last: a view's error, first
+    "accounts.views.disk_full.DiskFullMiddleware",  # last: a view's error, first
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -120,7 +120,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "accounts.context_processors.navigation",
+                "accounts.views.context_processors.navigation",
             ],
         },
     },
@@ -459,7 +459,8 @@ REPROGATE_PERMISSIONS_POLICY: dict[str, list[str]] = {
 # /healthz is probed over plain HTTP by load balancers and the runner hosts.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client,
-# for the login lockout and rate limits (accounts.throttle); none: REMOTE_ADDR only.
+# for the login lockout and rate limits (accounts.services.throttle); none: REMOTE_ADDR
+# only.
 REPROGATE_TRUSTED_PROXIES = env_list("REPROGATE_TRUSTED_PROXIES", [])
 for _proxy in REPROGATE_TRUSTED_PROXIES:
     try:
@@ -468,7 +469,8 @@ for _proxy in REPROGATE_TRUSTED_PROXIES:
         raise SettingError(
             f"REPROGATE_TRUSTED_PROXIES: {_proxy!r} is not an address or network."
         ) from None
-# Limits on password guessing (accounts.throttle, docs/operations.md): failures in
+# Limits on password guessing (accounts.services.throttle, docs/operations.md):
+# failures in
 # a window counted per (account, client address), per address (a ceiling that
 # colleagues behind one NAT do not reach) and per account across addresses
 # (beyond it each address gets 3 failures: slower stuffing, no lockout).
@@ -492,22 +494,23 @@ SILENCED_SYSTEM_CHECKS = (
 # https://www.django-rest-framework.org/api-guide/settings/
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "accounts.authentication.ApiTokenAuthentication",
+        "accounts.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "accounts.parsers.JSONParser",  # refuses JSON nested too deep with a 400
+        "accounts.api.parsers.JSONParser",  # refuses JSON nested too deep with a 400
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "accounts.api.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "accounts.api_errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "accounts.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "accounts.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "accounts.api.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},
     # DRF's own client address never reads X-Forwarded-For; the login throttle
-    # counts per account and accounts.throttle.client_address (trusted proxies).
+    # counts per account and accounts.services.throttle.client_address (trusted
+    # proxies).
     "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {

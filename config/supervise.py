@@ -46,7 +46,7 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
-from benchmarks.queues import EMBEDDED_POOL, pool_queue
+from benchmarks.lib.queues import EMBEDDED_POOL, pool_queue
 
 STATUS_FILE = "supervisor.json"
 BACKOFF_FIRST_S = 1.0

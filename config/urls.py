@@ -8,8 +8,8 @@ from django.urls import include, path
 from django.views import defaults
 from django.views.generic import RedirectView
 
-from accounts.api_errors import json_not_found, json_server_error
-from accounts.disk_full import disk_full_response, is_disk_full
+from accounts.api.errors import json_not_found, json_server_error
+from accounts.views.disk_full import disk_full_response, is_disk_full
 from portal import metrics_views
 from portal import views as portal_views
 
@@ -37,7 +37,8 @@ def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 def handler500(request: HttpRequest) -> HttpResponse:
     """507 for a full disk (what failed outside a view, e.g. the session saved
-    after it: accounts/disk_full.py); else JSON under /api/, the page elsewhere."""
+    after it: accounts/views/disk_full.py); else JSON under /api/, the page
+    elsewhere."""
     if is_disk_full(sys.exc_info()[1]):
         return disk_full_response(request)
     if request.path.startswith("/api/"):

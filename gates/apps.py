@@ -7,7 +7,7 @@ class GatesConfig(AppConfig):
     name = "gates"
 
     def ready(self) -> None:
-        from benchmarks.signals import campaign_finished
+        from benchmarks.services.receivers import campaign_finished
         from gates.services.runs import campaign_finished_received
 
         campaign_finished.connect(
@@ -40,7 +40,7 @@ class GatesConfig(AppConfig):
         register_fixity_source("gates.reports", report_findings)
         # every evidence package holds the key the reports' statements verify with
         from artifacts.services.evidence import register_package_file
-        from gates.engine.evidence import REPORTS_KEY
+        from gates.lib.engine.evidence import REPORTS_KEY
         from gates.services.evidence import reports_key_file
 
         register_package_file(REPORTS_KEY, reports_key_file)
@@ -51,13 +51,13 @@ class GatesConfig(AppConfig):
             lab_validations_for,
             rfp_uses_lab_validation,
         )
-        from procurement.reproduced import register_lab_validation_source
+        from procurement.selectors.reproduced import register_lab_validation_source
 
         register_lab_validation_source(lab_validations_for, rfp_uses_lab_validation)
         # the lab's campaign form offers the gates a campaign may be run for, and
         # the campaign page names the gates that judge it (benchmarks must not
         # import gates: its gate campaign source)
-        from benchmarks.gate_campaigns import (
+        from benchmarks.selectors.gate_campaigns import (
             GateCampaignSource,
             register_gate_campaign_source,
         )

@@ -15,6 +15,6 @@ class GatesConflict(StateConflict):
 
 
 def engine_problems(found: Iterable[Any], code: str = "invalid") -> tuple[Problem, ...]:
-    """The engine's path-named problems (``gates.engine.validate.Problem``) in the
+    """The engine's path-named problems (``gates.lib.engine.validate.Problem``) in the
     API's error shape."""
     return tuple(Problem(code, p.message, p.path) for p in found)

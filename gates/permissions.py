@@ -22,7 +22,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q
 
 from accounts.models import Organisation, Role
-from accounts.selectors import (
+from accounts.selectors.users import (
     buyer_organisation_ids_served_by,
     membership_list_for,
     organisation_ids_for,

@@ -75,10 +75,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Membership, Organisation, Role
-from accounts.services import (
+from accounts.selectors import clock
+from accounts.services.users import (
     membership_grant,
     organisation_create,
     organisation_engage,
@@ -93,9 +93,9 @@ from artifacts.selectors.bundles import (
 )
 from artifacts.services.ingest import bundle_ingest
 from artifacts.services.keys import signing_key_register
+from benchmarks.lib.queues import EMBEDDED_POOL
+from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.queues import EMBEDDED_POOL
-from benchmarks.sandbox.capabilities import host_support
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
 from benchmarks.services.execution import run_execute
 from benchmarks.services.pools import WorkerIdentity, host_stop, pool_create
@@ -109,7 +109,7 @@ from gates.services.plans import (
     plan_update,
 )
 from gates.services.runs import gate_campaign_start
-from procurement.defaults import default_configuration
+from procurement.lib.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.bids import bid_submit
 from procurement.services.deadlines import rfp_apply_deadlines

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from django.db.models import Count, Sum
 
-from accounts import clock
+from accounts.selectors import clock
 from artifacts.models import Bundle, FixityFinding, FixityRun
 from benchmarks.models import LabHost, LabPool, Run
 from benchmarks.selectors.pools import host_status

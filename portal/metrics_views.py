@@ -7,7 +7,8 @@ or unusable credential is 403; anyone else gets 404, as if there were no page.
 
 A request that came through a proxy (``X-Forwarded-For``, ``Forwarded`` or
 ``X-Real-IP``) is judged by the client address the trusted proxies vouch for
-(``REPROGATE_TRUSTED_PROXIES``, ``accounts.throttle.client_address``); through a
+(``REPROGATE_TRUSTED_PROXIES``, ``accounts.services.throttle.client_address``); through
+a
 proxy that is not trusted, the client is unknown and only the token opens: an
 nginx on this machine must not turn every visitor into a loopback address.
 
@@ -31,7 +32,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
-from accounts.throttle import address_within, client_address
+from accounts.services.throttle import address_within, client_address
 from portal.metrics import Figures, metrics_figures
 
 PROXY_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")

@@ -9,9 +9,9 @@ from typing import Any, Final
 from django.contrib.auth.models import AnonymousUser, User
 from django.urls import reverse
 
-from accounts import clock
 from accounts.models import Role
-from accounts.selectors import (
+from accounts.selectors import clock
+from accounts.selectors.users import (
     audit_event_list_visible_to,
     membership_list_for,
     user_roles,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
 from procurement.models import Rfp
 
 AnyUser = User | AnonymousUser

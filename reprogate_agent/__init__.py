@@ -11,5 +11,5 @@ storage or Django secret (``python -m reprogate_agent``).
 ``options`` reads the environment, ``client`` talks to the server, ``execute``
 runs one attempt, ``beacon`` beats, ``celery_app`` is the worker. Django-free:
 it imports only the libraries the server shares with outsiders
-(``benchmarks.sandbox``, ``benchmarks.environment``, ``benchmarks.queues``,
+(``benchmarks.lib.sandbox``, ``benchmarks.lib.environment``, ``benchmarks.lib.queues``,
 ``artifacts.lib``), Celery, kombu and urllib3."""

@@ -14,9 +14,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.environment import capture_environment
-from benchmarks.sandbox import sandbox_capabilities
-from benchmarks.sandbox.reporting import json_safe
+from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.sandbox import sandbox_capabilities
+from benchmarks.lib.sandbox.reporting import json_safe
 from reprogate_agent.beacon import Beacon
 from reprogate_agent.celery_app import (
     create_app,

@@ -24,7 +24,7 @@ from celery.platforms import EX_FAILURE
 from celery.worker import state
 from celery.worker.consumer import Consumer
 
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from reprogate_agent.client import RunnerClient, TokenRefused, Unreachable
 from reprogate_agent.execute import Terms, execute_run
 from reprogate_agent.options import AgentOptions

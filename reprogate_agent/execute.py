@@ -3,7 +3,7 @@
 1. claim the attempt (409: the run is not queued with it, nothing to do);
 2. preparing: stream the bundle into a fresh working directory, checking its
    size and SHA-256 before anything is extracted; extract it safely against the
-   manifest's files (``benchmarks.sandbox.workspace``); capture the host's
+   manifest's files (``benchmarks.lib.sandbox.workspace``); capture the host's
    environment; drop the page cache for a cold-cache scenario;
 3. running: tell the server (it computes the drift), run the harness in the
    sandbox, reporting its progress and log tail every ``progress_write_seconds``;
@@ -26,20 +26,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from artifacts.lib.archive import ArchiveLimits
-from benchmarks.environment import capture_environment
-from benchmarks.sandbox import (
+from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
     run_harness,
 )
-from benchmarks.sandbox.reporting import (
+from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
     clean_text,
     json_safe,
 )
-from benchmarks.sandbox.workspace import (
+from benchmarks.lib.sandbox.workspace import (
     Collection,
     Workspace,
     WorkspaceError,

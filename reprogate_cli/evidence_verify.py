@@ -1,6 +1,6 @@
 """``reprogate evidence verify PACKAGE.zip``: check an auditor's evidence package
 offline (``artifacts.lib.evidence.verify`` says what is checked of every
-package, ``gates.engine.evidence`` what more of a gate evaluation's: the
+package, ``gates.lib.engine.evidence`` what more of a gate evaluation's: the
 re-evaluation and its reports) and print a readable report. Exit 0 when every
 check passes, 1 when any fails (each failure is printed, naming the file or
 deposit), 2 for usage errors."""
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.lib.evidence.verify import EvidenceReport, verify_package
-from gates.engine.evidence import GATE_CHECKS
+from gates.lib.engine.evidence import GATE_CHECKS
 
 
 def _log_key(value: str | None) -> str | None:

@@ -23,7 +23,7 @@ class _Unreadable(Exception):
 
 
 def _load(path: Path, what: str) -> Any:
-    from gates.engine import load_json
+    from gates.lib.engine import load_json
 
     try:
         data = path.read_bytes()
@@ -39,7 +39,7 @@ def _load(path: Path, what: str) -> Any:
 
 def _invalid(plan: Any, results: Any, plan_name: Any, results_name: Any) -> bool:
     """Print every problem of both documents with its path; True if any."""
-    from gates.engine import plan_problems, results_problems
+    from gates.lib.engine import plan_problems, results_problems
 
     invalid = False
     for path, kind, problems in (
@@ -55,7 +55,7 @@ def _invalid(plan: Any, results: Any, plan_name: Any, results_name: Any) -> bool
 
 
 def cmd_gate_evaluate(args: argparse.Namespace) -> int:
-    from gates.engine import evaluate_plan, evaluation_bytes
+    from gates.lib.engine import evaluate_plan, evaluation_bytes
 
     if args.response is not None and args.plan is None and args.results is None:
         return _evaluate_response(args)
@@ -123,7 +123,7 @@ def _evaluate_response(args: argparse.Namespace) -> int:
     """``--from RESPONSE.json``: evaluate the response's plan and results, print
     the evaluation of its gate; ``--check``: exit 1 if it differs from the
     response's ``evaluation`` (canonical bytes compared)."""
-    from gates.engine import evaluate_plan, evaluation_bytes
+    from gates.lib.engine import evaluate_plan, evaluation_bytes
 
     try:
         response = _load(args.response, "response")

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.parsers import NAMES, UnknownParser, parse_file, parse_stream
-from benchmarks.parsers.model import ParseResult
+from benchmarks.lib.parsers import NAMES, UnknownParser, parse_file, parse_stream
+from benchmarks.lib.parsers.model import ParseResult
 
 
 def cmd_parse(args: argparse.Namespace) -> int:

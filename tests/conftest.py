@@ -16,8 +16,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
-from accounts import clock as installation_clock
 from accounts.models import Organisation, Role
+from accounts.selectors import clock as installation_clock
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
 DATABASE_FIXTURES = frozenset(
@@ -65,7 +65,7 @@ def _charts_chromium_stopped() -> Iterator[None]:
     """The report charts' Chromium is kept by the process that started it: stop
     it while the test run's output is still captured."""
     yield
-    charts = sys.modules.get("gates.reports.charts")
+    charts = sys.modules.get("gates.lib.report_charts")
     if charts is not None:
         charts.charts_stop()
 
@@ -99,7 +99,7 @@ def _clear_cache() -> Iterator[None]:
 
 
 class Clock:
-    """Moves ``accounts.clock`` for a test: ``clock.travel_to(dt)``,
+    """Moves ``accounts.selectors.clock`` for a test: ``clock.travel_to(dt)``,
     ``clock.advance(days=3)``."""
 
     def __init__(self) -> None:

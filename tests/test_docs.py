@@ -43,24 +43,24 @@ from artifacts.lib.manifest import (
 from artifacts.lib.problems import PROBLEM_CODES
 from artifacts.lib.signatures import NAMESPACE, dsse
 from artifacts.lib.signatures.sshkeys import load_private_key
-from benchmarks.parsers.model import UNIT_SUFFIXES
-from benchmarks.sandbox import STOP_REASONS, SandboxLimits
-from benchmarks.sandbox.command import harness_env
+from benchmarks.lib.parsers.model import UNIT_SUFFIXES
+from benchmarks.lib.sandbox import STOP_REASONS, SandboxLimits
+from benchmarks.lib.sandbox.command import harness_env
 from config.celery import DEFAULT_QUEUE
-from gates.engine import (
+from gates.lib.engine import (
     evaluate_plan,
     evaluation_bytes,
     plan_problems,
     results_problems,
 )
-from gates.engine.validate import (
+from gates.lib.engine.validate import (
     DIRECTIONS,
     DRIFT_LEVELS,
     ON_HIGH_CV,
     RUN_STATUSES,
     STAGES,
 )
-from gates.engine.validate import STATS as GATE_STATS
+from gates.lib.engine.validate import STATS as GATE_STATS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -218,7 +218,7 @@ def test_architecture_picture_is_svg_naming_every_app() -> None:
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert [app for app in apps if app not in words] == []
     assert "artifacts/lib" in words
-    assert "gates/engine" in words
+    assert "gates/lib/engine" in words
 
 
 # --- bundle format -------------------------------------------------------------------

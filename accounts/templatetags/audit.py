@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from accounts.audit_labels import action_label as label_of
+from accounts.lib.audit_labels import action_label as label_of
 
 register = template.Library()
 

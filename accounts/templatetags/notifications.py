@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from accounts.notifications import notification_link_label
+from accounts.services.notifications import notification_link_label
 
 register = template.Library()
 

@@ -33,10 +33,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api_errors import error_body
-from accounts.disk_full import unless_disk_full
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.api.errors import error_body
+from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.schema import error_response
+from accounts.views.disk_full import unless_disk_full
+from accounts.views.requests import SignedInApiRequest
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.lib.archive import FileDigest, Sha256Hasher
 from artifacts.models import Bundle
@@ -53,7 +54,6 @@ from artifacts.services.ingest import (
     bundle_refuse_upload,
 )
 from artifacts.storage.blobs import blob_open
-from config.pagination import LimitOffsetPagination
 from procurement.permissions import bidding_organisation
 from procurement.selectors.rfps import rfp_get_visible_or_404
 
@@ -377,7 +377,7 @@ def bundle_download_name(bundle: Bundle) -> str:
 class BundleDownloadApi(APIView):
     """The accepted archive, byte for byte (streamed); same visibility as detail.
     Every download is audited (``bundle.downloaded``; on a full disk, in the log
-    instead: accounts/disk_full.py)."""
+    instead: accounts/views/disk_full.py)."""
 
     @extend_schema(
         operation_id="bundle_download",

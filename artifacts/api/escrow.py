@@ -31,9 +31,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api_errors import error_body
-from accounts.parsers import JSONParser
-from accounts.schema import NO_NUL
+from accounts.api.errors import error_body
+from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.parsers import JSONParser
+from accounts.api.schema import NO_NUL
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -49,7 +50,6 @@ from artifacts.selectors.proofs import b64, leaf_inclusion
 from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_extend
 from artifacts.services.evidence import evidence_package_prepare
 from artifacts.storage.object_lock import EscrowStorageError
-from config.pagination import LimitOffsetPagination
 
 logger = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.parsers import JSONParser
+from accounts.api.schema import error_response
 from accounts.models import Organisation
-from accounts.parsers import JSONParser
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.views.requests import SignedInApiRequest
 from artifacts.lib.signatures.sshkeys import KEY_TYPES, MAX_KEY_LINE
 from artifacts.selectors.bundles import (
     key_organisation_list_for,

@@ -29,7 +29,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.schema import error_response
+from accounts.api.schema import error_response
 from artifacts.api.keys import PlainTextRenderer
 from artifacts.lib.transparency.keyfile import LogKeyError
 from artifacts.selectors.log import (

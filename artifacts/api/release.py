@@ -23,8 +23,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.api.schema import error_response
+from accounts.views.requests import SignedInApiRequest
 from artifacts.api.escrow import ZipRenderer
 from artifacts.models import Release
 from artifacts.permissions import (

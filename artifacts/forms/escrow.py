@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from django import forms
 
-from accounts.forms import UtcDateTimeInput
+from accounts.forms.users import UtcDateTimeInput
 from artifacts.models import Deposit
 
 

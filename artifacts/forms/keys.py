@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from accounts.forms import UtcDateTimeInput
+from accounts.forms.users import UtcDateTimeInput
 from artifacts.lib.signatures.sshkeys import MAX_KEY_LINE
 
 

@@ -12,7 +12,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
 from artifacts.models import Bundle, BundleFile, SigningKey
 from procurement.models import Rfp
 

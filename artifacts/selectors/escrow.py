@@ -14,7 +14,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts.models import Role
-from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
+from accounts.selectors.users import (
+    buyer_organisation_ids_served_by,
+    organisation_ids_for,
+)
 from artifacts.models import Bundle, Deposit, DepositBlob, EscrowEvent, LogVisit
 from artifacts.selectors.bundles import (
     BUYER_SIDE_ROLES,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, F, Q, QuerySet, Sum
 
-from accounts.selectors import audit_trail_organisation_ids
+from accounts.selectors.users import audit_trail_organisation_ids
 from artifacts.models import Blob, DepositBlob, FixityFinding, FixityRun
 from artifacts.permissions import can_see_all_fixity, can_see_fixity
 from artifacts.selectors.escrow import deposit_list_visible_to

@@ -1,5 +1,6 @@
 """What artifacts gives procurement without procurement importing artifacts: the
-evidence provider (``procurement.evidence``) that turns each vendor's newest
+evidence provider (``procurement.selectors.evidence_sources``) that turns each vendor's
+newest
 accepted bundle's completeness report (``artifacts.lib.completeness``) into an
 ``EvidenceSummary``, and the bundle source that lists a vendor's own bundles with
 their manifest claims and cost model (``SignedBundle``) for its bid. Registered
@@ -16,13 +17,13 @@ from django.urls import reverse
 from artifacts.models import Bundle, BundleFile
 from artifacts.selectors.bundles import bundle_latest_accepted_completeness
 from artifacts.storage.blobs import blob_open
-from procurement.evidence import (
+from procurement.models import Rfp
+from procurement.selectors.evidence_sources import (
     EvidenceSummary,
     SignedBundle,
     register_bundle_source,
     register_evidence_provider,
 )
-from procurement.models import Rfp
 
 COST_MODEL_KIND = "cost_model"
 COST_MODEL_PATH = "cost/model.json"  # preferred when a bundle has several

@@ -14,9 +14,12 @@ from typing import Final
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
-from accounts import clock
 from accounts.models import Role
-from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
+from accounts.selectors import clock
+from accounts.selectors.users import (
+    buyer_organisation_ids_served_by,
+    organisation_ids_for,
+)
 from artifacts.conf import escrow_release_notice_days
 from artifacts.models import Deposit, DepositBlob, Release, ReleaseStep
 from artifacts.permissions import (

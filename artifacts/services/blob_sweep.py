@@ -35,7 +35,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.audit import audit_record
+from accounts.services.audit import audit_record
 from artifacts.models import Blob
 from artifacts.services.fixity.report import grace_period
 from artifacts.storage.blobs import BLOB_PREFIX, QUERY_BATCH, SHA256_HEX

@@ -8,9 +8,9 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts.audit import audit_record
 from accounts.models import AuditEvent, Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
+from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 
 

@@ -21,10 +21,10 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.conf import escrow_retain_until
 from artifacts.lib.evidence.layout import format_time
 from artifacts.lib.transparency.merkle import leaf_hash

@@ -19,10 +19,10 @@ from typing import Any, Protocol
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
+from accounts.services.audit import audit_record
 from artifacts.lib.evidence.layout import ALLOWED_SIGNERS, LOG_KEY, README, format_time
 from artifacts.lib.evidence.readme import ReadmeDeposit, ReadmeFile, readme_text
 from artifacts.models import Blob, Bundle, Deposit, DepositBlob, EscrowEvent

@@ -46,10 +46,10 @@ from typing import Any, Final
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.conf import (
     bundle_archive_limits,
     bundle_environment_max_bytes,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from accounts.disk_full import is_disk_full
+from accounts.views.disk_full import is_disk_full
 from artifacts.conf import bundle_storage_threads
 from artifacts.lib.archive import FileDigest
 from artifacts.lib.manifest import Manifest

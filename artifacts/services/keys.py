@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem, StateConflict
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.lib.signatures import NAMESPACE, SignatureError
 from artifacts.lib.signatures.sshkeys import SshPublicKey, parse_public_key_line
 from artifacts.models import SigningKey

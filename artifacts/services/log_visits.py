@@ -11,8 +11,8 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts import clock
 from accounts.exceptions import ApplicationError, StateConflict
+from accounts.selectors import clock
 from artifacts.models import Checkpoint, LogVisit
 from artifacts.selectors.proofs import compare_with_visit, signed_head
 

@@ -36,8 +36,6 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import (
     ApplicationError,
     InvalidTransition,
@@ -45,8 +43,10 @@ from accounts.exceptions import (
     StateConflict,
 )
 from accounts.models import Organisation, Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from artifacts.lib.evidence.layout import format_time
 from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
 from artifacts.permissions import can_manage, can_object, can_reject

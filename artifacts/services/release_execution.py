@@ -22,9 +22,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, InvalidTransition, StateConflict
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.models import EscrowEvent, Release, ReleaseStep
 from artifacts.permissions import approval_roles, can_manage
 from artifacts.selectors.release import (

@@ -23,8 +23,8 @@ import logging
 from django.db import connection, transaction
 from django.db.models import F
 
-from accounts import clock
-from accounts.audit import audit_record
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.conf import log_key_path, log_max_leaf_bytes, log_origin
 from artifacts.lib.transparency import merkle, note, tree
 from artifacts.lib.transparency.keyfile import LogKeyError

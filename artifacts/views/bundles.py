@@ -20,9 +20,10 @@ from django.urls import path, reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.conf import site_url
 from accounts.exceptions import ApplicationError, Problem
 from accounts.models import Organisation
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from artifacts.api.bundles import BundleUploadHandler
 from artifacts.conf import bundle_max_upload_bytes
 from artifacts.forms.keys import BundleUploadForm, SigningKeyRegisterForm
@@ -49,7 +50,6 @@ from artifacts.services.keys import (
     signing_key_register,
     signing_key_revoke,
 )
-from config.site import site_url
 from procurement.models import Rfp
 from procurement.permissions import bidding_organisation
 from procurement.selectors.rfps import rfp_get_visible_or_404

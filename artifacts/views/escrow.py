@@ -25,7 +25,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from artifacts.forms.escrow import (
     DepositFilterForm,
     LegalHoldForm,

@@ -21,9 +21,9 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from accounts import clock
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.selectors import clock
+from accounts.views.requests import SignedInRequest
 from artifacts.forms.release import (
     ApprovalForm,
     ObjectionForm,

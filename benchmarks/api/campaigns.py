@@ -15,7 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
+from accounts.api.pagination import LimitOffsetPagination
+from accounts.views.requests import SignedInApiRequest
 from benchmarks.models import Campaign, Run
 from benchmarks.selectors.access import (
     bundle_list_startable_by,
@@ -38,7 +39,6 @@ from benchmarks.services.campaigns import (
     campaign_start,
 )
 from benchmarks.services.runs import run_cancel
-from config.pagination import LimitOffsetPagination
 
 
 class HostSerializer(serializers.Serializer):

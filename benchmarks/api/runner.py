@@ -22,8 +22,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api_errors import error_body
-from accounts.schema import error_response
+from accounts.api.errors import error_body
+from accounts.api.schema import error_response
 from benchmarks.api.runner_auth import HostTokenAuthentication, IsLabHost
 from benchmarks.models import HostToken, Run
 from benchmarks.services.pools import WorkerIdentity

@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organisation, TimeStampedModel
-from benchmarks.queues import POOL_NAME_PATTERN, pool_queue
+from benchmarks.lib.queues import POOL_NAME_PATTERN, pool_queue
 
 POOL_NAME_VALIDATOR = RegexValidator(
     POOL_NAME_PATTERN,

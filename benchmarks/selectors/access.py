@@ -19,7 +19,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts.models import Organisation, Role
-from accounts.selectors import buyer_organisation_ids_served_by, organisation_ids_for
+from accounts.selectors.users import (
+    buyer_organisation_ids_served_by,
+    organisation_ids_for,
+)
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool, Run
 from procurement.models import Rfp

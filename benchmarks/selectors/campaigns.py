@@ -11,9 +11,9 @@ from typing import Any, Final
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, F, Q, QuerySet
 
-from accounts import clock
 from accounts.models import AuditEvent
-from benchmarks.charts import HIT_RATE
+from accounts.selectors import clock
+from benchmarks.lib.charts import HIT_RATE
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput, RunSeries
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.selectors.access import (

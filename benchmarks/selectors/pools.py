@@ -21,7 +21,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from accounts import clock
+from accounts.selectors import clock
 from benchmarks import conf
 from benchmarks.models import HostToken, LabHost, LabPool
 

@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import Problem
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
 from benchmarks.models import Campaign, LabPool, Run

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts.audit import audit_record
 from accounts.models import AuditEvent
+from accounts.services.audit import audit_record
 from benchmarks.models import RunOutput
 
 

@@ -27,19 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from accounts import clock
+from accounts.selectors import clock
 from artifacts.conf import bundle_environment_max_bytes
 from benchmarks import conf
-from benchmarks.environment import capture_environment, environment_drift
-from benchmarks.models import Run
-from benchmarks.sandbox import (
+from benchmarks.lib.environment import capture_environment, environment_drift
+from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
     run_harness,
 )
-from benchmarks.sandbox.reporting import RunStopped, clean_text, json_safe
-from benchmarks.sandbox.workspace import declared_environment
+from benchmarks.lib.sandbox.reporting import RunStopped, clean_text, json_safe
+from benchmarks.lib.sandbox.workspace import declared_environment
+from benchmarks.models import Run
 from benchmarks.services.common import StaleAttempt
 from benchmarks.services.pools import WorkerIdentity, host_ensure
 from benchmarks.services.reporter import RunReporter

@@ -15,9 +15,9 @@ from typing import Final
 
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
-from accounts.services import token_digest
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
+from accounts.services.users import token_digest
 from benchmarks.models import HostToken, LabHost, LabPool, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError

@@ -12,10 +12,10 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import full_clean_or_problems
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from benchmarks.models import HostToken, LabHost, LabPool
 from benchmarks.services.common import Actor, RunnerConflict, RunnerError
 

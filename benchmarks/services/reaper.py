@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from accounts import clock
+from accounts.selectors import clock
 from benchmarks import conf
 from benchmarks.models import Run
 from benchmarks.models.campaigns import ACTIVE_STATES

@@ -38,14 +38,14 @@ from typing import Any, Final
 
 from django.db import transaction
 
-from accounts import clock
+from accounts.selectors import clock
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
+from benchmarks.lib.sandbox.reporting import clean_text, json_safe
+from benchmarks.lib.sandbox.workspace import output_path_problem
 from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.sandbox.reporting import clean_text, json_safe
-from benchmarks.sandbox.workspace import output_path_problem
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
 from benchmarks.services.execution import (
     Outcome,

@@ -1,5 +1,5 @@
 """What a worker with database access tells the database while it holds a run:
-a sign of life, progress and the log tail (``benchmarks.sandbox.reporting``),
+a sign of life, progress and the log tail (``benchmarks.lib.sandbox.reporting``),
 written at most every ``RUNNER_PROGRESS_WRITE_SECONDS``. Every write names the
 worker's attempt and is refused once the run was cancelled, re-queued or
 finished: from then on ``stopped`` is true and the worker stops the harness."""
@@ -7,7 +7,7 @@ finished: from then on ``stopped`` is true and the worker stops the harness."""
 from __future__ import annotations
 
 from benchmarks import conf
-from benchmarks.sandbox.reporting import HarnessReporter
+from benchmarks.lib.sandbox.reporting import HarnessReporter
 from benchmarks.services.runs import run_report
 
 

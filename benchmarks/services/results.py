@@ -18,9 +18,9 @@ from artifacts.models import Blob, Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
+from benchmarks.lib.parsers import Metric, Series, UnknownParser, parse_stream
+from benchmarks.lib.sandbox.reporting import clean_text
 from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
-from benchmarks.parsers import Metric, Series, UnknownParser, parse_stream
-from benchmarks.sandbox.reporting import clean_text
 from benchmarks.services.runs import run_transition
 from benchmarks.services.workspace import Beat, Collection
 

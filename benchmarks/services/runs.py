@@ -16,9 +16,9 @@ from typing import Any
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from benchmarks import conf
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
@@ -95,7 +95,7 @@ def run_transition(
 
 def _announce_when_campaign_finished(campaign_id: int) -> None:
     """After commit: ``campaign_finished`` if this was the campaign's last run."""
-    from benchmarks.signals import campaign_finished_send_if_done
+    from benchmarks.services.receivers import campaign_finished_send_if_done
 
     transaction.on_commit(
         lambda: campaign_finished_send_if_done(campaign_id), robust=True

@@ -1,5 +1,5 @@
 """A run's working directory on the runner host, for the server's own lab
-workers: the Django-free file handling (``benchmarks.sandbox.workspace``) with
+workers: the Django-free file handling (``benchmarks.lib.sandbox.workspace``) with
 this deployment's limits and the bundle read from blob storage.
 
 ``Workspace``, ``WorkspaceError``, ``make_executable``, ``Collection`` and
@@ -16,14 +16,14 @@ from artifacts.conf import bundle_archive_limits
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
-from benchmarks.sandbox import workspace as library
-from benchmarks.sandbox.workspace import CHUNK, copy_checked, extract_archive
-from benchmarks.sandbox.workspace import Beat as Beat
-from benchmarks.sandbox.workspace import Collected as Collected
-from benchmarks.sandbox.workspace import Collection as Collection
-from benchmarks.sandbox.workspace import Workspace as Workspace
-from benchmarks.sandbox.workspace import WorkspaceError as WorkspaceError
-from benchmarks.sandbox.workspace import make_executable as make_executable
+from benchmarks.lib.sandbox import workspace as library
+from benchmarks.lib.sandbox.workspace import CHUNK, copy_checked, extract_archive
+from benchmarks.lib.sandbox.workspace import Beat as Beat
+from benchmarks.lib.sandbox.workspace import Collected as Collected
+from benchmarks.lib.sandbox.workspace import Collection as Collection
+from benchmarks.lib.sandbox.workspace import Workspace as Workspace
+from benchmarks.lib.sandbox.workspace import WorkspaceError as WorkspaceError
+from benchmarks.lib.sandbox.workspace import make_executable as make_executable
 
 
 def fetch_archive(bundle: Bundle, target: Path, beat: Beat) -> None:

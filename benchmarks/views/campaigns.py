@@ -16,9 +16,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
-from benchmarks.charts import bundle_claims, campaign_charts
-from benchmarks.gate_campaigns import campaign_judged_by, gate_campaign_start
+from accounts.views.requests import SignedInRequest
+from benchmarks.forms.lab import NO_GATE, CampaignStartForm
+from benchmarks.lib.charts import bundle_claims, campaign_charts
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import (
     campaign_get_visible,
@@ -37,8 +37,8 @@ from benchmarks.selectors.exports import (
     campaign_metrics_csv,
     campaign_metrics_json,
 )
+from benchmarks.selectors.gate_campaigns import campaign_judged_by, gate_campaign_start
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
-from benchmarks.views.forms import NO_GATE, CampaignStartForm
 
 
 def campaign_for_request(request: HttpRequest, campaign_id: uuid.UUID) -> Campaign:

@@ -19,15 +19,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError, StateConflict
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from benchmarks import conf
+from benchmarks.forms.lab import PoolCreateForm
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
 from benchmarks.selectors.pools import host_token_get, pool_get_in, pool_list_with_hosts
 from benchmarks.services.host_join import BROKER_PASSWORD_PLACEHOLDER, host_join
 from benchmarks.services.host_tokens import host_token_revoke
 from benchmarks.services.pools import pool_create
-from benchmarks.views.forms import PoolCreateForm
 
 
 class HostJoinForm(forms.Form):

@@ -14,11 +14,11 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.disk_full import unless_disk_full
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.disk_full import unless_disk_full
+from accounts.views.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
-from benchmarks.charts import bundle_claims, run_charts
+from benchmarks.lib.charts import bundle_claims, run_charts
 from benchmarks.models import Run
 from benchmarks.selectors.access import can_operate_campaign, run_get_visible
 from benchmarks.selectors.campaigns import (

@@ -21,7 +21,7 @@ set -euo pipefail
 [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: pool-user.sh <pool> [<vhost>]"
 pool="$1"
 vhost="${2-reprogate}"
-# The pool name rule of benchmarks.queues.POOL_NAME_PATTERN: no regex
+# The pool name rule of benchmarks.lib.queues.POOL_NAME_PATTERN: no regex
 # metacharacter can get into the permission patterns below.
 [[ "$pool" =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]] ||
   die "pool name '$pool' must be lowercase letters, digits and dashes (at most 63)"

@@ -12,7 +12,7 @@ from django.db.models import Model, QuerySet
 from django.http import Http404
 
 from accounts.models import Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
 from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import (
     AnyUser,

@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gates.api.access import rfp_for
+from gates.api.serializers import READ_ERRORS
 from gates.permissions import can_see_gate_plan_drafts
 from gates.selectors.board import BoardRow, GateCell, gate_board
-from gates.serializers import READ_ERRORS
 from procurement.models import Rfp
 
 

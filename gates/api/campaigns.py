@@ -18,16 +18,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.exceptions import Problem
-from accounts.requests import SignedInApiRequest
+from accounts.views.requests import SignedInApiRequest
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import pool_list_operated_by
 from benchmarks.services.campaigns import MAX_REPETITIONS
 from gates.api.access import one
+from gates.api.serializers import WRITE_ERRORS
 from gates.exceptions import GatesError
 from gates.models import GateCampaign
 from gates.permissions import gate_scope
 from gates.selectors.plans import plan_list_visible_to
-from gates.serializers import WRITE_ERRORS
 from gates.services.runs import gate_campaign_start
 
 

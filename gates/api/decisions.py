@@ -13,15 +13,15 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
+from accounts.views.requests import SignedInApiRequest
 from gates.api.access import (
     decision_list_visible_to,
     one,
     require_buyer_side,
 )
+from gates.api.serializers import WRITE_ERRORS, DecisionSerializer
 from gates.models import Decision
 from gates.selectors.plans import plan_list_visible_to
-from gates.serializers import WRITE_ERRORS, DecisionSerializer
 from gates.services.decisions import (
     decision_record,
     decision_second,

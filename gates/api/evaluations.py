@@ -29,9 +29,9 @@ from gates.api.access import (
     one,
     require_evaluator,
 )
+from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
 from gates.models import Evaluation
 from gates.selectors.plans import plan_list_visible_to
-from gates.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
 from gates.services.evaluations import gate_evaluate
 from gates.services.runs import gate_schedule_more_runs
 

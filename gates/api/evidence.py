@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 
 from artifacts.api.escrow import ZipRenderer, package_response
 from gates.api.access import evaluation_list_visible_to, one
+from gates.api.serializers import READ_ERRORS
 from gates.permissions import can_download_evaluation_evidence
-from gates.serializers import READ_ERRORS
 from gates.services.evidence import evaluation_evidence_prepare
 
 

@@ -12,16 +12,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
+from accounts.api.pagination import PAGE_PARAMETERS
+from accounts.views.requests import SignedInApiRequest
 from artifacts.selectors.bundles import bundle_get_visible
-from config.pagination import PAGE_PARAMETERS
 from gates.api.access import (
     obligation_list_visible_to,
     one,
     require_vendor_member,
 )
 from gates.api.pages import page_response, page_serializer
-from gates.serializers import READ_ERRORS, WRITE_ERRORS, ObligationSerializer
+from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, ObligationSerializer
 from gates.services.obligations import obligation_request_retest
 
 

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from config.pagination import LimitOffsetPagination
+from accounts.api.pagination import LimitOffsetPagination
 
 
 def page_serializer(
@@ -40,7 +40,7 @@ def page_response(
 ) -> Response:
     """The requested page of ``queryset``, each row written by ``rows``."""
     # the API's one paginator (api_settings imports the class the setting names,
-    # config.pagination's; the stubs type the setting's text)
+    # accounts.api.pagination's; the stubs type the setting's text)
     paginator_class = cast(
         "type[LimitOffsetPagination]", api_settings.DEFAULT_PAGINATION_CLASS
     )

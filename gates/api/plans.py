@@ -20,15 +20,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS
 from accounts.exceptions import Problem
 from accounts.models import Organisation
-from config.pagination import PAGE_PARAMETERS
 from gates.api.access import one, require_plan_editor, rfp_for
 from gates.api.pages import page_response, page_serializer
+from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, PlanSerializer
 from gates.exceptions import GatesError
 from gates.models import GatePlan
 from gates.selectors.plans import plan_draft, plan_export, plan_list_visible_to
-from gates.serializers import READ_ERRORS, WRITE_ERRORS, PlanSerializer
 from gates.services.plans import (
     plan_create_default,
     plan_freeze,

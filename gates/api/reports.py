@@ -28,10 +28,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.api.schema import error_response
+from accounts.views.requests import SignedInApiRequest
 from artifacts.lib.transparency.keyfile import LogKeyError
 from gates.api.access import decision_list_visible_to, evaluation_list_visible_to, one
+from gates.api.serializers import CONFLICT, NOT_FOUND, READ_ERRORS, WRITE_ERRORS
 from gates.models import Decision, Evaluation, Report
 from gates.permissions import can_download_report, can_request_report
 from gates.selectors.reports import (
@@ -39,7 +40,6 @@ from gates.selectors.reports import (
     report_for_evaluation,
     report_statement_public_key_pem,
 )
-from gates.serializers import CONFLICT, NOT_FOUND, READ_ERRORS, WRITE_ERRORS
 from gates.services.reports import report_download, report_request
 
 PDF = "application/pdf"
@@ -49,7 +49,7 @@ STATEMENT = "application/json"
 
 class _Bytes(BaseRenderer):
     """Lets clients ask for the download's media type; errors still come as
-    JSON (``accounts.api_errors``)."""
+    JSON (``accounts.api.errors``)."""
 
     def render(self, data: Any, accepted_media_type: Any = None, context: Any = None):
         return JSONRenderer().render(data) if isinstance(data, dict | list) else data
@@ -170,7 +170,7 @@ def _download(request: SignedInApiRequest, report: Report, part: str) -> Any:
 REPORT_READ: dict[Any, Any] = {200: ReportSerializer, **READ_ERRORS}
 REPORT_WRITE: dict[Any, Any] = {202: ReportSerializer, **WRITE_ERRORS}
 # errors are JSON whatever the download's type: 401, 403 and 404 come from the
-# central rules (accounts.schema), 409 and 503 are named with their type here
+# central rules (accounts.api.schema), 409 and 503 are named with their type here
 JSON = "application/json"
 PDF_READ: dict[Any, Any] = {
     (200, PDF): OpenApiResponse(OpenApiTypes.BINARY),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from accounts.exceptions import Problem
-from gates.engine.documents import PLAN_SCHEMA
+from gates.lib.engine.documents import PLAN_SCHEMA
 
 MAX_GATES: Final = 12
 MAX_ROWS: Final = 200  # criteria or stop-loss conditions of one gate

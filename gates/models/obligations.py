@@ -137,7 +137,7 @@ class RetestObligation(TimeStampedModel):
 
     @property
     def status_now(self) -> str:
-        from accounts import clock
+        from accounts.selectors import clock
 
         return self.status_at(clock.now())
 

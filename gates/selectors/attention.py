@@ -16,9 +16,9 @@ from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
-from accounts import clock
 from accounts.models import Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors import clock
+from accounts.selectors.users import organisation_ids_for
 from benchmarks.selectors.access import lab_organisation_list_for
 from gates.models import Decision, Evaluation, RetestObligation
 from gates.permissions import AnyUser

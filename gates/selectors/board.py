@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
 from procurement.models import Rfp

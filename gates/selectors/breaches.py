@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from accounts import clock
+from accounts.selectors import clock
 from artifacts.lib.evidence.layout import format_time
 from artifacts.selectors.breaches import CitedBreach
 from gates.models import RetestObligation

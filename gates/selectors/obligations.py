@@ -9,8 +9,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from accounts import clock
-from accounts.selectors import organisation_ids_for
+from accounts.selectors import clock
+from accounts.selectors.users import organisation_ids_for
 from gates.models import RetestObligation
 from gates.permissions import VENDOR_ROLES, AnyUser, gate_rows_visible_q
 

@@ -17,11 +17,11 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from accounts.models import Organisation
-from accounts.selectors import organisation_ids_for
-from benchmarks.parsers.model import unit_for_name
-from gates.engine.evaluate import limit_of
-from gates.engine.reasons import fmt
-from gates.engine.validate import plan_problems
+from accounts.selectors.users import organisation_ids_for
+from benchmarks.lib.parsers.model import unit_for_name
+from gates.lib.engine.evaluate import limit_of
+from gates.lib.engine.reasons import fmt
+from gates.lib.engine.validate import plan_problems
 from gates.models import GatePlan
 from gates.permissions import gate_rows_visible_q
 from procurement.models import Rfp

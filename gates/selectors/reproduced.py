@@ -23,7 +23,9 @@ from django.urls import reverse
 
 from gates.models import CriterionResult, Evaluation, GatePlan
 from procurement.models import Bid, Rfp
-from procurement.reproduced import NOT_REPRODUCED  # the label without gates too
+from procurement.selectors.reproduced import (
+    NOT_REPRODUCED,  # the label without gates too
+)
 
 # The chip class of each verdict (the colour language of static/css/app.css).
 CHIP: Final[Mapping[str, str]] = {

@@ -11,9 +11,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.urls import reverse
 
 from artifacts.models import Bundle
-from benchmarks.gate_campaigns import GateChoice, GateLink
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import bundle_list_startable_by
+from benchmarks.selectors.gate_campaigns import GateChoice, GateLink
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.decisions import previous_gate_unpromoted
 

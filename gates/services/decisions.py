@@ -28,12 +28,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from artifacts.lib.canonical import canonical_json
 from artifacts.lib.evidence.layout import format_time
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append

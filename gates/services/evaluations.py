@@ -1,6 +1,7 @@
 """``gate_evaluate``: judge one gate of a frozen plan on one campaign's runs.
 
-The server builds ``reprogate.results/v1`` from the campaign (``gates.results``),
+The server builds ``reprogate.results/v1`` from the campaign
+(``gates.selectors.results``),
 runs the Django-free engine (the same code path as ``reprogate gate evaluate``)
 and keeps the three documents byte-exact, one ``CriterionResult`` per
 criterion, and an escrow deposit whose leaf names the three digests. Then the
@@ -16,20 +17,20 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
 from benchmarks.models import Campaign
-from gates.engine.documents import evaluation_bytes
-from gates.engine.evaluate import evaluate_plan
-from gates.engine.validate import InvalidDocument
 from gates.exceptions import GatesConflict, GatesError, engine_problems
+from gates.lib.engine.documents import evaluation_bytes
+from gates.lib.engine.evaluate import evaluate_plan
+from gates.lib.engine.validate import InvalidDocument
 from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
-from gates.results import results_document
+from gates.selectors.results import results_document
 
 Actor = User | AnonymousUser | None
 DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}

@@ -9,7 +9,7 @@ Preparing one is the download's state change, as for a bundle's package
 (``artifacts.services.evidence``): an ``evidence.downloaded`` escrow event whose
 leaf binds README.txt, the keys and ``keys/reports.pub``, and one audit row.
 ``reprogate evidence verify`` re-evaluates the gate and checks the reports
-(``gates.engine.evidence``)."""
+(``gates.lib.engine.evidence``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
 from artifacts.lib.evidence.layout import BLOBS_DIR
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit
@@ -28,9 +28,9 @@ from artifacts.selectors.escrow import bundle_deposits
 from artifacts.selectors.evidence_package import EvidencePackage
 from artifacts.services.evidence import PackageFile, evidence_package_build
 from gates.conf import report_settings
-from gates.engine.evidence import REPORTS_KEY
+from gates.lib.engine.evidence import REPORTS_KEY
+from gates.lib.signing.statement import public_key_pem
 from gates.models import Evaluation, Report
-from gates.signing.statement import public_key_pem
 
 logger = logging.getLogger(__name__)
 Actor = User | AnonymousUser | None

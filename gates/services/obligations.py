@@ -33,12 +33,12 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
-from accounts.notifications import notify_users
-from accounts.selectors import organisation_ids_for, user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import organisation_ids_for, user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.campaigns import campaign_start

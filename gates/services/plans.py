@@ -18,17 +18,17 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import Max
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
-from gates.engine.documents import load_json, sha256_hex
-from gates.engine.validate import plan_problems
 from gates.exceptions import GatesConflict, GatesError, engine_problems
+from gates.lib.engine.documents import load_json, sha256_hex
+from gates.lib.engine.validate import plan_problems
 from gates.models import PLAN_TRANSITIONS, GatePlan
-from gates.plans import PlanProblems, default_plan, rfp_terms
+from gates.services.plan_documents import PlanProblems, default_plan, rfp_terms
 from procurement.models import Rfp
 
 Actor = User | AnonymousUser | None
@@ -154,7 +154,7 @@ def _default_document(rfp: Rfp, vendor: Organisation, bundle: Bundle) -> Any:
 @transaction.atomic
 def plan_create_default(*, rfp: Rfp, vendor: Organisation, actor: Actor) -> GatePlan:
     """A draft made from the vendor's latest accepted bundle's claims and the
-    RFP's terms (``gates.plans.default_plan``)."""
+    RFP's terms (``gates.services.plan_documents.default_plan``)."""
     rfp = _lock_rfp(rfp, vendor)
     if rfp.is_sealed:
         message = "The bids are sealed: the vendor's claims are read once opened."

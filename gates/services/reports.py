@@ -36,11 +36,11 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import Q
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors import clock
+from accounts.selectors.users import organisation_ids_for
+from accounts.services.audit import audit_record
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -314,7 +314,7 @@ def report_signer(conf: ReportSettings) -> Any:
     """The installation's report signer: its own when the settings name one,
     else the local one in the key directory (made only while no report is
     ready)."""
-    from gates.signing.pki import signer_load, signer_load_or_create
+    from gates.lib.signing.pki import signer_load, signer_load_or_create
 
     if conf.signer is not None:
         return signer_load(conf.signer, conf.signer_key, conf.signer_password)
@@ -340,7 +340,7 @@ def _verdict_lists(evaluation: Evaluation) -> tuple[list[str], list[str], list[s
 
 
 def _statement(report: Report, pdf_sha256: str) -> dict[str, Any]:
-    from gates.signing.statement import statement_result, test_result_statement
+    from gates.lib.signing.statement import statement_result, test_result_statement
 
     evaluation = report.evaluation
     bundle = evaluation.campaign.bundle
@@ -364,10 +364,13 @@ def _statement(report: Report, pdf_sha256: str) -> dict[str, Any]:
 
 def _produce(report: Report) -> _Produced:
     """Everything outside the database: content, PDF, signatures."""
-    from gates.reports.content import certificate_context, evaluation_report_context
-    from gates.reports.pdf import count_pages, render_pdf
-    from gates.signing.pades import sign_pdf
-    from gates.signing.statement import statement_sign
+    from gates.lib.signing.pades import sign_pdf
+    from gates.lib.signing.statement import statement_sign
+    from gates.selectors.report_content import (
+        certificate_context,
+        evaluation_report_context,
+    )
+    from gates.services.report_pdf import count_pages, render_pdf
 
     progress = _progress(report)
     conf = report_settings()
@@ -492,8 +495,8 @@ def _expected(error: BaseException) -> bool:
     traceback for the operator)."""
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from gates.signing.pades import PdfSigningError
-    from gates.signing.pki import ReportKeyError
+    from gates.lib.signing.pades import PdfSigningError
+    from gates.lib.signing.pki import ReportKeyError
 
     known = (PdfSigningError, ReportKeyError, LogKeyError, SoftTimeLimitExceeded)
     return isinstance(error, known)
@@ -510,8 +513,8 @@ def failure_reason(error: BaseException) -> str:
     a server path."""
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from gates.signing.pades import PdfSigningError
-    from gates.signing.pki import ReportKeyError
+    from gates.lib.signing.pades import PdfSigningError
+    from gates.lib.signing.pki import ReportKeyError
 
     if isinstance(error, ReportKeyError | LogKeyError):
         if _signed_reports_exist():

@@ -17,13 +17,13 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import ApplicationError, Problem
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.campaigns import campaign_add_runs, campaign_start
-from benchmarks.signals import FINAL
+from benchmarks.services.receivers import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import (

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_safe
 
 from accounts.models import Organisation
 from benchmarks.selectors.access import can_add_runs
-from gates.charts import criterion_chart
+from gates.lib.charts import criterion_chart
 from gates.permissions import (
     GateScope,
     can_download_evaluation_evidence,

@@ -24,7 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from gates.models import Decision, GatePlan
 from gates.permissions import can_decide_gates
 from gates.selectors.decisions import gate_decisions, gate_state

@@ -21,9 +21,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from gates.engine.validate import DIRECTIONS, DRIFT_LEVELS, ON_HIGH_CV, STAGES, STATS
 from gates.exceptions import GatesConflict, GatesError
 from gates.forms.plans import LIMIT_KINDS, STOP_KINDS, PlanEditor, attach_problems
+from gates.lib.engine.validate import (
+    DIRECTIONS,
+    DRIFT_LEVELS,
+    ON_HIGH_CV,
+    STAGES,
+    STATS,
+)
 from gates.models import GatePlan
 from gates.permissions import (
     can_edit_gate_plan,

@@ -23,7 +23,7 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from gates.exceptions import GatesConflict
 from gates.models import Decision, Evaluation, Report
 from gates.permissions import can_download_report, can_request_report

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import pool_list_operated_by

@@ -21,8 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.api.schema import error_response
+from accounts.views.requests import SignedInApiRequest
 from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
 from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp

@@ -24,9 +24,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.models import Organisation
-from accounts.requests import SignedInApiRequest
-from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.views.requests import SignedInApiRequest
+from procurement.api.serializers import OrganisationRefSerializer
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.bids import (
@@ -40,7 +41,6 @@ from procurement.selectors.bids import (
     bid_receipt_list,
 )
 from procurement.selectors.rfps import rfp_get_visible_or_404
-from procurement.serializers import OrganisationRefSerializer
 from procurement.services.bid_inputs import STATS, bid_documents_store
 from procurement.services.bids import (
     bid_documents_add,

@@ -16,9 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.parsers import JSONParser
-from accounts.requests import SignedInApiRequest
-from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.api.parsers import JSONParser
+from accounts.views.requests import SignedInApiRequest
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
@@ -202,7 +202,7 @@ class AddendumChangesInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "AddendumChangesInput"
-        closed = True  # the schema says: no other key (accounts.schema)
+        closed = True  # the schema says: no other key (accounts.api.schema)
 
     title = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)

@@ -20,15 +20,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
-from accounts.schema import error_response
+from accounts.api.schema import error_response
+from accounts.views.requests import SignedInApiRequest
+from procurement.lib.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
 from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
     bidding_organisation,
     can_evaluate,
     is_buyer_side,
 )
-from procurement.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
 from procurement.selectors.comparison import comparison_for
 from procurement.selectors.comparison_exports import (
     comparison_csv_text,

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.requests import SignedInApiRequest
+from accounts.views.requests import SignedInApiRequest
 from procurement.models import BidOpening, Rfp
 from procurement.permissions import can_manage_rfp, is_buyer_side
 from procurement.selectors.rfps import rfp_get_visible_or_404

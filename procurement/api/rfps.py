@@ -16,10 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.api.parsers import JSONParser
 from accounts.models import Organisation
-from accounts.parsers import JSONParser
-from accounts.requests import SignedInApiRequest
-from config.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.views.requests import SignedInApiRequest
+from procurement.api.serializers import RfpOutputSerializer
 from procurement.models import ArtifactKind, Rfp
 from procurement.models.rfp import REFERENCE_VALIDATOR
 from procurement.permissions import can_manage_rfp
@@ -31,7 +32,6 @@ from procurement.selectors.rfps import (
     rfp_template_list_for,
     rfp_with_configuration,
 )
-from procurement.serializers import RfpOutputSerializer
 from procurement.services.rfp_lifecycle import rfp_cancel, rfp_publish
 from procurement.services.rfps import rfp_configure, rfp_create, rfp_invite_vendor
 from procurement.services.templates import rfp_create_from_template

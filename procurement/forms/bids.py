@@ -7,8 +7,8 @@ from django import forms
 from django.forms.models import fields_for_model
 
 from accounts.exceptions import ApplicationError
-from procurement.evidence import SignedBundle
 from procurement.models import Bid, CostModelInput
+from procurement.selectors.evidence_sources import SignedBundle
 from procurement.services.bid_inputs import (
     COST_FIELDS,
     STATS,

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from accounts.forms import UtcDateTimeInput
+from accounts.forms.users import UtcDateTimeInput
 from procurement.models import Rfp
 from procurement.services.addenda import AMENDABLE_FIELDS, REASON_MAX_LENGTH
 from procurement.services.clarifications import ANSWER_MAX_LENGTH, QUESTION_MAX_LENGTH

@@ -6,8 +6,8 @@ from typing import Any, cast
 from django import forms
 from django.utils.text import slugify
 
+from procurement.lib.scoring import SCORE_MAX, SCORE_MIN
 from procurement.models import Bid, Criterion, Score, TcoFormula
-from procurement.scoring import SCORE_MAX, SCORE_MIN
 from procurement.services.award import AWARD_RATIONALE_MIN, OVERRIDE_REASON_MIN
 from procurement.services.evaluation import ScoreEntry
 from procurement.services.tco import HOURS_PER_YEAR_MAX

@@ -9,9 +9,9 @@ from django import forms
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 
-from accounts import clock
-from accounts.forms import UtcDateTimeInput
+from accounts.forms.users import UtcDateTimeInput
 from accounts.models import Organisation
+from accounts.selectors import clock
 from procurement.models import ArtifactKind, Rfp, RfpTemplate
 
 

@@ -10,9 +10,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 
-from accounts import clock
 from accounts.models import Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors import clock
+from accounts.selectors.users import organisation_ids_for
 from procurement.models import AwardRequest, Bid, BidOpening, Rfp, ScoreSheet
 from procurement.selectors.rfps import (
     RfpWithStatus,

@@ -1,6 +1,6 @@
 """The RFP's audit trail, and what procurement tells accounts about RFPs so that
 a buyer's trail includes its vendors' events, sealed until opening
-(``accounts.audit_scope``; registered in ``ProcurementConfig.ready()``)."""
+(``accounts.selectors.audit_scope``; registered in ``ProcurementConfig.ready()``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from accounts.audit_scope import register_rfp_scope
 from accounts.models import AuditEvent
-from accounts.selectors import audit_event_list_visible_to
+from accounts.selectors.audit_scope import register_rfp_scope
+from accounts.selectors.users import audit_event_list_visible_to
 from procurement.models import Rfp
 
 OPENED = (Rfp.Status.OPENED, Rfp.Status.AWARDED)  # ``Rfp.is_sealed`` is False
@@ -26,7 +26,7 @@ def rfp_audit_events(user: User | AnonymousUser, *, rfp: Rfp) -> QuerySet[AuditE
 
 
 class RfpTrailScope:
-    """``accounts.audit_scope.RfpScope`` over procurement's RFPs."""
+    """``accounts.selectors.audit_scope.RfpScope`` over procurement's RFPs."""
 
     def references(self, buyer_organisation_ids: Collection[int]) -> QuerySet[Any]:
         return Rfp.objects.filter(

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Organisation, Role
-from accounts.selectors import organisation_ids_for
+from accounts.selectors.users import organisation_ids_for
 from procurement.models import Bid, BidDocument, BidOpening, BidReceipt, Rfp
 from procurement.permissions import is_buyer_side
 

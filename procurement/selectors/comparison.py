@@ -12,16 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounts.models import Role
-from accounts.selectors import user_list_in
-from procurement import scoring
-from procurement.evidence import BidEvidence, checklist_of
+from accounts.selectors.users import user_list_in
+from procurement.lib import scoring
+from procurement.lib.tco import TcoResult
 from procurement.models import Award, Bid, Criterion, RequiredArtifact, Rfp, TcoFormula
-from procurement.reproduced import (
-    LabValidation,
-    ReproducedClaim,
-    lab_validations_for,
-    rfp_uses_lab_validation,
-)
 from procurement.selectors.evaluation import (
     AnyUser,
     BidTco,
@@ -36,7 +30,13 @@ from procurement.selectors.evaluation import (
     tco_formula_current,
 )
 from procurement.selectors.evidence import bid_evidence_for
-from procurement.tco import TcoResult
+from procurement.selectors.evidence_sources import BidEvidence, checklist_of
+from procurement.selectors.reproduced import (
+    LabValidation,
+    ReproducedClaim,
+    lab_validations_for,
+    rfp_uses_lab_validation,
+)
 
 COMPLETENESS_BASIS = (
     "The signed bundle each bid names (for a bid naming none: the vendor's newest "

@@ -1,7 +1,7 @@
 """The comparison matrix as CSV and as JSON (both carry the same data).
 
 Beside each vendor's claims, what the lab reproduced of them (the latest
-evaluation of the vendor's lab-validation gate, ``procurement.reproduced``):
+evaluation of the vendor's lab-validation gate, ``procurement.selectors.reproduced``):
 
 - CSV: per required metric ``claimed <metric>`` and ``reproduced <metric>``
   (per claim: estimate, 95% interval, unit, runs, criterion verdict, or "not
@@ -25,13 +25,17 @@ import io
 from decimal import Decimal
 from typing import Any
 
-from accounts.exports import csv_safe
-from procurement import scoring
-from procurement.evidence import BidEvidence
-from procurement.reproduced import NOT_REPRODUCED, LabValidation, ReproducedClaim
+from accounts.selectors.exports import csv_safe
+from procurement.lib import scoring
+from procurement.lib.tco import TcoResult
 from procurement.selectors.comparison import Comparison, ComparisonRow
 from procurement.selectors.evaluation import BidTco
-from procurement.tco import TcoResult
+from procurement.selectors.evidence_sources import BidEvidence
+from procurement.selectors.reproduced import (
+    NOT_REPRODUCED,
+    LabValidation,
+    ReproducedClaim,
+)
 
 
 def _text(value: Decimal | int | None) -> str:

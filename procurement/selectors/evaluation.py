@@ -28,8 +28,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import Role
-from accounts.selectors import user_list_in
-from procurement import scoring
+from accounts.selectors.users import user_list_in
+from procurement.lib import scoring
+from procurement.lib.tco import CostInputs, FormulaParams, TcoResult, tco_compute
 from procurement.models import (
     Bid,
     Criterion,
@@ -39,12 +40,11 @@ from procurement.models import (
     TcoFormula,
 )
 from procurement.permissions import can_evaluate, can_manage_rfp
-from procurement.reproduced import (
+from procurement.selectors.reproduced import (
     CriterionFigure,
     LabValidation,
     lab_validations_for,
 )
-from procurement.tco import CostInputs, FormulaParams, TcoResult, tco_compute
 
 AnyUser = User | AnonymousUser
 

@@ -1,4 +1,5 @@
-"""Reads of bundle evidence through the provider registry (``procurement.evidence``):
+"""Reads of bundle evidence through the provider registry
+(``procurement.selectors.evidence_sources``):
 each vendor's newest accepted bundle (or the one its bid names) checked against the
 RFP's required artifacts.
 
@@ -10,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from accounts.models import Organisation
-from procurement.evidence import BidEvidence, checklist_of, evidence_for
 from procurement.models import RequiredArtifact, Rfp
+from procurement.selectors.evidence_sources import (
+    BidEvidence,
+    checklist_of,
+    evidence_for,
+)
 
 
 def bid_evidence_for(

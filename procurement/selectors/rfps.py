@@ -28,9 +28,9 @@ from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan
 from django.http import Http404
 
-from accounts import clock
 from accounts.models import AuditEvent, Organisation, Role
-from accounts.selectors import (
+from accounts.selectors import clock
+from accounts.selectors.users import (
     buyer_organisation_ids_served_by,
     membership_list_for,
 )

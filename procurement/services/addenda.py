@@ -28,11 +28,11 @@ from django.db import models, transaction
 from django.db.models import Max
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import Problem
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Addendum, Rfp
 from procurement.selectors.clarifications import addendum_diff_rows

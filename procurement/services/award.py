@@ -31,21 +31,16 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
+from procurement.lib.scoring import BidConsensus
 from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
 from procurement.permissions import can_evaluate
-from procurement.reproduced import (
-    LabValidation,
-    lab_validations_for,
-    rfp_uses_lab_validation,
-)
-from procurement.scoring import BidConsensus
 from procurement.selectors.award import SheetCompleteness, score_sheet_completeness
 from procurement.selectors.evaluation import (
     consensus_rows,
@@ -53,6 +48,11 @@ from procurement.selectors.evaluation import (
     evaluation_criteria,
     score_sheet_get,
     submitted_scores,
+)
+from procurement.selectors.reproduced import (
+    LabValidation,
+    lab_validations_for,
+    rfp_uses_lab_validation,
 )
 from procurement.services.evaluation import (
     EvaluationStateError,

@@ -26,10 +26,14 @@ from django.core.files.storage import default_storage
 from django.template.defaultfilters import filesizeformat
 
 from accounts.exceptions import Problem
-from procurement.evidence import SignedBundle, bundles_accepted, bundles_own
 from procurement.exceptions import ProcurementError
 from procurement.models import CostModelInput, Rfp
 from procurement.models.bid import claim_key
+from procurement.selectors.evidence_sources import (
+    SignedBundle,
+    bundles_accepted,
+    bundles_own,
+)
 
 STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

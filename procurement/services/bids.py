@@ -1,7 +1,8 @@
 """Bids: submit, replace, withdraw and re-confirm; every action issues a receipt.
 
 A bid's content (cover note, claims, cost inputs, documents and the signed bundle
-it relies on) is committed to by a SHA-256 hash (``procurement.commitment``); each
+it relies on) is committed to by a SHA-256 hash (``procurement.services.commitment``);
+each
 action writes a ``BidReceipt`` whose ``contents`` are exactly the committed
 payload, so the vendor always sees what it submitted and can recompute the hash.
 
@@ -32,14 +33,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
-from procurement.commitment import bid_payload, commitment_of
-from procurement.evidence import SignedBundle
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import (
     BID_TRANSITIONS,
@@ -49,6 +48,7 @@ from procurement.models import (
     CostModelInput,
     Rfp,
 )
+from procurement.selectors.evidence_sources import SignedBundle
 from procurement.selectors.rfps import rfp_submissions_closed
 from procurement.services.bid_inputs import (
     COST_FIELDS,
@@ -59,6 +59,7 @@ from procurement.services.bid_inputs import (
     clean_cost_inputs,
     cost_inputs_with_bundle,
 )
+from procurement.services.commitment import bid_payload, commitment_of
 from procurement.services.deadlines import rfp_apply_deadlines
 
 LIVE_STATUSES = (Bid.Status.SUBMITTED, Bid.Status.NEEDS_RECONFIRMATION)

@@ -25,9 +25,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import QuerySet
 
-from accounts import clock
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
 from procurement.selectors.rfps import rfp_effective_status, rfp_list_due

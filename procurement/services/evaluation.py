@@ -12,19 +12,19 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from accounts.models import Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from procurement.exceptions import (
     EvaluationStateError,
     ProcurementError,
     full_clean_or_problems,
 )
+from procurement.lib.scoring import SCORE_MAX, SCORE_MIN
 from procurement.models import Bid, Rfp, Score, ScoreSheet
-from procurement.scoring import SCORE_MAX, SCORE_MIN
 from procurement.selectors.evaluation import (
     evaluation_bids,
     evaluation_criteria,

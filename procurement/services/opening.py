@@ -12,12 +12,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition
 from accounts.models import Role
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors import clock
+from accounts.selectors.users import user_list_in
+from accounts.services.audit import audit_record
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, BidOpening, Rfp
 from procurement.services.deadlines import rfp_apply_deadlines

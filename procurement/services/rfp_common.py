@@ -12,8 +12,8 @@ from django.db import models
 from django.urls import reverse
 
 from accounts.exceptions import Problem
-from accounts.notifications import notify_users
-from accounts.selectors import user_list_in
+from accounts.selectors.users import user_list_in
+from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import InvalidTransition, Problem
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_common import (

@@ -10,12 +10,12 @@ from typing import Any, Final
 
 from django.db import models, transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.exceptions import Problem
 from accounts.models import Organisation
-from procurement.defaults import default_configuration
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError, RfpNotEditable
+from procurement.lib.defaults import default_configuration
 from procurement.models import (
     Criterion,
     RequiredArtifact,
@@ -147,7 +147,7 @@ def rfp_create(
     questions_deadline: datetime | None = None,
     configuration: Mapping[str, Any] | None = None,
 ) -> Rfp:
-    """A draft RFP, pre-filled with ``configuration`` (``procurement.defaults``
+    """A draft RFP, pre-filled with ``configuration`` (``procurement.lib.defaults``
     when none is given: the six artifact kinds, the metrics, the criteria and the
     contract clauses)."""
     if buyer_organisation.kind != Organisation.Kind.BUYER:

@@ -9,8 +9,8 @@ from decimal import Decimal
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp, TcoFormula
 from procurement.services.evaluation import (

@@ -1,7 +1,7 @@
 """RFP templates: "save as template" and "new from template", per buyer organisation.
 
 A template holds an RFP's configuration (``RfpTemplate.data``, the shape of
-``procurement.defaults.default_configuration()``): description, minimum bids,
+``procurement.lib.defaults.default_configuration()``): description, minimum bids,
 workloads, contract terms, required artifacts, metrics and criteria. Never the
 reference, title, deadlines or invitations, which belong to one tender."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.audit import audit_record
-from procurement.defaults import CONFIGURATION_VERSION
+from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError
+from procurement.lib.defaults import CONFIGURATION_VERSION
 from procurement.models import Rfp, RfpTemplate
 from procurement.services.rfp_common import Actor, clean_or_refuse
 from procurement.services.rfps import (

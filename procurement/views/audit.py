@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.urls import path
 
 from accounts.permissions import can_view_audit_trail
-from accounts.views import audit_page_context
+from accounts.views.users import audit_page_context
 from procurement.permissions import bidding_organisation
 from procurement.selectors.audit import rfp_audit_events
 from procurement.selectors.rfps import rfp_get_visible_or_404

@@ -18,7 +18,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from procurement.forms.evaluation import AwardCancelForm, AwardForm
 from procurement.models import AwardRequest, Rfp
 from procurement.permissions import can_manage_rfp

@@ -25,8 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from accounts.requests import SignedInRequest
-from procurement.evidence import bundles_accepted
+from accounts.views.requests import SignedInRequest
 from procurement.forms.bids import BidForm
 from procurement.models import BidDocument, BidReceipt, Rfp
 from procurement.permissions import bidding_organisation, can_manage_rfp, is_buyer_side
@@ -44,6 +43,7 @@ from procurement.selectors.bids import (
     bid_receipt_list,
 )
 from procurement.selectors.evidence import bid_evidence_own
+from procurement.selectors.evidence_sources import bundles_accepted
 from procurement.selectors.rfps import rfp_get_visible_or_404, rfp_submissions_closed
 from procurement.services.bid_inputs import bid_documents_store
 from procurement.services.bids import bid_reconfirm, bid_submit, bid_withdraw

@@ -13,8 +13,8 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from accounts import clock
-from accounts.requests import SignedInRequest
+from accounts.selectors import clock
+from accounts.views.requests import SignedInRequest
 from procurement.exceptions import ProcurementError
 from procurement.forms.clarifications import (
     AddendumForm,

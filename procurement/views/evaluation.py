@@ -19,8 +19,9 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.exceptions import ApplicationError
-from accounts.requests import SignedInRequest
+from accounts.views.requests import SignedInRequest
 from procurement.forms.evaluation import ScoreSheetForm, TcoFormulaForm
+from procurement.lib.scoring import DISAGREEMENT_SPREAD
 from procurement.models import Rfp
 from procurement.permissions import (
     bidding_organisation,
@@ -28,7 +29,6 @@ from procurement.permissions import (
     can_manage_rfp,
     is_buyer_side,
 )
-from procurement.scoring import DISAGREEMENT_SPREAD
 from procurement.selectors.comparison import comparison_bids, comparison_for
 from procurement.selectors.comparison_exports import (
     comparison_csv_text,

@@ -28,7 +28,6 @@ from procurement.forms.rfps import (
     RfpTermsForm,
     RfpWorkloadsForm,
 )
-from procurement.markdown import render_markdown
 from procurement.models import Rfp
 from procurement.selectors.rfps import (
     managed_buyer_organisations,
@@ -48,6 +47,7 @@ from procurement.services.rfps import (
 )
 from procurement.services.templates import rfp_create_from_template
 from procurement.views.common import rfp_page_context, rfp_to_manage, show_refusal
+from procurement.views.markdown import render_markdown
 
 Forms = dict[str, Any]
 

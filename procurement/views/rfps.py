@@ -15,17 +15,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
-from accounts.requests import SignedInRequest
+from accounts.selectors import clock
+from accounts.views.requests import SignedInRequest
 from procurement.forms.rfps import (
     CancelForm,
     InviteForm,
     RfpFilterForm,
     TemplateSaveForm,
 )
-from procurement.markdown import render_markdown
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.rfps import (
@@ -55,6 +54,7 @@ from procurement.views.common import (
     rfp_to_manage,
     show_refusal,
 )
+from procurement.views.markdown import render_markdown
 from procurement.views.rfp_editor import step_url
 
 RFP_PAGE_SIZE = 25

@@ -12,7 +12,7 @@ from django.contrib.messages import get_messages
 from django.test import Client
 
 from accounts.models import AuditEvent
-from accounts.services import api_token_issue
+from accounts.services.users import api_token_issue
 from tests.accounts.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

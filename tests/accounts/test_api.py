@@ -8,7 +8,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, AuditEvent
-from accounts.services import api_token_issue, api_token_revoke
+from accounts.services.users import api_token_issue, api_token_revoke
 from tests.accounts.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

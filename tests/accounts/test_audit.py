@@ -7,9 +7,9 @@ from django.contrib.admin.sites import site
 from django.db import transaction
 from django.test import RequestFactory
 
-from accounts.audit import AuditOutsideTransaction, audit_record
-from accounts.context import request_id_var
+from accounts.lib.context import request_id_var
 from accounts.models import AuditEvent, AuditTrailIsAppendOnly, Organisation
+from accounts.services.audit import AuditOutsideTransaction, audit_record
 
 pytestmark = pytest.mark.django_db
 

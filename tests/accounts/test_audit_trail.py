@@ -16,9 +16,9 @@ from django.db import transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.audit import audit_record
-from accounts.audit_labels import ACTION_LABELS, action_label
+from accounts.lib.audit_labels import ACTION_LABELS, action_label
 from accounts.models import AuditEvent, Organisation
+from accounts.services.audit import audit_record
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 import pytest
 from django import forms
 
-from accounts.forms import AuditFilterForm, IsoDateInput, UtcDateTimeInput
+from accounts.forms.users import AuditFilterForm, IsoDateInput, UtcDateTimeInput
 from artifacts.forms.escrow import RetentionForm
 from procurement.forms.rfps import RfpBasicsForm, RfpCreateForm
 

@@ -1,4 +1,5 @@
-"""A full disk answers 507, never 500 (accounts/disk_full.py): which errors say the
+"""A full disk answers 507, never 500 (accounts/views/disk_full.py): which errors say
+the
 disk is full, the API's error shape, the page, the 500 handler's fallback, and a
 record a read may skip. The real full disk: tests/faults/test_embedded_runtime.py."""
 
@@ -16,9 +17,9 @@ from django.db import OperationalError
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from accounts.api_errors import exception_handler
-from accounts.disk_full import DiskFullMiddleware, is_disk_full, unless_disk_full
+from accounts.api.errors import exception_handler
 from accounts.models import AuditEvent
+from accounts.views.disk_full import DiskFullMiddleware, is_disk_full, unless_disk_full
 from config.urls import handler500
 
 SQLITE_FULL = "database or disk is full"
@@ -119,7 +120,7 @@ def test_the_500_handler_answers_a_full_disk_outside_a_view_with_507(
 def test_a_record_a_read_may_skip_is_rolled_back_and_logged_on_a_full_disk(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="accounts.disk_full")
+    caplog.set_level(logging.WARNING, logger="accounts.views.disk_full")
 
     with unless_disk_full("bundle.downloaded b1 by vendor-a"):
         AuditEvent.objects.create(action="bundle.downloaded", actor_repr="vendor-a")

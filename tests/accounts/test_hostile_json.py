@@ -19,7 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.request import Request
 from rest_framework.test import APIClient
 
-from config.pagination import MAX_LIMIT, LimitOffsetPagination
+from accounts.api.pagination import MAX_LIMIT, LimitOffsetPagination
 from tests.procurement.factories_rfps import published_rfp
 
 pytestmark = pytest.mark.django_db

@@ -17,8 +17,8 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
 
-from accounts import throttle
 from accounts.models import LoginFailure
+from accounts.services import throttle
 from tests.accounts.factories import PASSWORD
 from tests.config.test_settings_startup import base_env, manage
 

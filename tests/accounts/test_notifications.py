@@ -10,7 +10,7 @@ import pytest
 from django.core import mail
 
 from accounts.models import Notification
-from accounts.notifications import notification_link_label, notify_users
+from accounts.services.notifications import notification_link_label, notify_users
 from accounts.tasks import notification_email_task
 from tests.procurement.factories_rfps import published_rfp
 
@@ -120,7 +120,7 @@ def _site_url_with(tmp_path: Path, **env: str) -> str:
     clean.update(DJANGO_DEBUG="True", REPROGATE_VAR_DIR=str(tmp_path / "var"), **env)
     code = (
         "import django; django.setup(); "
-        "from config.site import absolute_url; print(absolute_url('/rfps/'))"
+        "from accounts.conf import absolute_url; print(absolute_url('/rfps/'))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

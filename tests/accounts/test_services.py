@@ -8,7 +8,7 @@ from django.db import transaction
 
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent, Membership, Organisation, Role
-from accounts.services import (
+from accounts.services.users import (
     api_token_issue,
     api_token_revoke,
     membership_grant,

@@ -1,4 +1,4 @@
-"""API tokens expire by the installation clock (``accounts.clock``): moving it
+"""API tokens expire by the installation clock (``accounts.selectors.clock``): moving it
 past a token's expiry makes the API refuse the token, as the real time would."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.services import api_token_issue, api_token_revoke
+from accounts.services.users import api_token_issue, api_token_revoke
 
 pytestmark = pytest.mark.django_db
 

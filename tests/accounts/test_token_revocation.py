@@ -9,7 +9,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, AuditEvent
-from accounts.services import api_token_issue, api_token_revoke, user_password_change
+from accounts.services.users import (
+    api_token_issue,
+    api_token_revoke,
+    user_password_change,
+)
 from tests.accounts.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import pytest
 from django.db import transaction
 from rest_framework.test import APIClient
 
-from accounts.audit import audit_record
 from accounts.models import ApiToken, AuditEvent, Organisation
+from accounts.services.audit import audit_record
 from tests.accounts.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -24,8 +24,8 @@ import redis
 from celery import Celery
 
 from accounts.models import Membership, Role
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import HostToken, LabHost, Run, RunMetric
-from benchmarks.queues import pool_queue
 from benchmarks.services.host_tokens import host_token_issue, host_token_revoke
 from benchmarks.services.pools import pool_create
 from benchmarks.tasks import execute_run_task

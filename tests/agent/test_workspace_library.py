@@ -1,5 +1,5 @@
 """The Django-free workspace the agent shares with the server's lab worker
-(``benchmarks.sandbox.workspace``): limits are the caller's, and nothing the
+(``benchmarks.lib.sandbox.workspace``): limits are the caller's, and nothing the
 server hands out reaches outside the run's folder."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox.reporting import json_safe
-from benchmarks.sandbox.workspace import (
+from benchmarks.lib.sandbox.reporting import json_safe
+from benchmarks.lib.sandbox.workspace import (
     Workspace,
     WorkspaceError,
     collect_outputs,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
-from accounts.services import api_token_issue
+from accounts.services.users import api_token_issue
 from artifacts.models import Bundle
 from benchmarks.models import Campaign
 from procurement.models import Rfp

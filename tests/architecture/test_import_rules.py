@@ -5,14 +5,16 @@ imports and ``importlib.import_module("…")`` included; migrations left out):
 - ``gates → benchmarks → artifacts → procurement → accounts``: an app imports
   only itself and the apps to its right. A lower app shows a higher app's facts
   through a Protocol and a registry the higher app fills in its
-  ``AppConfig.ready()`` (``procurement.evidence``, ``procurement.reproduced``);
-- ``portal`` and ``config`` sit outside and may import any app; an app imports
-  from them only the few ``config`` modules in ``CONFIG_FOR_APPS``;
+  ``AppConfig.ready()`` (``procurement.selectors.evidence_sources``,
+  ``procurement.selectors.reproduced``);
+- ``portal`` and ``config`` sit outside and may import any app; no app imports
+  them (the pieces every app shares, pagination and the site's URLs, are
+  ``accounts``');
 - nothing in the server imports the ``reprogate`` CLI;
-- the Django-free libraries (``DJANGO_FREE``) import only the standard library,
+- each app's Django-free library, ``<app>.lib`` (``DJANGO_FREE``), imports only the standard library,
   third-party packages that are not the web stack, and each other;
 - the CLI imports only those, itself, the standard library and third parties;
-- the lab host's agent imports only those, ``AGENT_ALSO``, itself, the standard
+- the lab host's agent imports only those, itself, the standard
   library and third parties (Celery and kombu too: it runs a worker), and
   nothing in the server imports it;
 - no model module imports the Celery app (enqueuing is a service's business).
@@ -41,28 +43,12 @@ OUTSIDE = frozenset({"portal", "config"})  # may import any app
 SERVER = APPS | OUTSIDE
 CLI = "reprogate_cli"
 AGENT = "reprogate_agent"
-# Django-free modules of the apps the agent may import besides DJANGO_FREE.
-AGENT_ALSO = ("benchmarks.queues",)
 AGENT_STACK = frozenset({"celery", "kombu"})
-# What an app may import from config: infrastructure with no domain in it, as
-# used today. config.pagination: the API's LimitOffsetPagination class;
-# config.site: the site's absolute URLs (notices, bundle pages). Not
-# config.celery (tasks use ``shared_task``), settings (``django.conf.settings``),
-# env or the URL confs.
-CONFIG_FOR_APPS = frozenset({"config.pagination", "config.site"})
 # The libraries outsiders run offline (the CLI, the runner workers): their
 # package docstrings say "no Django", and they import none of the server.
-DJANGO_FREE = (
-    "artifacts.lib",
-    "benchmarks.environment",
-    "benchmarks.parsers",
-    "benchmarks.sandbox",
-    "benchmarks.workloads",
-    "gates.engine",
-    "gates.signing",
-)
+DJANGO_FREE = tuple(f"{app}.lib" for app in RANK)
 # Importing ``artifacts.lib`` first runs ``artifacts/__init__.py``, and so on.
-DJANGO_FREE_PARENTS = frozenset({"artifacts", "benchmarks", "gates"})
+DJANGO_FREE_PARENTS = frozenset(RANK)
 # Third-party packages of the web stack, which the Django-free code never imports.
 WEB_STACK = frozenset(
     {
@@ -98,17 +84,13 @@ def against_the_direction(imports: Iterable[Import]) -> list[Import]:
 
 
 def into_portal_or_config(imports: Iterable[Import]) -> list[Import]:
-    """An app importing portal, or a config module not in ``CONFIG_FOR_APPS``."""
+    """An app importing portal or config."""
     return [
         i
         for i in imports
         if app_of(i.module) in APPS
-        and (i.top == "portal" or (i.top == "config" and not _config_allowed(i)))
+        and i.top in OUTSIDE
     ]
-
-
-def _config_allowed(i: Import) -> bool:
-    return within(i.target, CONFIG_FOR_APPS)
 
 
 def server_into_cli(imports: Iterable[Import]) -> list[Import]:
@@ -151,12 +133,12 @@ def server_into_agent(imports: Iterable[Import]) -> list[Import]:
 
 def agent_beyond_libraries(imports: Iterable[Import]) -> list[Import]:
     """The agent importing Django, the web stack (but Celery and kombu), config
-    or an app module beyond the Django-free libraries and ``AGENT_ALSO``."""
+    or an app module beyond the Django-free libraries."""
     return [
         i
         for i in imports
         if within(i.module, (AGENT,))
-        and not (i.top in AGENT_STACK or _offline_safe(i, also=(AGENT, *AGENT_ALSO)))
+        and not (i.top in AGENT_STACK or _offline_safe(i, also=(AGENT,)))
     ]
 
 
@@ -202,7 +184,9 @@ def test_the_checker_sees_the_project(imports: list[Import]) -> None:
     importers = {app_of(i.module) for i in imports}
 
     assert importers == SERVER | {CLI, AGENT}
-    assert any(i.target == "gates.engine" for i in imports if i.module.startswith(CLI))
+    assert any(
+        i.target == "gates.lib.engine" for i in imports if i.module.startswith(CLI)
+    )
 
 
 @pytest.mark.parametrize("name", RULES)
@@ -215,7 +199,7 @@ def test_no_module_breaks_the_rule(name: str, imports: list[Import]) -> None:
 
 
 def test_every_module_the_rules_name_exists() -> None:
-    named = [*DJANGO_FREE, *DJANGO_FREE_PARENTS, *CONFIG_FOR_APPS, *AGENT_ALSO]
+    named = [*DJANGO_FREE, *DJANGO_FREE_PARENTS]
 
     missing = [m for m in named if not is_module(m)]
 
@@ -273,15 +257,15 @@ def test_the_checker_resolves_relative_imports() -> None:
     [
         ("outside", "accounts.x", "import config.celery", True),
         ("outside", "accounts.x", "from portal import views", True),
-        ("outside", "accounts.x", "from config.site import a", False),
+        ("outside", "accounts.x", "from accounts.conf import a", False),
         ("server_cli", "config.x", "from reprogate_cli import main", True),
         ("server_cli", "portal.x", "import gates.models", False),
         ("django_free", "artifacts.lib.x", "import django.db", True),
-        ("django_free", "gates.engine.x", "import rest_framework", True),
+        ("django_free", "gates.lib.engine.x", "import rest_framework", True),
         ("django_free", "artifacts.lib.x", "import artifacts.models", True),
         ("django_free", "benchmarks", "from config import env", True),
-        ("django_free", "gates.engine.x", "import numpy, json", False),
-        ("django_free", "gates.engine.x", "import benchmarks.parsers", False),
+        ("django_free", "gates.lib.engine.x", "import numpy, json", False),
+        ("django_free", "gates.lib.engine.x", "import benchmarks.lib.parsers", False),
         ("cli", "reprogate_cli.x", "import gates.selectors", True),
         ("cli", "reprogate_cli.x", "import celery", True),
         ("cli", "reprogate_cli.x", "from reprogate_cli import gate", False),
@@ -294,8 +278,8 @@ def test_the_checker_resolves_relative_imports() -> None:
         ("agent", "reprogate_agent.x", "import benchmarks.services.runs", True),
         ("agent", "reprogate_agent.x", "import rest_framework", True),
         ("agent", "reprogate_agent.x", "from celery import Celery", False),
-        ("agent", "reprogate_agent.x", "from benchmarks.queues import q", False),
-        ("agent", "reprogate_agent.x", "from benchmarks.sandbox import a", False),
+        ("agent", "reprogate_agent.x", "from benchmarks.lib.queues import q", False),
+        ("agent", "reprogate_agent.x", "from benchmarks.lib.sandbox import a", False),
         ("agent", "reprogate_agent.x", "import urllib3, json", False),
         ("agent", "reprogate_agent.x", "from reprogate_agent import client", False),
         ("models", "benchmarks.models.x", "from config.celery import app", True),

@@ -1,14 +1,18 @@
-"""The layout of ``artifacts`` (as ``procurement``'s): every module sits in a layer
-folder but the six that an app has once; and the API mounts each app's API
-urlconf once, under ``/api/v1/`` (``config/api_urls.py``)."""
+"""One anatomy for every app (``docs/architecture.md``): every module of
+accounts, procurement, artifacts, benchmarks and gates sits in a layer folder
+but the few that an app has once; and the API mounts each app's API urlconf
+(``<app>/api/urls.py``) once, under ``/api/v1/`` (``config/api_urls.py``)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.architecture.imports import ROOT
 
+APPS = ("accounts", "procurement", "artifacts", "benchmarks", "gates")
 LAYER_FOLDERS = frozenset(
     {
         "models",
@@ -30,21 +34,14 @@ APP_MODULES = frozenset(
         "apps.py",
         "admin.py",
         "conf.py",
+        "exceptions.py",
         "permissions.py",
         "tasks.py",
         "urls.py",
     }
 )
-# Each app's API urlconf, as config/api_urls.py includes it (accounts has no
-# urlconf of its own: its few APIs are routed there by class).
-API_URLCONFS = frozenset(
-    {
-        "procurement.api.urls",
-        "artifacts.api.urls",
-        "benchmarks.api",
-        "gates.api.urls",
-    }
-)
+# Each app's API urlconf, as config/api_urls.py includes it.
+API_URLCONFS = frozenset(f"{app}.api.urls" for app in APPS)
 
 
 def modules_outside_layers(app: Path) -> list[str]:
@@ -77,13 +74,19 @@ def included(urlconf: Path) -> list[str]:
     return found
 
 
-def test_artifacts_has_no_module_outside_its_layer_folders() -> None:
-    stray = modules_outside_layers(ROOT / "artifacts")
+@pytest.mark.parametrize("app", APPS)
+def test_the_app_has_no_module_outside_its_layer_folders(app: str) -> None:
+    stray = modules_outside_layers(ROOT / app)
 
     assert not stray, (
-        f"Outside artifacts' layer folders ({', '.join(sorted(LAYER_FOLDERS))}) "
+        f"Outside {app}'s layer folders ({', '.join(sorted(LAYER_FOLDERS))}) "
         f"only {', '.join(sorted(APP_MODULES))}; also found: {stray}"
     )
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_app_api_has_its_urlconf(app: str) -> None:
+    assert (ROOT / app / "api" / "urls.py").is_file()
 
 
 def test_the_layout_check_finds_a_stray_module(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ from tests.architecture.imports import ROOT, source_files
 SERVER = ("accounts", "procurement", "artifacts", "benchmarks", "gates", "portal")
 LIBRARIES = (
     "artifacts/lib/",
-    "benchmarks/parsers/",
-    "benchmarks/environment/",
-    "benchmarks/sandbox/",
-    "benchmarks/workloads/",
-    "gates/engine/",
+    "benchmarks/lib/parsers/",
+    "benchmarks/lib/environment/",
+    "benchmarks/lib/sandbox/",
+    "benchmarks/lib/workloads/",
+    "gates/lib/engine/",
 )
 
 

@@ -1,5 +1,6 @@
 """The seam through which procurement reads what the lab reproduced without
-importing gates (``procurement.reproduced``): gates fills it in at startup, its
+importing gates (``procurement.selectors.reproduced``): gates fills it in at startup,
+its
 objects read as procurement's protocols say, and without it every vendor is
 "not yet reproduced" and no RFP uses lab validation."""
 
@@ -12,7 +13,8 @@ import pytest
 
 from gates.selectors import reproduced as gates_reproduced
 from procurement.models import Bid, Rfp
-from procurement.reproduced import (
+from procurement.selectors.comparison import comparison_for
+from procurement.selectors.reproduced import (
     NOT_REPRODUCED,
     LabValidation,
     ReproducedClaim,
@@ -20,7 +22,6 @@ from procurement.reproduced import (
     register_lab_validation_source,
     rfp_uses_lab_validation,
 )
-from procurement.selectors.comparison import comparison_for
 from tests.gates.reproduced_support import (  # noqa: F401 (fixtures)
     reproduce_fixture,
     two_vendors_fixture,

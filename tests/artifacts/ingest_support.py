@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.core.files.storage import InMemoryStorage, default_storage
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.lib.signatures import dsse
 from artifacts.lib.signatures.sshkeys import load_private_key
 from artifacts.models import Bundle

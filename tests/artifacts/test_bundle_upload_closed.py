@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.models import Bundle
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import build_bundle, open_rfp, register_corpus_keys

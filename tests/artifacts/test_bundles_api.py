@@ -14,7 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent, Organisation
-from accounts.services import api_token_issue
+from accounts.services.users import api_token_issue
 from artifacts.models import Blob, Bundle
 from artifacts.services.blob_sweep import blob_sweep
 from artifacts.services.fixity.report import grace_period

@@ -14,9 +14,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from accounts import clock
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent, Organisation
+from accounts.selectors import clock
 from artifacts.models import Blob, Bundle, BundleFile
 from artifacts.selectors.bundles import (
     bundle_latest_accepted_by_organisation,

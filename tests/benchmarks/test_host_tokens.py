@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent, Organisation
-from accounts.services import token_digest
+from accounts.services.users import token_digest
 from benchmarks.models import HostToken, LabHost, LabPool
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.host_join import agent_command, host_join

@@ -26,7 +26,7 @@ from django.core.management import call_command
 from django.db import connections
 from playwright.sync_api import Page, expect
 
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from benchmarks.tasks import execute_run_task
 from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import Organisation
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from gates.models import Evaluation, GatePlan
 from gates.services.plans import plan_create_default, plan_freeze
 from portal.demo import LAB_POOL, LAB_RFP

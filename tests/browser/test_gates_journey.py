@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox.capabilities import host_support
 from portal.demo import LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.browser.lab import log_in

@@ -20,9 +20,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from accounts.models import Notification, Organisation, Role
-from accounts.services import membership_grant, user_create
+from accounts.services.users import membership_grant, user_create
 from portal.demo import DEMO_PASSWORD
-from procurement.defaults import DEFAULT_ARTIFACTS, DEFAULT_CRITERIA
+from procurement.lib.defaults import DEFAULT_ARTIFACTS, DEFAULT_CRITERIA
 
 pytestmark = [pytest.mark.browser]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gates.engine import evaluate_plan, evaluation_bytes
+from gates.lib.engine import evaluate_plan, evaluation_bytes
 from reprogate_cli.main import main
 from tests.gates.engine.support import criterion, plan, results, values
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from artifacts.lib.canonical import canonical_json
-from gates.engine import evaluate_plan, evaluation_bytes
+from gates.lib.engine import evaluate_plan, evaluation_bytes
 from gates.models import Evaluation
 from reprogate_cli.main import main
 from tests.artifacts import ingest_support

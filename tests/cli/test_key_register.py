@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
-from accounts.services import api_token_issue
+from accounts.services.users import api_token_issue
 from artifacts.models import Bundle, SigningKey
 from artifacts.services.keys import signing_key_revoke
 from reprogate_cli.main import main

@@ -1,4 +1,4 @@
-"""The lab pools' queue names (``benchmarks.queues``)."""
+"""The lab pools' queue names (``benchmarks.lib.queues``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.lib.queues import EMBEDDED_POOL, pool_names_of, pool_queue
 from benchmarks.models import LabPool
-from benchmarks.queues import EMBEDDED_POOL, pool_names_of, pool_queue
 from config import supervise
 from portal import demo
 

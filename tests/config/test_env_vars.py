@@ -52,7 +52,7 @@ ENV_HELPERS = frozenset(
 )
 # Read from the environment, but not settings: each with the reason.
 NOT_SETTINGS = {
-    # benchmarks.environment.sources: the host's PATH, handed to the tools it runs
+    # benchmarks.lib.environment.sources: the host's PATH, handed to the tools it runs
     "PATH",
 }
 # A line of the example that lists a variable: NAME=value, or # NAME=value (unset).

@@ -24,7 +24,7 @@ import pytest
 import redis
 from celery import Celery
 
-from accounts.context import request_id_var
+from accounts.lib.context import request_id_var
 from config.logs import JsonFormatter, gunicorn_logconfig
 from tests.integration.conftest import REDIS_URL
 

@@ -27,11 +27,11 @@ from django.db import connection
 from artifacts.lib.transparency import merkle, note
 from artifacts.models import Checkpoint
 from artifacts.services.transparency import checkpoint_publish
+from gates.lib.signing.statement import statement_open
 from gates.models import GatePlan, Report
 from gates.selectors.reports import report_statement_public_key_pem
 from gates.services.decisions import decision_record, decision_second
 from gates.services.reports import report_generate
-from gates.signing.statement import statement_open
 from tests.artifacts.ingest_support import upload_rfp  # noqa: F401
 from tests.gates.support import (  # noqa: F401
     PASS,

@@ -26,7 +26,7 @@ import pytest
 from amqp.exceptions import AccessRefused, NotAllowed  # type: ignore[import-untyped]
 from celery import Celery
 
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from reprogate_agent.celery_app import create_app
 from reprogate_agent.options import AgentOptions
 

@@ -834,7 +834,7 @@ def _sandboxed(
     tmp_path: Path, *, limits: list[str], wrap: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
     """The runner's own bubblewrap command, as an unprivileged user under ``limits``."""
-    from benchmarks.sandbox.command import OUTPUT_MOUNT, bwrap_argv
+    from benchmarks.lib.sandbox.command import OUTPUT_MOUNT, bwrap_argv
 
     bwrap = shutil.which("bwrap")
     if bwrap is None or os.geteuid() != 0 or shutil.which("setpriv") is None:

@@ -147,7 +147,7 @@ def people(stack: Stack) -> People:
         f"""
 from datetime import timedelta
 from django.contrib.auth import get_user_model
-from accounts import clock
+from accounts.selectors import clock
 from accounts.models import Membership, Organisation, Role
 from benchmarks.services.pools import pool_create
 from procurement.models import Rfp

@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.models import Release
 from artifacts.selectors.release import release_notice_days
 from artifacts.services.release import release_request
 from artifacts.services.release_execution import release_approve
-from procurement.defaults import DEFAULT_TERMS
+from procurement.lib.defaults import DEFAULT_TERMS
 from procurement.models import Award, Rfp
 from tests.procurement.factories import BidFactory
 

@@ -16,23 +16,23 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from accounts import clock
 from accounts.models import AuditEvent
+from accounts.selectors import clock
 from artifacts.lib.canonical import canonical_json
 from artifacts.lib.transparency.keyfile import load_private_key
 from artifacts.models import Deposit, DepositBlob, EscrowEvent
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
-from gates.engine.documents import load_json
-from gates.engine.evidence import first_difference
-from gates.models import Evaluation, GatePlan, Report
-from gates.signing.statement import (
+from gates.lib.engine.documents import load_json
+from gates.lib.engine.evidence import first_difference
+from gates.lib.signing.statement import (
     public_key_pem,
     statement_result,
     statement_sign,
     test_result_statement,
 )
+from gates.models import Evaluation, GatePlan, Report
 from procurement.models import Rfp
 from tests.architecture.test_cli_without_django import reprogate
 from tests.escrow.package_support import flip, members, replaced, rewrite

@@ -18,8 +18,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.models import Deposit, FixityFinding, FixityRun
 from tests.escrow.conftest import open_bids
 
@@ -185,7 +185,7 @@ def test_users_of_no_buyer_side_still_see_no_fixity(
 def test_the_audit_trail_keeps_each_buyers_findings_to_that_buyer(
     run: FixityRun, client_for: Any, outsider: Any
 ) -> None:
-    from accounts.audit import audit_record
+    from accounts.services.audit import audit_record
 
     for finding in run.findings.all():
         audit_record(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from accounts import clock as installation_clock
+from accounts.selectors import clock as installation_clock
 from artifacts.models import Deposit, Release
 from artifacts.models.release import RELEASE_TRANSITIONS
 from artifacts.permissions import (

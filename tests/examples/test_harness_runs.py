@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.parsers import parse
+from benchmarks.lib.parsers import parse
 from tests.examples.support import (
     BARE_PATH,
     VENDORS,

@@ -1,8 +1,8 @@
 """The example bundles are self-contained: each ships a byte-identical copy of
-the trace generator (benchmarks/workloads/tracegen.py), and both vendors run the
+the trace generator (benchmarks/lib/workloads/tracegen.py), and both vendors run the
 same harness code; only harness/config.json (the vendor's tier model) and the
 claims differ. After changing the generator: ``cp
-benchmarks/workloads/tracegen.py examples/*/harness/``."""
+benchmarks/lib/workloads/tracegen.py examples/*/harness/``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def test_bundled_trace_generator_is_the_packaged_one(vendor: str) -> None:
     bundled = ROOT / "examples" / vendor / "harness" / "tracegen.py"
 
     assert (
-        bundled.read_bytes() == (ROOT / "benchmarks/workloads/tracegen.py").read_bytes()
+        bundled.read_bytes()
+        == (ROOT / "benchmarks/lib/workloads/tracegen.py").read_bytes()
     )
 
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from artifacts.services.fixity.run import fixity_check
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, Run
-from benchmarks.queues import pool_queue
 from benchmarks.tasks import reap_runs_task
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (

@@ -22,8 +22,8 @@ from django.core.management import call_command
 from django.db import connections
 
 from artifacts.services.fixity.run import fixity_check
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Run
-from benchmarks.queues import pool_queue
 from benchmarks.tasks import reap_runs_task
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (

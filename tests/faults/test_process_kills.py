@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, Run
-from benchmarks.queues import pool_queue
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
     HARNESS,

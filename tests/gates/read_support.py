@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from benchmarks.models import Campaign
 from gates.models import (
     CriterionResult,

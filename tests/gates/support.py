@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run
-from gates.engine.documents import sha256_hex
+from gates.lib.engine.documents import sha256_hex
 from gates.models import Evaluation, GatePlan
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp

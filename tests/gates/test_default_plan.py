@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gates.engine import evaluate_plan, plan_problems
-from gates.plans import (
+from gates.lib.engine import evaluate_plan, plan_problems
+from gates.services.plan_documents import (
     PlanProblems,
     default_plan,
     is_latency,

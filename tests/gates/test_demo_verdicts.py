@@ -25,10 +25,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.models import AuditEvent
+from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
-from benchmarks.sandbox.capabilities import host_support
 from benchmarks.selectors.pools import host_retired
-from gates.engine import evaluate_plan
+from gates.lib.engine import evaluate_plan
 from gates.models import Evaluation, GatePlan, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)

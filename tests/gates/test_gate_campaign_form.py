@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from benchmarks.gate_campaigns import register_gate_campaign_source
 from benchmarks.models import Campaign, LabPool
+from benchmarks.selectors.gate_campaigns import register_gate_campaign_source
 from benchmarks.services.pools import host_register
 from gates.exceptions import GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan

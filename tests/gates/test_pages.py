@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from gates.charts import criterion_repetitions
+from gates.lib.charts import criterion_repetitions
 from gates.models import Evaluation, GatePlan
 from gates.selectors.evaluations import Repetition
 from procurement.models import Rfp

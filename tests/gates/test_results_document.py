@@ -12,8 +12,8 @@ import pytest
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run, RunMetric
-from gates.engine.validate import results_problems
-from gates.results import STATUS, results_document, run_drift, run_status
+from gates.lib.engine.validate import results_problems
+from gates.selectors.results import STATUS, results_document, run_drift, run_status
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import (
     upload_rfp,  # noqa: F401 (fixture rfp)

@@ -17,7 +17,7 @@ import pytest
 import redis
 from celery import Celery
 
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from tests.integration.conftest import REDIS_URL
 
 pytestmark = pytest.mark.integration

@@ -25,9 +25,9 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import Client
 
+from benchmarks.lib.queues import pool_queue
+from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
-from benchmarks.queues import pool_queue
-from benchmarks.sandbox.capabilities import host_support
 from gates.models import Evaluation, GateCampaign, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP
 from procurement.models import Rfp

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import redis
 
-from benchmarks.queues import pool_queue
+from benchmarks.lib.queues import pool_queue
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.services.runs import gate_campaign_start
 from tests.benchmarks.runner.support import GOOD_HARNESS, SCENARIOS

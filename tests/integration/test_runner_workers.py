@@ -32,8 +32,8 @@ from django.db import connections
 
 from accounts.models import Membership, Role
 from artifacts.models import Deposit
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
-from benchmarks.queues import pool_queue
 from benchmarks.services.pools import pool_create
 from benchmarks.tasks import execute_run_task, reap_runs_task
 from tests.accounts.factories import OrganisationFactory, UserFactory

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from gates.engine import evaluate_plan, evaluation_bytes
+from gates.lib.engine import evaluate_plan, evaluation_bytes
 
 METRICS = (  # name, stat, unit, typical value, direction, band
     ("ttft_ms", "p99", "ms", 180.0, "lower", {"pct": 10}),
@@ -197,12 +197,12 @@ def _tender(
 
     from django.contrib.auth import get_user_model
 
-    from accounts import clock
     from accounts.models import Membership, Organisation, Role
+    from accounts.selectors import clock
     from artifacts.lib.canonical import canonical_json
     from artifacts.models import Blob, Bundle
     from benchmarks.models import Campaign, LabPool
-    from gates.engine.documents import evaluation_bytes, sha256_hex
+    from gates.lib.engine.documents import evaluation_bytes, sha256_hex
     from gates.models import Decision, Evaluation, GatePlan, RetestObligation
     from procurement.models import Rfp
 

@@ -8,7 +8,7 @@ asserts nothing about timing.
    direction, 4096, 0``): ``--samples`` lines, log-normal latencies around
    100 µs with a 0.1% tail 20x slower, 70% reads and 30% writes, the same
    bytes for the same seed (``random.Random``);
-2. in a subprocess, parses it with ``fio-lat-log`` (``benchmarks.parsers``:
+2. in a subprocess, parses it with ``fio-lat-log`` (``benchmarks.lib.parsers``:
    streamed, bounded memory) and times the ``parse_file`` call;
 3. in another subprocess, the yardstick: ``pandas.read_csv`` of the whole file
    (every column) + ``numpy.percentile`` per direction; and in a third the
@@ -64,8 +64,8 @@ def write_log(path: Path, samples: int, seed: int) -> None:
 
 
 def child_parser(path: Path) -> dict[str, Any]:
-    import benchmarks.parsers.latlog  # noqa: F401 - numpy imported before timing, as for pandas
-    from benchmarks.parsers import parse_file
+    import benchmarks.lib.parsers.latlog  # noqa: F401 - numpy imported before timing, as for pandas
+    from benchmarks.lib.parsers import parse_file
 
     began = time.perf_counter()
     result = parse_file("fio-lat-log", path)

@@ -5,8 +5,9 @@
 Builds a benchmark report about ``--pages`` A4 pages long without a database: a
 gate plan of many criteria (latencies lower, throughputs higher, percent and
 absolute bands, thresholds) over several scenarios and a results document of
-their runs, evaluated by the real engine (``gates.engine.evaluate_plan``); the
-report's lines come from ``gates.reports.content``'s own functions (criteria with
+their runs, evaluated by the real engine (``gates.lib.engine.evaluate_plan``); the
+report's lines come from ``gates.selectors.report_content``'s own functions (criteria
+with
 their Plotly figures, stop-loss), the runs with outputs, drift, deposits and
 decisions are made up around them. Then, ``--repeat`` times: draws every chart
 (``figures_svg``: the first run starts the process's Chromium, as a worker's
@@ -131,8 +132,8 @@ def _sha(text: str) -> str:
 
 def context(pages: int) -> dict[str, Any]:
     """The report context (``gates/reports/evaluation.html``), charts not drawn."""
-    from gates.engine import evaluate_plan
-    from gates.reports import content
+    from gates.lib.engine import evaluate_plan
+    from gates.selectors import report_content as content
 
     plan, results = build(pages)
     (doc,) = evaluate_plan(plan, results)
@@ -222,9 +223,9 @@ def _cpu() -> float:
 
 
 def one_run(pages: int, signer: Any, charts: bool) -> dict[str, float | int]:
-    from gates.reports.content import attach_charts
-    from gates.reports.pdf import count_pages, render_pdf
-    from gates.signing.pades import sign_pdf
+    from gates.lib.signing.pades import sign_pdf
+    from gates.selectors.report_content import attach_charts
+    from gates.services.report_pdf import count_pages, render_pdf
 
     ctx = context(pages)
     t0, c0 = time.perf_counter(), _cpu()
@@ -258,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
     logging.disable(logging.INFO)  # WeasyPrint's and kaleido's progress lines
-    from gates.signing.pki import signer_load_or_create
+    from gates.lib.signing.pki import signer_load_or_create
 
     with tempfile.TemporaryDirectory(prefix="bench-reports-") as keys:
         t0 = time.perf_counter()

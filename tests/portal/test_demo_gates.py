@@ -21,7 +21,7 @@ from accounts.models import AuditEvent
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool, Run
 from gates.models import Evaluation, GatePlan
-from gates.plans import default_plan, rfp_terms
+from gates.services.plan_documents import default_plan, rfp_terms
 from portal.demo import (
     LAB_ENVIRONMENT_NOTE,
     LAB_POOL,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from accounts import clock
 from accounts.models import AuditEvent
+from accounts.selectors import clock
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import bundle_list_startable_by

@@ -19,8 +19,8 @@ from django.core.management import CommandError, call_command
 import portal.demo as demo
 from accounts.models import AuditEvent
 from artifacts.models import Bundle
+from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.queues import pool_queue
 from benchmarks.services.campaigns import campaign_start
 from benchmarks.tasks import execute_run_task
 from gates.models import Evaluation, GateCampaign, GatePlan

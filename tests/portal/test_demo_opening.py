@@ -14,8 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from accounts import clock
 from accounts.exceptions import ApplicationError
+from accounts.selectors import clock
 from artifacts.models import Bundle
 from portal.demo import OPENING_RFP, demo_seed
 from procurement.models import Rfp

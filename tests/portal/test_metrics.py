@@ -17,8 +17,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from prometheus_client.parser import text_string_to_metric_families
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from artifacts.models import Blob, Bundle, FixityFinding, FixityRun
 from benchmarks.models import Campaign, LabHost, LabPool, Run
 from tests.procurement.factories import RfpFactory

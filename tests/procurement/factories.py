@@ -8,8 +8,8 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from procurement.models import Bid, Rfp
 from tests.accounts.factories import OrganisationFactory
 

@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from accounts import clock
 from accounts.models import Organisation, Role
+from accounts.selectors import clock
 from artifacts.lib.signatures.sshkeys import parse_public_key_line
 from artifacts.models import Bundle, SigningKey
 from artifacts.services.keys import signing_key_register

@@ -6,8 +6,8 @@ from typing import Any
 import factory
 from factory.django import DjangoModelFactory
 
-from accounts import clock
 from accounts.models import Organisation
+from accounts.selectors import clock
 from procurement.models import Clarification, Rfp
 from tests.accounts.factories import UserFactory
 from tests.procurement import factories as base

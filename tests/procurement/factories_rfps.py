@@ -8,9 +8,9 @@ from typing import Any
 import factory
 from factory.django import DjangoModelFactory
 
-from accounts import clock
 from accounts.models import Organisation
-from procurement.defaults import default_configuration
+from accounts.selectors import clock
+from procurement.lib.defaults import default_configuration
 from procurement.models import Clarification, Rfp
 from procurement.services.rfp_lifecycle import rfp_publish
 from procurement.services.rfps import rfp_create, rfp_invite_vendor

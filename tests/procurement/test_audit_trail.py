@@ -18,8 +18,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.audit import audit_record
 from accounts.models import AuditEvent, Organisation, Role
+from accounts.services.audit import audit_record
 from artifacts.models import Bundle, SigningKey
 from procurement.models import Bid, Rfp
 from tests.accounts.factories import MembershipFactory, UserFactory

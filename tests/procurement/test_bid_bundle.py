@@ -16,9 +16,9 @@ import pytest
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from procurement.evidence import bundles_accepted
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
+from procurement.selectors.evidence_sources import bundles_accepted
 from procurement.services.bid_inputs import bid_documents_store
 from procurement.services.bids import (
     bid_documents_add,

@@ -14,9 +14,9 @@ import pytest
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
-from procurement.evidence import register_evidence_provider
 from procurement.models import Rfp
 from procurement.selectors.comparison import comparison_for
+from procurement.selectors.evidence_sources import register_evidence_provider
 from tests.procurement.factories_bundles import comparison_rfp
 
 pytestmark = pytest.mark.django_db

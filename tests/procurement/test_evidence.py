@@ -1,4 +1,5 @@
-"""Bundle evidence for procurement: the provider registry (``procurement.evidence``),
+"""Bundle evidence for procurement: the provider registry
+(``procurement.selectors.evidence_sources``),
 the provider artifacts registers (``artifacts.selectors.procurement_hooks``) and the
 checklist a vendor's newest accepted bundle gives against the RFP."""
 
@@ -16,14 +17,14 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from artifacts.selectors.procurement_hooks import bundle_evidence, evidence_summary
-from procurement.evidence import (
+from procurement.models import Rfp
+from procurement.selectors.evidence_sources import (
     ChecklistItem,
     checklist_of,
     evidence_for,
     evidence_provider,
     register_evidence_provider,
 )
-from procurement.models import Rfp
 from tests.artifacts.ingest_support import build_bundle, ingest
 from tests.procurement.factories import RfpFactory
 from tests.procurement.factories_bundles import (

@@ -6,9 +6,8 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent, Organisation
-from procurement.defaults import DEFAULT_CRITERIA, default_configuration
 from procurement.exceptions import ProcurementError
-from procurement.markdown import render_markdown
+from procurement.lib.defaults import DEFAULT_CRITERIA, default_configuration
 from procurement.models import ArtifactKind, Rfp
 from procurement.services.rfps import (
     RfpNotEditable,
@@ -17,6 +16,7 @@ from procurement.services.rfps import (
     rfp_set_metrics,
     rfp_update,
 )
+from procurement.views.markdown import render_markdown
 from tests.procurement.factories_rfps import draft_rfp, published_rfp
 
 pytestmark = pytest.mark.django_db

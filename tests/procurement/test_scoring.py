@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from decimal import Decimal
 
-from procurement.scoring import (
+from procurement.lib.scoring import (
     DISAGREEMENT_SPREAD,
     ScoreValue,
     WeightedCriterion,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from accounts import clock as installation_clock
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
+from accounts.selectors import clock as installation_clock
 from artifacts.services.ingest import bundle_refuse_upload
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp

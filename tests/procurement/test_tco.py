@@ -11,10 +11,10 @@ import pytest
 from accounts.exceptions import StateConflict
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
+from procurement.lib.tco import TIMES, CostInputs, FormulaParams, tco_compute
 from procurement.models import Rfp, TcoFormula
 from procurement.selectors.evaluation import tco_formula_current
 from procurement.services.tco import tco_formula_create, tco_formula_ensure
-from procurement.tco import TIMES, CostInputs, FormulaParams, tco_compute
 from tests.procurement.factories import RfpFactory
 from tests.procurement.factories_evaluation import (
     CostModelInputFactory,

@@ -9,9 +9,9 @@ import pytest
 from django.core import mail
 from rest_framework.test import APIClient
 
-from accounts import clock
 from accounts.models import Notification
-from accounts.notifications import notification_deliver
+from accounts.selectors import clock
+from accounts.services.notifications import notification_deliver
 from accounts.tasks import notification_email_task
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp

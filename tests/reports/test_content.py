@@ -22,7 +22,7 @@ from artifacts.services.escrow_records import DepositItem
 from artifacts.services.transparency import checkpoint_publish
 from benchmarks.models import Run
 from gates.models import Evaluation, GatePlan
-from gates.reports.content import (
+from gates.selectors.report_content import (
     certificate_context,
     evaluation_report_context,
     log_head,

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from artifacts.storage.blobs import blob_open
+from gates.lib.signing.pki import signer_load_or_create
 from gates.models import Decision, Evaluation, Report
 from gates.services.reports import report_generate
-from gates.signing.pki import signer_load_or_create
 from tests.reports.pdfsig import has_timestamp, nss_db, pdfsig
 from tests.reports.tsa import tsa as tsa  # the fixture, for getfixturevalue
 

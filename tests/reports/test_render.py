@@ -21,15 +21,17 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
-from gates.charts import criterion_repetitions
+from gates.lib.charts import criterion_repetitions
+from gates.lib.report_charts import ChartError, checked_svg, figures_svg
 from gates.models import Decision, Evaluation, GatePlan
-from gates.reports.charts import ChartError, checked_svg, figures_svg
-from gates.reports.content import (
+from gates.selectors.evaluations import Repetition
+from gates.selectors.report_content import (
     certificate_context,
     evaluation_report_context,
     num,
 )
-from gates.reports.pdf import (
+from gates.services.decisions import decision_record, decision_second
+from gates.services.report_pdf import (
     ReportFetchRefused,
     StaticOnlyFetcher,
     count_pages,
@@ -37,8 +39,6 @@ from gates.reports.pdf import (
     render_pdf,
     static_bytes,
 )
-from gates.selectors.evaluations import Repetition
-from gates.services.decisions import decision_record, decision_second
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import upload_rfp  # noqa: F401
 from tests.gates.engine.support import criterion

@@ -15,6 +15,8 @@ import pytest
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Organisation
 from gates.exceptions import GatesConflict
+from gates.lib.signing.pades import PdfSigningError
+from gates.lib.signing.pki import ReportKeyError
 from gates.models import Decision, Evaluation, GatePlan, Report
 from gates.services import reports as service
 from gates.services.decisions import decision_record
@@ -26,8 +28,6 @@ from gates.services.reports import (
     report_request,
     report_transition,
 )
-from gates.signing.pades import PdfSigningError
-from gates.signing.pki import ReportKeyError
 from tests.gates.support import LAB
 
 pytestmark = pytest.mark.django_db

@@ -19,13 +19,13 @@ import pytest
 from accounts.models import AuditEvent
 from artifacts.models import Deposit, FixityFinding
 from artifacts.storage.blobs import blob_open
+from gates.lib.signing.pki import signer_load_or_create
+from gates.lib.signing.statement import statement_open
 from gates.models import Decision, Evaluation, GatePlan, Report
-from gates.reports.pdf import count_pages
 from gates.selectors.fixity import report_findings
 from gates.selectors.reports import report_statement_public_key_pem
+from gates.services.report_pdf import count_pages
 from gates.services.reports import KEYS_MISSING, report_generate, report_request
-from gates.signing.pki import signer_load_or_create
-from gates.signing.statement import statement_open
 from tests.gates.support import PASS
 from tests.reports.pdfsig import has_timestamp, nss_db, pdfsig
 from tests.reports.tsa import LocalTsa

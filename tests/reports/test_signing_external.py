@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from gates.signing.pades import sign_pdf
-from gates.signing.pki import ReportKeyError, ReportSigner, SigningKey, signer_load
+from gates.lib.signing.pades import sign_pdf
+from gates.lib.signing.pki import ReportKeyError, ReportSigner, SigningKey, signer_load
 from tests.reports.pdfsig import nss_db, pdfsig
 
 PEM = serialization.Encoding.PEM

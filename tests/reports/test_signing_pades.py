@@ -19,8 +19,8 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
-from gates.signing.pades import PdfSigningError, sign_pdf
-from gates.signing.pki import ReportSigner, signer_load_or_create
+from gates.lib.signing.pades import PdfSigningError, sign_pdf
+from gates.lib.signing.pki import ReportSigner, signer_load_or_create
 from tests.reports.pdfsig import has_timestamp, nss_db, pdfsig
 from tests.reports.tsa import LocalTsa, local_tsa, tsa  # noqa: F401 (fixture)
 

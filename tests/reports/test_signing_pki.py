@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from gates.signing.pki import (
+from gates.lib.signing.pki import (
     CA_FILE,
     DOCUMENT_SIGNING,
     KEY_FILE,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from tests.django_free import web_modules_loaded_by
 
 IMPORTS = """
-import gates.signing
-from gates.signing import pades, pki, statement
+import gates.lib.signing
+from gates.lib.signing import pades, pki, statement
 """
 
 

@@ -58,7 +58,9 @@ ROUTES: dict[str, Rule] = {
     "accounts:login": Rule(
         "public",
         "the login form",
-        writes_own="a failed login is counted for the lockout (accounts.throttle)",
+        writes_own=(
+            "a failed login is counted for the lockout (accounts.services.throttle)"
+        ),
     ),
     "accounts:logout": own_writes("ends the requester's own session"),
     "accounts:password_change": OWN,

@@ -21,9 +21,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from accounts import clock
 from accounts.models import Organisation, Role
-from accounts.services import api_token_issue
+from accounts.selectors import clock
+from accounts.services.users import api_token_issue
 from artifacts.models import Bundle, Deposit, FixityFinding, FixityRun, SigningKey
 from artifacts.services.transparency import checkpoint_publish
 from benchmarks.models import RunOutput

@@ -32,7 +32,7 @@ Packages of other things than a bundle (a gate evaluation's) hold deposits of
 other kinds and a few more files; a higher layer checks those through
 ``checks`` (``PackageCheck``: the files it reads and a function given the
 package, its parsed deposit entries and the report), so this library knows
-nothing of them — the gate checks are ``gates.engine.evidence``'s. A check's
+nothing of them — the gate checks are ``gates.lib.engine.evidence``'s. A check's
 files are optional for the package, but one that is present must be named by
 the download receipt like README.txt (and one the receipt names must be
 present).

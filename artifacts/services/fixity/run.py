@@ -13,9 +13,9 @@ from dataclasses import asdict
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from accounts import clock
-from accounts.audit import audit_record
 from accounts.models import Organisation
+from accounts.selectors import clock
+from accounts.services.audit import audit_record
 from artifacts.models import Deposit, FixityFinding, FixityRun
 from artifacts.services.fixity.blobs import check_blobs
 from artifacts.services.fixity.log import check_log

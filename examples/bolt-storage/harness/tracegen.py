@@ -2,7 +2,7 @@
 
     profile = TraceProfile.from_dict(json.load(f), concurrency=32)
     digest, count = write_trace(profile, seed=7, out=handle)   # JSON Lines
-    python -m benchmarks.workloads generate PROFILE.json --seed 7 -o trace.jsonl
+    python -m benchmarks.lib.workloads generate PROFILE.json --seed 7 -o trace.jsonl
 
 A profile gives the arrival process (``poisson``, or ``gamma`` with a coefficient
 of variation ``cv`` of the gaps), prompt and output length distributions
@@ -35,7 +35,7 @@ the SHA-256 of the whole file is the trace's recorded digest.
 Stdlib only and a single file on purpose (hence its length): the example
 bundles ship a byte-identical copy as ``harness/tracegen.py`` (a test compares
 them), because a harness runs with nothing but the bundle and the system's
-python3. After a change: ``cp benchmarks/workloads/tracegen.py
+python3. After a change: ``cp benchmarks/lib/workloads/tracegen.py
 examples/*/harness/``.
 """
 

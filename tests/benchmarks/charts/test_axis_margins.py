@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.charts import (
+from benchmarks.lib.charts import (
     _layout,
     campaign_charts,
     hit_rate_over_time,

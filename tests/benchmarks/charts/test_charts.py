@@ -1,4 +1,4 @@
-"""benchmarks.charts: figure JSON from metric rows, scenarios and claims."""
+"""benchmarks.lib.charts: figure JSON from metric rows, scenarios and claims."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.charts import (
+from benchmarks.lib.charts import (
     bundle_claims,
     campaign_charts,
     latency_percentiles,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.environment import SCHEMA, capture_environment
+from benchmarks.lib.environment import SCHEMA, capture_environment
 from tests.benchmarks.environment.fakehost import TOOLS, FakeTools, fake_host, write
 
 

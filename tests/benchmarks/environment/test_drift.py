@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks.environment import (
+from benchmarks.lib.environment import (
     Drift,
     capture_environment,
     drift_counts,
     environment_drift,
 )
-from benchmarks.environment.matching import same_model, same_version
+from benchmarks.lib.environment.matching import same_model, same_version
 from tests.benchmarks.environment.fakehost import TOOLS, FakeTools, fake_host
 
 MANIFESTS = Path(__file__).parent / "manifests"

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.parsers import ParseResult, parse, parse_file
+from benchmarks.lib.parsers import ParseResult, parse, parse_file
 
 OUTPUTS: Final = Path(__file__).resolve().parents[2] / "fixtures" / "outputs"
 EXPECTED: Final = OUTPUTS / "expected"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.parsers import ParseResult, parse
-from benchmarks.parsers.model import Metric
+from benchmarks.lib.parsers import ParseResult, parse
+from benchmarks.lib.parsers.model import Metric
 
 
 def values(result: ParseResult, name: str, stat: str, **where: Any) -> list[float]:

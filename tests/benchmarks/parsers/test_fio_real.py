@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.parsers import parse_file
-from benchmarks.parsers.model import percentile_stat
-from benchmarks.parsers.percentiles import linear
+from benchmarks.lib.parsers import parse_file
+from benchmarks.lib.parsers.model import percentile_stat
+from benchmarks.lib.parsers.percentiles import linear
 from reprogate_cli.main import main
 
 FIO = shutil.which("fio")

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from benchmarks.parsers.model import Metric
+from benchmarks.lib.parsers.model import Metric
 from tests.benchmarks.parsers.golden import (
     CORPUS,
     DLIO,

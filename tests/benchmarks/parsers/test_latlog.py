@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.parsers import latlog, parse, parse_stream
-from benchmarks.parsers.percentiles import linear
+from benchmarks.lib.parsers import latlog, parse, parse_stream
+from benchmarks.lib.parsers.percentiles import linear
 from tests.benchmarks.parsers.helpers import one, problems, values
 
 np = pytest.importorskip("numpy")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks.parsers import ParseResult, parse
+from benchmarks.lib.parsers import ParseResult, parse
 from tests.benchmarks.parsers.helpers import one, problems
 
 OFFLINE = """\

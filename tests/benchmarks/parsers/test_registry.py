@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import benchmarks.parsers as registry
-from benchmarks.parsers import ParseError, UnknownParser, parse, parse_file
-from benchmarks.parsers.model import ParseResult, percentile_stat, unit_for_name
+import benchmarks.lib.parsers as registry
+from benchmarks.lib.parsers import ParseError, UnknownParser, parse, parse_file
+from benchmarks.lib.parsers.model import ParseResult, percentile_stat, unit_for_name
 
 
 def test_unknown_parser_raises_naming_the_known_ones() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.parsers import ParseResult, parse
+from benchmarks.lib.parsers import ParseResult, parse
 from tests.benchmarks.parsers.helpers import one, problems, values
 
 # Three successful requests and one failed (vLLM keeps failed ones in the arrays).

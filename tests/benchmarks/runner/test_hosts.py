@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent, Organisation
+from benchmarks.lib.queues import pool_names_of
 from benchmarks.models import LabHost, LabPool
-from benchmarks.queues import pool_names_of
 from benchmarks.selectors.pools import host_status
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.pools import (

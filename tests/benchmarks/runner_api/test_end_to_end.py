@@ -17,9 +17,9 @@ from rest_framework.test import APIClient
 from accounts.models import AuditEvent
 from artifacts.models import Deposit
 from benchmarks import conf
-from benchmarks.environment import capture_environment
+from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.sandbox import SandboxLimits, run_harness
 from benchmarks.models import Campaign, Run
-from benchmarks.sandbox import SandboxLimits, run_harness
 from benchmarks.services.execution import run_execute
 from benchmarks.services.host_tokens import IssuedHostToken
 from benchmarks.services.workspace import Workspace, extract_bundle

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.sandbox import HarnessResult, SandboxLimits, run_harness
-from benchmarks.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox import HarnessResult, SandboxLimits, run_harness
+from benchmarks.lib.sandbox.capabilities import host_support
 
 HARNESSES = Path(__file__).parent / "harnesses"
 
@@ -96,7 +96,7 @@ def processes_with(marker: str) -> list[int]:
 
 
 def processes_of(uid: int) -> list[int]:
-    from benchmarks.sandbox.uids import uid_processes
+    from benchmarks.lib.sandbox.uids import uid_processes
 
     return uid_processes(uid)
 
@@ -106,7 +106,7 @@ def without_cgroups(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sandbox as on a host where no cgroup can be created."""
     from dataclasses import replace
 
-    from benchmarks.sandbox import setup
+    from benchmarks.lib.sandbox import setup
 
     support = replace(host_support(), cgroup=None, cgroup_controllers=())
     monkeypatch.setattr(setup, "host_support", lambda: support)

@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from benchmarks.sandbox import drop_page_cache, sandbox_capabilities
-from benchmarks.sandbox.capabilities import DROP_CACHES
+from benchmarks.lib.sandbox import drop_page_cache, sandbox_capabilities
+from benchmarks.lib.sandbox.capabilities import DROP_CACHES
 
 
 def test_capabilities_are_json_and_consistent() -> None:

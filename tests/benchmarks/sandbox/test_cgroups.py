@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox.capabilities import host_support
-from benchmarks.sandbox.cgroups import cgroup_create
+from benchmarks.lib.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox.cgroups import cgroup_create
 
 
 def fake_v1(root: Path, own: str = "/runner") -> Path:

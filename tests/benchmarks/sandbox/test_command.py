@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox.capabilities import SANDBOX_TMP as INSIDE_TMP
-from benchmarks.sandbox.command import (
+from benchmarks.lib.sandbox.capabilities import SANDBOX_TMP as INSIDE_TMP
+from benchmarks.lib.sandbox.command import (
     BUNDLE_MOUNT,
     OUTPUT_MOUNT,
     SandboxSetupError,

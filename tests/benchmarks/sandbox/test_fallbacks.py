@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox.capabilities import host_support
 from tests.benchmarks.sandbox.conftest import Bundle, needs_bwrap, processes_with
 
 ROOT = os.geteuid() == 0

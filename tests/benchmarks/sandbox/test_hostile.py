@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox import setup
-from benchmarks.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox import setup
+from benchmarks.lib.sandbox.capabilities import host_support
 from tests.benchmarks.sandbox.conftest import (
     Bundle,
     needs_bwrap,

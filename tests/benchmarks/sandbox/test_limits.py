@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.sandbox import SandboxLimits, parse_progress
+from benchmarks.lib.sandbox import SandboxLimits, parse_progress
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox import SandboxLimits, run_harness
-from benchmarks.sandbox.uids import UID_BASE, UID_COUNT
+from benchmarks.lib.sandbox import SandboxLimits, run_harness
+from benchmarks.lib.sandbox.uids import UID_BASE, UID_COUNT
 from tests.benchmarks.sandbox.conftest import Bundle, needs_bwrap, processes_of
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

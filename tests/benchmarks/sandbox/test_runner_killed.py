@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox.capabilities import host_support
+from benchmarks.lib.sandbox.capabilities import host_support
 from tests.benchmarks.sandbox.conftest import Bundle, processes_with
 
 REPO = Path(__file__).resolve().parents[3]
@@ -25,7 +25,7 @@ WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from benchmarks.sandbox import SandboxLimits, run_harness
+    from benchmarks.lib.sandbox import SandboxLimits, run_harness
     run_harness(bundle_dir=Path(sys.argv[1]), entrypoint="harness/run.sh",
                 output_dir=Path(sys.argv[2]), env={"MARK": sys.argv[4]},
                 method=sys.argv[3], limits=SandboxLimits(wall_seconds=120))

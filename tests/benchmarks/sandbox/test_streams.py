@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.sandbox.streams import MAX_LINE, TAIL_LINES, OutputCapture
+from benchmarks.lib.sandbox.streams import MAX_LINE, TAIL_LINES, OutputCapture
 
 
 def test_lines_are_split_across_chunks_and_passed_on() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sandbox.uids import (
+from benchmarks.lib.sandbox.uids import (
     UID_BASE,
     UID_COUNT,
     chown_tree,

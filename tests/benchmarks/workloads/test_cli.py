@@ -1,4 +1,4 @@
-"""``python -m benchmarks.workloads generate``: the trace, its ``.sha256`` file
+"""``python -m benchmarks.lib.workloads generate``: the trace, its ``.sha256`` file
 (``sha256sum -c`` format) and the digest on stdout; a bad profile exits 2."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.workloads.cli import main
+from benchmarks.lib.workloads.cli import main
 from tests.benchmarks.workloads.test_tracegen import SMALL, SMALL_DIGEST
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,7 +85,7 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
     (tmp_path / "small.json").write_text(json.dumps(SMALL))
 
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.workloads", "generate",
+        [sys.executable, "-m", "benchmarks.lib.workloads", "generate",
          str(tmp_path / "small.json"), "--seed", "7", "-o", str(tmp_path / "t.jsonl")],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip

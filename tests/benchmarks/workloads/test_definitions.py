@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.workloads import ProfileError, workload_from_dict, workload_load
+from benchmarks.lib.workloads import ProfileError, workload_from_dict, workload_load
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 WORKLOADS = sorted(EXAMPLES.glob("*/workloads/*.json"))

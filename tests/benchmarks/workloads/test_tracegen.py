@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.workloads import (
+from benchmarks.lib.workloads import (
     ProfileError,
     TraceProfile,
     TraceRequest,

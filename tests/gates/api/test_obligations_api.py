@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accounts import clock
+from accounts.selectors import clock
 from artifacts.models import Bundle
 from gates.models import Evaluation, RetestObligation
 from procurement.models import Rfp

@@ -6,10 +6,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gates.engine import evaluate_plan
+from gates.lib.engine import evaluate_plan
 
 # A claim of TTFT p99 180 ms in cold-c32 judged with the default plan's settings
-# (``gates.plans.default_plan``): band 10 %, 3 runs, CV 15 % or inconclusive,
+# (``gates.services.plan_documents.default_plan``): band 10 %, 3 runs, CV 15 % or
+# inconclusive,
 # blocking, weight 1; and the default plan's stop-loss.
 CRITERION: dict[str, Any] = {
     "id": "ttft-p99-cold-c32",

@@ -255,7 +255,7 @@ def test_one_run_has_no_spread_and_a_point_interval() -> None:
 def test_extreme_values_are_judged_without_overflow() -> None:
     """Values that nearly cancel (a mean near 0, a huge CV) and the largest
     allowed magnitudes still give a document that can be written."""
-    from gates.engine import evaluation_bytes
+    from gates.lib.engine import evaluation_bytes
 
     got = judge(criterion(), 1e100, -1e100, 0.30000000000000004, 9007199254740993)
     doc = evaluate(plan(criterion(min_runs=1)), results(*values(1e100, 5e-324)))

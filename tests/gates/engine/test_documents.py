@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.lib.canonical import canonical_json
-from gates.engine import evaluate_plan, evaluation_bytes, load_json
+from gates.lib.engine import evaluate_plan, evaluation_bytes, load_json
 from tests.gates.engine.support import criterion, evaluate, plan, results, values
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -235,7 +235,7 @@ def test_score_is_rounded_to_two_decimals() -> None:
 
 
 def test_each_gate_of_a_plan_is_evaluated_in_order() -> None:
-    from gates.engine import evaluate_plan
+    from gates.lib.engine import evaluate_plan
 
     doc = plan(criterion())
     doc["gates"].append(dict(doc["gates"][0], name="pilot", stage="pilot"))

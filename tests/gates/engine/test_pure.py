@@ -6,8 +6,8 @@ from __future__ import annotations
 from tests.django_free import web_modules_loaded_by
 
 IMPORTS = """
-import gates.engine
-from gates.engine import documents, evaluate, reasons, statistics, validate
+import gates.lib.engine
+from gates.lib.engine import documents, evaluate, reasons, statistics, validate
 """
 
 

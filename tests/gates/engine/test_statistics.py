@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from gates.engine.statistics import (
+from gates.lib.engine.statistics import (
     RESAMPLES,
     bootstrap_median_ci,
     cv_pct,

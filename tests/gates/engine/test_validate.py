@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from gates.engine import InvalidDocument, evaluate_plan, plan_problems, results_problems
+from gates.lib.engine import (
+    InvalidDocument,
+    evaluate_plan,
+    plan_problems,
+    results_problems,
+)
 from tests.gates.engine.support import criterion, plan, results, run, values
 
 

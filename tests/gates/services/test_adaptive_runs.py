@@ -19,8 +19,8 @@ from benchmarks.services.campaigns import (
     campaign_cancel,
 )
 from benchmarks.services.common import RunnerConflict, RunnerError
+from benchmarks.services.receivers import campaign_finished_send_if_done
 from benchmarks.services.runs import run_cancel
-from benchmarks.signals import campaign_finished_send_if_done
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import evaluation_more_runs, gate_scenarios

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Notification
-from accounts.notifications import notification_link_label
+from accounts.services.notifications import notification_link_label
 from artifacts.models import LogEntry
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import DECISION_TRANSITIONS, Decision, GatePlan

@@ -13,9 +13,9 @@ import pytest
 from accounts.models import AuditEvent, Organisation
 from artifacts.models import Deposit
 from benchmarks.models import Campaign
-from gates.engine import evaluate_plan
-from gates.engine.documents import evaluation_bytes
 from gates.exceptions import GatesConflict, GatesError
+from gates.lib.engine import evaluate_plan
+from gates.lib.engine.documents import evaluation_bytes
 from gates.models import Evaluation, GatePlan
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp

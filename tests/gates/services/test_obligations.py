@@ -17,7 +17,7 @@ from django.db import transaction
 
 from accounts.exceptions import ApplicationError, InvalidTransition
 from accounts.models import AuditEvent, Notification
-from accounts.notifications import notification_link_label
+from accounts.services.notifications import notification_link_label
 from artifacts.models import Bundle, Release
 from artifacts.selectors.breaches import breaches_citable
 from artifacts.services.release import release_request

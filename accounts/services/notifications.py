@@ -1,0 +1,99 @@
+"""Notifications: written in the caller's transaction, e-mailed after commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import Resolver404, resolve
+from django.utils import timezone
+
+from accounts.conf import absolute_url
+from accounts.models import Notification
+
+# The page a notification links to, named for its link in the in-app list.
+_LINK_LABELS = {
+    "procurement:rfp_detail": "Open the RFP",
+    "procurement:rfp_clarifications": "Open the clarifications",
+    "procurement:rfp_bids": "Open the bids",
+    "procurement:bid_receipt": "Open the receipt",
+    "procurement:rfp_evaluation": "Open the evaluation",
+    "procurement:rfp_award": "Open the award",
+    "artifacts:release_detail": "Open the escrow release",
+    "gates:gate": "Open the gate",
+    "gates:retest": "Open the re-test obligation",
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of white space, line breaks included, as one space:
+    an e-mail subject is a header, which a line break would end (or forge)."""
+    return " ".join(text.split())
+
+
+def notification_link_label(url: str) -> str:
+    """``Open the RFP`` and the like for a path of this site; ``Open`` otherwise."""
+    if not url.startswith("/"):
+        return "Open"
+    try:
+        match = resolve(url.split("?", 1)[0])
+    except Resolver404:
+        return "Open"
+    return _LINK_LABELS.get(match.view_name, "Open")
+
+
+def notify_users(
+    *,
+    users: Iterable[User],
+    template: str,
+    context: dict[str, Any],
+    url: str = "",
+) -> list[Notification]:
+    """Render ``emails/<template>_subject.txt`` and ``_body.txt`` once per recipient.
+
+    Never put what a recipient may not know into ``context``: sealed bids stay
+    sealed in notifications too."""
+    from accounts.tasks import notification_email_task
+
+    created = []
+    for user in {u.pk: u for u in users if u.is_active}.values():
+        ctx = {
+            **context,
+            "recipient": user,
+            # the message is read in a mail client: absolute links; the in-app
+            # list keeps the relative one
+            "url": absolute_url(url) if url else "",
+            "site": settings.REPROGATE_SITE_NAME,
+        }
+        subject = one_line(render_to_string(f"emails/{template}_subject.txt", ctx))
+        body = render_to_string(f"emails/{template}_body.txt", ctx)
+        created.append(
+            Notification.objects.create(
+                recipient=user,
+                subject=subject[:200],
+                body=body,
+                url=url,
+            )
+        )
+    ids = [n.pk for n in created]
+    transaction.on_commit(lambda: [notification_email_task.delay(i) for i in ids])
+    return created
+
+
+def notification_deliver(*, notification: Notification) -> bool:
+    """Send one notification by e-mail, once. Returns whether it was sent now."""
+    if notification.emailed_at is not None or not notification.recipient.email:
+        return False
+    send_mail(
+        subject=one_line(f"[{settings.REPROGATE_SITE_NAME}] {notification.subject}"),
+        message=notification.body,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[notification.recipient.email],
+    )
+    Notification.objects.filter(pk=notification.pk).update(emailed_at=timezone.now())
+    return True
