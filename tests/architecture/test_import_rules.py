@@ -11,8 +11,9 @@ imports and ``importlib.import_module("…")`` included; migrations left out):
   them (the pieces every app shares, pagination and the site's URLs, are
   ``accounts``');
 - nothing in the server imports the ``reprogate`` CLI;
-- each app's Django-free library, ``<app>.lib`` (``DJANGO_FREE``), imports only the standard library,
-  third-party packages that are not the web stack, and each other;
+- each app's Django-free library, ``<app>.lib`` (``DJANGO_FREE``), imports only
+  the standard library, third-party packages that are not the web stack, and
+  each other;
 - the CLI imports only those, itself, the standard library and third parties;
 - the lab host's agent imports only those, itself, the standard
   library and third parties (Celery and kombu too: it runs a worker), and
