@@ -180,16 +180,6 @@ class _ReasonInput(serializers.Serializer):
     reason = serializers.CharField(max_length=4000)
 
 
-class _ApprovalInput(serializers.Serializer):
-    class Meta:
-        ref_name = "EscrowReleaseApprovalInput"
-
-    note = serializers.CharField(
-        max_length=4000, required=False, allow_blank=True, default=""
-    )
-    acknowledge_objection = serializers.BooleanField(required=False, default=False)
-
-
 class _StepApi(APIView):
     # staticmethods: the predicate and the service are plain functions
     allowed: ClassVar[staticmethod[[AnyUser, Release], bool]]
@@ -233,11 +223,19 @@ class ReleaseApproveApi(_StepApi):
     """Approve as buyer or auditor, after the notice period; on a disputed
     release with ``acknowledge_objection`` and a ``note`` answering it."""
 
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "EscrowReleaseApprovalInput"
+
+        note = serializers.CharField(
+            max_length=4000, required=False, allow_blank=True, default=""
+        )
+        acknowledge_objection = serializers.BooleanField(required=False, default=False)
+
     allowed = staticmethod(RELEASE_STEP_ALLOWED["approve"])
     service = staticmethod(release_approve)
-    InputSerializer = _ApprovalInput
 
-    @_step_schema("approve", _ApprovalInput)
+    @_step_schema("approve", InputSerializer)
     def post(self, request: SignedInApiRequest, release_id: uuid.UUID) -> Response:
         return self.step(request, release_id)
 

@@ -41,33 +41,6 @@ from benchmarks.services.campaigns import (
 from benchmarks.services.runs import run_cancel
 
 
-class HostSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "LabHost"
-
-    id = serializers.UUIDField(source="public_id")
-    worker_name = serializers.CharField()
-    hostname = serializers.CharField()
-    status = serializers.SerializerMethodField()
-    last_heartbeat_at = serializers.DateTimeField()
-
-    def get_status(self, host: object) -> str:
-        return host_status(host).code  # type: ignore[arg-type]
-
-
-class PoolSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "LabPool"
-
-    id = serializers.UUIDField(source="public_id")
-    name = serializers.CharField()
-    queue = serializers.CharField()
-    hardware_class = serializers.CharField()
-    description = serializers.CharField()
-    lab = serializers.CharField(source="lab_organisation.slug")
-    hosts = HostSerializer(many=True, source="hosts.all")
-
-
 class RunSummarySerializer(serializers.Serializer):
     class Meta:
         ref_name = "RunSummary"
@@ -166,14 +139,39 @@ def _run(request: Request, run_id: uuid.UUID) -> Run:
 class PoolListApi(APIView):
     """Your lab's pools with their hosts (lab operators only)."""
 
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "LabPool"
+
+        class HostSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "LabHost"
+
+            id = serializers.UUIDField(source="public_id")
+            worker_name = serializers.CharField()
+            hostname = serializers.CharField()
+            status = serializers.SerializerMethodField()
+            last_heartbeat_at = serializers.DateTimeField()
+
+            def get_status(self, host: object) -> str:
+                return host_status(host).code  # type: ignore[arg-type]
+
+        id = serializers.UUIDField(source="public_id")
+        name = serializers.CharField()
+        queue = serializers.CharField()
+        hardware_class = serializers.CharField()
+        description = serializers.CharField()
+        lab = serializers.CharField(source="lab_organisation.slug")
+        hosts = HostSerializer(many=True, source="hosts.all")
+
     @extend_schema(
-        operation_id="lab_pool_list", responses={200: PoolSerializer(many=True)}
+        operation_id="lab_pool_list", responses={200: OutputSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
         if not lab_organisation_list_for(request.user).exists():
             raise PermissionDenied
         pools = pool_list_with_hosts(pool_list_operated_by(request.user))
-        return Response(PoolSerializer(pools, many=True).data)
+        return Response(self.OutputSerializer(pools, many=True).data)
 
 
 class CampaignListApi(APIView):

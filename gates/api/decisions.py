@@ -19,7 +19,7 @@ from gates.api.access import (
     one,
     require_buyer_side,
 )
-from gates.api.serializers import WRITE_ERRORS, DecisionSerializer
+from gates.api.serializers import WRITE_ERRORS
 from gates.models import Decision
 from gates.selectors.plans import plan_list_visible_to
 from gates.services.decisions import (
@@ -27,6 +27,33 @@ from gates.services.decisions import (
     decision_second,
     decision_withdraw,
 )
+
+
+class DecisionSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "GateDecision"
+
+    id = serializers.UUIDField(source="public_id")
+    plan = serializers.UUIDField(source="plan.public_id")
+    gate = serializers.CharField()
+    evaluation = serializers.UUIDField(source="evaluation.public_id")
+    kind = serializers.CharField(help_text="promote, hold or rollback.")
+    status = serializers.ChoiceField(choices=Decision.Status.choices)
+    rationale = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username")
+    decided_at = serializers.DateTimeField()
+    second_by = serializers.CharField(
+        source="second_by.username", allow_null=True, default=None
+    )
+    second_at = serializers.DateTimeField(allow_null=True)
+    second_note = serializers.CharField()
+    withdrawn_by = serializers.CharField(
+        source="withdrawn_by.username", allow_null=True, default=None
+    )
+    withdrawn_at = serializers.DateTimeField(allow_null=True)
+    log_index = serializers.IntegerField(
+        allow_null=True, help_text="The decision's transparency-log entry."
+    )
 
 
 def _decision(decision: Decision, code: int = status.HTTP_200_OK) -> Response:

@@ -138,28 +138,27 @@ class GateEvaluateApi(APIView):
         return _documents(evaluation, status.HTTP_201_CREATED)
 
 
-class MoreRunsOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateMoreRuns"
-
-    evaluation = serializers.UUIDField()
-    campaign = serializers.UUIDField()
-    extra_runs = serializers.IntegerField(help_text="Runs added to the campaign.")
-    automatic = serializers.BooleanField()
-    requested_at = serializers.DateTimeField()
-
-
 class EvaluationMoreRunsApi(APIView):
     """Schedule on the evaluation's campaign exactly the runs its INCONCLUSIVE
     criteria need (the pool's lab operators, the RFP's buyers); the gate is
     evaluated again when they finish. 409 when none are needed, they are
     scheduled already, or a later evaluation or plan version exists."""
 
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateMoreRuns"
+
+        evaluation = serializers.UUIDField()
+        campaign = serializers.UUIDField()
+        extra_runs = serializers.IntegerField(help_text="Runs added to the campaign.")
+        automatic = serializers.BooleanField()
+        requested_at = serializers.DateTimeField()
+
     @extend_schema(
         operation_id="gate_evaluation_more_runs",
         request=None,
         responses={
-            201: OpenApiResponse(MoreRunsOutputSerializer),
+            201: OpenApiResponse(OutputSerializer),
             **WRITE_ERRORS,
         },
     )
@@ -176,7 +175,7 @@ class EvaluationMoreRunsApi(APIView):
             "requested_at": link.requested_at,
         }
         return Response(
-            MoreRunsOutputSerializer(data).data, status=status.HTTP_201_CREATED
+            self.OutputSerializer(data).data, status=status.HTTP_201_CREATED
         )
 
 

@@ -85,19 +85,6 @@ class CostInputsSerializer(serializers.Serializer):
     delivered_tokens_per_s = _money(14, 2, "0.01")
 
 
-class CostInputsInputSerializer(CostInputsSerializer):
-    """The same fields, each optional: a blank one takes the bid's bundle's value
-    (all are needed when the bid names no bundle)."""
-
-    class Meta:
-        ref_name = "BidCostInputsInput"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.required = False
-
-
 class BidBundleSerializer(serializers.Serializer):
     class Meta:
         ref_name = "BidBundle"
@@ -213,6 +200,19 @@ class BidOwnApi(APIView):
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "BidSubmitInput"
+
+        class CostInputsInputSerializer(CostInputsSerializer):
+            """
+            The same fields, each optional: a blank one takes the bid's bundle's value
+            (all are needed when the bid names no bundle)."""
+
+            class Meta:
+                ref_name = "BidCostInputsInput"
+
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                for field in self.fields.values():
+                    field.required = False
 
         cover_note = serializers.CharField(
             allow_blank=True, max_length=20000, default=""

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
+from procurement.api.serializers import BidRefSerializer
 from procurement.lib.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
 from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
@@ -70,22 +71,6 @@ def require_opened(rfp: Rfp) -> Rfp:
             code="rfp_sealed",
         )
     return rfp
-
-
-class VendorSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "EvaluationVendor"
-
-    slug = serializers.SlugField()
-    name = serializers.CharField()
-
-
-class BidRefSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "EvaluationBid"
-
-    id = serializers.UUIDField(source="public_id")
-    vendor = VendorSerializer(source="vendor_organisation")
 
 
 class CriterionSerializer(serializers.Serializer):
