@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, StreamingHttpResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -320,28 +320,3 @@ class DepositRetentionApi(APIView):
         except EscrowStorageError:
             return _storage_unavailable()
         return Response(DepositSerializer(deposit).data)
-
-
-urlpatterns = [
-    path(
-        "bundles/<uuid:bundle_id>/evidence/",
-        EvidencePackageApi.as_view(),
-        name="bundle-evidence",
-    ),
-    path("escrow/deposits/", DepositListApi.as_view(), name="deposit-list"),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/",
-        DepositDetailApi.as_view(),
-        name="deposit-detail",
-    ),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/legal-hold/",
-        DepositLegalHoldApi.as_view(),
-        name="deposit-legal-hold",
-    ),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/retention/",
-        DepositRetentionApi.as_view(),
-        name="deposit-retention",
-    ),
-]

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -318,21 +317,3 @@ class ReleasePackageApi(APIView):
                 "Cache-Control": "no-store",
             },
         )
-
-
-P = "escrow/releases/<uuid:release_id>"
-urlpatterns = [
-    path("escrow/releases/", ReleaseListApi.as_view(), name="release-list"),
-    path(f"{P}/", ReleaseDetailApi.as_view(), name="release-detail"),
-    path(f"{P}/object/", ReleaseObjectApi.as_view(), name="release-object"),
-    path(f"{P}/approve/", ReleaseApproveApi.as_view(), name="release-approve"),
-    path(f"{P}/reject/", ReleaseRejectApi.as_view(), name="release-reject"),
-    path(f"{P}/withdraw/", ReleaseWithdrawApi.as_view(), name="release-withdraw"),
-    path(f"{P}/execute/", ReleaseExecuteApi.as_view(), name="release-execute"),
-    path(
-        f"{P}/certificate/",
-        ReleaseCertificateApi.as_view(),
-        name="release-certificate",
-    ),
-    path(f"{P}/package/", ReleasePackageApi.as_view(), name="release-package"),
-]

@@ -8,7 +8,6 @@ import uuid
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -283,21 +282,3 @@ class RunCancelApi(APIView):
             raise PermissionDenied
         run_cancel(run=run, actor=request.user)
         return Response(_run_detail(_run(request, run_id)))
-
-
-urlpatterns = [
-    path("lab/pools/", PoolListApi.as_view(), name="lab-pool-list"),
-    path("campaigns/", CampaignListApi.as_view(), name="campaign-list"),
-    path(
-        "campaigns/<uuid:campaign_id>/",
-        CampaignDetailApi.as_view(),
-        name="campaign-detail",
-    ),
-    path(
-        "campaigns/<uuid:campaign_id>/cancel/",
-        CampaignCancelApi.as_view(),
-        name="campaign-cancel",
-    ),
-    path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
-    path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
-]

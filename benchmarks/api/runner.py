@@ -11,7 +11,6 @@ from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404, StreamingHttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -565,21 +564,3 @@ class FailApi(RunnerApiView):
         if state == "stale":
             return _conflict("The run moved on meanwhile.", "stale_attempt")
         return Response({"state": state})
-
-
-urlpatterns = [
-    path("hello", HelloApi.as_view(), name="runner-hello"),
-    path("heartbeat", HeartbeatApi.as_view(), name="runner-heartbeat"),
-    path("bye", ByeApi.as_view(), name="runner-bye"),
-    path("runs/<int:run_id>/claim", ClaimApi.as_view(), name="runner-claim"),
-    path("runs/<int:run_id>/bundle", BundleApi.as_view(), name="runner-bundle"),
-    path("runs/<int:run_id>/report", ReportApi.as_view(), name="runner-report"),
-    path("runs/<int:run_id>/running", RunningApi.as_view(), name="runner-running"),
-    path(
-        "runs/<int:run_id>/outputs/<path:path>",
-        OutputApi.as_view(),
-        name="runner-output",
-    ),
-    path("runs/<int:run_id>/finish", FinishApi.as_view(), name="runner-finish"),
-    path("runs/<int:run_id>/fail", FailApi.as_view(), name="runner-fail"),
-]

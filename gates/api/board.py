@@ -7,7 +7,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -160,8 +159,3 @@ class GateBoardApi(APIView):
         return Response(
             self.OutputSerializer(board_data(rfp, rows, drafts=drafts)).data
         )
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/gate-board/", GateBoardApi.as_view(), name="gate-board"),
-]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -128,22 +127,3 @@ class DecisionWithdrawApi(APIView):
         require_buyer_side(request.user, decision.plan.rfp)
         decision_withdraw(decision=decision, actor=request.user)
         return _decision(one(decision_list_visible_to(request.user), decision_id))
-
-
-urlpatterns = [
-    path(
-        "gate-plans/<uuid:plan_id>/gates/<str:gate>/decisions/",
-        DecisionRecordApi.as_view(),
-        name="gate-decision-record",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/second/",
-        DecisionSecondApi.as_view(),
-        name="gate-decision-second",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/withdraw/",
-        DecisionWithdrawApi.as_view(),
-        name="gate-decision-withdraw",
-    ),
-]

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -177,22 +176,3 @@ class EvaluationMoreRunsApi(APIView):
         return Response(
             self.OutputSerializer(data).data, status=status.HTTP_201_CREATED
         )
-
-
-urlpatterns = [
-    path(
-        "evaluations/<uuid:evaluation_id>/",
-        EvaluationDetailApi.as_view(),
-        name="gate-evaluation-detail",
-    ),
-    path(
-        "evaluations/<uuid:evaluation_id>/more-runs/",
-        EvaluationMoreRunsApi.as_view(),
-        name="gate-evaluation-more-runs",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/gates/<str:gate>/evaluate/",
-        GateEvaluateApi.as_view(),
-        name="gate-evaluate",
-    ),
-]

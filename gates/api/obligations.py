@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -119,22 +118,3 @@ class ObligationRequestApi(APIView):
         obligation = one(obligation_list_visible_to(request.user), obligation_id)
         self.check_object_permissions(request, obligation)
         return Response(ObligationSerializer(obligation).data)
-
-
-urlpatterns = [
-    path(
-        "retest-obligations/",
-        ObligationListApi.as_view(),
-        name="retest-obligation-list",
-    ),
-    path(
-        "retest-obligations/<uuid:obligation_id>/",
-        ObligationDetailApi.as_view(),
-        name="retest-obligation-detail",
-    ),
-    path(
-        "retest-obligations/<uuid:obligation_id>/request/",
-        ObligationRequestApi.as_view(),
-        name="retest-obligation-request",
-    ),
-]

@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.http import HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -278,24 +277,3 @@ class PlanExportApi(APIView):
             f'attachment; filename="{name}-v{plan.version}.json"'
         )
         return response
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/gate-plans/", PlanListApi.as_view(), name="gate-plans"),
-    path("gate-plans/<uuid:plan_id>/", PlanDetailApi.as_view(), name="gate-plan"),
-    path(
-        "gate-plans/<uuid:plan_id>/freeze/",
-        PlanFreezeApi.as_view(),
-        name="gate-plan-freeze",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/new-version/",
-        PlanNewVersionApi.as_view(),
-        name="gate-plan-new-version",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/export/",
-        PlanExportApi.as_view(),
-        name="gate-plan-export",
-    ),
-]

@@ -13,7 +13,6 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -337,13 +336,3 @@ class AwardCancelApi(APIView):
         data.is_valid(raise_exception=True)
         cancelled = award_cancel(rfp=rfp, actor=request.user, **data.validated_data)
         return Response(AwardRequestOutputSerializer(cancelled).data)
-
-
-P = "rfps/<uuid:rfp_id>/"
-urlpatterns = [
-    path(f"{P}tco-formulas/", TcoFormulaListApi.as_view(), name="rfp-tco-formulas"),
-    path(f"{P}award/", AwardApi.as_view(), name="rfp-award"),
-    path(f"{P}award/request/", AwardRequestApi.as_view(), name="rfp-award-request"),
-    path(f"{P}award/confirm/", AwardConfirmApi.as_view(), name="rfp-award-confirm"),
-    path(f"{P}award/cancel/", AwardCancelApi.as_view(), name="rfp-award-cancel"),
-]

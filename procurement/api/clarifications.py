@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
@@ -305,18 +304,3 @@ class RfpAddendaApi(APIView):
             AddendumView(addendum, addendum_diff_rows(addendum))
         ).data
         return Response(data, status=status.HTTP_201_CREATED)
-
-
-urlpatterns = [
-    path(
-        "rfps/<uuid:rfp_id>/clarifications/",
-        RfpClarificationsApi.as_view(),
-        name="rfp-clarifications",
-    ),
-    path(
-        "clarifications/<uuid:clarification_id>/answer/",
-        ClarificationAnswerApi.as_view(),
-        name="clarification-answer",
-    ),
-    path("rfps/<uuid:rfp_id>/addenda/", RfpAddendaApi.as_view(), name="rfp-addenda"),
-]

@@ -10,7 +10,6 @@ import uuid
 from typing import Any
 
 from django.http import Http404, HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -327,13 +326,3 @@ class ComparisonCsvApi(APIView):
         name = f"{rfp.reference}-comparison.csv"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
-
-
-P = "rfps/<uuid:rfp_id>/"
-urlpatterns = [
-    path(f"{P}scores/", ScoreSheetApi.as_view(), name="rfp-scores"),
-    path(f"{P}scores/submit/", ScoreSheetSubmitApi.as_view(), name="rfp-scores-submit"),
-    path(f"{P}consensus/", ConsensusApi.as_view(), name="rfp-consensus"),
-    path(f"{P}comparison/", ComparisonApi.as_view(), name="rfp-comparison"),
-    path(f"{P}comparison.csv", ComparisonCsvApi.as_view(), name="rfp-comparison-csv"),
-]

@@ -9,7 +9,6 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -371,12 +370,3 @@ class RfpInviteApi(APIView):
         data.is_valid(raise_exception=True)
         rfp = rfp_invite_vendor(rfp=rfp, actor=request.user, **data.validated_data)
         return _detail(request, rfp, status.HTTP_201_CREATED)
-
-
-urlpatterns = [
-    path("rfps/", RfpListApi.as_view(), name="rfp-list"),
-    path("rfps/<uuid:rfp_id>/", RfpDetailApi.as_view(), name="rfp-detail"),
-    path("rfps/<uuid:rfp_id>/publish/", RfpPublishApi.as_view(), name="rfp-publish"),
-    path("rfps/<uuid:rfp_id>/cancel/", RfpCancelApi.as_view(), name="rfp-cancel"),
-    path("rfps/<uuid:rfp_id>/invitations/", RfpInviteApi.as_view(), name="rfp-invite"),
-]
