@@ -80,21 +80,20 @@ class AuthTokenObtainApi(APIView):
         return Response(body.data, status=status.HTTP_200_OK)
 
 
-class MembershipOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "Membership"
-
-    organisation = serializers.CharField(source="organisation.slug")
-    organisation_kind = serializers.CharField(source="organisation.kind")
-    role = serializers.CharField()
-
-
 class MeApi(APIView):
     """Who the caller is and the roles they hold in which organisations."""
 
     class OutputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "Me"
+
+        class MembershipOutputSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "Membership"
+
+            organisation = serializers.CharField(source="organisation.slug")
+            organisation_kind = serializers.CharField(source="organisation.kind")
+            role = serializers.CharField()
 
         username = serializers.CharField()
         memberships = MembershipOutputSerializer(many=True)

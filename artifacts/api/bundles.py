@@ -20,7 +20,7 @@ from django.core.files.uploadhandler import (
 )
 from django.http import FileResponse, Http404, HttpRequest
 from django.template.defaultfilters import filesizeformat
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiResponse,
@@ -401,14 +401,3 @@ class BundleDownloadApi(APIView):
             filename=bundle_download_name(bundle),
             content_type="application/octet-stream",
         )
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/bundles/", BundleListApi.as_view(), name="bundle-list"),
-    path("bundles/<uuid:bundle_id>/", BundleDetailApi.as_view(), name="bundle-detail"),
-    path(
-        "bundles/<uuid:bundle_id>/download/",
-        BundleDownloadApi.as_view(),
-        name="bundle-download",
-    ),
-]

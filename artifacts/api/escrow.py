@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, StreamingHttpResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -97,16 +97,6 @@ def package_response(package: EvidencePackage) -> StreamingHttpResponse:
     )
 
 
-class DepositBlobSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "DepositBlob"
-
-    role = serializers.CharField()
-    path = serializers.CharField()
-    sha256 = serializers.CharField(source="blob.sha256")
-    size = serializers.IntegerField(source="blob.size")
-
-
 class DepositSerializer(serializers.Serializer):
     class Meta:
         ref_name = "Deposit"
@@ -141,39 +131,6 @@ class DepositSerializer(serializers.Serializer):
         if deposit.kind != Deposit.Kind.BUNDLE or deposit.bundle is None:
             return None  # a run output names the bundle it ran, not a package
         return reverse("bundle-evidence", args=[deposit.bundle.public_id])
-
-
-class DepositDetailSerializer(DepositSerializer):
-    class Meta:
-        ref_name = "DepositDetail"
-
-    leaf = serializers.SerializerMethodField(help_text="base64 of the leaf bytes")
-    record = serializers.SerializerMethodField(help_text="the leaf, parsed")
-    blobs = serializers.SerializerMethodField()
-
-    @extend_schema_field(serializers.CharField())
-    def get_leaf(self, deposit: Deposit) -> str:
-        return b64(deposit.leaf)
-
-    @extend_schema_field(serializers.DictField())
-    def get_record(self, deposit: Deposit) -> dict[str, Any]:
-        return json.loads(bytes(deposit.leaf))
-
-    @extend_schema_field(DepositBlobSerializer(many=True))
-    def get_blobs(self, deposit: Deposit) -> list[dict[str, Any]]:
-        return list(DepositBlobSerializer(deposit_items(deposit), many=True).data)
-
-
-class InclusionSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "DepositInclusion"
-
-    size = serializers.IntegerField(source="head.size")
-    root_hash = serializers.CharField(source="head.root_b64")
-    checkpoint = serializers.CharField(source="head.note")
-    proof = serializers.ListField(child=serializers.CharField(), source="proof_b64")
-    verified = serializers.BooleanField(source="ok")
-    problem = serializers.CharField()
 
 
 TEXT_FILTERS = {"rfp": "RFP reference", "vendor": "vendor organisation slug"}
@@ -234,16 +191,58 @@ class DepositDetailApi(APIView):
     newer than the latest checkpoint has ``inclusion: null`` and says so in
     ``inclusion_pending`` (the next checkpoint comes within a minute)."""
 
+    class InclusionSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "DepositInclusion"
+
+        size = serializers.IntegerField(source="head.size")
+        root_hash = serializers.CharField(source="head.root_b64")
+        checkpoint = serializers.CharField(source="head.note")
+        proof = serializers.ListField(child=serializers.CharField(), source="proof_b64")
+        verified = serializers.BooleanField(source="ok")
+        problem = serializers.CharField()
+
+    class OutputSerializer(DepositSerializer):
+        class Meta:
+            ref_name = "DepositDetail"
+
+        class DepositBlobSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "DepositBlob"
+
+            role = serializers.CharField()
+            path = serializers.CharField()
+            sha256 = serializers.CharField(source="blob.sha256")
+            size = serializers.IntegerField(source="blob.size")
+
+        leaf = serializers.SerializerMethodField(help_text="base64 of the leaf bytes")
+        record = serializers.SerializerMethodField(help_text="the leaf, parsed")
+        blobs = serializers.SerializerMethodField()
+
+        @extend_schema_field(serializers.CharField())
+        def get_leaf(self, deposit: Deposit) -> str:
+            return b64(deposit.leaf)
+
+        @extend_schema_field(serializers.DictField())
+        def get_record(self, deposit: Deposit) -> dict[str, Any]:
+            return json.loads(bytes(deposit.leaf))
+
+        @extend_schema_field(DepositBlobSerializer(many=True))
+        def get_blobs(self, deposit: Deposit) -> list[dict[str, Any]]:
+            return list(
+                self.DepositBlobSerializer(deposit_items(deposit), many=True).data
+            )
+
     @extend_schema(
         operation_id="deposit_detail",
-        responses={200: DepositDetailSerializer},
+        responses={200: OutputSerializer},
     )
     def get(self, request: Request, deposit_id: uuid.UUID) -> Response:
         deposit = _visible_deposit(request, deposit_id)
-        data = dict(DepositDetailSerializer(deposit).data)
+        data = dict(self.OutputSerializer(deposit).data)
         inclusion = leaf_inclusion(deposit.log_index, bytes(deposit.leaf))
         data["inclusion"] = (
-            None if inclusion.pending else InclusionSerializer(inclusion).data
+            None if inclusion.pending else self.InclusionSerializer(inclusion).data
         )
         data["inclusion_pending"] = inclusion.problem if inclusion.pending else ""
         return Response(data)
@@ -321,28 +320,3 @@ class DepositRetentionApi(APIView):
         except EscrowStorageError:
             return _storage_unavailable()
         return Response(DepositSerializer(deposit).data)
-
-
-urlpatterns = [
-    path(
-        "bundles/<uuid:bundle_id>/evidence/",
-        EvidencePackageApi.as_view(),
-        name="bundle-evidence",
-    ),
-    path("escrow/deposits/", DepositListApi.as_view(), name="deposit-list"),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/",
-        DepositDetailApi.as_view(),
-        name="deposit-detail",
-    ),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/legal-hold/",
-        DepositLegalHoldApi.as_view(),
-        name="deposit-legal-hold",
-    ),
-    path(
-        "escrow/deposits/<uuid:deposit_id>/retention/",
-        DepositRetentionApi.as_view(),
-        name="deposit-retention",
-    ),
-]

@@ -13,7 +13,6 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -189,18 +188,3 @@ class AllowedSignersApi(APIView):
             content_type="text/plain; charset=utf-8",
             headers={"Content-Disposition": 'inline; filename="allowed_signers"'},
         )
-
-
-urlpatterns = [
-    path("signing-keys/", SigningKeyListApi.as_view(), name="signing-key-list"),
-    path(
-        "signing-keys/<uuid:key_id>/revoke/",
-        SigningKeyRevokeApi.as_view(),
-        name="signing-key-revoke",
-    ),
-    path(
-        "signing-keys/allowed_signers",
-        AllowedSignersApi.as_view(),
-        name="signing-key-allowed-signers",
-    ),
-]

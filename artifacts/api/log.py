@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from django.http import HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
@@ -201,15 +200,3 @@ def _consistency(first: int, second: int) -> dict[str, Any]:
         "second_root_hash": _b64(log_root(second)),
         "proof": [_b64(h) for h in proof],
     }
-
-
-urlpatterns = [
-    path("log/checkpoint", LogCheckpointApi.as_view(), name="log-checkpoint"),
-    path("log/key", LogKeyApi.as_view(), name="log-key"),
-    path("log/proof/inclusion", LogInclusionProofApi.as_view(), name="log-inclusion"),
-    path(
-        "log/proof/consistency",
-        LogConsistencyProofApi.as_view(),
-        name="log-consistency",
-    ),
-]

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -180,16 +179,6 @@ class _ReasonInput(serializers.Serializer):
     reason = serializers.CharField(max_length=4000)
 
 
-class _ApprovalInput(serializers.Serializer):
-    class Meta:
-        ref_name = "EscrowReleaseApprovalInput"
-
-    note = serializers.CharField(
-        max_length=4000, required=False, allow_blank=True, default=""
-    )
-    acknowledge_objection = serializers.BooleanField(required=False, default=False)
-
-
 class _StepApi(APIView):
     # staticmethods: the predicate and the service are plain functions
     allowed: ClassVar[staticmethod[[AnyUser, Release], bool]]
@@ -233,11 +222,19 @@ class ReleaseApproveApi(_StepApi):
     """Approve as buyer or auditor, after the notice period; on a disputed
     release with ``acknowledge_objection`` and a ``note`` answering it."""
 
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "EscrowReleaseApprovalInput"
+
+        note = serializers.CharField(
+            max_length=4000, required=False, allow_blank=True, default=""
+        )
+        acknowledge_objection = serializers.BooleanField(required=False, default=False)
+
     allowed = staticmethod(RELEASE_STEP_ALLOWED["approve"])
     service = staticmethod(release_approve)
-    InputSerializer = _ApprovalInput
 
-    @_step_schema("approve", _ApprovalInput)
+    @_step_schema("approve", InputSerializer)
     def post(self, request: SignedInApiRequest, release_id: uuid.UUID) -> Response:
         return self.step(request, release_id)
 
@@ -320,21 +317,3 @@ class ReleasePackageApi(APIView):
                 "Cache-Control": "no-store",
             },
         )
-
-
-P = "escrow/releases/<uuid:release_id>"
-urlpatterns = [
-    path("escrow/releases/", ReleaseListApi.as_view(), name="release-list"),
-    path(f"{P}/", ReleaseDetailApi.as_view(), name="release-detail"),
-    path(f"{P}/object/", ReleaseObjectApi.as_view(), name="release-object"),
-    path(f"{P}/approve/", ReleaseApproveApi.as_view(), name="release-approve"),
-    path(f"{P}/reject/", ReleaseRejectApi.as_view(), name="release-reject"),
-    path(f"{P}/withdraw/", ReleaseWithdrawApi.as_view(), name="release-withdraw"),
-    path(f"{P}/execute/", ReleaseExecuteApi.as_view(), name="release-execute"),
-    path(
-        f"{P}/certificate/",
-        ReleaseCertificateApi.as_view(),
-        name="release-certificate",
-    ),
-    path(f"{P}/package/", ReleasePackageApi.as_view(), name="release-package"),
-]

@@ -8,7 +8,6 @@ import uuid
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -39,33 +38,6 @@ from benchmarks.services.campaigns import (
     campaign_start,
 )
 from benchmarks.services.runs import run_cancel
-
-
-class HostSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "LabHost"
-
-    id = serializers.UUIDField(source="public_id")
-    worker_name = serializers.CharField()
-    hostname = serializers.CharField()
-    status = serializers.SerializerMethodField()
-    last_heartbeat_at = serializers.DateTimeField()
-
-    def get_status(self, host: object) -> str:
-        return host_status(host).code  # type: ignore[arg-type]
-
-
-class PoolSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "LabPool"
-
-    id = serializers.UUIDField(source="public_id")
-    name = serializers.CharField()
-    queue = serializers.CharField()
-    hardware_class = serializers.CharField()
-    description = serializers.CharField()
-    lab = serializers.CharField(source="lab_organisation.slug")
-    hosts = HostSerializer(many=True, source="hosts.all")
 
 
 class RunSummarySerializer(serializers.Serializer):
@@ -166,14 +138,39 @@ def _run(request: Request, run_id: uuid.UUID) -> Run:
 class PoolListApi(APIView):
     """Your lab's pools with their hosts (lab operators only)."""
 
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "LabPool"
+
+        class HostSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "LabHost"
+
+            id = serializers.UUIDField(source="public_id")
+            worker_name = serializers.CharField()
+            hostname = serializers.CharField()
+            status = serializers.SerializerMethodField()
+            last_heartbeat_at = serializers.DateTimeField()
+
+            def get_status(self, host: object) -> str:
+                return host_status(host).code  # type: ignore[arg-type]
+
+        id = serializers.UUIDField(source="public_id")
+        name = serializers.CharField()
+        queue = serializers.CharField()
+        hardware_class = serializers.CharField()
+        description = serializers.CharField()
+        lab = serializers.CharField(source="lab_organisation.slug")
+        hosts = HostSerializer(many=True, source="hosts.all")
+
     @extend_schema(
-        operation_id="lab_pool_list", responses={200: PoolSerializer(many=True)}
+        operation_id="lab_pool_list", responses={200: OutputSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
         if not lab_organisation_list_for(request.user).exists():
             raise PermissionDenied
         pools = pool_list_with_hosts(pool_list_operated_by(request.user))
-        return Response(PoolSerializer(pools, many=True).data)
+        return Response(self.OutputSerializer(pools, many=True).data)
 
 
 class CampaignListApi(APIView):
@@ -285,21 +282,3 @@ class RunCancelApi(APIView):
             raise PermissionDenied
         run_cancel(run=run, actor=request.user)
         return Response(_run_detail(_run(request, run_id)))
-
-
-urlpatterns = [
-    path("lab/pools/", PoolListApi.as_view(), name="lab-pool-list"),
-    path("campaigns/", CampaignListApi.as_view(), name="campaign-list"),
-    path(
-        "campaigns/<uuid:campaign_id>/",
-        CampaignDetailApi.as_view(),
-        name="campaign-detail",
-    ),
-    path(
-        "campaigns/<uuid:campaign_id>/cancel/",
-        CampaignCancelApi.as_view(),
-        name="campaign-cancel",
-    ),
-    path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
-    path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
-]

@@ -11,7 +11,6 @@ from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404, StreamingHttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -226,42 +225,6 @@ class AttemptSerializer(serializers.Serializer):
     attempt = serializers.IntegerField(min_value=1, max_value=32767)
 
 
-class ClaimedFileSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "RunnerClaimedFile"
-
-    path = serializers.CharField()
-    sha256 = serializers.CharField()
-    size = serializers.IntegerField()
-    kind = serializers.CharField()
-
-
-class ClaimedBundleSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "RunnerClaimedBundle"
-
-    sha256 = serializers.CharField()
-    size = serializers.IntegerField()
-    url = serializers.CharField()
-
-
-class ClaimedRunSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "RunnerClaimedRun"
-
-    id = serializers.IntegerField()
-    public_id = serializers.UUIDField()
-    attempt = serializers.IntegerField()
-    scenario = serializers.JSONField()
-    entrypoint = serializers.CharField()
-    files = ClaimedFileSerializer(many=True)
-    wall_limit_s = serializers.IntegerField()
-    cpu_seconds = serializers.IntegerField()
-    file_bytes = serializers.IntegerField()
-    cold_cache = serializers.BooleanField()
-    bundle = ClaimedBundleSerializer()
-
-
 class ClaimApi(RunnerApiView):
     """Take the queued run for this host (409: not queued with this attempt, skip
     the message)."""
@@ -275,6 +238,39 @@ class ClaimApi(RunnerApiView):
     class OutputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "RunnerClaim"
+
+        class ClaimedRunSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "RunnerClaimedRun"
+
+            class ClaimedBundleSerializer(serializers.Serializer):
+                class Meta:
+                    ref_name = "RunnerClaimedBundle"
+
+                sha256 = serializers.CharField()
+                size = serializers.IntegerField()
+                url = serializers.CharField()
+
+            class ClaimedFileSerializer(serializers.Serializer):
+                class Meta:
+                    ref_name = "RunnerClaimedFile"
+
+                path = serializers.CharField()
+                sha256 = serializers.CharField()
+                size = serializers.IntegerField()
+                kind = serializers.CharField()
+
+            id = serializers.IntegerField()
+            public_id = serializers.UUIDField()
+            attempt = serializers.IntegerField()
+            scenario = serializers.JSONField()
+            entrypoint = serializers.CharField()
+            files = ClaimedFileSerializer(many=True)
+            wall_limit_s = serializers.IntegerField()
+            cpu_seconds = serializers.IntegerField()
+            file_bytes = serializers.IntegerField()
+            cold_cache = serializers.BooleanField()
+            bundle = ClaimedBundleSerializer()
 
         claimed = serializers.BooleanField()
         run = ClaimedRunSerializer()
@@ -476,25 +472,6 @@ class OutputApi(RunnerApiView):
         )
 
 
-class ResultSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "RunnerResult"
-
-    exit_code = serializers.IntegerField(
-        allow_null=True, min_value=-(2**31), max_value=2**31 - 1
-    )
-    stop_reason = serializers.RegexField(r"^[a-z_]{1,32}$")
-    isolation = serializers.JSONField(required=False, default=dict)
-    duration_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
-    output_truncated = serializers.BooleanField(required=False, default=False)
-    log_tail = TextField(required=False, allow_blank=True, default="")
-    progress = serializers.FloatField(required=False, allow_null=True)
-    message = TextField(required=False, allow_blank=True, default="", max_length=4000)
-
-    def validate_isolation(self, value: Any) -> dict[str, Any]:
-        return _dict(value)
-
-
 class FinishApi(RunnerApiView):
     """The harness ended: the server stores and parses the uploaded outputs and
     ends the run as a local worker does."""
@@ -502,6 +479,28 @@ class FinishApi(RunnerApiView):
     class InputSerializer(AttemptSerializer):
         class Meta:
             ref_name = "RunnerFinishInput"
+
+        class ResultSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "RunnerResult"
+
+            exit_code = serializers.IntegerField(
+                allow_null=True, min_value=-(2**31), max_value=2**31 - 1
+            )
+            stop_reason = serializers.RegexField(r"^[a-z_]{1,32}$")
+            isolation = serializers.JSONField(required=False, default=dict)
+            duration_s = serializers.FloatField(
+                required=False, allow_null=True, min_value=0
+            )
+            output_truncated = serializers.BooleanField(required=False, default=False)
+            log_tail = TextField(required=False, allow_blank=True, default="")
+            progress = serializers.FloatField(required=False, allow_null=True)
+            message = TextField(
+                required=False, allow_blank=True, default="", max_length=4000
+            )
+
+            def validate_isolation(self, value: Any) -> dict[str, Any]:
+                return _dict(value)
 
         result = ResultSerializer()
         warnings = serializers.ListField(
@@ -565,21 +564,3 @@ class FailApi(RunnerApiView):
         if state == "stale":
             return _conflict("The run moved on meanwhile.", "stale_attempt")
         return Response({"state": state})
-
-
-urlpatterns = [
-    path("hello", HelloApi.as_view(), name="runner-hello"),
-    path("heartbeat", HeartbeatApi.as_view(), name="runner-heartbeat"),
-    path("bye", ByeApi.as_view(), name="runner-bye"),
-    path("runs/<int:run_id>/claim", ClaimApi.as_view(), name="runner-claim"),
-    path("runs/<int:run_id>/bundle", BundleApi.as_view(), name="runner-bundle"),
-    path("runs/<int:run_id>/report", ReportApi.as_view(), name="runner-report"),
-    path("runs/<int:run_id>/running", RunningApi.as_view(), name="runner-running"),
-    path(
-        "runs/<int:run_id>/outputs/<path:path>",
-        OutputApi.as_view(),
-        name="runner-output",
-    ),
-    path("runs/<int:run_id>/finish", FinishApi.as_view(), name="runner-finish"),
-    path("runs/<int:run_id>/fail", FailApi.as_view(), name="runner-fail"),
-]

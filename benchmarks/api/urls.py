@@ -1,10 +1,62 @@
-"""The benchmarks API's URLs, mounted under ``/api/v1/``."""
+"""The benchmarks API's URLs, mounted under ``/api/v1/``: lab pools, campaigns and
+runs, and the runner API a lab host's agent calls (under ``runner/``)."""
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import path
+
+from benchmarks.api.campaigns import (
+    CampaignCancelApi,
+    CampaignDetailApi,
+    CampaignListApi,
+    PoolListApi,
+    RunCancelApi,
+    RunDetailApi,
+)
+from benchmarks.api.runner import (
+    BundleApi,
+    ByeApi,
+    ClaimApi,
+    FailApi,
+    FinishApi,
+    HeartbeatApi,
+    HelloApi,
+    OutputApi,
+    ReportApi,
+    RunningApi,
+)
 
 urlpatterns = [
-    path("", include("benchmarks.api.campaigns")),
-    path("runner/", include("benchmarks.api.runner")),
+    # campaigns.py
+    path("lab/pools/", PoolListApi.as_view(), name="lab-pool-list"),
+    path("campaigns/", CampaignListApi.as_view(), name="campaign-list"),
+    path(
+        "campaigns/<uuid:campaign_id>/",
+        CampaignDetailApi.as_view(),
+        name="campaign-detail",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/cancel/",
+        CampaignCancelApi.as_view(),
+        name="campaign-cancel",
+    ),
+    path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
+    # runner.py, under runner/
+    path("runner/hello", HelloApi.as_view(), name="runner-hello"),
+    path("runner/heartbeat", HeartbeatApi.as_view(), name="runner-heartbeat"),
+    path("runner/bye", ByeApi.as_view(), name="runner-bye"),
+    path("runner/runs/<int:run_id>/claim", ClaimApi.as_view(), name="runner-claim"),
+    path("runner/runs/<int:run_id>/bundle", BundleApi.as_view(), name="runner-bundle"),
+    path("runner/runs/<int:run_id>/report", ReportApi.as_view(), name="runner-report"),
+    path(
+        "runner/runs/<int:run_id>/running", RunningApi.as_view(), name="runner-running"
+    ),
+    path(
+        "runner/runs/<int:run_id>/outputs/<path:path>",
+        OutputApi.as_view(),
+        name="runner-output",
+    ),
+    path("runner/runs/<int:run_id>/finish", FinishApi.as_view(), name="runner-finish"),
+    path("runner/runs/<int:run_id>/fail", FailApi.as_view(), name="runner-fail"),
 ]

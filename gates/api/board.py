@@ -7,7 +7,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -19,76 +18,6 @@ from gates.api.serializers import READ_ERRORS
 from gates.permissions import can_see_gate_plan_drafts
 from gates.selectors.board import BoardRow, GateCell, gate_board
 from procurement.models import Rfp
-
-
-class BoardDecisionSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoardDecision"
-
-    id = serializers.UUIDField()
-    kind = serializers.CharField()
-    status = serializers.CharField()
-    decided_at = serializers.DateTimeField()
-
-
-class BoardEvaluationSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoardEvaluation"
-
-    id = serializers.UUIDField()
-    verdict = serializers.CharField()
-    score_pct = serializers.FloatField(allow_null=True)
-    evaluated_at = serializers.DateTimeField()
-    plan_version = serializers.IntegerField()
-
-
-class BoardObligationsSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoardObligations"
-
-    count = serializers.IntegerField()
-    ids = serializers.ListField(child=serializers.UUIDField())
-
-
-class BoardGateSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoardGate"
-
-    gate = serializers.CharField()
-    stage = serializers.CharField()
-    latest_evaluation = BoardEvaluationSerializer(allow_null=True)
-    decision = BoardDecisionSerializer(
-        allow_null=True, help_text="The latest recorded decision."
-    )
-    pending_promotion = BoardDecisionSerializer(
-        allow_null=True, help_text="A promotion waiting for its second sign-off."
-    )
-    open_obligations = BoardObligationsSerializer()
-    lab_deviation = serializers.BooleanField(
-        help_text="Failed on a lab environment the plan does not accept: the "
-        "lab's to answer, not the vendor's."
-    )
-
-
-class BoardVendorSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoardVendor"
-
-    vendor = serializers.CharField(help_text="The vendor organisation's slug.")
-    vendor_name = serializers.CharField()
-    plan = serializers.UUIDField(allow_null=True, help_text="The current frozen plan.")
-    plan_version = serializers.IntegerField(allow_null=True)
-    draft = serializers.UUIDField(allow_null=True)
-    gates = BoardGateSerializer(many=True)
-
-
-class BoardSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateBoard"
-
-    rfp = serializers.UUIDField()
-    reference = serializers.CharField()
-    vendors = BoardVendorSerializer(many=True)
 
 
 def _decision(decision: Any) -> dict[str, Any] | None:
@@ -153,16 +82,80 @@ class GateBoardApi(APIView):
     """Per vendor and gate: the latest evaluation, the decision, the open re-test
     obligations (a vendor sees its own row only)."""
 
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateBoard"
+
+        class BoardVendorSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "GateBoardVendor"
+
+            class BoardGateSerializer(serializers.Serializer):
+                class Meta:
+                    ref_name = "GateBoardGate"
+
+                class BoardDecisionSerializer(serializers.Serializer):
+                    class Meta:
+                        ref_name = "GateBoardDecision"
+
+                    id = serializers.UUIDField()
+                    kind = serializers.CharField()
+                    status = serializers.CharField()
+                    decided_at = serializers.DateTimeField()
+
+                class BoardEvaluationSerializer(serializers.Serializer):
+                    class Meta:
+                        ref_name = "GateBoardEvaluation"
+
+                    id = serializers.UUIDField()
+                    verdict = serializers.CharField()
+                    score_pct = serializers.FloatField(allow_null=True)
+                    evaluated_at = serializers.DateTimeField()
+                    plan_version = serializers.IntegerField()
+
+                class BoardObligationsSerializer(serializers.Serializer):
+                    class Meta:
+                        ref_name = "GateBoardObligations"
+
+                    count = serializers.IntegerField()
+                    ids = serializers.ListField(child=serializers.UUIDField())
+
+                gate = serializers.CharField()
+                stage = serializers.CharField()
+                latest_evaluation = BoardEvaluationSerializer(allow_null=True)
+                decision = BoardDecisionSerializer(
+                    allow_null=True, help_text="The latest recorded decision."
+                )
+                pending_promotion = BoardDecisionSerializer(
+                    allow_null=True,
+                    help_text="A promotion waiting for its second sign-off.",
+                )
+                open_obligations = BoardObligationsSerializer()
+                lab_deviation = serializers.BooleanField(
+                    help_text="Failed on a lab environment the plan does not "
+                    "accept: the lab's to answer, not the vendor's."
+                )
+
+            vendor = serializers.CharField(help_text="The vendor organisation's slug.")
+            vendor_name = serializers.CharField()
+            plan = serializers.UUIDField(
+                allow_null=True, help_text="The current frozen plan."
+            )
+            plan_version = serializers.IntegerField(allow_null=True)
+            draft = serializers.UUIDField(allow_null=True)
+            gates = BoardGateSerializer(many=True)
+
+        rfp = serializers.UUIDField()
+        reference = serializers.CharField()
+        vendors = BoardVendorSerializer(many=True)
+
     @extend_schema(
-        operation_id="gate_board", responses={200: BoardSerializer, **READ_ERRORS}
+        operation_id="gate_board", responses={200: OutputSerializer, **READ_ERRORS}
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for(request.user, rfp_id)
         rows = gate_board(rfp=rfp, user=request.user)
         drafts = can_see_gate_plan_drafts(request.user, rfp)
-        return Response(BoardSerializer(board_data(rfp, rows, drafts=drafts)).data)
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/gate-board/", GateBoardApi.as_view(), name="gate-board"),
-]
+        return Response(
+            self.OutputSerializer(board_data(rfp, rows, drafts=drafts)).data
+        )

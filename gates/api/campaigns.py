@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -120,12 +120,3 @@ def _pool(request: Request, name: str) -> LabPool:
         message = f"{name!r} is not a pool of your lab."
         raise GatesError(message, "no_pool", (Problem("no_pool", message, "pool"),))
     return pool
-
-
-urlpatterns = [
-    path(
-        "gate-plans/<uuid:plan_id>/gates/<str:gate>/campaigns/",
-        GateCampaignStartApi.as_view(),
-        name="gate-campaign-start",
-    ),
-]

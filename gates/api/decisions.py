@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -19,7 +18,7 @@ from gates.api.access import (
     one,
     require_buyer_side,
 )
-from gates.api.serializers import WRITE_ERRORS, DecisionSerializer
+from gates.api.serializers import WRITE_ERRORS
 from gates.models import Decision
 from gates.selectors.plans import plan_list_visible_to
 from gates.services.decisions import (
@@ -27,6 +26,33 @@ from gates.services.decisions import (
     decision_second,
     decision_withdraw,
 )
+
+
+class DecisionSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "GateDecision"
+
+    id = serializers.UUIDField(source="public_id")
+    plan = serializers.UUIDField(source="plan.public_id")
+    gate = serializers.CharField()
+    evaluation = serializers.UUIDField(source="evaluation.public_id")
+    kind = serializers.CharField(help_text="promote, hold or rollback.")
+    status = serializers.ChoiceField(choices=Decision.Status.choices)
+    rationale = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username")
+    decided_at = serializers.DateTimeField()
+    second_by = serializers.CharField(
+        source="second_by.username", allow_null=True, default=None
+    )
+    second_at = serializers.DateTimeField(allow_null=True)
+    second_note = serializers.CharField()
+    withdrawn_by = serializers.CharField(
+        source="withdrawn_by.username", allow_null=True, default=None
+    )
+    withdrawn_at = serializers.DateTimeField(allow_null=True)
+    log_index = serializers.IntegerField(
+        allow_null=True, help_text="The decision's transparency-log entry."
+    )
 
 
 def _decision(decision: Decision, code: int = status.HTTP_200_OK) -> Response:
@@ -101,22 +127,3 @@ class DecisionWithdrawApi(APIView):
         require_buyer_side(request.user, decision.plan.rfp)
         decision_withdraw(decision=decision, actor=request.user)
         return _decision(one(decision_list_visible_to(request.user), decision_id))
-
-
-urlpatterns = [
-    path(
-        "gate-plans/<uuid:plan_id>/gates/<str:gate>/decisions/",
-        DecisionRecordApi.as_view(),
-        name="gate-decision-record",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/second/",
-        DecisionSecondApi.as_view(),
-        name="gate-decision-second",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/withdraw/",
-        DecisionWithdrawApi.as_view(),
-        name="gate-decision-withdraw",
-    ),
-]

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -138,28 +137,27 @@ class GateEvaluateApi(APIView):
         return _documents(evaluation, status.HTTP_201_CREATED)
 
 
-class MoreRunsOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GateMoreRuns"
-
-    evaluation = serializers.UUIDField()
-    campaign = serializers.UUIDField()
-    extra_runs = serializers.IntegerField(help_text="Runs added to the campaign.")
-    automatic = serializers.BooleanField()
-    requested_at = serializers.DateTimeField()
-
-
 class EvaluationMoreRunsApi(APIView):
     """Schedule on the evaluation's campaign exactly the runs its INCONCLUSIVE
     criteria need (the pool's lab operators, the RFP's buyers); the gate is
     evaluated again when they finish. 409 when none are needed, they are
     scheduled already, or a later evaluation or plan version exists."""
 
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateMoreRuns"
+
+        evaluation = serializers.UUIDField()
+        campaign = serializers.UUIDField()
+        extra_runs = serializers.IntegerField(help_text="Runs added to the campaign.")
+        automatic = serializers.BooleanField()
+        requested_at = serializers.DateTimeField()
+
     @extend_schema(
         operation_id="gate_evaluation_more_runs",
         request=None,
         responses={
-            201: OpenApiResponse(MoreRunsOutputSerializer),
+            201: OpenApiResponse(OutputSerializer),
             **WRITE_ERRORS,
         },
     )
@@ -176,24 +174,5 @@ class EvaluationMoreRunsApi(APIView):
             "requested_at": link.requested_at,
         }
         return Response(
-            MoreRunsOutputSerializer(data).data, status=status.HTTP_201_CREATED
+            self.OutputSerializer(data).data, status=status.HTTP_201_CREATED
         )
-
-
-urlpatterns = [
-    path(
-        "evaluations/<uuid:evaluation_id>/",
-        EvaluationDetailApi.as_view(),
-        name="gate-evaluation-detail",
-    ),
-    path(
-        "evaluations/<uuid:evaluation_id>/more-runs/",
-        EvaluationMoreRunsApi.as_view(),
-        name="gate-evaluation-more-runs",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/gates/<str:gate>/evaluate/",
-        GateEvaluateApi.as_view(),
-        name="gate-evaluate",
-    ),
-]

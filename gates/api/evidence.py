@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404, StreamingHttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
@@ -46,12 +45,3 @@ class EvaluationEvidenceApi(APIView):
             raise Http404
         package = evaluation_evidence_prepare(evaluation=evaluation, actor=request.user)
         return package_response(package)
-
-
-urlpatterns = [
-    path(
-        "evaluations/<uuid:evaluation_id>/evidence/",
-        EvaluationEvidenceApi.as_view(),
-        name="gate-evaluation-evidence",
-    ),
-]

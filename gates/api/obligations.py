@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -21,8 +20,43 @@ from gates.api.access import (
     require_vendor_member,
 )
 from gates.api.pages import page_response, page_serializer
-from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, ObligationSerializer
+from gates.api.serializers import READ_ERRORS, WRITE_ERRORS
+from gates.models import RetestObligation
 from gates.services.obligations import obligation_request_retest
+
+
+class ObligationSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RetestObligation"
+
+    id = serializers.UUIDField(source="public_id")
+    rfp = serializers.UUIDField(source="rfp.public_id")
+    rfp_reference = serializers.CharField(source="rfp.reference")
+    vendor = serializers.CharField(source="vendor_organisation.slug")
+    plan = serializers.UUIDField(source="plan.public_id")
+    gate = serializers.CharField()
+    evaluation = serializers.UUIDField(source="evaluation.public_id")
+    criteria = serializers.ListField(child=serializers.CharField())
+    reason = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=RetestObligation.Status.choices,
+        source="status_now",
+        help_text="By the clock at read time (past its deadline: expired).",
+    )
+    deadline = serializers.DateTimeField()
+    max_attempts = serializers.IntegerField()
+    attempts_used = serializers.IntegerField()
+    attempts_left = serializers.IntegerField()
+    cost_bearer = serializers.ChoiceField(choices=RetestObligation.CostBearer.choices)
+    bundle = serializers.UUIDField(
+        source="bundle.public_id", allow_null=True, default=None
+    )
+    campaign = serializers.UUIDField(
+        source="campaign.public_id", allow_null=True, default=None
+    )
+    requested_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+    breached_at = serializers.DateTimeField(allow_null=True)
 
 
 class ObligationListApi(APIView):
@@ -84,22 +118,3 @@ class ObligationRequestApi(APIView):
         obligation = one(obligation_list_visible_to(request.user), obligation_id)
         self.check_object_permissions(request, obligation)
         return Response(ObligationSerializer(obligation).data)
-
-
-urlpatterns = [
-    path(
-        "retest-obligations/",
-        ObligationListApi.as_view(),
-        name="retest-obligation-list",
-    ),
-    path(
-        "retest-obligations/<uuid:obligation_id>/",
-        ObligationDetailApi.as_view(),
-        name="retest-obligation-detail",
-    ),
-    path(
-        "retest-obligations/<uuid:obligation_id>/request/",
-        ObligationRequestApi.as_view(),
-        name="retest-obligation-request",
-    ),
-]

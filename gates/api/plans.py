@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.http import HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -25,7 +24,7 @@ from accounts.exceptions import Problem
 from accounts.models import Organisation
 from gates.api.access import one, require_plan_editor, rfp_for
 from gates.api.pages import page_response, page_serializer
-from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, PlanSerializer
+from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
 from gates.exceptions import GatesError
 from gates.models import GatePlan
 from gates.selectors.plans import plan_draft, plan_export, plan_list_visible_to
@@ -37,6 +36,34 @@ from gates.services.plans import (
     plan_update,
 )
 from procurement.models import Rfp
+
+
+class PlanSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "GatePlan"
+
+    id = serializers.UUIDField(source="public_id")
+    rfp = serializers.UUIDField(source="rfp.public_id")
+    rfp_reference = serializers.CharField(source="rfp.reference")
+    vendor = serializers.CharField(source="vendor_organisation.slug")
+    version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=GatePlan.Status.choices)
+    sha256 = serializers.CharField(help_text="SHA-256 of the canonical document.")
+    document = DocumentField(help_text="The reprogate.gate-plan/v1 document.")
+    lab_environment_accepted = serializers.BooleanField()
+    lab_environment_note = serializers.CharField()
+    max_extra_runs = serializers.IntegerField()
+    bundle = serializers.UUIDField(
+        source="bundle.public_id", allow_null=True, default=None
+    )
+    supersedes = serializers.UUIDField(
+        source="supersedes.public_id", allow_null=True, default=None
+    )
+    created_at = serializers.DateTimeField()
+    frozen_at = serializers.DateTimeField(allow_null=True)
+    frozen_by = serializers.CharField(
+        source="frozen_by.username", allow_null=True, default=None
+    )
 
 
 class DocumentInputField(serializers.JSONField):
@@ -156,20 +183,21 @@ class PlanListApi(APIView):
         return _plan(plan, status.HTTP_200_OK if draft else status.HTTP_201_CREATED)
 
 
-class PlanPatchInputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "GatePlanPatchInput"
-
-    document = DocumentInputField(required=False)
-    lab_environment_accepted = serializers.BooleanField(required=False)
-    lab_environment_note = serializers.CharField(
-        allow_blank=True, required=False, max_length=2000
-    )
-    max_extra_runs = serializers.IntegerField(required=False, min_value=0, max_value=50)
-
-
 class PlanDetailApi(APIView):
     """One gate plan (GET); its draft edited (PATCH, buyers; 409 once frozen)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GatePlanPatchInput"
+
+        document = DocumentInputField(required=False)
+        lab_environment_accepted = serializers.BooleanField(required=False)
+        lab_environment_note = serializers.CharField(
+            allow_blank=True, required=False, max_length=2000
+        )
+        max_extra_runs = serializers.IntegerField(
+            required=False, min_value=0, max_value=50
+        )
 
     @extend_schema(
         operation_id="gate_plan_detail",
@@ -182,12 +210,12 @@ class PlanDetailApi(APIView):
 
     @extend_schema(
         operation_id="gate_plan_update",
-        request=PlanPatchInputSerializer,
+        request=InputSerializer,
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
     def patch(self, request: Request, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
-        data = PlanPatchInputSerializer(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         document = changes.pop("document") if "document" in changes else plan.plan
@@ -249,24 +277,3 @@ class PlanExportApi(APIView):
             f'attachment; filename="{name}-v{plan.version}.json"'
         )
         return response
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/gate-plans/", PlanListApi.as_view(), name="gate-plans"),
-    path("gate-plans/<uuid:plan_id>/", PlanDetailApi.as_view(), name="gate-plan"),
-    path(
-        "gate-plans/<uuid:plan_id>/freeze/",
-        PlanFreezeApi.as_view(),
-        name="gate-plan-freeze",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/new-version/",
-        PlanNewVersionApi.as_view(),
-        name="gate-plan-new-version",
-    ),
-    path(
-        "gate-plans/<uuid:plan_id>/export/",
-        PlanExportApi.as_view(),
-        name="gate-plan-export",
-    ),
-]

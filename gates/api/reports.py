@@ -18,7 +18,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
@@ -336,38 +336,3 @@ class ReportKeyApi(APIView):
         response = HttpResponse(pem, content_type=PEM)
         response["Content-Disposition"] = 'inline; filename="reports.pub"'
         return response
-
-
-urlpatterns = [
-    path(
-        "evaluations/<uuid:evaluation_id>/report/",
-        EvaluationReportApi.as_view(),
-        name="gate-evaluation-report",
-    ),
-    path(
-        "evaluations/<uuid:evaluation_id>/report.pdf",
-        EvaluationReportPdfApi.as_view(),
-        name="gate-evaluation-report-pdf",
-    ),
-    path(
-        "evaluations/<uuid:evaluation_id>/statement.json",
-        EvaluationReportStatementApi.as_view(),
-        name="gate-evaluation-report-statement",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/certificate/",
-        DecisionCertificateApi.as_view(),
-        name="gate-decision-certificate",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/certificate.pdf",
-        DecisionCertificatePdfApi.as_view(),
-        name="gate-decision-certificate-pdf",
-    ),
-    path(
-        "decisions/<uuid:decision_id>/certificate.statement.json",
-        DecisionCertificateStatementApi.as_view(),
-        name="gate-decision-certificate-statement",
-    ),
-    path("reports/key", ReportKeyApi.as_view(), name="report-key"),
-]

@@ -13,7 +13,6 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -23,7 +22,8 @@ from rest_framework.views import APIView
 
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
-from procurement.api.evaluation import BidRefSerializer, buyer_side_rfp, require_opened
+from procurement.api.evaluation import buyer_side_rfp, require_opened
+from procurement.api.serializers import BidRefSerializer
 from procurement.models import AwardRequest, Bid
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.award import (
@@ -44,24 +44,6 @@ from procurement.services.tco import HOURS_PER_YEAR_MAX, tco_formula_create
 # --- TCO formula ----------------------------------------------------------------
 
 
-class TcoFormulaOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "TcoFormula"
-
-    version = serializers.IntegerField()
-    recorded = serializers.SerializerMethodField()
-    pue = serializers.DecimalField(4, 2)
-    utilisation = serializers.DecimalField(4, 3)
-    hours_per_year = serializers.IntegerField()
-    created_at = serializers.DateTimeField(allow_null=True)
-    created_by = serializers.CharField(
-        source="created_by.username", default=None, allow_null=True
-    )
-
-    def get_recorded(self, formula: Any) -> bool:
-        return formula.pk is not None
-
-
 # 1 to 99.99, and 0.001 to 1, written with at most 2 and 3 decimals.
 PUE_TEXT = RegexValidator(r"^0*[1-9]\d?(?:\.\d{0,2})?$", "Between 1 and 99.99.")
 UTILISATION_TEXT = RegexValidator(
@@ -73,6 +55,23 @@ UTILISATION_TEXT = RegexValidator(
 class TcoFormulaListApi(APIView):
     """The RFP's TCO formula versions, newest first (version 1 with the defaults,
     unrecorded, before any exists); POST records a new version (buyers, admins)."""
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "TcoFormula"
+
+        version = serializers.IntegerField()
+        recorded = serializers.SerializerMethodField()
+        pue = serializers.DecimalField(4, 2)
+        utilisation = serializers.DecimalField(4, 3)
+        hours_per_year = serializers.IntegerField()
+        created_at = serializers.DateTimeField(allow_null=True)
+        created_by = serializers.CharField(
+            source="created_by.username", default=None, allow_null=True
+        )
+
+        def get_recorded(self, formula: Any) -> bool:
+            return formula.pk is not None
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -95,17 +94,17 @@ class TcoFormulaListApi(APIView):
 
     @extend_schema(
         operation_id="rfp_tco_formula_list",
-        responses={200: TcoFormulaOutputSerializer(many=True)},
+        responses={200: OutputSerializer(many=True)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
         formulas = list(tco_formula_list(rfp)) or [tco_formula_current(rfp)]
-        return Response(TcoFormulaOutputSerializer(formulas, many=True).data)
+        return Response(self.OutputSerializer(formulas, many=True).data)
 
     @extend_schema(
         operation_id="rfp_tco_formula_create",
         request=InputSerializer,
-        responses={201: TcoFormulaOutputSerializer},
+        responses={201: OutputSerializer},
     )
     def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
@@ -117,46 +116,11 @@ class TcoFormulaListApi(APIView):
         data.is_valid(raise_exception=True)
         formula = tco_formula_create(rfp=rfp, actor=request.user, **data.validated_data)
         return Response(
-            TcoFormulaOutputSerializer(formula).data, status=status.HTTP_201_CREATED
+            self.OutputSerializer(formula).data, status=status.HTTP_201_CREATED
         )
 
 
 # --- award ----------------------------------------------------------------------
-
-
-class AwardSheetsSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "AwardSheets"
-
-    submitted = serializers.IntegerField()
-    expected = serializers.IntegerField()
-    complete = serializers.BooleanField()
-    missing = serializers.ListField(child=serializers.CharField())
-
-
-class AwardRankSerializer(serializers.Serializer):
-    """One evaluated bid as the confirmer sees it (rank and total once the caller
-    may see the consensus; the evidence completeness always)."""
-
-    class Meta:
-        ref_name = "AwardRank"
-
-    bid = BidRefSerializer()
-    rank = serializers.IntegerField(source="consensus.rank", default=None)
-    weighted_total = serializers.DecimalField(
-        5, 2, source="consensus.weighted_total", default=None
-    )
-    scores_complete = serializers.BooleanField(
-        source="consensus.complete", default=None
-    )
-    mandatory_artifacts_present = serializers.IntegerField(
-        source="evidence.mandatory_present"
-    )
-    mandatory_artifacts = serializers.IntegerField(source="evidence.mandatory_total")
-    lab_validation = serializers.CharField(
-        source="lab.verdict",
-        help_text="The vendor's latest lab-validation verdict; empty: not yet run.",
-    )
 
 
 class AwardRequestOutputSerializer(serializers.Serializer):
@@ -182,17 +146,6 @@ class AwardRequestOutputSerializer(serializers.Serializer):
     )
     cancelled_at = serializers.DateTimeField(allow_null=True)
     cancel_reason = serializers.CharField()
-
-
-class PendingAwardOutputSerializer(serializers.Serializer):
-    """The pending request with what a confirmer is about to sign."""
-
-    class Meta:
-        ref_name = "PendingAward"
-
-    request = AwardRequestOutputSerializer()
-    sheets = AwardSheetsSerializer()
-    ranking = AwardRankSerializer(many=True)
 
 
 class AwardOutputSerializer(serializers.Serializer):
@@ -247,6 +200,53 @@ class AwardRequestApi(APIView):
     why the award cannot wait, and while the winner's lab validation has not
     passed unless ``gates_override_reason`` says why it may win anyway."""
 
+    class PendingAwardOutputSerializer(serializers.Serializer):
+        """The pending request with what a confirmer is about to sign."""
+
+        class Meta:
+            ref_name = "PendingAward"
+
+        class AwardSheetsSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "AwardSheets"
+
+            submitted = serializers.IntegerField()
+            expected = serializers.IntegerField()
+            complete = serializers.BooleanField()
+            missing = serializers.ListField(child=serializers.CharField())
+
+        class AwardRankSerializer(serializers.Serializer):
+            """
+            One evaluated bid as the confirmer sees it (rank and total once the caller
+            may see the consensus; the evidence completeness always)."""
+
+            class Meta:
+                ref_name = "AwardRank"
+
+            bid = BidRefSerializer()
+            rank = serializers.IntegerField(source="consensus.rank", default=None)
+            weighted_total = serializers.DecimalField(
+                5, 2, source="consensus.weighted_total", default=None
+            )
+            scores_complete = serializers.BooleanField(
+                source="consensus.complete", default=None
+            )
+            mandatory_artifacts_present = serializers.IntegerField(
+                source="evidence.mandatory_present"
+            )
+            mandatory_artifacts = serializers.IntegerField(
+                source="evidence.mandatory_total"
+            )
+            lab_validation = serializers.CharField(
+                source="lab.verdict",
+                help_text="The vendor's latest lab-validation verdict; "
+                "empty: not yet run.",
+            )
+
+        request = AwardRequestOutputSerializer()
+        sheets = AwardSheetsSerializer()
+        ranking = AwardRankSerializer(many=True)
+
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "AwardRequestInput"
@@ -275,7 +275,7 @@ class AwardRequestApi(APIView):
             "sheets": summary.sheets,
             "ranking": summary.comparison.rows,
         }
-        return Response(PendingAwardOutputSerializer(data).data)
+        return Response(self.PendingAwardOutputSerializer(data).data)
 
     @extend_schema(
         operation_id="rfp_award_request",
@@ -336,13 +336,3 @@ class AwardCancelApi(APIView):
         data.is_valid(raise_exception=True)
         cancelled = award_cancel(rfp=rfp, actor=request.user, **data.validated_data)
         return Response(AwardRequestOutputSerializer(cancelled).data)
-
-
-P = "rfps/<uuid:rfp_id>/"
-urlpatterns = [
-    path(f"{P}tco-formulas/", TcoFormulaListApi.as_view(), name="rfp-tco-formulas"),
-    path(f"{P}award/", AwardApi.as_view(), name="rfp-award"),
-    path(f"{P}award/request/", AwardRequestApi.as_view(), name="rfp-award-request"),
-    path(f"{P}award/confirm/", AwardConfirmApi.as_view(), name="rfp-award-confirm"),
-    path(f"{P}award/cancel/", AwardCancelApi.as_view(), name="rfp-award-cancel"),
-]

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiResponse,
@@ -83,19 +83,6 @@ class CostInputsSerializer(serializers.Serializer):
     rack_unit_cost_per_year = _money(10, 2)
     support_cost_per_year = _money(12, 2)
     delivered_tokens_per_s = _money(14, 2, "0.01")
-
-
-class CostInputsInputSerializer(CostInputsSerializer):
-    """The same fields, each optional: a blank one takes the bid's bundle's value
-    (all are needed when the bid names no bundle)."""
-
-    class Meta:
-        ref_name = "BidCostInputsInput"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.required = False
 
 
 class BidBundleSerializer(serializers.Serializer):
@@ -213,6 +200,19 @@ class BidOwnApi(APIView):
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "BidSubmitInput"
+
+        class CostInputsInputSerializer(CostInputsSerializer):
+            """
+            The same fields, each optional: a blank one takes the bid's bundle's value
+            (all are needed when the bid names no bundle)."""
+
+            class Meta:
+                ref_name = "BidCostInputsInput"
+
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                for field in self.fields.values():
+                    field.required = False
 
         cover_note = serializers.CharField(
             allow_blank=True, max_length=20000, default=""
@@ -404,35 +404,3 @@ class BidReceiptListApi(APIView):
         page = paginator.paginate_queryset(bid_receipt_list(bid=bid), request, self)
         data = ReceiptSerializer(page, many=True).data
         return paginator.get_paginated_response(data)
-
-
-urlpatterns = [
-    path("rfps/<uuid:rfp_id>/bid/", BidOwnApi.as_view(), name="bid-own"),
-    path(
-        "rfps/<uuid:rfp_id>/bid/documents/",
-        BidDocumentUploadApi.as_view(),
-        name="bid-document-upload",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/bid/withdraw/",
-        BidWithdrawApi.as_view(),
-        name="bid-withdraw",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/bid/reconfirm/",
-        BidReconfirmApi.as_view(),
-        name="bid-reconfirm",
-    ),
-    path("rfps/<uuid:rfp_id>/bids/", BidListApi.as_view(), name="bid-list"),
-    path("bids/<uuid:bid_id>/", BidDetailApi.as_view(), name="bid-detail"),
-    path(
-        "bids/<uuid:bid_id>/documents/<str:sha256>/",
-        BidDocumentDownloadApi.as_view(),
-        name="bid-document",
-    ),
-    path(
-        "bids/<uuid:bid_id>/receipts/",
-        BidReceiptListApi.as_view(),
-        name="bid-receipt-list",
-    ),
-]

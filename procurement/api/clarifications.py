@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.http import Http404
-from django.urls import path
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
@@ -172,76 +171,6 @@ class ClarificationAnswerApi(APIView):
         return Response(ClarificationOutputSerializer(row).data)
 
 
-class AddendumChangeSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "AddendumChange"
-
-    field = serializers.CharField()
-    label = serializers.CharField()  # type: ignore[assignment]  # as above
-    old = serializers.JSONField(help_text="ISO 8601 for times, a string for decimals.")
-    new = serializers.JSONField()
-
-
-class AddendumOutputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "Addendum"
-
-    number = serializers.IntegerField(source="addendum.number")
-    reason = serializers.CharField(source="addendum.reason")
-    issued_at = serializers.DateTimeField(source="addendum.issued_at")
-    deadline_extended_to = serializers.DateTimeField(
-        source="addendum.deadline_extended_to",
-        allow_null=True,
-        help_text="Set when the addendum pushed the submission deadline out.",
-    )
-    changes = AddendumChangeSerializer(source="rows", many=True)
-
-
-class AddendumChangesInputSerializer(serializers.Serializer):
-    """The conditions an addendum may change; any other key is refused."""
-
-    class Meta:
-        ref_name = "AddendumChangesInput"
-        closed = True  # the schema says: no other key (accounts.api.schema)
-
-    title = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
-    questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
-    submission_deadline = serializers.DateTimeField(required=False)
-    min_bids = serializers.IntegerField(required=False, min_value=1, max_value=20)
-    workload_requirements = serializers.CharField(required=False, allow_blank=True)
-    escrow_clause = serializers.CharField(required=False, allow_blank=True)
-    escrow_retention_years = serializers.IntegerField(
-        required=False, min_value=1, max_value=50, allow_null=True
-    )
-    acceptance_clause = serializers.CharField(required=False, allow_blank=True)
-    retest_clause = serializers.CharField(required=False, allow_blank=True)
-    retest_tolerance_pct = serializers.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        min_value=Decimal(0),
-        max_value=Decimal(100),
-        required=False,
-    )
-    retest_vendor_funded = serializers.BooleanField(required=False)
-    retest_deadline_days = serializers.IntegerField(
-        required=False, min_value=1, max_value=365
-    )
-    retest_max_attempts = serializers.IntegerField(
-        required=False, min_value=1, max_value=10
-    )
-    audit_rights_clause = serializers.CharField(required=False, allow_blank=True)
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {n: ["An addendum cannot change this field."] for n in unknown}
-                )
-        return super().to_internal_value(data)
-
-
 class RfpAddendaApi(APIView):
     """GET: the RFP's addenda with their diffs (buyer side and invited vendors).
     POST: a buyer issues the next addendum (JSON: its changes are an object)."""
@@ -252,14 +181,96 @@ class RfpAddendaApi(APIView):
         class Meta:
             ref_name = "AddendumPage"
 
+        class AddendumOutputSerializer(serializers.Serializer):
+            class Meta:
+                ref_name = "Addendum"
+
+            class AddendumChangeSerializer(serializers.Serializer):
+                class Meta:
+                    ref_name = "AddendumChange"
+
+                field = serializers.CharField()
+                label = serializers.CharField()  # type: ignore[assignment]  # as above
+                old = serializers.JSONField(
+                    help_text="ISO 8601 for times, a string for decimals."
+                )
+                new = serializers.JSONField()
+
+            number = serializers.IntegerField(source="addendum.number")
+            reason = serializers.CharField(source="addendum.reason")
+            issued_at = serializers.DateTimeField(source="addendum.issued_at")
+            deadline_extended_to = serializers.DateTimeField(
+                source="addendum.deadline_extended_to",
+                allow_null=True,
+                help_text="Set when the addendum pushed the submission deadline out.",
+            )
+            changes = AddendumChangeSerializer(source="rows", many=True)
+
         count = serializers.IntegerField()
         next = serializers.URLField(allow_null=True)
         previous = serializers.URLField(allow_null=True)
         results = AddendumOutputSerializer(many=True)
 
+    OutputSerializer = PageSerializer.AddendumOutputSerializer
+
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "AddendumIssueInput"
+
+        class AddendumChangesInputSerializer(serializers.Serializer):
+            """The conditions an addendum may change; any other key is refused."""
+
+            class Meta:
+                ref_name = "AddendumChangesInput"
+                closed = True  # the schema says: no other key (accounts.api.schema)
+
+            title = serializers.CharField(max_length=200, required=False)
+            description = serializers.CharField(required=False, allow_blank=True)
+            questions_deadline = serializers.DateTimeField(
+                required=False, allow_null=True
+            )
+            submission_deadline = serializers.DateTimeField(required=False)
+            min_bids = serializers.IntegerField(
+                required=False, min_value=1, max_value=20
+            )
+            workload_requirements = serializers.CharField(
+                required=False, allow_blank=True
+            )
+            escrow_clause = serializers.CharField(required=False, allow_blank=True)
+            escrow_retention_years = serializers.IntegerField(
+                required=False, min_value=1, max_value=50, allow_null=True
+            )
+            acceptance_clause = serializers.CharField(required=False, allow_blank=True)
+            retest_clause = serializers.CharField(required=False, allow_blank=True)
+            retest_tolerance_pct = serializers.DecimalField(
+                max_digits=5,
+                decimal_places=2,
+                min_value=Decimal(0),
+                max_value=Decimal(100),
+                required=False,
+            )
+            retest_vendor_funded = serializers.BooleanField(required=False)
+            retest_deadline_days = serializers.IntegerField(
+                required=False, min_value=1, max_value=365
+            )
+            retest_max_attempts = serializers.IntegerField(
+                required=False, min_value=1, max_value=10
+            )
+            audit_rights_clause = serializers.CharField(
+                required=False, allow_blank=True
+            )
+
+            def to_internal_value(self, data: Any) -> Any:
+                if isinstance(data, dict):
+                    unknown = sorted(set(data) - set(self.fields))
+                    if unknown:
+                        raise serializers.ValidationError(
+                            {
+                                n: ["An addendum cannot change this field."]
+                                for n in unknown
+                            }
+                        )
+                return super().to_internal_value(data)
 
         changes = AddendumChangesInputSerializer()
         reason = serializers.CharField(max_length=REASON_MAX_LENGTH)
@@ -274,13 +285,13 @@ class RfpAddendaApi(APIView):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(addendum_list_for(rfp=rfp), request, self)
         views = [AddendumView(a, addendum_diff_rows(a)) for a in page or []]
-        data = AddendumOutputSerializer(views, many=True).data
+        data = self.OutputSerializer(views, many=True).data
         return paginator.get_paginated_response(data)
 
     @extend_schema(
         operation_id="rfp_addendum_issue",
         request=InputSerializer,
-        responses={201: AddendumOutputSerializer},
+        responses={201: OutputSerializer},
     )
     def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp, _scope = _rfp_and_scope(request, rfp_id)
@@ -289,22 +300,7 @@ class RfpAddendaApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         addendum = rfp_amend(rfp=rfp, actor=request.user, **serializer.validated_data)
-        data = AddendumOutputSerializer(
+        data = self.OutputSerializer(
             AddendumView(addendum, addendum_diff_rows(addendum))
         ).data
         return Response(data, status=status.HTTP_201_CREATED)
-
-
-urlpatterns = [
-    path(
-        "rfps/<uuid:rfp_id>/clarifications/",
-        RfpClarificationsApi.as_view(),
-        name="rfp-clarifications",
-    ),
-    path(
-        "clarifications/<uuid:clarification_id>/answer/",
-        ClarificationAnswerApi.as_view(),
-        name="clarification-answer",
-    ),
-    path("rfps/<uuid:rfp_id>/addenda/", RfpAddendaApi.as_view(), name="rfp-addenda"),
-]

@@ -10,7 +10,6 @@ import uuid
 from typing import Any
 
 from django.http import Http404, HttpResponse
-from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -22,6 +21,7 @@ from rest_framework.views import APIView
 
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
+from procurement.api.serializers import BidRefSerializer
 from procurement.lib.scoring import DISAGREEMENT_SPREAD, SCORE_MAX, SCORE_MIN
 from procurement.models import Rfp, ScoreSheet
 from procurement.permissions import (
@@ -70,22 +70,6 @@ def require_opened(rfp: Rfp) -> Rfp:
             code="rfp_sealed",
         )
     return rfp
-
-
-class VendorSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "EvaluationVendor"
-
-    slug = serializers.SlugField()
-    name = serializers.CharField()
-
-
-class BidRefSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "EvaluationBid"
-
-    id = serializers.UUIDField(source="public_id")
-    vendor = VendorSerializer(source="vendor_organisation")
 
 
 class CriterionSerializer(serializers.Serializer):
@@ -342,13 +326,3 @@ class ComparisonCsvApi(APIView):
         name = f"{rfp.reference}-comparison.csv"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
-
-
-P = "rfps/<uuid:rfp_id>/"
-urlpatterns = [
-    path(f"{P}scores/", ScoreSheetApi.as_view(), name="rfp-scores"),
-    path(f"{P}scores/submit/", ScoreSheetSubmitApi.as_view(), name="rfp-scores-submit"),
-    path(f"{P}consensus/", ConsensusApi.as_view(), name="rfp-consensus"),
-    path(f"{P}comparison/", ComparisonApi.as_view(), name="rfp-comparison"),
-    path(f"{P}comparison.csv", ComparisonCsvApi.as_view(), name="rfp-comparison-csv"),
-]

@@ -9,7 +9,6 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -89,22 +88,3 @@ class BidOpeningCancelApi(APIView):
         rfp = _opening(request, rfp_id, can_manage_rfp)
         bid_opening_cancel(rfp=rfp, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-urlpatterns = [
-    path(
-        "rfps/<uuid:rfp_id>/opening/request/",
-        BidOpeningRequestApi.as_view(),
-        name="bid-opening-request",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/opening/confirm/",
-        BidOpeningConfirmApi.as_view(),
-        name="bid-opening-confirm",
-    ),
-    path(
-        "rfps/<uuid:rfp_id>/opening/cancel/",
-        BidOpeningCancelApi.as_view(),
-        name="bid-opening-cancel",
-    ),
-]

@@ -9,8 +9,7 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,7 +19,7 @@ from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.models import Organisation
 from accounts.views.requests import SignedInApiRequest
-from procurement.api.serializers import RfpOutputSerializer
+from procurement.api.serializers import OrganisationRefSerializer
 from procurement.models import ArtifactKind, Rfp
 from procurement.models.rfp import REFERENCE_VALIDATOR
 from procurement.permissions import can_manage_rfp
@@ -37,6 +36,24 @@ from procurement.services.rfps import rfp_configure, rfp_create, rfp_invite_vend
 from procurement.services.templates import rfp_create_from_template
 
 # --- shared output ------------------------------------------------------------------
+
+
+class RfpOutputSerializer(serializers.Serializer):
+    """Needs ``context={"invited_scope": InvitedVendorScope}``: a vendor sees its own
+    invitation only, never its competitors'."""
+
+    id = serializers.UUIDField(source="public_id")
+    reference = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.CharField(source="status_now")  # by the clock at read time
+    submission_deadline = serializers.DateTimeField()
+    buyer_organisation = OrganisationRefSerializer()
+    invited_vendors = serializers.SerializerMethodField()
+
+    @extend_schema_field(OrganisationRefSerializer(many=True))
+    def get_invited_vendors(self, rfp: Rfp) -> list[dict[str, Any]]:
+        visible = self.context["invited_scope"].visible(rfp)
+        return OrganisationRefSerializer(visible, many=True).data  # type: ignore[return-value]
 
 
 class RfpSummaryOutputSerializer(RfpOutputSerializer):
@@ -132,24 +149,26 @@ def _rfp_for(request: Request, rfp_id: uuid.UUID, *, manage: bool = False) -> Rf
 # --- collection ---------------------------------------------------------------------
 
 
-class RfpCreateInputSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "RfpCreateInput"
-
-    reference = serializers.CharField(max_length=40, validators=[REFERENCE_VALIDATOR])
-    title = serializers.CharField(max_length=200)
-    submission_deadline = serializers.DateTimeField()
-    questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
-    buyer_organisation = serializers.SlugField(
-        required=False, help_text="Slug; needed only if you author for several."
-    )
-    template = serializers.UUIDField(
-        required=False, help_text="Start from this template instead of the defaults."
-    )
-
-
 class RfpListApi(APIView):
     """RFPs visible to the caller, soonest deadline first (GET); a new draft (POST)."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RfpCreateInput"
+
+        reference = serializers.CharField(
+            max_length=40, validators=[REFERENCE_VALIDATOR]
+        )
+        title = serializers.CharField(max_length=200)
+        submission_deadline = serializers.DateTimeField()
+        questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
+        buyer_organisation = serializers.SlugField(
+            required=False, help_text="Slug; needed only if you author for several."
+        )
+        template = serializers.UUIDField(
+            required=False,
+            help_text="Start from this template instead of the defaults.",
+        )
 
     class PageSerializer(serializers.Serializer):
         class Meta:
@@ -185,11 +204,11 @@ class RfpListApi(APIView):
 
     @extend_schema(
         operation_id="rfp_create",
-        request=RfpCreateInputSerializer,
+        request=InputSerializer,
         responses={201: RfpDetailOutputSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = RfpCreateInputSerializer(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         rfp = _create(request.user, dict(data.validated_data))
         return _detail(request, rfp, status.HTTP_201_CREATED)
@@ -225,48 +244,47 @@ def _create(user: Any, data: dict[str, Any]) -> Rfp:
 # --- one RFP ------------------------------------------------------------------------
 
 
-class RfpPatchInputSerializer(serializers.Serializer):
-    """Every field optional; a list given replaces the whole list."""
-
-    class Meta:
-        ref_name = "RfpPatchInput"
-
-    reference = serializers.CharField(
-        max_length=40, required=False, validators=[REFERENCE_VALIDATOR]
-    )
-    title = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(allow_blank=True, required=False)
-    questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
-    submission_deadline = serializers.DateTimeField(required=False)
-    min_bids = serializers.IntegerField(required=False)
-    addendum_extension_days = serializers.IntegerField(required=False)
-    workload_requirements = serializers.CharField(allow_blank=True, required=False)
-    escrow_clause = serializers.CharField(allow_blank=True, required=False)
-    escrow_retention_years = serializers.IntegerField(
-        min_value=1, max_value=50, required=False, allow_null=True
-    )
-    acceptance_clause = serializers.CharField(allow_blank=True, required=False)
-    retest_clause = serializers.CharField(allow_blank=True, required=False)
-    retest_tolerance_pct = serializers.DecimalField(
-        max_digits=5, decimal_places=2, required=False
-    )
-    retest_vendor_funded = serializers.BooleanField(required=False)
-    retest_deadline_days = serializers.IntegerField(
-        min_value=1, max_value=365, required=False
-    )
-    retest_max_attempts = serializers.IntegerField(
-        min_value=1, max_value=10, required=False
-    )
-    audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
-    standstill_days = serializers.IntegerField(required=False)
-    artifacts = ArtifactSerializer(many=True, required=False)
-    metrics = MetricSerializer(many=True, required=False)
-    criteria = CriterionSerializer(many=True, required=False)
-
-
 class RfpDetailApi(APIView):
     """One RFP; 404 when the caller may not know it exists. PATCH edits a draft
     (JSON: its lists, and a null, have no form field)."""
+
+    class InputSerializer(serializers.Serializer):
+        """Every field optional; a list given replaces the whole list."""
+
+        class Meta:
+            ref_name = "RfpPatchInput"
+
+        reference = serializers.CharField(
+            max_length=40, required=False, validators=[REFERENCE_VALIDATOR]
+        )
+        title = serializers.CharField(max_length=200, required=False)
+        description = serializers.CharField(allow_blank=True, required=False)
+        questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
+        submission_deadline = serializers.DateTimeField(required=False)
+        min_bids = serializers.IntegerField(required=False)
+        addendum_extension_days = serializers.IntegerField(required=False)
+        workload_requirements = serializers.CharField(allow_blank=True, required=False)
+        escrow_clause = serializers.CharField(allow_blank=True, required=False)
+        escrow_retention_years = serializers.IntegerField(
+            min_value=1, max_value=50, required=False, allow_null=True
+        )
+        acceptance_clause = serializers.CharField(allow_blank=True, required=False)
+        retest_clause = serializers.CharField(allow_blank=True, required=False)
+        retest_tolerance_pct = serializers.DecimalField(
+            max_digits=5, decimal_places=2, required=False
+        )
+        retest_vendor_funded = serializers.BooleanField(required=False)
+        retest_deadline_days = serializers.IntegerField(
+            min_value=1, max_value=365, required=False
+        )
+        retest_max_attempts = serializers.IntegerField(
+            min_value=1, max_value=10, required=False
+        )
+        audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
+        standstill_days = serializers.IntegerField(required=False)
+        artifacts = ArtifactSerializer(many=True, required=False)
+        metrics = MetricSerializer(many=True, required=False)
+        criteria = CriterionSerializer(many=True, required=False)
 
     parser_classes = [JSONParser]
 
@@ -280,12 +298,12 @@ class RfpDetailApi(APIView):
 
     @extend_schema(
         operation_id="rfp_update",
-        request=RfpPatchInputSerializer,
+        request=InputSerializer,
         responses={200: RfpDetailOutputSerializer},
     )
     def patch(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _rfp_for(request, rfp_id, manage=True)
-        data = RfpPatchInputSerializer(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         rfp = rfp_configure(rfp=rfp, changes=changes, actor=request.user)
@@ -352,12 +370,3 @@ class RfpInviteApi(APIView):
         data.is_valid(raise_exception=True)
         rfp = rfp_invite_vendor(rfp=rfp, actor=request.user, **data.validated_data)
         return _detail(request, rfp, status.HTTP_201_CREATED)
-
-
-urlpatterns = [
-    path("rfps/", RfpListApi.as_view(), name="rfp-list"),
-    path("rfps/<uuid:rfp_id>/", RfpDetailApi.as_view(), name="rfp-detail"),
-    path("rfps/<uuid:rfp_id>/publish/", RfpPublishApi.as_view(), name="rfp-publish"),
-    path("rfps/<uuid:rfp_id>/cancel/", RfpCancelApi.as_view(), name="rfp-cancel"),
-    path("rfps/<uuid:rfp_id>/invitations/", RfpInviteApi.as_view(), name="rfp-invite"),
-]
