@@ -7,8 +7,13 @@ class ArtifactsConfig(AppConfig):
     name = "artifacts"
 
     def ready(self) -> None:
-        # procurement reads bundle completeness through its provider registry
-        # (it must not import artifacts); artifacts plugs itself in here.
-        from artifacts.selectors.procurement_hooks import register
+        # procurement reads bundle completeness and a vendor's own bundles through
+        # its registries (it must not import artifacts); artifacts fills them here.
+        from artifacts.selectors.procurement_hooks import bundle_evidence, own_bundles
+        from procurement.selectors.evidence_sources import (
+            bundle_source,
+            evidence_provider,
+        )
 
-        register()
+        evidence_provider.register(bundle_evidence)
+        bundle_source.register(own_bundles)

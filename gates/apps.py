@@ -15,56 +15,61 @@ class GatesConfig(AppConfig):
         )
         # an escrow release may cite a breached re-test obligation (artifacts
         # must not import gates: it reads them through its breach source)
-        from artifacts.selectors.breaches import register_breach_source
+        from artifacts.selectors.breaches import breach_source
         from gates.selectors.breaches import obligation_breaches
 
-        register_breach_source(obligation_breaches)
+        breach_source.register(obligation_breaches)
         # ... and a vendor owing a re-test uploads its revised bundle after the
         # submission deadline
-        from artifacts.selectors.retest_window import register_retest_window
+        from artifacts.selectors.retest_window import retest_window_source
         from gates.selectors.obligations import retest_upload_window
 
-        register_retest_window(retest_upload_window)
+        retest_window_source.register(retest_upload_window)
         # ... and the daily fixity check compares each evaluation row with its
         # escrow deposit
-        from artifacts.services.fixity.sources import register_fixity_source
+        from artifacts.services.fixity.sources import fixity_sources
         from gates.selectors.fixity import evaluation_findings, report_findings
 
-        register_fixity_source("gates.evaluations", evaluation_findings)
+        fixity_sources.register(evaluation_findings, key="gates.evaluations")
         # ... and takes a gate decision's steps in the log as the gates' records
-        from artifacts.services.fixity.sources import register_log_record_schema
+        from artifacts.services.fixity.sources import log_record_schemas
         from gates.services.decisions import LOG_SCHEMA
 
-        register_log_record_schema(LOG_SCHEMA)
+        log_record_schemas.register(self.name, key=LOG_SCHEMA)
         # ... and each ready signed report's PDF and statement with theirs
-        register_fixity_source("gates.reports", report_findings)
+        fixity_sources.register(report_findings, key="gates.reports")
         # every evidence package holds the key the reports' statements verify with
-        from artifacts.services.evidence import register_package_file
+        from artifacts.services.evidence import package_files
         from gates.lib.engine.evidence import REPORTS_KEY
         from gates.services.evidence import reports_key_file
 
-        register_package_file(REPORTS_KEY, reports_key_file)
+        package_files.register(reports_key_file, key=REPORTS_KEY)
         # procurement's comparison, TCO and award read the lab's verdicts on each
         # vendor's claims (procurement must not import gates: its lab-validation
-        # source)
+        # provider)
         from gates.selectors.reproduced import (
             lab_validations_for,
             rfp_uses_lab_validation,
         )
-        from procurement.selectors.reproduced import register_lab_validation_source
+        from procurement.selectors.reproduced import (
+            LabValidationProvider,
+            lab_validation,
+        )
 
-        register_lab_validation_source(lab_validations_for, rfp_uses_lab_validation)
+        lab_validation.register(
+            LabValidationProvider(lab_validations_for, rfp_uses_lab_validation)
+        )
         # the lab's campaign form offers the gates a campaign may be run for, and
         # the campaign page names the gates that judge it (benchmarks must not
         # import gates: its gate campaign source)
         from benchmarks.selectors.gate_campaigns import (
             GateCampaignSource,
-            register_gate_campaign_source,
+            gate_campaign_source,
         )
         from gates.selectors.runs import campaign_gate_links, gate_choice_list_for
         from gates.services.runs import gate_campaign_start_chosen
 
-        register_gate_campaign_source(
+        gate_campaign_source.register(
             GateCampaignSource(
                 choices=gate_choice_list_for,
                 start=gate_campaign_start_chosen,

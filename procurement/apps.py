@@ -9,6 +9,7 @@ class ProcurementConfig(AppConfig):
     def ready(self) -> None:
         # a buyer's audit trail (accounts) includes its vendors' events on its
         # RFPs, sealed until opening: procurement tells accounts which those are.
-        from procurement.selectors.audit import register
+        from accounts.selectors.audit_scope import rfp_scope
+        from procurement.selectors.audit import RFP_TRAIL_SCOPE
 
-        register()
+        rfp_scope.register(RFP_TRAIL_SCOPE)

@@ -4,10 +4,10 @@ An event lies in one organisation's trail (``AuditEvent.organisation``): a vendo
 bids, bundles and signing keys in the vendor's. The buyer side and its engaged
 auditors must see them too, for the RFPs they run, sealed as the bids are. Only
 procurement knows which RFPs a buyer runs, which are opened and whom they invited,
-so it registers an ``RfpScope`` when Django starts (``ProcurementConfig.ready()``),
-in the manner of ``procurement/selectors/evidence_sources.py``. Its answers are
-subqueries (lists of
-values), inlined by the trail selector into its one query.
+so it registers an ``RfpScope`` in ``rfp_scope`` when Django starts
+(``ProcurementConfig.ready()``), as every registry is (``accounts.lib.registry``).
+Its answers are subqueries (lists of values), inlined by the trail selector into
+its one query.
 
 The rule (``shared_events``):
 
@@ -33,6 +33,8 @@ from collections.abc import Collection
 from typing import Any, Protocol
 
 from django.db.models import Q, QuerySet
+
+from accounts.lib.registry import Registry
 
 # Vendor actions about an RFP that are part of that RFP's buyer-side trail.
 SHARED_ACTIONS = (
@@ -70,18 +72,11 @@ class RfpScope(Protocol):
         ...
 
 
-_scope: RfpScope | None = None
-
-
-def register_rfp_scope(scope: RfpScope | None) -> RfpScope | None:
-    """Install the scope (None removes it); returns the one it replaces."""
-    global _scope  # the registry is this one module-level slot
-    previous, _scope = _scope, scope
-    return previous
-
-
-def rfp_scope() -> RfpScope | None:
-    return _scope
+# procurement's scope (``procurement.selectors.audit.RFP_TRAIL_SCOPE``); None
+# without it.
+rfp_scope: Registry[RfpScope | None] = Registry(
+    "accounts.selectors.audit_scope.rfp_scope", default=None
+)
 
 
 def _shared_action() -> Q:

@@ -97,7 +97,7 @@ def audit_event_list_visible_to(
     asks for them shows them through ``accounts.selectors.audit_rows``, which seals."""
     own_ids = audit_trail_organisation_ids(user)
     own = Q(organisation_id__in=own_ids)
-    scope = rfp_scope()
+    scope = rfp_scope.get()
     visible, sealed = own, Q(pk__in=[])
     if vendor_events and scope is not None and own_ids:
         shared, sealed = shared_events(scope, own_ids, rfp)
@@ -204,7 +204,7 @@ def _not_after(event: AuditEvent) -> Q:
 
 def audit_rfp_references(user: AnyUser) -> list[str]:
     """The RFPs whose trail the user may filter by (the RFP filter's choices)."""
-    scope, own_ids = rfp_scope(), audit_trail_organisation_ids(user)
+    scope, own_ids = rfp_scope.get(), audit_trail_organisation_ids(user)
     if scope is None or not own_ids:
         return []
     return sorted(scope.references(own_ids))

@@ -2,10 +2,10 @@
 records them.
 
 The dependency runs gates → artifacts, so the release workflow cannot ask for
-re-test obligations itself. Instead gates registers a *breach source* when
-Django starts (``GatesConfig.ready()``): a callable that takes an RFP and a
-vendor organisation id and returns that vendor's breaches on the RFP (a failed
-or expired re-test obligation), newest first. A release request on the
+re-test obligations itself. Instead gates registers a *breach source*
+(``breach_source``) when Django starts (``GatesConfig.ready()``): a callable that
+takes an RFP and a vendor organisation id and returns that vendor's breaches on
+the RFP (a failed or expired re-test obligation), newest first. A release request on the
 ``breach`` condition may cite one by its id: its statement then quotes the
 breach, and the request's log entry and audit row name it.
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
+
+from accounts.lib.registry import Registry
 
 if TYPE_CHECKING:
     from procurement.models import Rfp
@@ -35,21 +37,20 @@ class BreachSource(Protocol):
     def __call__(self, rfp: Rfp, organisation_id: int) -> list[CitedBreach]: ...
 
 
-_source: BreachSource | None = None
+def _no_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
+    return []
 
 
-def register_breach_source(source: BreachSource | None) -> BreachSource | None:
-    """Install the source (None removes it); returns the one it replaces."""
-    global _source  # the registry is this one module-level slot
-    previous, _source = _source, source
-    return previous
+# gates' source (``gates.selectors.breaches.obligation_breaches``); without it
+# nothing is citable.
+breach_source: Registry[BreachSource] = Registry(
+    "artifacts.selectors.breaches.breach_source", default=_no_breaches
+)
 
 
 def breaches_citable(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
     """The vendor's breaches on ``rfp`` a release may cite ([] without a source)."""
-    if _source is None:
-        return []
-    return list(_source(rfp, organisation_id))
+    return list(breach_source.get()(rfp, organisation_id))
 
 
 def breach_get(rfp: Rfp, organisation_id: int, breach_id: str) -> CitedBreach | None:

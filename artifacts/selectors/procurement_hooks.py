@@ -3,8 +3,9 @@ evidence provider (``procurement.selectors.evidence_sources``) that turns each v
 newest
 accepted bundle's completeness report (``artifacts.lib.completeness``) into an
 ``EvidenceSummary``, and the bundle source that lists a vendor's own bundles with
-their manifest claims and cost model (``SignedBundle``) for its bid. Registered
-by ``ArtifactsConfig.ready()``."""
+their manifest claims and cost model (``SignedBundle``) for its bid (its
+``evidence_provider`` and ``bundle_source`` registries), filled in by
+``ArtifactsConfig.ready()``."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ from procurement.models import Rfp
 from procurement.selectors.evidence_sources import (
     EvidenceSummary,
     SignedBundle,
-    register_bundle_source,
-    register_evidence_provider,
 )
 
 COST_MODEL_KIND = "cost_model"
@@ -168,8 +167,3 @@ def own_bundles(
     )
     cost_files = _cost_files(rows)
     return [signed_bundle(b, cost_files.get(b.pk)) for b in rows]
-
-
-def register() -> None:
-    register_evidence_provider(bundle_evidence)
-    register_bundle_source(own_bundles)

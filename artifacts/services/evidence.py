@@ -20,6 +20,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
 from accounts.exceptions import ApplicationError
+from accounts.lib.registry import Registry
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
 from accounts.services.audit import audit_record
@@ -64,23 +65,14 @@ class PackageFileSource(Protocol):
 # Files every package holds when the installation has them, registered by the
 # apps that own them (the dependency runs gates → artifacts): the signed reports'
 # statement key, for one (``GatesConfig.ready()``).
-_installation_files: dict[str, PackageFileSource] = {}
-
-
-def register_package_file(
-    name: str, source: PackageFileSource | None
-) -> PackageFileSource | None:
-    """Install ``source`` of the package file ``name`` (None removes it); returns
-    the one it replaces."""
-    previous = _installation_files.pop(name, None)
-    if source is not None:
-        _installation_files[name] = source
-    return previous
+package_files: Registry[PackageFileSource] = Registry(
+    "artifacts.services.evidence.package_files"
+)
 
 
 def _with_installation_files(files: Sequence[PackageFile]) -> list[PackageFile]:
     chosen = {f.name: f for f in files}
-    for name, source in sorted(_installation_files.items()):
+    for name, source in package_files.items():
         if name not in chosen:
             found = source()
             if found is not None:

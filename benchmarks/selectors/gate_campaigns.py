@@ -2,20 +2,23 @@
 gates.
 
 The dependency runs gates → benchmarks, so the lab's campaign form cannot ask
-for gate plans itself. gates registers a *gate campaign source* when Django
-starts (``GatesConfig.ready()``): the gates of current frozen plans a lab
-operator may run (``choices``), the start of a campaign for one of them (the
-plan's bundle, the scenarios the gate judges, evaluated when its runs end:
-``start``), and the gates a campaign was run for (``judged_by``), which the
-campaign page names. With no source (benchmarks on its own) the form offers no
-gate and every campaign reads as not linked to a gate: its runs are not judged.
+for gate plans itself. gates registers a *gate campaign source*
+(``gate_campaign_source``) when Django starts (``GatesConfig.ready()``): the
+gates of current frozen plans a lab operator may run (``choices``), the start of
+a campaign for one of them (the plan's bundle, the scenarios the gate judges,
+evaluated when its runs end: ``start``), and the gates a campaign was run for
+(``judged_by``), which the campaign page names. With no source (benchmarks on its
+own) the form offers no gate and every campaign reads as not linked to a gate:
+its runs are not judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
+
+from accounts.lib.registry import Registry
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -64,21 +67,32 @@ class GateCampaignSource:
     judged_by: Callable[[Campaign], Sequence[GateLink]]
 
 
-_source: GateCampaignSource | None = None
+def _no_gate_start(
+    *,
+    choice: str,
+    bundle: Bundle,
+    pool: LabPool,
+    repetitions: int,
+    note: str,
+    actor: User,
+) -> Campaign:
+    raise LookupError("No gate campaign source is registered.")
 
 
-def register_gate_campaign_source(
-    source: GateCampaignSource | None,
-) -> GateCampaignSource | None:
-    """Install the source (None removes it); returns the one it replaces."""
-    global _source  # the registry is this one module-level slot
-    previous, _source = _source, source
-    return previous
+NO_GATES: Final = GateCampaignSource(
+    choices=lambda user: (), start=_no_gate_start, judged_by=lambda campaign: ()
+)
+
+# gates' source (``gates.selectors.runs`` and ``gates.services.runs``); without it
+# no gate is offered and no campaign is judged.
+gate_campaign_source: Registry[GateCampaignSource] = Registry(
+    "benchmarks.selectors.gate_campaigns.gate_campaign_source", default=NO_GATES
+)
 
 
 def gate_choices(user: User | AnonymousUser) -> Sequence[GateChoice]:
     """The gates ``user`` may run a campaign for (none without a source)."""
-    return _source.choices(user) if _source is not None else ()
+    return gate_campaign_source.get().choices(user)
 
 
 def gate_campaign_start(
@@ -92,9 +106,7 @@ def gate_campaign_start(
 ) -> Campaign:
     """Start the campaign for the chosen gate (the source refuses a gate it does
     not offer, or another bundle than the gate's, with an ``ApplicationError``)."""
-    if _source is None:
-        raise LookupError("No gate campaign source is registered.")
-    return _source.start(
+    return gate_campaign_source.get().start(
         choice=choice,
         bundle=bundle,
         pool=pool,
@@ -106,4 +118,4 @@ def gate_campaign_start(
 
 def campaign_judged_by(campaign: Campaign) -> Sequence[GateLink]:
     """The gates ``campaign`` was run for (empty: its runs are not judged)."""
-    return _source.judged_by(campaign) if _source is not None else ()
+    return gate_campaign_source.get().judged_by(campaign)

@@ -7,10 +7,10 @@ from django import forms
 from django.forms.models import fields_for_model
 
 from accounts.exceptions import ApplicationError
+from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import Bid, CostModelInput
 from procurement.selectors.evidence_sources import SignedBundle
 from procurement.services.bid_inputs import (
-    COST_FIELDS,
     STATS,
     bundle_cost_inputs,
     max_document_bytes,
@@ -131,7 +131,7 @@ class BidForm(forms.Form):
         ``load``: the one to pre-fill from (default: the bid's, else the newest)."""
         super().__init__(*args, **kwargs)
         self.bundles = bundles or []
-        costs = fields_for_model(CostModelInput, fields=COST_FIELDS)
+        costs = fields_for_model(CostModelInput, fields=COST_INPUT_FIELDS)
         for name, field in costs.items():
             field.label = COST_LABELS[name]
             field.required = not self.bundles  # blank: the bundle's value
@@ -163,7 +163,7 @@ class BidForm(forms.Form):
         )
         inputs = getattr(bid, "cost_inputs", None)
         if inputs is not None:
-            self.initial.update({f: getattr(inputs, f) for f in COST_FIELDS})
+            self.initial.update({f: getattr(inputs, f) for f in COST_INPUT_FIELDS})
         names = [d.name for d in bid.documents.filter(superseded_at__isnull=True)]
         remove_documents_field = cast(
             forms.ChoiceField, self.fields["remove_documents"]
@@ -210,7 +210,7 @@ class BidForm(forms.Form):
         return claims
 
     def cost_inputs(self) -> dict[str, Any]:
-        return {f: self.cleaned_data[f] for f in COST_FIELDS}
+        return {f: self.cleaned_data[f] for f in COST_INPUT_FIELDS}
 
     def bundle_id(self) -> str | None:
         return self.cleaned_data.get("bundle") or None
@@ -239,4 +239,4 @@ class BidForm(forms.Form):
         return [self[name] for name in ("cover_note", "claims")]
 
     def cost_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in COST_FIELDS]
+        return [self[name] for name in COST_INPUT_FIELDS]

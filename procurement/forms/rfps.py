@@ -13,6 +13,7 @@ from accounts.forms.users import UtcDateTimeInput
 from accounts.models import Organisation
 from accounts.selectors import clock
 from procurement.models import ArtifactKind, Rfp, RfpTemplate
+from procurement.models.rfp import RFP_TERMS_FIELDS
 
 
 def _datetime_field(label: str, *, required: bool) -> forms.DateTimeField:
@@ -150,18 +151,7 @@ class RfpWorkloadsForm(forms.ModelForm):
 class RfpTermsForm(forms.ModelForm):
     class Meta:
         model = Rfp
-        fields = [
-            "escrow_clause",
-            "escrow_retention_years",
-            "acceptance_clause",
-            "retest_clause",
-            "retest_tolerance_pct",
-            "retest_vendor_funded",
-            "retest_deadline_days",
-            "retest_max_attempts",
-            "audit_rights_clause",
-            "standstill_days",
-        ]
+        fields = list(RFP_TERMS_FIELDS)
         labels = {
             "escrow_clause": "Artifact escrow",
             "escrow_retention_years": "Escrow retention (years)",

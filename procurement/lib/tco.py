@@ -9,7 +9,7 @@ currency, computed from the rounded total and tokens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final
 
@@ -19,18 +19,6 @@ DIVIDED: Final = "\N{DIVISION SIGN}"
 PER_MILLION_PRECISION: Final = Decimal("0.0001")
 SECONDS_PER_HOUR: Final = 3600
 MILLION: Final = Decimal(1_000_000)
-
-COST_INPUT_FIELDS: Final = (
-    "currency",
-    "hardware_cost",
-    "amortisation_years",
-    "power_draw_kw",
-    "energy_price_per_kwh",
-    "rack_units",
-    "rack_unit_cost_per_year",
-    "support_cost_per_year",
-    "delivered_tokens_per_s",
-)
 
 
 @dataclass(frozen=True)
@@ -51,6 +39,11 @@ class CostInputs:
     def from_object(cls, source: Any) -> CostInputs:
         """From anything with these attributes, e.g. a ``CostModelInput`` row."""
         return cls(**{name: getattr(source, name) for name in COST_INPUT_FIELDS})
+
+
+# The cost inputs, in the order the bid form, the API and the exports show them:
+# the one list (``CostModelInput`` has these fields; a test holds it to them).
+COST_INPUT_FIELDS: Final = tuple(f.name for f in fields(CostInputs))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organisation, TimeStampedModel
+from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models.rfp import Rfp
 
 
@@ -92,7 +93,7 @@ class Bid(TimeStampedModel):
     def cost_flags(self) -> list[tuple[str, str]]:
         """(cost input, how it differs from the signed bundle), in field order."""
         flags = (self.bundle_differences or {}).get("cost_inputs") or {}
-        order = [f.name for f in CostModelInput._meta.fields]
+        order = COST_INPUT_FIELDS
         return sorted(
             flags.items(), key=lambda i: order.index(i[0]) if i[0] in order else 99
         )

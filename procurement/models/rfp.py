@@ -172,6 +172,21 @@ RFP_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
     S.CANCELLED: frozenset(),
 }
 
+# The contract terms of an RFP, in the order its form, API and template show them;
+# frozen at award. The one list: the services, forms and addenda derive theirs.
+RFP_TERMS_FIELDS: Final = (
+    "escrow_clause",
+    "escrow_retention_years",
+    "acceptance_clause",
+    "retest_clause",
+    "retest_tolerance_pct",
+    "retest_vendor_funded",
+    "retest_deadline_days",
+    "retest_max_attempts",
+    "audit_rights_clause",
+    "standstill_days",
+)
+
 
 class ArtifactKind(models.TextChoices):
     """Bundle file kinds (docs/bundle-format.md), as an RFP demands them."""

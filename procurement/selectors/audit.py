@@ -1,6 +1,7 @@
 """The RFP's audit trail, and what procurement tells accounts about RFPs so that
 a buyer's trail includes its vendors' events, sealed until opening
-(``accounts.selectors.audit_scope``; registered in ``ProcurementConfig.ready()``)."""
+(``accounts.selectors.audit_scope.rfp_scope``, filled in
+``ProcurementConfig.ready()``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import AuditEvent
-from accounts.selectors.audit_scope import register_rfp_scope
 from accounts.selectors.users import audit_event_list_visible_to
 from procurement.models import Rfp
 
@@ -52,5 +52,4 @@ class RfpTrailScope:
         return Q(Exists(invitations))
 
 
-def register() -> None:
-    register_rfp_scope(RfpTrailScope())
+RFP_TRAIL_SCOPE = RfpTrailScope()

@@ -1,9 +1,9 @@
 """Evidence of completeness from signed bundles, read without importing artifacts.
 
 The dependency runs artifacts → procurement, so procurement cannot ask for bundles
-itself. Instead artifacts registers an *evidence provider* when Django starts
-(``ArtifactsConfig.ready()`` → ``artifacts.selectors.procurement_hooks``): a
-callable that
+itself. Instead artifacts registers an *evidence provider* (``evidence_provider``) when
+Django starts (``ArtifactsConfig.ready()`` →
+``artifacts.selectors.procurement_hooks``): a callable that
 takes an RFP (and optionally the organisations asked about, and the bundle each
 one's bid names) and returns, per vendor organisation id, an ``EvidenceSummary``
 of the accepted bundle its bid names, else of its newest accepted bundle on the
@@ -13,12 +13,12 @@ With no provider registered (procurement on its own), every vendor has "no
 accepted bundle". Callers must respect sealing themselves: the buyer side asks
 only after opening, a vendor only about its own organisation.
 
-A second provider, the *bundle source*, lists one vendor organisation's own
-bundles (``SignedBundle``: public id, digests, status, the manifest's claims and
-the bytes of its cost model) so that a bid can name the bundle it relies on and
-take its claims and cost inputs from it (``procurement.services.bid_inputs``).
-It answers only about the organisation asked for; the bid services ask only for
-the bidding vendor's own.
+A second provider, the *bundle source* (``bundle_source``), lists one vendor
+organisation's own bundles (``SignedBundle``: public id, digests, status, the
+manifest's claims and the bytes of its cost model) so that a bid can name the
+bundle it relies on and take its claims and cost inputs from it
+(``procurement.services.bid_inputs``). It answers only about the organisation
+asked for; the bid services ask only for the bidding vendor's own.
 
 Artifact presence is judged by kind against the RFP's checklist as it stands
 (``checklist_of``), the rule of the bundle's own completeness report: a required
@@ -31,6 +31,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from accounts.lib.registry import Registry
 
 if TYPE_CHECKING:
     from procurement.models import RequiredArtifact, Rfp
@@ -81,20 +83,19 @@ class EvidenceProvider(Protocol):
         ...
 
 
-_provider: EvidenceProvider | None = None
+def _no_evidence(
+    rfp: Rfp,
+    organisation_ids: Collection[int] | None = None,
+    named: Mapping[int, str] | None = None,
+) -> Mapping[int, EvidenceSummary]:
+    return {}
 
 
-def register_evidence_provider(
-    provider: EvidenceProvider | None,
-) -> EvidenceProvider | None:
-    """Install the provider (None removes it); returns the one it replaces."""
-    global _provider  # the registry is this one module-level slot
-    previous, _provider = _provider, provider
-    return previous
-
-
-def evidence_provider() -> EvidenceProvider | None:
-    return _provider
+# artifacts' provider (``artifacts.selectors.procurement_hooks.bundle_evidence``);
+# without it no vendor has an accepted bundle.
+evidence_provider: Registry[EvidenceProvider] = Registry(
+    "procurement.selectors.evidence_sources.evidence_provider", default=_no_evidence
+)
 
 
 def evidence_for(
@@ -104,13 +105,12 @@ def evidence_for(
 ) -> dict[int, EvidenceSummary]:
     """Organisation id -> the summary of the bundle ``named`` for it (its bid's),
     else of its newest accepted bundle; {} without a provider."""
-    if _provider is None:
-        return {}
     if organisation_ids is not None and not organisation_ids:
         return {}
+    provider = evidence_provider.get()
     if named:
-        return dict(_provider(rfp, organisation_ids, named))
-    return dict(_provider(rfp, organisation_ids))
+        return dict(provider(rfp, organisation_ids, named))
+    return dict(provider(rfp, organisation_ids))
 
 
 # --- the vendor's own bundles, for its bid -----------------------------------------
@@ -157,14 +157,21 @@ class BundleSource(Protocol):
         ...
 
 
-_bundle_source: BundleSource | None = None
+def _no_bundles(
+    organisation_id: int,
+    *,
+    rfp: Rfp | None = None,
+    public_id: str = "",
+    accepted_only: bool = False,
+) -> list[SignedBundle]:
+    return []
 
 
-def register_bundle_source(source: BundleSource | None) -> BundleSource | None:
-    """Install the bundle source (None removes it); returns the one it replaces."""
-    global _bundle_source  # the registry is this one module-level slot
-    previous, _bundle_source = _bundle_source, source
-    return previous
+# artifacts' source (``artifacts.selectors.procurement_hooks.own_bundles``);
+# without it a vendor has no bundle to name.
+bundle_source: Registry[BundleSource] = Registry(
+    "procurement.selectors.evidence_sources.bundle_source", default=_no_bundles
+)
 
 
 def bundles_own(
@@ -175,9 +182,7 @@ def bundles_own(
     accepted_only: bool = False,
 ) -> list[SignedBundle]:
     """The organisation's own bundles ([] without a source)."""
-    if _bundle_source is None:
-        return []
-    found = _bundle_source(
+    found = bundle_source.get()(
         organisation_id, rfp=rfp, public_id=public_id, accepted_only=accepted_only
     )
     return list(found)

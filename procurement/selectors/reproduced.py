@@ -2,15 +2,16 @@
 
 The dependency runs gates → procurement, so the comparison, the TCO page and the
 award cannot ask gates for evaluations themselves. Instead gates registers a
-*lab-validation source* when Django starts (``GatesConfig.ready()`` →
-``gates.selectors.reproduced``): one callable that gives, per vendor
+*lab-validation provider* in ``lab_validation`` when Django starts
+(``GatesConfig.ready()`` → ``gates.selectors.reproduced``): one callable that
+gives, per vendor
 organisation id of the bids passed, the ``LabValidation`` of its vendor (the
 latest evaluation of the first gate of its frozen plan, every vendor present,
 nothing read while the bids are sealed), and one that says whether the RFP
 uses lab validation at all (a gate plan frozen for any vendor).
 
 The protocols below are what procurement and its templates read of those
-objects. With no source registered (procurement on its own) every vendor is
+objects. With no provider registered (procurement on its own) every vendor is
 "not yet reproduced" (``Unreproduced``) and no RFP uses lab validation, so an
 award rests on the claims alone, as before gates existed.
 """
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+from accounts.lib.registry import Registry
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -196,27 +199,32 @@ def _no_lab_validation(rfp: Rfp) -> bool:
 
 # --- the registry ---------------------------------------------------------------------
 
-_source: LabValidationSource = _nothing_reproduced
-_in_use: LabValidationInUse = _no_lab_validation
+
+@dataclass(frozen=True)
+class LabValidationProvider:
+    """What gates registers: the lab validations of an RFP's vendors, and whether
+    the RFP uses lab validation at all."""
+
+    validations_for: LabValidationSource
+    in_use: LabValidationInUse
 
 
-def register_lab_validation_source(
-    source: LabValidationSource | None, in_use: LabValidationInUse | None
-) -> tuple[LabValidationSource, LabValidationInUse]:
-    """Install the source and its in-use test (None: the defaults, nothing
-    reproduced); returns the pair it replaces."""
-    global _source, _in_use  # the registry is these two module-level slots
-    previous = (_source, _in_use)
-    _source = source or _nothing_reproduced
-    _in_use = in_use or _no_lab_validation
-    return previous
+NOTHING_REPRODUCED: Final = LabValidationProvider(
+    _nothing_reproduced, _no_lab_validation
+)
+
+# gates' provider (``gates.selectors.reproduced``); without it nothing is
+# reproduced and no RFP uses lab validation.
+lab_validation: Registry[LabValidationProvider] = Registry(
+    "procurement.selectors.reproduced.lab_validation", default=NOTHING_REPRODUCED
+)
 
 
 def lab_validations_for(rfp: Rfp, bids: Iterable[Bid]) -> dict[int, LabValidation]:
     """The lab validation of each bid's vendor, by vendor organisation id."""
-    return dict(_source(rfp, list(bids)))
+    return dict(lab_validation.get().validations_for(rfp, list(bids)))
 
 
 def rfp_uses_lab_validation(rfp: Rfp) -> bool:
     """Then an award rests on a passed lab validation or a written reason."""
-    return _in_use(rfp)
+    return lab_validation.get().in_use(rfp)

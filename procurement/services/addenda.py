@@ -35,6 +35,7 @@ from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Addendum, Rfp
+from procurement.models.rfp import RFP_TERMS_FIELDS
 from procurement.selectors.clarifications import addendum_diff_rows
 from procurement.services.bids import bids_require_reconfirmation
 from procurement.services.deadlines import rfp_apply_deadlines
@@ -46,15 +47,8 @@ AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "submission_deadline",
     "min_bids",
     "workload_requirements",
-    "escrow_clause",
-    "escrow_retention_years",
-    "acceptance_clause",
-    "retest_clause",
-    "retest_tolerance_pct",
-    "retest_vendor_funded",
-    "retest_deadline_days",
-    "retest_max_attempts",
-    "audit_rights_clause",
+    # every contract term but the standstill period
+    *(f for f in RFP_TERMS_FIELDS if f != "standstill_days"),
 )
 REASON_MAX_LENGTH = 4000
 

@@ -27,6 +27,7 @@ from django.template.defaultfilters import filesizeformat
 
 from accounts.exceptions import Problem
 from procurement.exceptions import ProcurementError
+from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import CostModelInput, Rfp
 from procurement.models.bid import claim_key
 from procurement.selectors.evidence_sources import (
@@ -38,17 +39,6 @@ from procurement.selectors.evidence_sources import (
 STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_CLAIMS = 200
-COST_FIELDS = (
-    "currency",
-    "hardware_cost",
-    "amortisation_years",
-    "power_draw_kw",
-    "energy_price_per_kwh",
-    "rack_units",
-    "rack_unit_cost_per_year",
-    "support_cost_per_year",
-    "delivered_tokens_per_s",
-)
 DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
 
 
@@ -164,7 +154,7 @@ def clean_claims(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def clean_cost_inputs(data: Mapping[str, Any]) -> dict[str, Any]:
     """Cost-model inputs validated by the model's own field rules."""
-    values = {field: data.get(field) for field in COST_FIELDS}
+    values = {field: data.get(field) for field in COST_INPUT_FIELDS}
     values["currency"] = str(values["currency"] or "EUR").strip().upper()
     inputs = CostModelInput(**values)
     try:
@@ -183,7 +173,7 @@ def clean_cost_inputs(data: Mapping[str, Any]) -> dict[str, Any]:
             code="invalid_cost_inputs",
             problems=problems,
         ) from None
-    return {field: getattr(inputs, field) for field in COST_FIELDS}
+    return {field: getattr(inputs, field) for field in COST_INPUT_FIELDS}
 
 
 # --- the signed bundle a bid relies on ----------------------------------------------
@@ -279,7 +269,7 @@ def claims_with_bundle(
 
 def bundle_cost_inputs(bundle: SignedBundle) -> dict[str, Any]:
     """The cost-model inputs the bundle's cost model names (``cost/model.json``:
-    a JSON object with the ``COST_FIELDS``; other keys, such as ``notes``, are
+    a JSON object with the ``COST_INPUT_FIELDS``; other keys, such as ``notes``, are
     ignored), as text; {} when it has none or it is not such an object."""
     if bundle.cost_model is None:
         return {}
@@ -291,7 +281,7 @@ def bundle_cost_inputs(bundle: SignedBundle) -> dict[str, Any]:
         return {}
     return {
         field: str(data[field])
-        for field in COST_FIELDS
+        for field in COST_INPUT_FIELDS
         if isinstance(data.get(field), str | int | float)
         and not isinstance(data.get(field), bool)
     }
@@ -314,7 +304,7 @@ def cost_inputs_with_bundle(
     mine = {
         field: value
         for field, value in (typed or {}).items()
-        if field in COST_FIELDS and value is not None and str(value).strip() != ""
+        if field in COST_INPUT_FIELDS and value is not None and str(value).strip() != ""
     }
     inputs = clean_cost_inputs({**signed, **mine})
     flags = {

@@ -40,6 +40,7 @@ from accounts.selectors.users import user_list_in
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
+from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import (
     BID_TRANSITIONS,
     Bid,
@@ -51,7 +52,6 @@ from procurement.models import (
 from procurement.selectors.evidence_sources import SignedBundle
 from procurement.selectors.rfps import rfp_submissions_closed
 from procurement.services.bid_inputs import (
-    COST_FIELDS,
     StoredDocument,
     bundle_choose,
     claims_with_bundle,
@@ -71,7 +71,7 @@ A = BidReceipt.Action
 
 def _cost_values(bid: Bid) -> dict[str, Any] | None:
     inputs = CostModelInput.objects.filter(bid=bid).first() if bid.pk else None
-    return {f: getattr(inputs, f) for f in COST_FIELDS} if inputs else None
+    return {f: getattr(inputs, f) for f in COST_INPUT_FIELDS} if inputs else None
 
 
 def _bundle_digests(bid: Bid) -> dict[str, str] | None:

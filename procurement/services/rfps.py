@@ -22,6 +22,7 @@ from procurement.models import (
     RequiredMetric,
     Rfp,
 )
+from procurement.models.rfp import RFP_TERMS_FIELDS
 from procurement.services.rfp_common import (
     Actor,
     clean_or_refuse,
@@ -39,19 +40,7 @@ BASICS_FIELDS: Final = (
     "addendum_extension_days",
     "workload_requirements",
 )
-TERMS_FIELDS: Final = (
-    "escrow_clause",
-    "escrow_retention_years",
-    "acceptance_clause",
-    "retest_clause",
-    "retest_tolerance_pct",
-    "retest_vendor_funded",
-    "retest_deadline_days",
-    "retest_max_attempts",
-    "audit_rights_clause",
-    "standstill_days",
-)
-EDITABLE_FIELDS: Final = frozenset(BASICS_FIELDS + TERMS_FIELDS)
+EDITABLE_FIELDS: Final = frozenset(BASICS_FIELDS + RFP_TERMS_FIELDS)
 # what a template carries besides the terms and rows: no reference, title,
 # deadlines or invitations
 CONFIGURATION_FIELDS: Final = (
@@ -102,7 +91,7 @@ def _configure(rfp: Rfp, configuration: Mapping[str, Any]) -> None:
         if field in configuration:
             setattr(rfp, field, configuration[field])
     for field, value in configuration.get("terms", {}).items():
-        if field in TERMS_FIELDS:
+        if field in RFP_TERMS_FIELDS:
             setattr(rfp, field, value)
 
 

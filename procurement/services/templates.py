@@ -16,11 +16,11 @@ from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError
 from procurement.lib.defaults import CONFIGURATION_VERSION
 from procurement.models import Rfp, RfpTemplate
+from procurement.models.rfp import RFP_TERMS_FIELDS
 from procurement.services.rfp_common import Actor, clean_or_refuse
 from procurement.services.rfps import (
     CONFIGURATION_FIELDS,
     ROWS,
-    TERMS_FIELDS,
     rfp_create,
 )
 
@@ -34,7 +34,7 @@ def rfp_snapshot(rfp: Rfp) -> dict[str, Any]:
     """The RFP's configuration as template data."""
     data: dict[str, Any] = {"version": CONFIGURATION_VERSION}
     data.update({f: getattr(rfp, f) for f in CONFIGURATION_FIELDS})
-    data["terms"] = {f: _json_value(getattr(rfp, f)) for f in TERMS_FIELDS}
+    data["terms"] = {f: _json_value(getattr(rfp, f)) for f in RFP_TERMS_FIELDS}
     for key, (_model, fields, _unique) in ROWS.items():
         data[key] = [
             {f: getattr(row, f) for f in fields} for row in getattr(rfp, key).all()

@@ -18,11 +18,12 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from accounts.lib.registry import RegistryError
 from accounts.models import AuditEvent, Organisation
 from artifacts.models import FixityFinding, FixityRun
 from artifacts.services.fixity.report import Finding
 from artifacts.services.fixity.run import fixity_check
-from artifacts.services.fixity.sources import register_fixity_source
+from artifacts.services.fixity.sources import fixity_sources
 from gates.models import Evaluation, GatePlan
 from gates.selectors.fixity import evaluation_findings
 from procurement.models import Rfp
@@ -225,22 +226,23 @@ def test_without_the_source_artifacts_checks_no_evaluation(
     evaluation: Evaluation,
 ) -> None:
     _row(evaluation).update(verdict="FAIL")
-    previous = register_fixity_source(SOURCE, None)
-    try:
-        assert previous is evaluation_findings  # registered by GatesConfig.ready()
+    # registered by GatesConfig.ready()
+    assert fixity_sources.get(SOURCE) is evaluation_findings
+    with fixity_sources.swapped(None, key=SOURCE):
         assert _altered(fixity_check().findings.items) == []
-    finally:
-        register_fixity_source(SOURCE, previous)
 
     assert len(_altered(fixity_check().findings.items)) == 1
 
 
-def test_a_registered_source_replaces_the_one_of_its_name(db: None) -> None:
+def test_a_registered_source_replaces_the_one_of_its_name_when_asked(
+    db: None,
+) -> None:
     extra = Finding(FixityFinding.Kind.ROW_ALTERED, "thing 1", "differs")
-    assert register_fixity_source("tests.extra", lambda: [extra]) is None
-    try:
+    assert "tests.extra" not in fixity_sources
+    with fixity_sources.swapped(lambda: [extra], key="tests.extra"):
         assert extra in fixity_check().findings.items
-        register_fixity_source("tests.extra", list)
+        with pytest.raises(RegistryError, match="already registered"):
+            fixity_sources.register(list, key="tests.extra")
+        fixity_sources.register(list, key="tests.extra", replace=True)
         assert extra not in fixity_check().findings.items
-    finally:
-        register_fixity_source("tests.extra", None)
+    assert "tests.extra" not in fixity_sources

@@ -153,17 +153,14 @@ def test_a_decision_entry_under_an_unknown_schema_is_reported(
 @pytest.fixture
 def gates_unregistered() -> Iterator[None]:
     """Artifacts as it would run with no gates app registering its records."""
-    saved = set(sources._record_schemas)
-    sources._record_schemas.discard(LOG_SCHEMA)
-    yield
-    sources._record_schemas.clear()
-    sources._record_schemas.update(saved)
+    with sources.log_record_schemas.swapped(None, key=LOG_SCHEMA):
+        yield
 
 
 def test_without_the_gates_registration_a_decision_is_taken_as_altered(
     hold: Decision, gates_unregistered: None
 ) -> None:
-    assert LOG_SCHEMA not in sources.log_record_schemas()
+    assert LOG_SCHEMA not in sources.log_record_schemas
 
     report = fixity_check()
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
-from benchmarks.selectors.gate_campaigns import register_gate_campaign_source
+from benchmarks.selectors.gate_campaigns import gate_campaign_source
 from benchmarks.services.pools import host_register
 from gates.exceptions import GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
@@ -186,9 +186,8 @@ def test_a_gate_the_form_does_not_offer_is_refused(
 
 @pytest.fixture
 def without_gates() -> Iterator[None]:
-    previous = register_gate_campaign_source(None)
-    yield
-    register_gate_campaign_source(previous)
+    with gate_campaign_source.swapped(None):
+        yield
 
 
 def test_without_gates_the_form_offers_none_and_campaigns_are_not_judged(

@@ -16,7 +16,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from procurement.models import Rfp
 from procurement.selectors.comparison import comparison_for
-from procurement.selectors.evidence_sources import register_evidence_provider
+from procurement.selectors.evidence_sources import evidence_provider
 from tests.procurement.factories_bundles import comparison_rfp
 
 pytestmark = pytest.mark.django_db
@@ -31,9 +31,8 @@ def rfp(
 
 @pytest.fixture
 def no_provider() -> Iterator[None]:
-    previous = register_evidence_provider(None)
-    yield
-    register_evidence_provider(previous)
+    with evidence_provider.swapped(None):
+        yield
 
 
 def _get(client: Any, rfp: Rfp, suffix: str = "comparison/") -> Any:
@@ -103,12 +102,9 @@ def test_a_sealed_rfp_asks_the_provider_for_nothing(
         asked.append(organisation_ids)
         return {}
 
-    previous = register_evidence_provider(provider)
-    try:
+    with evidence_provider.swapped(provider):
         Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.CLOSED)
         comparison = comparison_for(buyer, Rfp.objects.get(pk=rfp.pk))
-    finally:
-        register_evidence_provider(previous)
 
     assert asked == []
     assert {r.evidence.has_bundle for r in comparison.rows} == {False}

@@ -23,7 +23,6 @@ from procurement.selectors.evidence_sources import (
     checklist_of,
     evidence_for,
     evidence_provider,
-    register_evidence_provider,
 )
 from tests.artifacts.ingest_support import build_bundle, ingest
 from tests.procurement.factories import RfpFactory
@@ -43,9 +42,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def no_provider() -> Iterator[None]:
-    previous = register_evidence_provider(None)
-    yield
-    register_evidence_provider(previous)
+    with evidence_provider.swapped(None):
+        yield
 
 
 @pytest.fixture
@@ -60,7 +58,7 @@ def rfp(vendor_a_org: Organisation, vendor_b_org: Organisation) -> Rfp:
 
 
 def test_artifacts_registers_its_provider_when_django_starts() -> None:
-    assert evidence_provider() is bundle_evidence
+    assert evidence_provider.get() is bundle_evidence
 
 
 def test_without_a_provider_nobody_has_evidence(

@@ -180,8 +180,8 @@ class LogWalk:
                 self.missing("escrow event", index, record)
             else:
                 check_event(self.findings, event, leaf, record)
-        elif schema in log_record_schemas():
-            pass  # another app's record (sources.register_log_record_schema)
+        elif schema in log_record_schemas:
+            pass  # another app's record (sources.log_record_schemas)
         else:
             self.add(
                 Kind.LOG_ENTRY_ALTERED,
