@@ -86,12 +86,7 @@ def against_the_direction(imports: Iterable[Import]) -> list[Import]:
 
 def into_portal_or_config(imports: Iterable[Import]) -> list[Import]:
     """An app importing portal or config."""
-    return [
-        i
-        for i in imports
-        if app_of(i.module) in APPS
-        and i.top in OUTSIDE
-    ]
+    return [i for i in imports if app_of(i.module) in APPS and i.top in OUTSIDE]
 
 
 def server_into_cli(imports: Iterable[Import]) -> list[Import]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from procurement.api.clarifications import AddendumChangesInputSerializer
-from procurement.api.rfps import RfpPatchInputSerializer, TermsSerializer
+from procurement.api.clarifications import RfpAddendaApi
+from procurement.api.rfps import RfpDetailApi, TermsSerializer
 from procurement.forms.bids import COST_LABELS
 from procurement.forms.clarifications import AddendumForm
 from procurement.forms.rfps import RfpTermsForm
@@ -41,7 +41,7 @@ def test_the_contract_terms_are_fields_of_the_rfp() -> None:
 def test_every_surface_of_the_terms_follows_the_one_list() -> None:
     assert list(RfpTermsForm.base_fields) == list(RFP_TERMS_FIELDS)
     assert list(TermsSerializer().fields) == [*RFP_TERMS_FIELDS, "frozen_at"]
-    assert _in_terms(RfpPatchInputSerializer().fields) == list(RFP_TERMS_FIELDS)
+    assert _in_terms(RfpDetailApi.InputSerializer().fields) == list(RFP_TERMS_FIELDS)
     assert set(RFP_TERMS_FIELDS) <= EDITABLE_FIELDS
 
 
@@ -50,4 +50,5 @@ def test_an_addendum_amends_every_term_but_the_standstill() -> None:
 
     assert _in_terms(AMENDABLE_FIELDS) == terms
     assert _in_terms(AddendumForm.base_fields) == terms
-    assert _in_terms(AddendumChangesInputSerializer().fields) == terms
+    changes = RfpAddendaApi.InputSerializer.AddendumChangesInputSerializer
+    assert _in_terms(changes().fields) == terms
