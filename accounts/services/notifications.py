@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
@@ -13,6 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
+from accounts import conf
 from accounts.conf import absolute_url
 from accounts.models import Notification
 
@@ -68,7 +68,7 @@ def notify_users(
             # the message is read in a mail client: absolute links; the in-app
             # list keeps the relative one
             "url": absolute_url(url) if url else "",
-            "site": settings.REPROGATE_SITE_NAME,
+            "site": conf.site_name(),
         }
         subject = one_line(render_to_string(f"emails/{template}_subject.txt", ctx))
         body = render_to_string(f"emails/{template}_body.txt", ctx)
@@ -90,9 +90,9 @@ def notification_deliver(*, notification: Notification) -> bool:
     if notification.emailed_at is not None or not notification.recipient.email:
         return False
     send_mail(
-        subject=one_line(f"[{settings.REPROGATE_SITE_NAME}] {notification.subject}"),
+        subject=one_line(f"[{conf.site_name()}] {notification.subject}"),
         message=notification.body,
-        from_email=settings.DEFAULT_FROM_EMAIL,
+        from_email=conf.default_from_email(),
         recipient_list=[notification.recipient.email],
     )
     Notification.objects.filter(pk=notification.pk).update(emailed_at=timezone.now())

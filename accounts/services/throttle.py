@@ -47,16 +47,15 @@ import hashlib
 import ipaddress
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework.throttling import ScopedRateThrottle
 
+from accounts import conf
 from accounts.models import LoginFailure
 from accounts.selectors import clock
 
@@ -66,24 +65,6 @@ FAILURES_UNDER_ATTACK = 3
 LOCKED_MESSAGE = "Too many failed attempts. Wait a few minutes and try again."
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-@dataclass(frozen=True)
-class LoginLimits:
-    window_seconds: int
-    per_account_address: int
-    per_address: int
-    per_account: int
-
-
-def login_limits() -> LoginLimits:
-    """The limits as the settings set them now (tests change them)."""
-    return LoginLimits(
-        window_seconds=settings.REPROGATE_LOGIN_WINDOW_SECONDS,
-        per_account_address=settings.REPROGATE_LOGIN_FAILURES_PER_ACCOUNT_ADDRESS,
-        per_address=settings.REPROGATE_LOGIN_FAILURES_PER_ADDRESS,
-        per_account=settings.REPROGATE_LOGIN_FAILURES_PER_ACCOUNT,
-    )
 
 
 @lru_cache(maxsize=8)
@@ -114,7 +95,7 @@ def client_address(request: HttpRequest) -> str:
     ``X-Forwarded-For`` entries are read from the right, past trusted proxies;
     what lies left of the first other address was written by the client."""
     remote = request.META.get("REMOTE_ADDR", "")
-    networks = _networks(tuple(settings.REPROGATE_TRUSTED_PROXIES))
+    networks = _networks(conf.trusted_proxies())
     if not _trusted(remote, networks):
         return remote
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
@@ -157,7 +138,7 @@ def _free_in(
 
 def login_locked_for(*, address: str, username: str) -> int:
     """Seconds until this username may try from this address again (0: now)."""
-    limits, now = login_limits(), clock.now()
+    limits, now = conf.login_limits(), clock.now()
     window = limits.window_seconds
     recent = LoginFailure.objects.filter(
         occurred_at__gt=now - timedelta(seconds=window)
@@ -178,7 +159,7 @@ def login_failed(*, address: str, username: str) -> None:
     """Count one failed attempt, and forget those that left the window."""
     now = clock.now()
     LoginFailure.objects.filter(
-        occurred_at__lte=now - timedelta(seconds=login_limits().window_seconds)
+        occurred_at__lte=now - timedelta(seconds=conf.login_limits().window_seconds)
     ).delete()
     LoginFailure.objects.create(
         occurred_at=now, username=_username(username), address=counted_address(address)

@@ -4,11 +4,11 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from accounts import conf
 from accounts.exceptions import ApplicationError
 from accounts.models import ApiToken, Membership, Notification, Organisation
 from accounts.selectors import clock
@@ -136,7 +136,7 @@ def api_token_issue(*, user: User, name: str) -> tuple[ApiToken, str]:
         name=name,
         prefix=raw[:10],
         digest=token_digest(raw),
-        expires_at=clock.now() + timedelta(days=settings.REPROGATE_API_TOKEN_TTL_DAYS),
+        expires_at=clock.now() + timedelta(days=conf.api_token_ttl_days()),
     )
     token.full_clean()
     token.save()

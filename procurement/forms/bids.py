@@ -7,13 +7,13 @@ from django import forms
 from django.forms.models import fields_for_model
 
 from accounts.exceptions import ApplicationError
+from procurement import conf
 from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import Bid, CostModelInput
 from procurement.selectors.evidence_sources import SignedBundle
 from procurement.services.bid_inputs import (
     STATS,
     bundle_cost_inputs,
-    max_document_bytes,
 )
 
 COST_LABELS = {
@@ -144,7 +144,7 @@ class BidForm(forms.Form):
             self.fields["claims"].help_text = CLAIMS_FROM_BUNDLE_HELP + CLAIMS_HELP
         else:
             del self.fields["bundle"]
-        limit = max_document_bytes() // (1024 * 1024)
+        limit = conf.bid_document_max_bytes() // (1024 * 1024)
         self.fields[
             "documents"
         ].help_text = (

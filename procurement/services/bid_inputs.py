@@ -19,13 +19,13 @@ from decimal import Decimal, InvalidOperation
 from pathlib import PurePosixPath
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.template.defaultfilters import filesizeformat
 
 from accounts.exceptions import Problem
+from procurement import conf
 from procurement.exceptions import ProcurementError
 from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import CostModelInput, Rfp
@@ -39,7 +39,6 @@ from procurement.selectors.evidence_sources import (
 STATS = ("mean", "min", "max", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99")
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_CLAIMS = 200
-DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -53,14 +52,6 @@ class StoredDocument:
     storage_key: str
 
 
-def max_document_bytes() -> int:
-    return int(
-        getattr(
-            settings, "PROCUREMENT_BID_DOCUMENT_MAX_BYTES", DEFAULT_MAX_DOCUMENT_BYTES
-        )
-    )
-
-
 def document_name(raw: str | None) -> str:
     """The vendor's file name for display only: no folders, no control characters."""
     name = PurePosixPath((raw or "").replace("\\", "/")).name
@@ -71,7 +62,7 @@ def document_name(raw: str | None) -> str:
 def bid_document_store(*, upload: File) -> StoredDocument:
     """Hash the upload while streaming it, refuse it past the size limit, and store
     it at ``bids/<sha256>`` (never under the vendor's file name)."""
-    name, limit = document_name(upload.name), max_document_bytes()
+    name, limit = document_name(upload.name), conf.bid_document_max_bytes()
     too_large = ProcurementError(
         f"“{name}” is larger than {filesizeformat(limit)}, the limit per document.",
         code="document_too_large",

@@ -17,6 +17,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
 
+from accounts import conf
 from accounts.models import LoginFailure
 from accounts.services import throttle
 from tests.accounts.factories import PASSWORD
@@ -42,7 +43,7 @@ def _guess(api: APIClient, username: str, password: str = WRONG, **meta: Any) ->
 
 
 def test_the_default_limits() -> None:
-    limits = throttle.login_limits()
+    limits = conf.login_limits()
 
     assert limits.window_seconds == WINDOW
     assert limits.per_account_address == PER_PAIR
