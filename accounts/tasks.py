@@ -20,7 +20,7 @@ def worker_ping(nonce: str) -> dict[str, str]:
 )
 def notification_email_task(notification_id: int) -> bool:
     from accounts.models import Notification
-    from accounts.services.notifications import notification_deliver
+    from accounts.services.notification_delivery import notification_deliver
 
     notification = Notification.objects.filter(pk=notification_id).first()
     if notification is None:

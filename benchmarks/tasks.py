@@ -31,7 +31,7 @@ from celery.signals import worker_ready, worker_shutdown
 from django.db import InterfaceError, OperationalError, connection
 
 from benchmarks import conf
-from benchmarks.lib.queues import pool_names_of
+from benchmarks.lib.queues import EXECUTE_RUN, pool_names_of
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def worker_identity(worker_name: str | None, **extra: Any) -> Any:
 
 
 @shared_task(
-    name="benchmarks.execute_run",
+    name=EXECUTE_RUN,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,

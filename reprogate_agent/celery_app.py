@@ -24,14 +24,14 @@ from celery.platforms import EX_FAILURE
 from celery.worker import state
 from celery.worker.consumer import Consumer
 
-from benchmarks.lib.queues import pool_queue
+from benchmarks.lib.queues import EXECUTE_RUN, pool_queue
 from reprogate_agent.client import RunnerClient, TokenRefused, Unreachable
 from reprogate_agent.execute import Terms, execute_run
 from reprogate_agent.options import AgentOptions
 
 logger = logging.getLogger(__name__)
 
-TASK_NAME: Final = "benchmarks.execute_run"
+TASK_NAME: Final = EXECUTE_RUN
 
 
 class AgentConsumer(Consumer):

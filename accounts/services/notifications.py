@@ -1,4 +1,5 @@
-"""Notifications: written in the caller's transaction, e-mailed after commit."""
+"""Notifications: written in the caller's transaction, e-mailed after commit by
+``accounts.tasks.notification_email_task`` (``notification_delivery``)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
-from django.utils import timezone
 
 from accounts import conf
 from accounts.conf import absolute_url
 from accounts.models import Notification
+from accounts.services.notification_delivery import one_line
+from accounts.tasks import notification_email_task
 
 # The page a notification links to, named for its link in the in-app list.
 _LINK_LABELS = {
@@ -28,12 +29,6 @@ _LINK_LABELS = {
     "gates:gate": "Open the gate",
     "gates:retest": "Open the re-test obligation",
 }
-
-
-def one_line(text: str) -> str:
-    """``text`` with every run of white space, line breaks included, as one space:
-    an e-mail subject is a header, which a line break would end (or forge)."""
-    return " ".join(text.split())
 
 
 def notification_link_label(url: str) -> str:
@@ -58,8 +53,6 @@ def notify_users(
 
     Never put what a recipient may not know into ``context``: sealed bids stay
     sealed in notifications too."""
-    from accounts.tasks import notification_email_task
-
     created = []
     for user in {u.pk: u for u in users if u.is_active}.values():
         ctx = {
@@ -83,17 +76,3 @@ def notify_users(
     ids = [n.pk for n in created]
     transaction.on_commit(lambda: [notification_email_task.delay(i) for i in ids])
     return created
-
-
-def notification_deliver(*, notification: Notification) -> bool:
-    """Send one notification by e-mail, once. Returns whether it was sent now."""
-    if notification.emailed_at is not None or not notification.recipient.email:
-        return False
-    send_mail(
-        subject=one_line(f"[{conf.site_name()}] {notification.subject}"),
-        message=notification.body,
-        from_email=conf.default_from_email(),
-        recipient_list=[notification.recipient.email],
-    )
-    Notification.objects.filter(pk=notification.pk).update(emailed_at=timezone.now())
-    return True

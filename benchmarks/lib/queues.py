@@ -1,4 +1,5 @@
-"""The Celery queue of a lab pool: pool ``<name>`` is the queue ``pool.<name>``.
+"""The Celery queue of a lab pool: pool ``<name>`` is the queue ``pool.<name>``,
+and the one message sent to it, ``EXECUTE_RUN``.
 
 The one place the rule is written, Django-free: the pool model, the runner
 workers' beacon (which pools a worker serves, from the queues it consumes), the
@@ -16,6 +17,10 @@ POOL_PREFIX: Final = "pool."
 POOL_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,62}$"
 # The pool the embedded lab worker of scripts/run (config.supervise) consumes.
 EMBEDDED_POOL: Final = "local"
+# The task a pool's queue carries, ``[run_id, attempt]``: the server sends it by
+# this name (``benchmarks.services.runs.runs_dispatch``); the lab agent and the
+# server's own runner worker (``benchmarks.tasks``) register it under it.
+EXECUTE_RUN: Final = "benchmarks.execute_run"
 _POOL_NAME = re.compile(POOL_NAME_PATTERN)
 
 

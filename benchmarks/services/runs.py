@@ -13,6 +13,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
@@ -20,6 +21,7 @@ from accounts.exceptions import InvalidTransition
 from accounts.selectors import clock
 from accounts.services.audit import audit_record
 from benchmarks import conf
+from benchmarks.lib.queues import EXECUTE_RUN
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
@@ -241,9 +243,12 @@ def runs_dispatch(runs: list[Run]) -> None:
     """Send each run's current attempt to its pool's queue once the transaction
     commits (``dispatched_at`` is written in the caller's transaction). With the
     broker down, a run not sent stays queued (logged, no error for the caller)
-    until the reaper sends it again (``run_redispatch``)."""
-    from benchmarks.tasks import execute_run_task
+    until the reaper sends it again (``run_redispatch``).
 
+    The message goes by its name (``EXECUTE_RUN``), as the task it names is not
+    this module's to import: a lab agent runs it, or the server's runner worker
+    (``benchmarks.tasks``), whose tasks call the services that dispatch (the
+    reaper re-queues and re-sends)."""
     Run.objects.filter(pk__in=[r.pk for r in runs]).update(dispatched_at=clock.now())
     grace = int(conf.wall_grace_seconds())
     messages = [
@@ -254,8 +259,13 @@ def runs_dispatch(runs: list[Run]) -> None:
     def send() -> None:
         for args, queue, soft in messages:
             try:
-                execute_run_task.apply_async(
-                    args=args, queue=queue, soft_time_limit=soft, time_limit=soft + 60
+                current_app.send_task(
+                    EXECUTE_RUN,
+                    args=args,
+                    queue=queue,
+                    soft_time_limit=soft,
+                    time_limit=soft + 60,
+                    ignore_result=True,
                 )
             except (OSError, OperationalError):  # the broker is down: the run stays
                 # queued, and the reaper sends it again (``run_redispatch``)

@@ -31,7 +31,8 @@ from procurement.selectors.rfps import (
     rfp_template_list_for,
     rfp_with_configuration,
 )
-from procurement.services.rfp_lifecycle import rfp_cancel, rfp_publish
+from procurement.services.cancellation import rfp_cancel
+from procurement.services.rfp_lifecycle import rfp_publish
 from procurement.services.rfps import rfp_configure, rfp_create, rfp_invite_vendor
 from procurement.services.templates import rfp_create_from_template
 

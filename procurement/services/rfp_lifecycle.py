@@ -1,6 +1,7 @@
-"""RFP lifecycle moves: publish, cancel and the one status-changing service,
+"""RFP lifecycle moves: publish and the one status-changing service,
 ``rfp_transition`` (closing at the deadline lives in
-``procurement.services.deadlines``, opening in ``procurement.services.opening``)."""
+``procurement.services.deadlines``, opening in ``procurement.services.opening``,
+cancelling in ``procurement.services.cancellation``)."""
 
 from __future__ import annotations
 
@@ -77,26 +78,6 @@ def rfp_publish(*, rfp: Rfp, actor: Actor) -> Rfp:
     rfp = rfp_transition(rfp=rfp, to=Rfp.Status.PUBLISHED, actor=actor)
     vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)
     notify_vendors(rfp, vendor_ids, "rfp_invited")
-    return rfp
-
-
-@transaction.atomic
-def rfp_cancel(*, rfp: Rfp, reason: str, actor: Actor) -> Rfp:
-    """Cancel from any state that is not final; invited vendors are told why,
-    unless the RFP was still a draft that they never saw."""
-    reason = reason.strip()
-    if not reason:
-        raise ProcurementError(
-            "Give a reason for cancelling; invited vendors will read it.",
-            code="reason_required",
-        )
-    from procurement.services.deadlines import rfp_apply_deadlines  # it builds on us
-
-    was = rfp_apply_deadlines(rfp=locked_rfp(rfp)).status
-    rfp = rfp_transition(rfp=rfp, to=Rfp.Status.CANCELLED, actor=actor, note=reason)
-    if was != Rfp.Status.DRAFT:
-        vendor_ids = rfp.invited_vendors.values_list("pk", flat=True)
-        notify_vendors(rfp, vendor_ids, "rfp_cancelled", reason=reason)
     return rfp
 
 

@@ -1,6 +1,7 @@
-"""RFP authoring (drafts, their rows, invitations). The lifecycle moves live in
-``procurement.services.rfp_lifecycle`` and are re-exported here; closing at the
-deadline lives in ``procurement.services.deadlines``; opening bids with the bids."""
+"""RFP authoring (drafts, their rows, invitations). Publishing lives in
+``procurement.services.rfp_lifecycle``, cancelling in
+``procurement.services.cancellation``, closing at the deadline in
+``procurement.services.deadlines``; opening bids with the bids."""
 
 from __future__ import annotations
 

@@ -39,11 +39,8 @@ from procurement.selectors.rfps import (
     rfp_with_configuration,
     vendor_organisation_list,
 )
-from procurement.services.rfp_lifecycle import (
-    rfp_cancel,
-    rfp_publish,
-    rfp_publish_problems,
-)
+from procurement.services.cancellation import rfp_cancel
+from procurement.services.rfp_lifecycle import rfp_publish, rfp_publish_problems
 from procurement.services.rfps import rfp_invite_vendor, rfp_uninvite_vendor
 from procurement.services.templates import (
     rfp_template_delete,

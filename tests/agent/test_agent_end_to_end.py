@@ -28,10 +28,14 @@ from benchmarks.lib.queues import pool_queue
 from benchmarks.models import HostToken, LabHost, Run, RunMetric
 from benchmarks.services.host_tokens import host_token_issue, host_token_revoke
 from benchmarks.services.pools import pool_create
-from benchmarks.tasks import execute_run_task
 from tests.accounts.factories import OrganisationFactory, UserFactory
 from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
-from tests.benchmarks.runner.support import SCENARIOS, accepted_bundle, start
+from tests.benchmarks.runner.support import (
+    SCENARIOS,
+    accepted_bundle,
+    runs_sent_to,
+    start,
+)
 from tests.integration.conftest import redis_url
 
 pytestmark = pytest.mark.integration
@@ -118,7 +122,7 @@ def world(
     def send(args: list[Any], queue: str, **options: Any) -> None:
         client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
 
-    monkeypatch.setattr(execute_run_task, "apply_async", send)
+    runs_sent_to(monkeypatch, send)
     buyer = OrganisationFactory.create(slug=f"ag-{SUFFIX}-buyer", kind="buyer")
     lab = OrganisationFactory.create(slug=f"ag-{SUFFIX}-lab", kind="lab")
     vendor = OrganisationFactory.create(slug="acme-flash", kind="vendor")

@@ -27,8 +27,8 @@ from django.db import connections
 from playwright.sync_api import Page, expect
 
 from benchmarks.lib.queues import pool_queue
-from benchmarks.tasks import execute_run_task
 from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
+from tests.benchmarks.runner.support import runs_sent_to
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CELERY_BIN = Path(sys.executable).with_name("celery")
@@ -121,7 +121,7 @@ def lab(
     def send(args: list[Any], queue: str, **options: Any) -> None:
         client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
 
-    monkeypatch.setattr(execute_run_task, "apply_async", send)
+    runs_sent_to(monkeypatch, send)
     worker = start_worker(shared_database, var_dir, lab_queues)
     yield worker
     worker.send_signal(signal.SIGTERM)

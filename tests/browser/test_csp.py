@@ -19,6 +19,7 @@ from gates.models import Evaluation
 from procurement.models import Rfp
 from tests.accounts.factories import PASSWORD
 from tests.artifacts.ingest_support import upload_rfp  # noqa: F401 (fixture)
+from tests.benchmarks.runner.support import runs_sent_to
 from tests.gates.read_support import GATE, evaluated_fixture  # noqa: F401 (fixture)
 from tests.gates.support import frozen_plan, gate_bundle, gate_campaign  # noqa: F401
 
@@ -46,9 +47,7 @@ INLINE_SCRIPT = """() => {
 @pytest.fixture
 def lab_rows(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gates' read fixtures commit here (live server): no run is sent."""
-    from benchmarks.tasks import execute_run_task
-
-    monkeypatch.setattr(execute_run_task, "apply_async", lambda **kwargs: None)
+    runs_sent_to(monkeypatch, lambda **kwargs: None)
 
 
 @pytest.fixture

@@ -32,16 +32,18 @@ from django.db import connections
 
 from accounts.models import Membership, Role
 from artifacts.models import Deposit
-from benchmarks.lib.queues import pool_queue
+from benchmarks.lib.queues import EXECUTE_RUN, pool_queue
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
 from benchmarks.services.pools import pool_create
-from benchmarks.tasks import execute_run_task, reap_runs_task
+from benchmarks.tasks import reap_runs_task
+from config.celery import app as celery_app
 from tests.accounts.factories import OrganisationFactory, UserFactory
 from tests.artifacts.ingest_support import open_rfp, register_corpus_keys
 from tests.benchmarks.runner.support import (
     GOOD_HARNESS,
     SCENARIOS,
     accepted_bundle,
+    runs_sent_to,
     start,
 )
 from tests.integration.conftest import REDIS_URL
@@ -277,7 +279,7 @@ def world(
     def send(args: list[Any], queue: str, **options: Any) -> None:
         client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
 
-    monkeypatch.setattr(execute_run_task, "apply_async", send)
+    runs_sent_to(monkeypatch, send)
     with django_db_blocker.unblock():
         yield people
     client.close()
@@ -385,7 +387,7 @@ def test_a_killed_worker_s_run_is_retried_once_and_counted_once(
     assert Deposit.objects.filter(pk=run.output_deposit_id).count() == 1
 
     # The killed attempt's message, delivered again, changes nothing.
-    execute_run_task.apply_async(args=[run.pk, 1], queue=world["pool_c"].queue)
+    celery_app.send_task(EXECUTE_RUN, args=[run.pk, 1], queue=world["pool_c"].queue)
     _wait_for(
         lambda: f"run {run.pk} attempt 1: skipped" in rescuer.text(), 30, rescuer.text
     )

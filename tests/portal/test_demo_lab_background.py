@@ -22,9 +22,9 @@ from artifacts.models import Bundle
 from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.services.campaigns import campaign_start
-from benchmarks.tasks import execute_run_task
 from gates.models import Evaluation, GateCampaign, GatePlan
 from portal.demo import LAB_CAMPAIGN_NOTE, LAB_POOL, LAB_RFP, demo_seed
+from tests.benchmarks.runner.support import runs_sent_to
 
 pytestmark = pytest.mark.django_db
 VENDORS = ["acme-flash", "bolt-storage"]
@@ -57,7 +57,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[int], str]]:
     def send(*, args: list[int], queue: str, **options: Any) -> None:
         messages.append((args, queue))
 
-    monkeypatch.setattr(execute_run_task, "apply_async", send)
+    runs_sent_to(monkeypatch, send)
     return messages
 
 

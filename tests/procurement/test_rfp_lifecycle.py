@@ -8,7 +8,8 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import AuditEvent, Notification, Organisation, Role
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
-from procurement.services.rfp_lifecycle import rfp_cancel, rfp_publish
+from procurement.services.cancellation import rfp_cancel
+from procurement.services.rfp_lifecycle import rfp_publish
 from procurement.services.rfps import (
     RfpNotEditable,
     rfp_invite_vendor,

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import Notification
 from accounts.selectors import clock
-from accounts.services.notifications import notification_deliver
+from accounts.services.notification_delivery import notification_deliver
 from accounts.tasks import notification_email_task
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp

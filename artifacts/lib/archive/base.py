@@ -6,13 +6,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import BinaryIO, Final, Literal, Protocol
 
 from artifacts.lib.confusables import skeleton
 from artifacts.lib.problems import BundleProblem
-
-if TYPE_CHECKING:
-    from artifacts.lib.archive.reader import BundleArchive
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
@@ -248,8 +245,23 @@ def _too_large(size: int, limits: ArchiveLimits) -> str:
     )
 
 
+class WalkedArchive(Protocol):
+    """What the tar and zip walkers use of the archive they walk: the
+    ``reader.BundleArchive`` (which imports them, so they name this instead)."""
+
+    limits: ArchiveLimits
+    format: Format | None
+    size: int
+    unsafe: set[str]
+    _file: BinaryIO
+
+    def add_problem(self, code: str, message: str, path: str | None = None) -> None: ...
+
+    def admit(self, names: _Names, raw: str, kind: Kind, size: int) -> str | None: ...
+
+
 class _Walker:
-    def __init__(self, archive: BundleArchive) -> None:
+    def __init__(self, archive: WalkedArchive) -> None:
         self.archive = archive
         self.limits = archive.limits
         self.names = _Names()

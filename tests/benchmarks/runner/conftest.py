@@ -20,6 +20,7 @@ from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
     runner_work_dir,  # noqa: F401 (fixture)
+    runs_sent_to,
 )
 
 
@@ -31,14 +32,12 @@ def _runner_settings(settings: Any, runner_work_dir: Path) -> None:  # noqa: F81
 @pytest.fixture
 def sent_tasks(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every ``execute_run`` the services send, instead of a broker."""
-    from benchmarks.tasks import execute_run_task
-
     sent: list[dict[str, Any]] = []
 
     def record(args: list[Any], **options: Any) -> None:
         sent.append({"args": list(args), **options})
 
-    monkeypatch.setattr(execute_run_task, "apply_async", record)
+    runs_sent_to(monkeypatch, record)
     return sent
 
 

@@ -4,7 +4,7 @@ test's choosing (signed, ingested, accepted), its RFP opened, a lab pool."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +12,11 @@ import pytest
 
 from accounts.models import Organisation
 from artifacts.models import Bundle
+from benchmarks.lib.queues import EXECUTE_RUN
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.services.campaigns import campaign_start
 from benchmarks.services.pools import WorkerIdentity, pool_create
+from config.celery import app as celery_app
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import file_entry, good_manifest, manifest_bytes
 from tests.artifacts.ingest_support import build_bundle, ingest
@@ -112,6 +114,20 @@ def accepted_bundle(
     Rfp.objects.filter(pk=rfp.pk).update(status=Rfp.Status.OPENED)
     bundle.rfp.refresh_from_db()
     return bundle
+
+
+def runs_sent_to(monkeypatch: pytest.MonkeyPatch, send: Callable[..., Any]) -> None:
+    """Hand every ``execute_run`` message the server sends (``runs_dispatch``, by
+    name) to ``send(args=…, queue=…, **options)`` instead of the broker; every
+    other task is sent as before."""
+    send_task = celery_app.send_task
+
+    def intercept(name: str, args: Any = None, kwargs: Any = None, **kw: Any) -> Any:
+        if name != EXECUTE_RUN:
+            return send_task(name, args, kwargs, **kw)
+        return send(args=list(args or []), **kw)
+
+    monkeypatch.setattr(celery_app, "send_task", intercept)
 
 
 def make_pool(lab: Organisation, name: str = "gpu-a") -> LabPool:

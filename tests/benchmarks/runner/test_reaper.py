@@ -73,6 +73,7 @@ def test_reaper_requeues_a_run_whose_worker_went_silent(
             "queue": "pool.gpu-a",
             "soft_time_limit": sent_tasks[0]["soft_time_limit"],
             "time_limit": sent_tasks[0]["time_limit"],
+            "ignore_result": True,
         }
     ]
     event = AuditEvent.objects.filter(action="run.transitioned").first()

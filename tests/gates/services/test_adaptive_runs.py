@@ -32,7 +32,7 @@ from gates.services.runs import (
 )
 from gates.tasks import gate_campaign_finished_task
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import finish, make_pool
+from tests.benchmarks.runner.support import finish, make_pool, runs_sent_to
 from tests.gates.support import CRITERION, finish_runs, make_frozen_plan, plan_document
 
 pytestmark = pytest.mark.django_db
@@ -42,12 +42,8 @@ GATE = "lab-validation"
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """What would go to the broker: run executions and gate evaluations."""
-    from benchmarks.tasks import execute_run_task
-
     sent: dict[str, list[Any]] = {"runs": [], "gates": []}
-    monkeypatch.setattr(
-        execute_run_task, "apply_async", lambda args, **kw: sent["runs"].append(args)
-    )
+    runs_sent_to(monkeypatch, lambda args, **kw: sent["runs"].append(args))
     monkeypatch.setattr(
         gate_campaign_finished_task, "delay", lambda cid: sent["gates"].append(cid)
     )
