@@ -6,6 +6,7 @@ and compute. No database."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -61,6 +62,7 @@ from gates.lib.engine.validate import (
     STAGES,
 )
 from gates.lib.engine.validate import STATS as GATE_STATS
+from tests.architecture.test_layout import APP_MODULES, APPS, LAYER_FOLDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -219,6 +221,69 @@ def test_architecture_picture_is_svg_naming_every_app() -> None:
     assert [app for app in apps if app not in words] == []
     assert "artifacts/lib" in words
     assert "gates/lib/engine" in words
+
+
+ANATOMY = "## One anatomy for every app"
+
+
+def _section(text: str, heading: str) -> str:
+    """The lines of ``text`` from ``heading`` to the next heading of its level."""
+    assert heading in text, f"no {heading!r}"
+    level = heading.split(" ", 1)[0] + " "
+    rest = text.split(heading, 1)[1].split("\n")
+    return "\n".join(itertools.takewhile(lambda line: not line.startswith(level), rest))
+
+
+def anatomy_mismatches(text: str) -> list[str]:
+    """What the anatomy section of ``text`` (architecture.md) says otherwise than
+    the layout test (tests/architecture/test_layout.py): the apps named in its
+    first paragraph, the folders and modules its tables have a row for."""
+    section = _section(text, ANATOMY)
+    first_paragraph = section.strip().split("\n\n", 1)[0]
+    said = {
+        "apps": set(re.findall(r"`([a-z_]+)/`", first_paragraph)),
+        "layer folders": set(re.findall(r"^\| `([a-z_]+)/` \|", section, re.M)),
+        "app modules": set(re.findall(r"^\| `([a-z_]+\.py)` \|", section, re.M)),
+    }
+    code = {
+        "apps": set(APPS),
+        "layer folders": LAYER_FOLDERS,
+        "app modules": APP_MODULES,
+    }
+    found = []
+    for what, names in said.items():
+        found += [f"{what}: {n} only in the page" for n in sorted(names - code[what])]
+        found += [f"{what}: {n} not in the page" for n in sorted(code[what] - names)]
+    return found
+
+
+def test_architecture_anatomy_matches_the_layout_test() -> None:
+    assert anatomy_mismatches(_text("docs/architecture.md")) == []
+
+
+@pytest.mark.parametrize(
+    ("removed", "expected"),
+    [
+        (" and\n`gates/`,", "apps: gates not in the page"),
+        ("| `storage/` |", "layer folders: storage not in the page"),
+        ("| `admin.py` |", "app modules: admin.py not in the page"),
+    ],
+)
+def test_the_anatomy_check_finds_a_name_the_page_lost(
+    removed: str, expected: str
+) -> None:
+    text = _text("docs/architecture.md")
+    assert removed in text
+
+    assert anatomy_mismatches(text.replace(removed, "", 1)) == [expected]
+
+
+def test_the_anatomy_check_finds_a_name_the_code_lacks() -> None:
+    text = _text("docs/architecture.md").replace(
+        "| `forms/` |", "| `forms/` | x |\n| `helpers/` |", 1
+    )
+
+    assert anatomy_mismatches(text) == ["layer folders: helpers only in the page"]
 
 
 # --- bundle format -------------------------------------------------------------------

@@ -29,7 +29,7 @@ from tests.browser.lab import (
     watch_campaign,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 GATE = "lab-validation"
 VENDOR = "acme-flash"

@@ -21,7 +21,7 @@ from portal.demo import LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.browser.lab import log_in
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 GATE = "lab-validation"
 FAILING = "ttft-p99-warm-c32-b8"

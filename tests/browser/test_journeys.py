@@ -10,7 +10,11 @@ from playwright.sync_api import Page, expect
 
 from portal.demo import DEMO_PASSWORD, DEMO_RFP
 
-pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("demo_data")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("demo_data"),
+]
 
 LOGIN_PATH = re.compile(r"/accounts/login/")
 

@@ -18,7 +18,7 @@ from tests.browser.lab import (
     watch_campaign,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 VENDORS = ("Acme Flash", "Bolt Storage")
 CHARTS = ("latency", "throughput", "warm-cold", "spread")

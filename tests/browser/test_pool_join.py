@@ -16,7 +16,11 @@ from benchmarks.services.host_tokens import HostTokenRefused, host_token_authent
 from portal.demo import LAB_POOL
 from tests.browser.lab import log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
 SHOTS = Path(tempfile.gettempdir()) / "shots-pool-join"
 TOKEN = re.compile(r"REPROGATE_HOST_TOKEN=(rgh_[A-Za-z0-9_-]+)")
 

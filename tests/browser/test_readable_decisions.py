@@ -20,7 +20,7 @@ from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixtu
 from tests.browser.lab import log_in
 from tests.browser.test_gates_journey import demo_gates  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHOTS = Path(tempfile.gettempdir()) / "shots-readable"
 VENDORS = {"acme-flash": "PASS", "bolt-storage": "FAIL"}

@@ -24,7 +24,7 @@ from accounts.services.users import membership_grant, user_create
 from portal.demo import DEMO_PASSWORD
 from procurement.lib.defaults import DEFAULT_ARTIFACTS, DEFAULT_CRITERIA
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REFERENCE = "RFP-E2E-1"
 TITLE = "NVMe-oF KV-cache tier, end-to-end journey"

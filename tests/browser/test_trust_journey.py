@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from portal.demo import LAB_RFP
 from tests.browser.lab import CAMPAIGN_TIMEOUT_S, log_in, start_campaign, watch_campaign
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RATIONALE = "Acme Flash reproduced its claims in our lab; best weighted total."
 

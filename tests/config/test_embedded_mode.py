@@ -229,6 +229,7 @@ def test_the_embedded_web_server_serves_static_files_without_collectstatic(
 # --- demo data ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_seed_demo_runs_in_the_embedded_default_without_debug(settings: Any) -> None:
     settings.DEBUG = False

@@ -16,7 +16,7 @@ from portal.demo import DEMO_BUNDLES, demo_seed
 from reprogate_cli.main import main
 from tests.escrow.package_support import download_to, flip, members, replaced
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture

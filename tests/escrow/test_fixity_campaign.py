@@ -114,6 +114,7 @@ def test_the_auditor_sees_escrow_intact_after_a_campaign(
         assert "fixity-alert" not in verdict
 
 
+@pytest.mark.slow
 def test_the_demo_auditor_sees_escrow_intact_after_a_lab_run(
     settings: Any, tmp_path: Path
 ) -> None:

@@ -49,7 +49,7 @@ from tests.faults.support import (
 )
 from tests.processes import PROJECT_DIR, Process
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]
 
 VAR_BYTES = 48 * 1024 * 1024
 MIN_FREE_MB = 4  # REPROGATE_MIN_FREE_DISK_MB: the empty tmpfs passes, a full one not

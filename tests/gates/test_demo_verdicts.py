@@ -35,7 +35,7 @@ from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixtu
 from tests.escrow.package_support import flip, members, replaced
 from tests.escrow.test_evidence_evaluation import _blob_of, download_to, verify
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 REPETITIONS = 3  # the default plan's min_runs
 BOLT_VERDICTS = {

@@ -33,7 +33,7 @@ from portal.demo import LAB_POOL, LAB_RFP
 from procurement.models import Rfp
 from tests.browser.lab import postgres_url
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CELERY_BIN = Path(sys.executable).with_name("celery")

@@ -54,6 +54,7 @@ def _rabbitmq_usable() -> bool:
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_the_scaleout_benchmark_runs_every_run_with_one_and_two_agents(
     scaleout_database: str, tmp_path: Path

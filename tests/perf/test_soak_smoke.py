@@ -36,6 +36,7 @@ def _soak(work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.timeout(420)
 def test_the_soak_serves_every_client_and_loses_no_run_while_the_runner_is_killed(
@@ -63,6 +64,7 @@ def soak_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[str
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.timeout(420)
 def test_the_soak_on_postgresql_loses_no_run_either(

@@ -28,6 +28,7 @@ def demo(settings: Any) -> None:
     call_command("seed_demo", stdout=None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("username", "panel"), PANELS.items())
 def test_each_demo_account_logs_in_to_its_dashboard(
     demo: None, username: str, panel: str
@@ -42,6 +43,7 @@ def test_each_demo_account_logs_in_to_its_dashboard(
     assert not any(f'data-testid="{p}"' in html for p in other_panels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("username", ["buyer", "vendor-a", "vendor-b"])
 def test_demo_rfp_is_on_the_dashboard_of_buyer_and_both_vendors(
     demo: None, username: str
@@ -52,6 +54,7 @@ def test_demo_rfp_is_on_the_dashboard_of_buyer_and_both_vendors(
     assert "RFP-DEMO-1" in client.get("/dashboard/").content.decode()
 
 
+@pytest.mark.slow
 def test_seed_demo_is_idempotent(demo: None) -> None:
     events = AuditEvent.objects.count()
 
@@ -76,6 +79,7 @@ def test_seed_demo_refuses_without_debug(settings: Any) -> None:
     assert not Rfp.objects.exists()
 
 
+@pytest.mark.slow
 def test_seed_demo_runs_without_debug_when_forced(settings: Any) -> None:
     settings.DEBUG = False
 
@@ -90,6 +94,7 @@ def test_empty_dashboard_explains_itself(client_for: Any, vendor_a: Any) -> None
     assert "No open invitations" in html
 
 
+@pytest.mark.slow
 def test_recent_activity_labels_each_action(demo: None) -> None:
     client = Client()
     assert client.login(username="buyer", password=DEMO_PASSWORD)

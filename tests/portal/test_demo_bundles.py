@@ -19,6 +19,7 @@ def var_dir(settings: Any, tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_seeding_ingests_two_accepted_bundles_signed_by_registered_keys(
     var_dir: Path,
 ) -> None:
@@ -33,6 +34,7 @@ def test_seeding_ingests_two_accepted_bundles_signed_by_registered_keys(
     assert all(b.signing_key.organisation_id == b.organisation_id for b in bundles)
 
 
+@pytest.mark.slow
 def test_seeding_twice_adds_no_bundle_and_no_key(var_dir: Path) -> None:
     demo_seed()
 
@@ -52,6 +54,7 @@ def test_demo_keys_live_under_var_dir_and_are_reused(var_dir: Path) -> None:
     assert again.public.fingerprint == first.public.fingerprint
 
 
+@pytest.mark.slow
 def test_a_rejected_demo_bundle_is_retried_by_the_next_seed(var_dir: Path) -> None:
     demo_seed()
     Bundle.objects.filter(organisation__slug="bolt-storage").update(

@@ -16,7 +16,7 @@ from benchmarks.selectors.access import bundle_list_startable_by
 from portal.demo import DEMO_RFP, LAB_POOL, LAB_RFP, demo_seed
 from procurement.models import Rfp
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ def seeded(settings: Any, tmp_path: Path) -> Iterator[Rfp]:
     clock.travel_to(None)
 
 
+@pytest.mark.slow
 def test_its_deadline_is_minutes_ahead_with_both_vendors_sealed_bids(
     seeded: Rfp,
 ) -> None:
@@ -47,6 +48,7 @@ def test_its_deadline_is_minutes_ahead_with_both_vendors_sealed_bids(
     assert bundles.count() == 2
 
 
+@pytest.mark.slow
 def test_buyer_and_evaluator_open_its_bids_once_the_deadline_passed(
     seeded: Rfp,
 ) -> None:
@@ -63,6 +65,7 @@ def test_buyer_and_evaluator_open_its_bids_once_the_deadline_passed(
     assert seeded.status == Rfp.Status.OPENED
 
 
+@pytest.mark.slow
 def test_a_second_seed_leaves_it_as_it_is(seeded: Rfp) -> None:
     clock.travel_to(seeded.submission_deadline + timedelta(minutes=10))
 
@@ -73,6 +76,7 @@ def test_a_second_seed_leaves_it_as_it_is(seeded: Rfp) -> None:
     assert Rfp.objects.get(reference=OPENING_RFP).bids.count() == 2
 
 
+@pytest.mark.slow
 def test_without_opening_in_there_is_no_third_rfp(
     settings: Any, tmp_path: Path
 ) -> None:

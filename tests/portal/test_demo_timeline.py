@@ -15,7 +15,7 @@ from accounts.models import AuditEvent
 from portal.demo import LAB_RFP, demo_seed
 from procurement.models import Rfp
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture
