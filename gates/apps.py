@@ -7,8 +7,10 @@ class GatesConfig(AppConfig):
     name = "gates"
 
     def ready(self) -> None:
+        # a campaign's end starts the verdict path (gates.services.pipeline): the
+        # receiver queues its task
         from benchmarks.services.receivers import campaign_finished
-        from gates.services.runs import campaign_finished_received
+        from gates.tasks import campaign_finished_received
 
         campaign_finished.connect(
             campaign_finished_received, dispatch_uid="gates.campaign_finished"

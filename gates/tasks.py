@@ -1,12 +1,17 @@
-"""The gates app's Celery tasks: thin, by id, idempotent."""
+"""The gates app's Celery tasks: thin, by id, idempotent; and the receiver of
+benchmarks' ``campaign_finished``, which queues the verdict path's task."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from celery import shared_task
 
 from benchmarks.models import Campaign
+from gates.selectors.runs import campaign_awaits_judging
 from gates.services.obligations import obligations_expire
-from gates.services.runs import gate_campaign_finished
+from gates.services.pipeline import campaign_ended_judge
+from gates.services.reports import GENERATE_TASK, report_generate, reports_reap
 
 
 @shared_task(name="gates.expire_obligations", soft_time_limit=300)
@@ -17,22 +22,28 @@ def obligations_expire_task() -> int:
 
 
 @shared_task(name="gates.campaign_finished", soft_time_limit=600)
-def gate_campaign_finished_task(campaign_id: int) -> int:
-    """Evaluate the gates a finished campaign was run for (idempotent); how many
-    evaluations were made."""
+def campaign_ended_judge_task(campaign_id: int) -> int:
+    """The verdict path of an ended campaign (``campaign_ended_judge``,
+    idempotent); how many evaluations were made."""
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return 0
-    return len(gate_campaign_finished(campaign=campaign))
+    return len(campaign_ended_judge(campaign=campaign))
 
 
-@shared_task(name="gates.report_generate", soft_time_limit=300)
+def campaign_finished_received(sender: Any, campaign_id: int, **kwargs: Any) -> None:
+    """benchmarks' ``campaign_finished`` (sent after commit already; connected in
+    ``GatesConfig.ready()``): queue the verdict path when the campaign was run
+    for a gate not judged yet. Nothing else."""
+    if campaign_awaits_judging(campaign_id):
+        campaign_ended_judge_task.delay(campaign_id)
+
+
+@shared_task(name=GENERATE_TASK, soft_time_limit=300)
 def report_generate_task(report_id: int) -> str:
     """Render, sign and deposit a queued signed report (a redelivered message
     finds it claimed and does nothing); never retried by itself: a failed
     report says why, and a user may request it again. Its status after."""
-    from gates.services.reports import report_generate
-
     report = report_generate(report_id=report_id)
     return report.status if report is not None else "missing"
 
@@ -41,8 +52,6 @@ def report_generate_task(report_id: int) -> str:
 def reports_reap_task() -> dict[str, int]:
     """The beat sweep (every minute): reports whose worker or message was lost
     are queued or sent again, or failed after their attempts."""
-    from gates.services.reports import reports_reap
-
     outcome = reports_reap()
     return {
         "requeued": outcome.requeued,

@@ -38,11 +38,11 @@ obligation on it. Two ways:
   (``gate_campaign_start``: the campaign linked to v2's gate, its runs queued on the
   pool), which takes a second; the pool's lab worker (``scripts/run``'s supervisor
   starts it) runs them once everything has started, and when a campaign's last run
-  ends ``gate_campaign_finished`` evaluates it, as for any campaign started for a
+  ends ``campaign_ended_judge`` evaluates it, as for any campaign started for a
   gate. The evaluations appear a couple of minutes after the login page answers.
 - ``lab_validation`` (``seed_demo --lab-validation``; for tests that need the
   verdicts at once): synchronously in the seed, each run executed here
-  (``run_execute``) and ``gate_evaluate`` called on each campaign; a campaign and its
+  (``run_execute``) and ``gate_judge`` called on each campaign; a campaign and its
   evaluation commit together, so an interrupted seed leaves no half campaign and the
   next seed runs it again.
 
@@ -101,7 +101,7 @@ from benchmarks.services.execution import run_execute
 from benchmarks.services.pools import WorkerIdentity, host_stop, pool_create
 from benchmarks.services.runs import FINAL
 from gates.models import GatePlan
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from gates.services.plans import (
     plan_create_default,
     plan_freeze,
@@ -676,7 +676,7 @@ def _lab_campaign(
             )
             report.created.append(f"{LAB_RFP} campaign {vendor} (runs failed)")
             return
-        evaluation = gate_evaluate(
+        evaluation = gate_judge(
             plan=plan, gate=LAB_GATE, campaign=campaign, actor=labops
         )
     progress(

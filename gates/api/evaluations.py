@@ -31,7 +31,7 @@ from gates.api.access import (
 from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
 from gates.models import Evaluation
 from gates.selectors.plans import plan_list_visible_to
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from gates.services.runs import gate_schedule_more_runs
 
 
@@ -131,7 +131,7 @@ class GateEvaluateApi(APIView):
         campaign = campaign_get_visible(request.user, data.validated_data["campaign"])
         if campaign is None:
             raise serializers.ValidationError({"campaign": "No such campaign."})
-        evaluation = gate_evaluate(
+        evaluation = gate_judge(
             plan=plan, gate=gate, campaign=campaign, actor=request.user
         )
         return _documents(evaluation, status.HTTP_201_CREATED)

@@ -182,3 +182,11 @@ def campaign_gate_links(campaign: Campaign) -> list[GateLink]:
             (plan.pk, gate), GateLink(label, reverse("gates:gate", args=args))
         )
     return list(found.values())
+
+
+def campaign_awaits_judging(campaign_id: int) -> bool:
+    """Was the campaign run for a gate it has not been judged on yet (what the
+    verdict path, ``gates.services.pipeline``, is queued for)?"""
+    return GateCampaign.objects.filter(
+        campaign_id=campaign_id, evaluation__isnull=True
+    ).exists()

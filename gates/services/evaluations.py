@@ -1,13 +1,14 @@
-"""``gate_evaluate``: judge one gate of a frozen plan on one campaign's runs.
+"""``gate_evaluate``: judge one gate of a frozen plan on one campaign's runs, and
+record the evaluation.
 
 The server builds ``reprogate.results/v1`` from the campaign
 (``gates.selectors.results``),
 runs the Django-free engine (the same code path as ``reprogate gate evaluate``)
 and keeps the three documents byte-exact, one ``CriterionResult`` per
-criterion, and an escrow deposit whose leaf names the three digests. Then the
-evaluation's consequences follow in the same transaction: a re-test obligation
-on the vendor for blocking FAILs on a matching environment, the answer to the
-obligation the campaign was run for, and notifications."""
+criterion, and an escrow deposit whose leaf names the three digests; one audit
+row, ``gate.evaluated``, which carries the deposit's facts. Nothing else: what
+follows an evaluation (a re-test obligation raised or answered, the signed
+report) is the verdict path's (``gates.services.pipeline``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from accounts.selectors import clock
-from accounts.services.audit import audit_record
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -77,9 +77,9 @@ def gate_evaluate(
     obligation: RetestObligation | None = None,
 ) -> Evaluation:
     """Evaluate ``gate`` of the frozen ``plan`` on ``campaign``'s runs as they are
-    now (unfinished runs are ``pending`` and not counted). ``obligation``: the
-    re-test obligation this campaign answers (found from the campaign when not
-    given)."""
+    now (unfinished runs are ``pending`` and not counted) and record it.
+    ``obligation``: the re-test obligation this campaign answers (found from the
+    campaign when not given); answering it is ``gate_judge``'s next step."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
     problems = gate_evaluate_problems(plan=plan, gate=gate, campaign=campaign)
     if problems:
@@ -135,26 +135,10 @@ def gate_evaluate(
     CriterionResult.objects.bulk_create(
         _criterion_rows(evaluation, plan_doc, gate, doc)
     )
-    evaluation.deposit = _deposit(evaluation, plan_bytes, results_bytes, doc_bytes)
-    evaluation.save(update_fields=["deposit"])
-    audit_record(
-        actor=actor,
-        action="gate.evaluated",
-        target=evaluation,
-        organisation=plan.rfp.buyer_organisation,
-        data={
-            **gate_facts(plan, gate, campaign),
-            "verdict": evaluation.verdict,
-            "evaluation_sha256": evaluation.evaluation_sha256,
-            "log_index": evaluation.deposit.log_index,
-        },
+    evaluation.deposit = _deposit(
+        evaluation, actor, (plan_bytes, results_bytes, doc_bytes)
     )
-    from gates.services.obligations import obligations_after_evaluation
-
-    obligations_after_evaluation(evaluation=evaluation)
-    from gates.services.reports import report_request
-
-    report_request(evaluation=evaluation, actor=None)  # signed report, by a task
+    evaluation.save(update_fields=["deposit"])
     return evaluation
 
 
@@ -226,22 +210,25 @@ def _blob(data: bytes) -> Any:
 
 
 def _deposit(
-    evaluation: Evaluation, plan: bytes, results: bytes, doc: bytes
+    evaluation: Evaluation, actor: Actor, documents: tuple[bytes, bytes, bytes]
 ) -> Deposit:
-    """The evaluation in escrow: its three documents as blobs, its leaf naming
-    the three digests (and what was judged), deposited by the buyer."""
+    """The evaluation in escrow: its three documents (plan, results, evaluation)
+    as blobs, its leaf naming the three digests (and what was judged), deposited
+    by the buyer. The deposit is part of the evaluation: its audit row is the
+    evaluation's one row, ``gate.evaluated`` (with the deposit's facts)."""
     role = DepositBlob.Role.DOCUMENT
-    campaign = evaluation.campaign
+    plan, campaign = evaluation.plan, evaluation.campaign
+    plan_bytes, results_bytes, doc_bytes = documents
     return deposit_create(
         kind=Deposit.Kind.EVALUATION,
-        organisation=evaluation.plan.rfp.buyer_organisation,
-        rfp=evaluation.plan.rfp,
+        organisation=plan.rfp.buyer_organisation,
+        rfp=plan.rfp,
         items=[
-            DepositItem(_blob(plan), role, "plan.json"),
-            DepositItem(_blob(results), role, "results.json"),
-            DepositItem(_blob(doc), role, "evaluation.json"),
+            DepositItem(_blob(plan_bytes), role, "plan.json"),
+            DepositItem(_blob(results_bytes), role, "results.json"),
+            DepositItem(_blob(doc_bytes), role, "evaluation.json"),
         ],
-        actor=evaluation.evaluated_by,
+        actor=actor,
         bundle=campaign.bundle,
         extra={
             "bundle": str(campaign.bundle.public_id),
@@ -249,10 +236,17 @@ def _deposit(
             "campaign": str(campaign.public_id),
             "gate": evaluation.gate,
             "vendor": evaluation.vendor_organisation.slug,
-            "plan_version": evaluation.plan.version,
+            "plan_version": plan.version,
             "verdict": evaluation.verdict,
             "plan_sha256": evaluation.plan_sha256,
             "results_sha256": evaluation.results_sha256,
+            "evaluation_sha256": evaluation.evaluation_sha256,
+        },
+        action="gate.evaluated",
+        target=evaluation,
+        data={
+            **gate_facts(plan, evaluation.gate, campaign),
+            "verdict": evaluation.verdict,
             "evaluation_sha256": evaluation.evaluation_sha256,
         },
     )

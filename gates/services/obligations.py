@@ -1,18 +1,18 @@
 """Re-test obligations: raised and answered by evaluations, asked for by the
 vendor, run by the lab, expired by the clock.
 
-- ``obligations_after_evaluation`` (called by ``gate_evaluate`` in its
-  transaction): an evaluation of a re-test campaign answers its scheduled
-  obligation: every criterion of the obligation PASSes (and no stop-loss) →
-  ``passed``; a criterion still INCONCLUSIVE → no change (more runs decide it);
-  otherwise the attempt is used: back to ``open`` while attempts remain (the
-  deadline stays), else ``failed``, a breach. An evaluation after the deadline
-  answers nothing: the obligation is ``expired``. Any other evaluation whose
-  verdict is FAIL with blocking FAIL criteria raises an obligation on the vendor
-  when the judged runs had no major drift or the plan accepts the lab's
-  environment (otherwise it is a lab deviation, not the vendor's to answer), and
-  no obligation is live for the vendor's gate on the RFP already. A HALTED gate
-  never raises one.
+- ``obligations_after_evaluation`` (the verdict path's second step, in the
+  evaluation's transaction: ``gates.services.pipeline``): an evaluation of a
+  re-test campaign answers its scheduled obligation: every criterion of the
+  obligation PASSes (and no stop-loss) → ``passed``; a criterion still
+  INCONCLUSIVE → no change (more runs decide it); otherwise the attempt is used:
+  back to ``open`` while attempts remain (the deadline stays), else ``failed``, a
+  breach. An evaluation after the deadline answers nothing: the obligation is
+  ``expired``. Any other evaluation whose verdict is FAIL with blocking FAIL
+  criteria raises an obligation on the vendor when the judged runs had no major
+  drift or the plan accepts the lab's environment (otherwise it is a lab
+  deviation, not the vendor's to answer), and no obligation is live for the
+  vendor's gate on the RFP already. A HALTED gate never raises one.
 - ``obligation_request_retest``: the vendor names a revised accepted bundle of
   its own on the RFP; one attempt is used; the lab operators are told.
 - ``obligation_campaign_start``: a lab operator re-runs that bundle; the

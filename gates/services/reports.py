@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+from celery import current_app
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
@@ -58,6 +59,8 @@ from gates.models import (
 
 logger = logging.getLogger(__name__)
 Actor = User | AnonymousUser | None
+# the rendering task's name (``gates.tasks.report_generate_task``)
+GENERATE_TASK: Final = "gates.report_generate"
 K, S = Report.Kind, Report.Status
 REASONS: Final = {
     K.EVALUATION: "ReproGate benchmark report",
@@ -147,13 +150,17 @@ def report_transition(
     return report
 
 
-def _enqueue(report: Report) -> None:
-    from gates.tasks import report_generate_task
+def _generate_send(report_id: int) -> None:
+    """Send the rendering task its message, by the task's name: ``gates.tasks``
+    imports this module, never the reverse."""
+    current_app.send_task(GENERATE_TASK, args=(report_id,))
 
+
+def _enqueue(report: Report) -> None:
     pk = report.pk
     # robust: a broker that is down leaves the report queued (a request again
     # enqueues it again), never fails the evaluation or decision that asked
-    transaction.on_commit(lambda: report_generate_task.delay(pk), robust=True)
+    transaction.on_commit(lambda: _generate_send(pk), robust=True)
 
 
 def _certified(decision: Decision) -> Decision:

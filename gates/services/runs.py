@@ -1,12 +1,12 @@
 """Campaigns run for a gate, and adaptive repetitions.
 
 A lab operator starts a campaign for a gate (``gate_campaign_start``); a
-``GateCampaign`` links it to the plan and gate, and when its last run ends
-(benchmarks' ``campaign_finished`` signal, then ``gate_campaign_finished_task``)
-``gate_campaign_finished`` evaluates it. An INCONCLUSIVE evaluation says how
-many more runs of which scenario would decide it (``gates.selectors.runs``); a
-lab operator or buyer schedules exactly those on the same campaign
-(``gate_schedule_more_runs``), or the plan's automatic top-up does, within
+``GateCampaign`` links it to the plan and gate, and when its last run ends the
+verdict path (``gates.services.pipeline.campaign_ended_judge``) evaluates it. An
+INCONCLUSIVE evaluation says how many more runs of which scenario would decide
+it (``gates.selectors.runs``); a lab operator or buyer schedules exactly those
+on the same campaign (``gate_schedule_more_runs``), or the plan's automatic
+top-up does (``gate_top_up``, the verdict path's last step), within
 ``GatePlan.max_extra_runs`` extra runs per scenario of one campaign and gate."""
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.campaigns import campaign_add_runs, campaign_start
-from benchmarks.services.receivers import FINAL
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import (
@@ -33,7 +32,7 @@ from gates.selectors.runs import (
     gate_scenarios,
     plan_bundle,
 )
-from gates.services.evaluations import Actor, gate_evaluate, gate_facts
+from gates.services.evaluations import Actor, gate_facts
 
 logger = logging.getLogger(__name__)
 
@@ -141,9 +140,10 @@ def automatic_runs_used(*, campaign: Campaign, gate: str) -> Counter[str]:
     return used
 
 
-def _top_up(evaluation: Evaluation) -> GateCampaign | None:
+def gate_top_up(*, evaluation: Evaluation) -> GateCampaign | None:
     """Schedule what an INCONCLUSIVE evaluation needs when the plan's
-    ``max_extra_runs`` allows all of it (never a part)."""
+    ``max_extra_runs`` allows all of it (never a part); None when it does not,
+    or nothing is needed."""
     limit = evaluation.plan.max_extra_runs
     needed = evaluation_more_runs(evaluation)
     if not limit or not needed or evaluation.campaign.cancelled_at is not None:
@@ -159,52 +159,6 @@ def _top_up(evaluation: Evaluation) -> GateCampaign | None:
     except ApplicationError as error:  # e.g. the campaign's run limit
         logger.warning("top-up of %s refused: %s", evaluation, error)
         return None
-
-
-def _current_plan(link: GateCampaign) -> GatePlan | None:
-    return GatePlan.objects.filter(
-        rfp_id=link.plan.rfp_id,
-        vendor_organisation_id=link.plan.vendor_organisation_id,
-        status=GatePlan.Status.FROZEN,
-    ).first()
-
-
-@transaction.atomic
-def gate_campaign_finished(*, campaign: Campaign) -> list[Evaluation]:
-    """Evaluate each gate the finished campaign was run for, with the RFP and
-    vendor's current frozen plan, then top up an INCONCLUSIVE one. Idempotent:
-    a link evaluated already, or a campaign with runs still to end, is left. A
-    cancelled campaign is not judged (its unmeasured criteria would FAIL and
-    owe the vendor a re-test for the lab's decision to stop)."""
-    links = list(
-        GateCampaign.objects.select_for_update(of=("self",))
-        .filter(campaign=campaign, evaluation__isnull=True)
-        .select_related("plan")
-        .order_by("id")
-    )
-    if campaign.runs.exclude(state__in=FINAL).exists():
-        return []
-    if Campaign.objects.filter(pk=campaign.pk, cancelled_at__isnull=False).exists():
-        logger.info("%s was cancelled: its gates are not evaluated", campaign)
-        return []
-    evaluations = []
-    for link in links:
-        plan = _current_plan(link)
-        if plan is None or link.gate not in plan.gate_names:
-            logger.warning("%s: no current plan with that gate", link)
-            continue
-        try:
-            evaluation = gate_evaluate(
-                plan=plan, gate=link.gate, campaign=campaign, actor=None
-            )
-        except ApplicationError as error:
-            logger.warning("%s not evaluated: %s", link, error)
-            continue
-        link.evaluation = evaluation
-        link.save(update_fields=["evaluation"])
-        evaluations.append(evaluation)
-        _top_up(evaluation)
-    return evaluations
 
 
 @transaction.atomic
@@ -287,14 +241,3 @@ def gate_campaign_start_chosen(
         note=note,
     )
     return link.campaign
-
-
-def campaign_finished_received(sender: Any, campaign_id: int, **kwargs: Any) -> None:
-    """benchmarks' ``campaign_finished``: evaluate in a task when the campaign
-    was run for a gate (sent after commit already)."""
-    if GateCampaign.objects.filter(
-        campaign_id=campaign_id, evaluation__isnull=True
-    ).exists():
-        from gates.tasks import gate_campaign_finished_task
-
-        gate_campaign_finished_task.delay(campaign_id)

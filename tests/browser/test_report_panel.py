@@ -31,9 +31,9 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def reports_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     """No worker here: the test renders the report itself, when it chooses."""
-    from gates.tasks import report_generate_task
+    from gates.services import reports
 
-    monkeypatch.setattr(report_generate_task, "delay", lambda report_id: None)
+    monkeypatch.setattr(reports, "_generate_send", lambda report_id: None)
 
 
 def _render_beside_the_page(report: Report) -> None:

@@ -1,4 +1,4 @@
-"""Fixity of gate evaluations: a real evaluation (``gate_evaluate``) leaves
+"""Fixity of gate evaluations: a real evaluation (``gate_judge``) leaves
 ``escrow_verify`` intact; an edit of its row afterwards (a document's text, a
 digest, the verdict, its deposit link, the row deleted) is found as one
 finding naming the evaluation, in the buyer's trail, naming fields and never

@@ -66,12 +66,12 @@ def _run_output(bundle: Any, buyer_org: Organisation, labops: Any) -> Run:
 
 def _evaluation(run: Run, vendor: Organisation, buyer: Any) -> Deposit:
     """A gate evaluation of the run's campaign (deposited with its documents)."""
-    from gates.services.evaluations import gate_evaluate
+    from gates.services.pipeline import gate_judge
     from tests.gates.support import make_frozen_plan
 
     campaign = run.campaign
     plan = make_frozen_plan(campaign.rfp, vendor, buyer)
-    evaluation = gate_evaluate(
+    evaluation = gate_judge(
         plan=plan, gate="lab-validation", campaign=campaign, actor=buyer
     )
     return evaluation.deposit

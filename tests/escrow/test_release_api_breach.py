@@ -19,7 +19,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle, EscrowEvent, Release
 from artifacts.selectors.breaches import breaches_citable
 from gates.models import RetestObligation
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import accepted_bundle, make_pool, start
 from tests.escrow.release_support import award_to
@@ -61,7 +61,7 @@ def oblige(buyer_org: Organisation, buyer: Any, labops: Any) -> Any:
         campaign = start(bundle, pool, labops, repetitions=3)
         finish_runs(campaign, {"cold-c1": FAIL})
         plan = make_frozen_plan(bundle.rfp, vendor, buyer)
-        gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+        gate_judge(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
         return RetestObligation.objects.get(vendor_organisation=vendor)
 
     return make

@@ -1,5 +1,5 @@
 """Rows for the read-side tests (board, pages, permissions): real evaluations
-through ``gate_evaluate``, and rows written directly (as factories do) when a
+through ``gate_judge``, and rows written directly (as factories do) when a
 test needs many vendors or a state no service makes yet (decisions, obligations
 before their services exist)."""
 
@@ -20,7 +20,7 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.accounts.factories import OrganisationFactory
 from tests.gates.support import finish_runs, make_frozen_plan
@@ -38,7 +38,7 @@ def evaluate(
     """A real evaluation of the gate (the first one unless named) once the
     campaign's cold-c1 runs have finished at ``values``."""
     finish_runs(campaign, {"cold-c1": values})
-    return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=actor)
+    return gate_judge(plan=plan, gate=gate, campaign=campaign, actor=actor)
 
 
 def copy_evaluation(

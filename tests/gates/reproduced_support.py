@@ -2,7 +2,7 @@
 signed runner bundle, a submitted bid claiming TTFT p99 and output-token
 throughput in ``cold-c1`` (and one IOPS claim no criterion judges), a frozen
 plan judging both claims, and the lab-validation gate evaluated by
-``gate_evaluate`` on a campaign whose runs finished at chosen values.
+``gate_judge`` on a campaign whose runs finished at chosen values.
 
 The fixtures ``reproduce`` (the builder) and ``two_vendors`` (Acme passes, Bolt
 fails) are loaded under ``tests/gates`` by its ``conftest.py``; other test
@@ -23,7 +23,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from benchmarks.models import Campaign
 from gates.models import Evaluation, GatePlan
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Bid, Rfp
 from tests.artifacts.ingest_support import build_bundle, ingest, open_rfp
 from tests.artifacts.ingest_support import register_corpus_keys as register_keys
@@ -117,9 +117,7 @@ def lab_campaign(
 def evaluate_lab(
     plan: GatePlan, campaign: Campaign, actor: Any | None = None
 ) -> Evaluation:
-    return gate_evaluate(
-        plan=plan, gate="lab-validation", campaign=campaign, actor=actor
-    )
+    return gate_judge(plan=plan, gate="lab-validation", campaign=campaign, actor=actor)
 
 
 def evaluate_again(

@@ -21,7 +21,7 @@ from artifacts.models import Bundle
 from benchmarks.models import Campaign, Run
 from gates.lib.engine.documents import sha256_hex
 from gates.models import Evaluation, GatePlan
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import accepted_bundle, finish, make_pool, start
 from tests.gates.engine.support import STOP_LOSS, criterion
@@ -165,6 +165,6 @@ def evaluate_fixture(gate_campaign: Any, buyer: Any, clock: Any) -> Any:
         finish_runs(campaign, {"cold-c1": values})
         if drift:
             set_drift(campaign.runs.get(scenario_name="cold-c1", repetition=1), drift)
-        return gate_evaluate(plan=plan, gate=gate, campaign=campaign, actor=buyer)
+        return gate_judge(plan=plan, gate=gate, campaign=campaign, actor=buyer)
 
     return make

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from gates.models import Decision, Evaluation, GatePlan
 from gates.services.decisions import decision_record
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from tests.gates.support import LAB, PASS, finish_runs
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def passed(frozen_plan: GatePlan, gate_campaign: Any, buyer: Any) -> Evaluation:
     campaign = gate_campaign(3)
     finish_runs(campaign, {"cold-c1": PASS})
-    return gate_evaluate(plan=frozen_plan, gate=LAB, campaign=campaign, actor=buyer)
+    return gate_judge(plan=frozen_plan, gate=LAB, campaign=campaign, actor=buyer)
 
 
 @pytest.fixture

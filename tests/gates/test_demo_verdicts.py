@@ -3,7 +3,7 @@ RFP-DEMO-2 (``scripts/run``'s lab worker reaches the same verdicts in the backgr
 tests/integration/test_demo_lab_worker.py): a campaign of each example bundle executed
 by the real runner code in the seed (bundle fetched, harness run in the sandbox,
 outputs parsed), three repetitions of each scenario the vendor's claims name (the
-harness's other scenarios not run); lab validation judged by ``gate_evaluate`` with
+harness's other scenarios not run); lab validation judged by ``gate_judge`` with
 the buyer's plan v2, which accepts the lab's environment: Acme Flash's claims
 reproduce and it passes; Bolt Storage over-claims (its TTFT p99 is about twice its
 claim) and fails, which puts a re-test obligation on it. No demo host is the

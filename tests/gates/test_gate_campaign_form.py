@@ -20,9 +20,9 @@ from benchmarks.services.pools import host_register
 from gates.exceptions import GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import gate_choice_value
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from gates.services.runs import gate_campaign_start
-from gates.tasks import gate_campaign_finished_task
+from gates.tasks import campaign_ended_judge_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import (
     GOOD_HARNESS,
@@ -105,7 +105,7 @@ def test_a_campaign_for_a_gate_is_judged_when_its_runs_end(
     page = client.get(response["Location"]).content.decode()
     assert f"{GATE} of plan v1</a> when its runs end." in page
     finish_runs(link.campaign, {"cold-c1": [176.2, 171.0, 178.9]})
-    assert gate_campaign_finished_task(link.campaign.pk) == 1
+    assert campaign_ended_judge_task(link.campaign.pk) == 1
     assert Evaluation.objects.get(campaign=link.campaign).verdict == "PASS"
 
 
@@ -227,7 +227,7 @@ def test_a_campaign_a_buyer_evaluated_names_the_gate_that_judged_it(
     finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
     url = reverse("benchmarks:campaign_detail", args=(campaign.public_id,))
     before = client_for(labops).get(url).content.decode()
-    gate_evaluate(plan=frozen_plan, gate=GATE, campaign=campaign, actor=buyer)
+    gate_judge(plan=frozen_plan, gate=GATE, campaign=campaign, actor=buyer)
 
     after = client_for(labops).get(url).content.decode()
 

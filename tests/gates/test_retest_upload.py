@@ -13,7 +13,7 @@ from django.urls import reverse
 from accounts.exceptions import ApplicationError
 from artifacts.models import Bundle
 from gates.models import GatePlan, RetestObligation
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.artifacts.ingest_support import ingest
 from tests.benchmarks.runner.support import (
@@ -39,9 +39,7 @@ def revised_archive(tmp_path: Path, rfp: Rfp, vendor: Any) -> Path:
 def owed(frozen_plan: GatePlan, gate_campaign: Any, buyer: Any) -> RetestObligation:
     campaign = gate_campaign(3)
     finish_runs(campaign, {"cold-c1": [236.5, 240.1, 231.0]})  # claimed 180 ms
-    gate_evaluate(
-        plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer
-    )
+    gate_judge(plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer)
     return RetestObligation.objects.get()
 
 

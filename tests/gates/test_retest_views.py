@@ -14,8 +14,8 @@ from django.urls import reverse
 from artifacts.models import Bundle, Release
 from benchmarks.services.pools import host_register
 from gates.models import GatePlan, RetestObligation
-from gates.services.evaluations import gate_evaluate
 from gates.services.obligations import obligation_request_retest
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import (
     GOOD_HARNESS,
@@ -37,9 +37,7 @@ def obligation(
 ) -> RetestObligation:
     campaign = gate_campaign(3)
     finish_runs(campaign, {"cold-c1": [230.0, 241.0, 236.5]})
-    gate_evaluate(
-        plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer
-    )
+    gate_judge(plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer)
     return RetestObligation.objects.get()
 
 

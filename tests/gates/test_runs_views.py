@@ -14,11 +14,8 @@ from accounts.models import Organisation
 from benchmarks.models import LabPool, Run
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import evaluation_more_runs
-from gates.services.runs import (
-    gate_campaign_finished,
-    gate_campaign_start,
-    gate_schedule_more_runs,
-)
+from gates.services.pipeline import campaign_ended_judge
+from gates.services.runs import gate_campaign_start, gate_schedule_more_runs
 from tests.benchmarks.runner.support import finish, make_pool
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +37,7 @@ def evaluation(
     ).campaign
     [cold] = campaign.runs.all()  # the gate judges cold-c1 only
     finish(cold, metrics=[{"name": "ttft_ms", "stat": "p99", "value": 176.2}])
-    [done] = gate_campaign_finished(campaign=campaign)
+    [done] = campaign_ended_judge(campaign=campaign)
     return done
 
 

@@ -27,10 +27,8 @@ S = Report.Status
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The report ids the reaper sends to the rendering task."""
-    from gates import tasks
-
     ids: list[int] = []
-    monkeypatch.setattr(tasks.report_generate_task, "delay", ids.append)
+    monkeypatch.setattr(service, "_generate_send", ids.append)
     return ids
 
 

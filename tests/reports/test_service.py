@@ -60,10 +60,8 @@ def test_the_task_is_enqueued_after_commit(
     django_capture_on_commit_callbacks: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gates import tasks
-
     sent: list[int] = []
-    monkeypatch.setattr(tasks.report_generate_task, "delay", sent.append)
+    monkeypatch.setattr(service, "_generate_send", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         report = report_request(evaluation=passed, actor=buyer)
 

@@ -1,5 +1,5 @@
 """The gates API tests' building blocks: an API client for a persona and a real
-evaluation (a frozen plan judged by ``gate_evaluate`` on a campaign whose runs
+evaluation (a frozen plan judged by ``gate_judge`` on a campaign whose runs
 finished at chosen values: ``judged``, the read-side tests' ``evaluate``).
 ``tests/gates/api/conftest.py`` loads the fixtures; other test folders import
 them from here."""

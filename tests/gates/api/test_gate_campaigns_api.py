@@ -12,7 +12,7 @@ import pytest
 from accounts.models import Organisation
 from benchmarks.models import Campaign, LabPool
 from gates.models import Evaluation, GateCampaign, GatePlan
-from gates.tasks import gate_campaign_finished_task
+from gates.tasks import campaign_ended_judge_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import make_pool
 from tests.gates.api.support import GATE, PASSING, api
@@ -43,7 +43,7 @@ def test_a_lab_operator_runs_a_gate_and_the_board_shows_its_verdict(
     assert body["url"] == f"/lab/campaigns/{campaign.public_id}/"
     assert GateCampaign.objects.get(campaign=campaign).requested_by == labops
     finish_runs(campaign, {"cold-c1": PASSING})
-    assert gate_campaign_finished_task(campaign.pk) == 1
+    assert campaign_ended_judge_task(campaign.pk) == 1
     board = api(labops).get(f"/api/v1/rfps/{rfp.public_id}/gate-board/").json()
     [acme] = board["vendors"]
     latest = acme["gates"][0]["latest_evaluation"]

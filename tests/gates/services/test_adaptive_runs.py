@@ -24,13 +24,9 @@ from benchmarks.services.runs import run_cancel
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import evaluation_more_runs, gate_scenarios
-from gates.services.evaluations import gate_evaluate
-from gates.services.runs import (
-    gate_campaign_finished,
-    gate_campaign_start,
-    gate_schedule_more_runs,
-)
-from gates.tasks import gate_campaign_finished_task
+from gates.services.pipeline import campaign_ended_judge, gate_judge
+from gates.services.runs import gate_campaign_start, gate_schedule_more_runs
+from gates.tasks import campaign_ended_judge_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import finish, make_pool, runs_sent_to
 from tests.gates.support import CRITERION, finish_runs, make_frozen_plan, plan_document
@@ -45,7 +41,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     sent: dict[str, list[Any]] = {"runs": [], "gates": []}
     runs_sent_to(monkeypatch, lambda args, **kw: sent["runs"].append(args))
     monkeypatch.setattr(
-        gate_campaign_finished_task, "delay", lambda cid: sent["gates"].append(cid)
+        campaign_ended_judge_task, "delay", lambda cid: sent["gates"].append(cid)
     )
     return sent
 
@@ -83,7 +79,7 @@ def inconclusive(
     """A gate campaign with 1 of the 3 runs its criterion needs, evaluated."""
     campaign = started(plan, pool, labops)
     finish_all(campaign, {"cold-c1": [176.2]})
-    [evaluation] = gate_campaign_finished(campaign=campaign)
+    [evaluation] = campaign_ended_judge(campaign=campaign)
     return evaluation
 
 
@@ -100,7 +96,7 @@ def test_more_runs_per_scenario_is_the_largest_need_there(
     campaign = gate_campaign(1)
     finish_runs(campaign, {"cold-c1": [176.2], "warm-c1": [176.2]})
 
-    evaluation = gate_evaluate(plan=plan, gate=GATE, campaign=campaign, actor=buyer)
+    evaluation = gate_judge(plan=plan, gate=GATE, campaign=campaign, actor=buyer)
 
     assert evaluation_more_runs(evaluation) == {"cold-c1": 3, "warm-c1": 1}
     assert evaluation_more_runs(evaluation).total == 4
@@ -112,9 +108,7 @@ def test_a_decided_gate_needs_no_more_runs(
     campaign = gate_campaign(3)
     finish_runs(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
 
-    evaluation = gate_evaluate(
-        plan=frozen_plan, gate=GATE, campaign=campaign, actor=buyer
-    )
+    evaluation = gate_judge(plan=frozen_plan, gate=GATE, campaign=campaign, actor=buyer)
 
     assert evaluation.verdict == "PASS"
     assert evaluation_more_runs(evaluation) == {}
@@ -161,7 +155,7 @@ def test_scheduling_is_refused_twice_and_for_an_older_evaluation(
 
     with pytest.raises(GatesConflict) as twice:
         gate_schedule_more_runs(evaluation=evaluation, actor=buyer)
-    later = gate_evaluate(
+    later = gate_judge(
         plan=frozen_plan, gate=GATE, campaign=evaluation.campaign, actor=buyer
     )
     with pytest.raises(GatesConflict) as older:
@@ -261,13 +255,13 @@ def test_the_hook_evaluates_a_finished_gate_campaign_once(
     campaign = started(frozen_plan, pool, labops, reps=3)
     finish_runs(campaign, {"cold-c1": [176.2, 171.0]})
 
-    assert gate_campaign_finished(campaign=campaign) == []  # one run still queued
+    assert campaign_ended_judge(campaign=campaign) == []  # one run still queued
     finish_queued(campaign, [178.9])
-    [evaluation] = gate_campaign_finished(campaign=campaign)
-    again = gate_campaign_finished(campaign=campaign)
+    [evaluation] = campaign_ended_judge(campaign=campaign)
+    again = campaign_ended_judge(campaign=campaign)
 
     assert again == []
-    assert gate_campaign_finished_task(campaign.pk) == 0
+    assert campaign_ended_judge_task(campaign.pk) == 0
     assert evaluation.verdict == "PASS"
     assert evaluation.evaluated_by is None
     assert GateCampaign.objects.get(campaign=campaign).evaluation == evaluation
@@ -293,7 +287,7 @@ def test_the_last_run_ending_enqueues_the_gate_evaluation_after_commit(
 
     assert sent["gates"] == [campaign.pk]
     GateCampaign.objects.filter(campaign=campaign).update(
-        evaluation=gate_evaluate(
+        evaluation=gate_judge(
             plan=frozen_plan, gate=GATE, campaign=campaign, actor=labops
         )
     )
@@ -324,7 +318,7 @@ def test_a_cancelled_gate_campaign_is_not_evaluated(
 
     campaign_cancel(campaign=campaign, actor=labops)
 
-    assert gate_campaign_finished(campaign=campaign) == []
+    assert campaign_ended_judge(campaign=campaign) == []
     assert not Evaluation.objects.exists()
 
 
@@ -350,7 +344,7 @@ def test_top_up_never_goes_past_max_extra_runs(
     campaign = evaluation.campaign
 
     finish_queued(campaign, [100.0, 260.0])  # with 176.2: the spread is too high
-    [second] = gate_campaign_finished(campaign=campaign)
+    [second] = campaign_ended_judge(campaign=campaign)
 
     assert second.verdict == "INCONCLUSIVE"
     assert evaluation_more_runs(second)["cold-c1"] >= 1
@@ -380,9 +374,9 @@ def test_inconclusive_with_one_of_three_runs_passes_after_two_more(
     )
 
     link = gate_schedule_more_runs(evaluation=first, actor=labops)
-    assert gate_campaign_finished(campaign=first.campaign) == []  # runs to come
+    assert campaign_ended_judge(campaign=first.campaign) == []  # runs to come
     finish_queued(first.campaign, [171.0, 178.9])
-    [second] = gate_campaign_finished(campaign=first.campaign)
+    [second] = campaign_ended_judge(campaign=first.campaign)
 
     assert second.verdict == "PASS"
     assert second.criterion_results.get().runs == 3
@@ -405,7 +399,7 @@ def test_the_hook_uses_the_current_plan_version(
     v2 = make_frozen_plan(rfp, vendor_a_org, buyer, version=2)
     finish_all(campaign, {"cold-c1": [176.2, 171.0, 178.9]})
 
-    [evaluation] = gate_campaign_finished(campaign=campaign)
+    [evaluation] = campaign_ended_judge(campaign=campaign)
 
     assert evaluation.plan == v2
 

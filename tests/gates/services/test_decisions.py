@@ -25,7 +25,7 @@ from gates.services.decisions import (
     decision_transition,
     decision_withdraw,
 )
-from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.gates.support import (
     FAIL,
@@ -186,7 +186,7 @@ def test_re_evaluating_one_campaign_does_not_add_a_pass(
 
     for _ in range(2):
         clock.advance(minutes=1)
-        gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+        gate_judge(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
 
     assert gate_state(plan, LAB).streak == 1
 

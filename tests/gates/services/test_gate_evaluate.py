@@ -1,7 +1,8 @@
 """``gate_evaluate``: the three documents stored byte-exact (the CLI's engine
 reproduces the evaluation from the stored plan and results), one criterion row
-each, one escrow deposit whose leaf names the digests, one audit row; refusals
-for a draft plan, an unknown gate, another vendor's campaign."""
+each, one escrow deposit whose leaf names the digests, one audit row; nothing
+else (no obligation, no report: the verdict path's next steps); refusals for a
+draft plan, an unknown gate, another vendor's campaign."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from benchmarks.models import Campaign
 from gates.exceptions import GatesConflict, GatesError
 from gates.lib.engine import evaluate_plan
 from gates.lib.engine.documents import evaluation_bytes
-from gates.models import Evaluation, GatePlan
+from gates.models import Evaluation, GatePlan, Report, RetestObligation
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp
-from tests.gates.support import finish_runs, make_frozen_plan, set_drift
+from tests.gates.support import FAIL, finish_runs, make_frozen_plan, set_drift
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,25 @@ def test_pass_stores_the_documents_byte_exact_and_deposits_them(
         "evaluation.json",
     ]
     assert AuditEvent.objects.filter(action="gate.evaluated").count() == 1
+
+
+def test_a_failing_evaluation_is_recorded_and_nothing_else(
+    frozen_plan: GatePlan, gate_campaign: Any, buyer: Any
+) -> None:
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": FAIL})
+    before = AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
+
+    evaluation = gate_evaluate(
+        plan=frozen_plan, gate="lab-validation", campaign=campaign, actor=buyer
+    )
+
+    assert evaluation.verdict == "FAIL"
+    assert not RetestObligation.objects.exists()
+    assert not Report.objects.exists()
+    [row] = AuditEvent.objects.filter(id__gt=before)
+    assert (row.action, row.target_id) == ("gate.evaluated", str(evaluation.pk))
+    assert row.data["deposit"] == str(evaluation.deposit.public_id)
 
 
 def test_too_few_runs_is_inconclusive_with_runs_needed(

@@ -35,7 +35,7 @@ from gates.services.obligations import (
     obligation_transition,
     obligations_expire,
 )
-from gates.services.runs import gate_campaign_finished
+from gates.services.pipeline import campaign_ended_judge
 from gates.tasks import obligations_expire_task
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import GOOD_HARNESS, accepted_bundle, make_pool
@@ -461,7 +461,7 @@ def test_the_finished_retest_campaign_is_evaluated_and_answers_the_obligation(
     campaign = retest(obligation)
     finish_runs(campaign, {"cold-c1": PASS, "warm-c1": PASS})
 
-    [evaluation] = gate_campaign_finished(campaign=campaign)
+    [evaluation] = campaign_ended_judge(campaign=campaign)
 
     obligation.refresh_from_db()
     assert (evaluation.obligation, evaluation.verdict) == (obligation, "PASS")
