@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AnonymousUser, User
-
 from accounts.exceptions import ApplicationError, StateConflict
-
-Actor = User | AnonymousUser | None  # None: the runner itself
 
 
 class RunnerError(ApplicationError):

@@ -17,12 +17,13 @@ from django.db import transaction
 from kombu.exceptions import OperationalError
 
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition
 from benchmarks import conf
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
+from benchmarks.services.common import RunnerConflict, StaleAttempt
 from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 logger = logging.getLogger(__name__)

@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from accounts.api.pagination import PAGE_PARAMETERS
 from accounts.exceptions import Problem
 from accounts.models import Organisation
+from accounts.views.requests import SignedInApiRequest
 from gates.api.access import one, require_plan_editor, rfp_for
 from gates.api.pages import page_response, page_serializer
 from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, PlanSerializer
@@ -139,7 +140,7 @@ class PlanListApi(APIView):
             **WRITE_ERRORS,
         },
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for(request.user, rfp_id)
         require_plan_editor(request.user, rfp)
         data = self.InputSerializer(data=request.data)
@@ -185,7 +186,7 @@ class PlanDetailApi(APIView):
         request=PlanPatchInputSerializer,
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
-    def patch(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def patch(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         data = PlanPatchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -208,7 +209,7 @@ class PlanFreezeApi(APIView):
         request=None,
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         return _plan(plan_freeze(plan=plan, actor=request.user))
 
@@ -222,7 +223,7 @@ class PlanNewVersionApi(APIView):
         request=None,
         responses={201: PlanSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         draft = plan_new_version(plan=plan, actor=request.user)
         return _plan(draft, status.HTTP_201_CREATED)

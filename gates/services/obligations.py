@@ -29,13 +29,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for, user_list_in
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
 from accounts.services.transitions import transition
@@ -52,7 +53,6 @@ from gates.models import (
 from gates.selectors.runs import gate_repetitions, gate_scenarios
 from gates.services.runs import gate_campaign_link
 
-Actor = User | AnonymousUser | None
 OB = RetestObligation.Status
 LIVE: Final = (OB.OPEN, OB.SCHEDULED)
 BREACHES: Final = (OB.FAILED, OB.EXPIRED)

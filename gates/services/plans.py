@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition, transition_check
 from artifacts.lib.canonical import canonical_json
@@ -32,7 +33,6 @@ from gates.models import PLAN_TRANSITIONS, GatePlan
 from gates.services.plan_documents import PlanProblems, default_plan, rfp_terms
 from procurement.models import Rfp
 
-Actor = User | AnonymousUser | None
 S = GatePlan.Status
 MAX_IMPORT_BYTES: Final = 256 * 1024
 MAX_EXTRA_RUNS: Final = 50

@@ -32,7 +32,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
@@ -40,6 +40,7 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition, transition_check
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
@@ -58,7 +59,6 @@ from gates.models import (
 )
 
 logger = logging.getLogger(__name__)
-Actor = User | AnonymousUser | None
 K, S = Report.Kind, Report.Status
 REASONS: Final = {
     K.EVALUATION: "ReproGate benchmark report",

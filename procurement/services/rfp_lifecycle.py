@@ -11,11 +11,11 @@ from django.db import transaction
 
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.transitions import transition
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_common import (
-    Actor,
     clean_or_refuse,
     locked_rfp,
     notify_vendors,
@@ -116,7 +116,11 @@ def rfp_transition(
     closed/opened stamp), saves, and writes the action's one audit row. Verb
     services check their own preconditions, then call it with their ``action``
     and its details in ``data``, and write no second row."""
-    stamp = {Rfp.Status.CLOSED: "closed_at", Rfp.Status.OPENED: "opened_at"}.get(to)
+    stamps: dict[str, str] = {
+        Rfp.Status.CLOSED: "closed_at",
+        Rfp.Status.OPENED: "opened_at",
+    }
+    stamp = stamps.get(to)
     return transition(
         locked_rfp(rfp),
         to,
