@@ -14,6 +14,7 @@ from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_lifecycle import rfp_transition
 from procurement.services.rfps import rfp_create, rfp_invite_vendor
 from tests.procurement.factories import RfpFactory
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +22,9 @@ ALL_MOVES = list(itertools.product(Rfp.Status.values, Rfp.Status.values))
 
 
 @pytest.mark.parametrize(("current", "to"), ALL_MOVES)
-def test_rfp_transition_follows_the_table(current: str, to: str, buyer: Any) -> None:
+def test_rfp_transition_follows_the_table(
+    current: str, to: str, buyer: Any, transition_moves: list[Move]
+) -> None:
     rfp = RfpFactory.create(status=current)
 
     if to in RFP_TRANSITIONS[current]:
@@ -34,6 +37,9 @@ def test_rfp_transition_follows_the_table(current: str, to: str, buyer: Any) -> 
     allowed = to in RFP_TRANSITIONS[current]
     assert rfp.status == (to if allowed else current)
     assert AuditEvent.objects.filter(action="rfp.transitioned").count() == allowed
+    assert transition_moves == (
+        [Move("procurement.rfp", current, to)] if allowed else []
+    )
 
 
 def test_the_matrix_covers_every_status_including_unsuccessful() -> None:
