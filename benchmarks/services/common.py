@@ -1,4 +1,4 @@
-"""What the runner services share: their errors and the actor type."""
+"""What the runner services share: their errors."""
 
 from __future__ import annotations
 
