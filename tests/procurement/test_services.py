@@ -103,3 +103,16 @@ def test_rfp_invite_vendor_refuses_non_vendors_and_duplicates(
         rfp_invite_vendor(rfp=rfp, vendor=buyer_org, actor=None)
 
     assert AuditEvent.objects.filter(action="rfp.vendor_invited").count() == 1
+
+
+def test_a_stale_copy_moves_from_the_status_as_stored(buyer: Any) -> None:
+    """The helper reads the locked row's status: a copy loaded before another
+    move cannot make a move its stored status no longer allows."""
+    stale = RfpFactory.create()
+    rfp_transition(rfp=Rfp.objects.get(pk=stale.pk), to="cancelled", actor=buyer)
+
+    with pytest.raises(InvalidTransition) as refused:
+        rfp_transition(rfp=stale, to=Rfp.Status.PUBLISHED, actor=buyer)
+
+    assert refused.value.current == "cancelled"
+    assert AuditEvent.objects.filter(action="rfp.transitioned").count() == 1
