@@ -19,6 +19,7 @@ from django.utils import timezone
 from accounts.models import Organisation, Role
 from accounts.selectors import clock as installation_clock
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
+from tests.transition_moves import Move, spy_on_transitions
 
 DATABASE_FIXTURES = frozenset(
     {"db", "transactional_db", "django_db_setup", "shared_database", "live_server"}
@@ -197,3 +198,9 @@ def client_for() -> Any:
         return client
 
     return make
+
+
+@pytest.fixture
+def transition_moves(monkeypatch: pytest.MonkeyPatch) -> list[Move]:
+    """The status moves the transition helper made during the test, in order."""
+    return spy_on_transitions(monkeypatch)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
 from accounts.lib.context import request_id_var
 from accounts.models import AuditEvent, Organisation
+from accounts.services.actor import Actor
 
 RFP_MODEL = "procurement.rfp"
 
@@ -20,7 +20,7 @@ class AuditOutsideTransaction(RuntimeError):
 
 def audit_record(
     *,
-    actor: User | AnonymousUser | None,
+    actor: Actor,
     action: str,
     target: models.Model | None = None,
     organisation: Organisation | None = None,

@@ -35,6 +35,7 @@ from accounts.api.errors import error_body
 from accounts.api.pagination import LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.api.schema import NO_NUL
+from accounts.views.requests import SignedInApiRequest
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
 from artifacts.selectors.escrow import (
@@ -76,7 +77,9 @@ class EvidencePackageApi(APIView):
         operation_id="bundle_evidence_package",
         responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY)},
     )
-    def get(self, request: Request, bundle_id: uuid.UUID) -> StreamingHttpResponse:
+    def get(
+        self, request: SignedInApiRequest, bundle_id: uuid.UUID
+    ) -> StreamingHttpResponse:
         bundle = evidence_bundle_get(request.user, bundle_id)
         if bundle is None or not bundle_deposits(bundle):
             raise Http404
@@ -281,7 +284,7 @@ class DepositLegalHoldApi(APIView):
         request=InputSerializer,
         responses={200: DepositSerializer},
     )
-    def post(self, request: Request, deposit_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, deposit_id: uuid.UUID) -> Response:
         deposit = _holdable_deposit(request, deposit_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -309,7 +312,7 @@ class DepositRetentionApi(APIView):
         request=InputSerializer,
         responses={200: DepositSerializer},
     )
-    def post(self, request: Request, deposit_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, deposit_id: uuid.UUID) -> Response:
         deposit = _holdable_deposit(request, deposit_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import models, transaction
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.conf import escrow_retain_until
 from artifacts.lib.evidence.layout import format_time
@@ -37,7 +38,6 @@ from procurement.models import Rfp
 
 logger = logging.getLogger(__name__)
 
-Actor = User | AnonymousUser | None
 MAX_REASON = 500
 
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from django.contrib.auth.models import AnonymousUser, User
 from django.db import models, transaction
 
 from accounts.exceptions import ApplicationError
 from accounts.lib.registry import Registry
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.lib.evidence.layout import ALLOWED_SIGNERS, LOG_KEY, README, format_time
 from artifacts.lib.evidence.readme import ReadmeDeposit, ReadmeFile, readme_text
@@ -44,8 +44,6 @@ from artifacts.selectors.log import (
 from artifacts.services.escrow import escrow_event_log
 from artifacts.services.keys import allowed_signers_text
 from artifacts.services.transparency import checkpoint_publish
-
-Actor = User | AnonymousUser | None
 
 
 @dataclass(frozen=True)

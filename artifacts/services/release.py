@@ -38,7 +38,6 @@ from django.urls import reverse
 
 from accounts.exceptions import (
     ApplicationError,
-    InvalidTransition,
     Problem,
     StateConflict,
 )
@@ -47,6 +46,7 @@ from accounts.selectors import clock
 from accounts.selectors.users import user_list_in
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
+from accounts.services.transitions import transition
 from artifacts.lib.evidence.layout import format_time
 from artifacts.models import RELEASE_TRANSITIONS, Deposit, Release, ReleaseStep
 from artifacts.permissions import can_manage, can_object, can_reject
@@ -89,13 +89,19 @@ def release_transition(
     fields: tuple[str, ...] = (),
 ) -> Release:
     """The one place a release's status changes: move ``release`` (locked by the
-    caller) to ``to`` if ``RELEASE_TRANSITIONS`` allows, saving ``fields`` the
-    caller set with it, and record the step ``action`` it is
-    (``release_record_step``: its log entry and the action's one audit row)."""
-    if to not in RELEASE_TRANSITIONS[release.status]:
-        raise InvalidTransition(entity="release", current=release.status, requested=to)
-    release.status = to
-    release.save(update_fields=["status", "updated_at", *fields])
+    caller) to ``to`` through ``transition`` (``RELEASE_TRANSITIONS``), saving
+    ``fields`` the caller set with it, and record the step ``action`` it is
+    (``release_record_step``: its log entry and the action's one audit row,
+    which names the new status)."""
+    transition(
+        release,
+        to,
+        actor=actor,
+        table=RELEASE_TRANSITIONS,
+        entity="release",
+        action=None,  # the step's row, after its log entry
+        fields={name: getattr(release, name) for name in fields},
+    )
     release_record_step(
         release,
         action=action,

@@ -111,7 +111,9 @@ def _apply(request: HttpRequest, change: Any, done: str) -> None:
 
 @login_required
 @require_POST
-def escrow_deposit_hold(request: HttpRequest, deposit_id: uuid.UUID) -> HttpResponse:
+def escrow_deposit_hold(
+    request: SignedInRequest, deposit_id: uuid.UUID
+) -> HttpResponse:
     deposit = _changeable(request, deposit_id)
     form = LegalHoldForm(request.POST)
     if not form.is_valid():
@@ -134,7 +136,7 @@ def escrow_deposit_hold(request: HttpRequest, deposit_id: uuid.UUID) -> HttpResp
 @login_required
 @require_POST
 def escrow_deposit_retention(
-    request: HttpRequest, deposit_id: uuid.UUID
+    request: SignedInRequest, deposit_id: uuid.UUID
 ) -> HttpResponse:
     deposit = _changeable(request, deposit_id)
     form = RetentionForm(request.POST)

@@ -276,7 +276,7 @@ class RunCancelApi(APIView):
     @extend_schema(
         operation_id="run_cancel", request=None, responses={200: RunDetailSerializer}
     )
-    def post(self, request: Request, run_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, run_id: uuid.UUID) -> Response:
         run = _run(request, run_id)
         if not can_operate_campaign(request.user, run.campaign):
             raise PermissionDenied

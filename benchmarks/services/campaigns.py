@@ -14,12 +14,13 @@ from django.db.models import Max
 
 from accounts.exceptions import Problem
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
-from benchmarks.services.common import Actor, RunnerConflict, RunnerError
+from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.runs import FINAL, run_cancel, runs_dispatch
 
 MAX_REPETITIONS = 100

@@ -1,12 +1,8 @@
-"""What the runner services share: their errors and the actor type."""
+"""What the runner services share: their errors."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AnonymousUser, User
-
 from accounts.exceptions import ApplicationError, StateConflict
-
-Actor = User | AnonymousUser | None  # None: the runner itself
 
 
 class RunnerError(ApplicationError):

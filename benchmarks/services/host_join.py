@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
+from accounts.services.actor import Actor
 from benchmarks import conf
 from benchmarks.models import HostToken, LabPool
-from benchmarks.services.common import Actor
 from benchmarks.services.host_tokens import host_token_issue
 
 BROKER_PASSWORD_PLACEHOLDER: Final = "BROKER-PASSWORD"  # noqa: S105 - a placeholder

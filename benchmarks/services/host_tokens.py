@@ -16,11 +16,12 @@ from typing import Final
 from django.db import transaction
 
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.users import token_digest
 from benchmarks.models import HostToken, LabHost, LabPool, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.services.common import Actor, RunnerConflict, RunnerError
+from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 TOKEN_PREFIX: Final = "rgh_"  # noqa: S105 - a prefix, not a secret

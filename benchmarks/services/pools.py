@@ -15,9 +15,10 @@ from django.db import transaction
 from accounts.exceptions import full_clean_or_problems
 from accounts.models import Organisation
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from benchmarks.models import HostToken, LabHost, LabPool
-from benchmarks.services.common import Actor, RunnerConflict, RunnerError
+from benchmarks.services.common import RunnerConflict, RunnerError
 
 
 @transaction.atomic

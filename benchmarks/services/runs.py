@@ -17,14 +17,15 @@ from celery import current_app
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
-from accounts.exceptions import InvalidTransition
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
+from accounts.services.transitions import transition
 from benchmarks import conf
 from benchmarks.lib.queues import EXECUTE_RUN
 from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
-from benchmarks.services.common import Actor, RunnerConflict, StaleAttempt
+from benchmarks.services.common import RunnerConflict, StaleAttempt
 from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
 logger = logging.getLogger(__name__)
@@ -33,21 +34,25 @@ FINAL = frozenset(state for state, moves in RUN_TRANSITIONS.items() if not moves
 
 
 def _audit(run: Run, actor: Actor, action: str, data: dict[str, Any]) -> None:
-    campaign = run.campaign
     audit_record(
         actor=actor,
         action=action,
         target=run,
-        organisation=campaign.rfp.buyer_organisation,
-        data={
-            "campaign": str(campaign.public_id),
-            "rfp": campaign.rfp.reference,
-            "scenario": run.scenario_name,
-            "repetition": run.repetition,
-            "attempt": run.attempt,
-            **data,
-        },
+        organisation=run.campaign.rfp.buyer_organisation,
+        data={**_facts(run), **data},
     )
+
+
+def _facts(run: Run) -> dict[str, Any]:
+    """What every audit row of a run names."""
+    campaign = run.campaign
+    return {
+        "campaign": str(campaign.public_id),
+        "rfp": campaign.rfp.reference,
+        "scenario": run.scenario_name,
+        "repetition": run.repetition,
+        "attempt": run.attempt,
+    }
 
 
 def _locked(run_id: int) -> Run:
@@ -76,22 +81,27 @@ def run_transition(
     run = _locked(run.pk)
     if attempt is not None and run.attempt != attempt:
         raise StaleAttempt(run.pk, attempt, run.attempt)
-    if to not in RUN_TRANSITIONS[run.state]:
-        raise InvalidTransition(entity="run", current=run.state, requested=to)
-    old, run.state = run.state, to
-    changed = {"state", "updated_at", *(fields or {})}
-    for name, value in (fields or {}).items():
-        setattr(run, name, value)
+    moved = dict(fields or {})
     if to in FINAL:
-        run.finished_at = clock.now()
-        changed.add("finished_at")
-        _announce_when_campaign_finished(run.campaign_id)
+        moved["finished_at"] = clock.now()
     if reason:
-        run.reason = reason[:4000]
-        changed.add("reason")
-    run.save(update_fields=sorted(changed))
-    extra = {"from": old, "to": to, "reason": reason, **(data or {})}
-    _audit(run, actor, action, extra)
+        moved["reason"] = reason[:4000]
+    for name, value in moved.items():  # the row names the run as it becomes
+        setattr(run, name, value)
+    run = transition(
+        run,
+        to,
+        actor=actor,
+        table=RUN_TRANSITIONS,
+        entity="run",
+        action=action,
+        field="state",
+        fields=moved,
+        organisation=run.campaign.rfp.buyer_organisation,
+        data={**_facts(run), "reason": reason, **(data or {})},
+    )
+    if to in FINAL:
+        _announce_when_campaign_finished(run.campaign_id)
     return run
 
 

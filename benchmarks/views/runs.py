@@ -82,7 +82,7 @@ def run_live(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_cancel_view(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_cancel_view(request: SignedInRequest, run_id: uuid.UUID) -> HttpResponse:
     run = run_for_request(request, run_id)
     if not can_operate_campaign(request.user, run.campaign):
         raise PermissionDenied("Only the pool's lab operators cancel its runs.")

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.views.requests import SignedInApiRequest
 from benchmarks.selectors.access import campaign_get_visible, can_add_runs
 from gates.api.access import (
     evaluation_list_visible_to,
@@ -123,7 +124,9 @@ class GateEvaluateApi(APIView):
         request=InputSerializer,
         responses={201: EvaluationDocumentsSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID, gate: str) -> HttpResponse:
+    def post(
+        self, request: SignedInApiRequest, plan_id: uuid.UUID, gate: str
+    ) -> HttpResponse:
         plan = one(plan_list_visible_to(request.user), plan_id)
         require_evaluator(request.user, plan.rfp)
         data = self.InputSerializer(data=request.data)
@@ -161,7 +164,7 @@ class EvaluationMoreRunsApi(APIView):
             **WRITE_ERRORS,
         },
     )
-    def post(self, request: Request, evaluation_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, evaluation_id: uuid.UUID) -> Response:
         evaluation = one(evaluation_list_visible_to(request.user), evaluation_id)
         if not can_add_runs(request.user, evaluation.campaign):
             raise PermissionDenied

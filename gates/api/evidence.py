@@ -13,9 +13,9 @@ from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
-from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from accounts.views.requests import SignedInApiRequest
 from artifacts.api.escrow import ZipRenderer, package_response
 from gates.api.access import evaluation_list_visible_to, one
 from gates.api.serializers import READ_ERRORS
@@ -39,7 +39,9 @@ class EvaluationEvidenceApi(APIView):
             **READ_ERRORS,
         },
     )
-    def get(self, request: Request, evaluation_id: uuid.UUID) -> StreamingHttpResponse:
+    def get(
+        self, request: SignedInApiRequest, evaluation_id: uuid.UUID
+    ) -> StreamingHttpResponse:
         evaluation = one(evaluation_list_visible_to(request.user), evaluation_id)
         if not can_download_evaluation_evidence(request.user, evaluation):
             raise Http404

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from accounts.api.pagination import PAGE_PARAMETERS
 from accounts.exceptions import Problem
 from accounts.models import Organisation
+from accounts.views.requests import SignedInApiRequest
 from gates.api.access import one, require_plan_editor, rfp_for
 from gates.api.pages import page_response, page_serializer
 from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
@@ -166,7 +167,7 @@ class PlanListApi(APIView):
             **WRITE_ERRORS,
         },
     )
-    def post(self, request: Request, rfp_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for(request.user, rfp_id)
         require_plan_editor(request.user, rfp)
         data = self.InputSerializer(data=request.data)
@@ -213,7 +214,7 @@ class PlanDetailApi(APIView):
         request=InputSerializer,
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
-    def patch(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def patch(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -236,7 +237,7 @@ class PlanFreezeApi(APIView):
         request=None,
         responses={200: PlanSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         return _plan(plan_freeze(plan=plan, actor=request.user))
 
@@ -250,7 +251,7 @@ class PlanNewVersionApi(APIView):
         request=None,
         responses={201: PlanSerializer, **WRITE_ERRORS},
     )
-    def post(self, request: Request, plan_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, plan_id: uuid.UUID) -> Response:
         plan = _plan_to_edit(request, plan_id)
         draft = plan_new_version(plan=plan, actor=request.user)
         return _plan(draft, status.HTTP_201_CREATED)

@@ -198,7 +198,7 @@ class EvaluationReportApi(APIView):
         request=None,
         responses=REPORT_WRITE,
     )
-    def post(self, request: Request, evaluation_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, evaluation_id: uuid.UUID) -> Response:
         evaluation = _evaluation(request, evaluation_id)
         if not can_request_report(request.user, evaluation.rfp):
             raise PermissionDenied
@@ -256,7 +256,7 @@ class DecisionCertificateApi(APIView):
         request=None,
         responses=REPORT_WRITE,
     )
-    def post(self, request: Request, decision_id: uuid.UUID) -> Response:
+    def post(self, request: SignedInApiRequest, decision_id: uuid.UUID) -> Response:
         decision = _decision(request, decision_id)
         if not can_request_report(request.user, decision.plan.rfp):
             raise PermissionDenied

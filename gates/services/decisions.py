@@ -34,6 +34,7 @@ from accounts.selectors import clock
 from accounts.selectors.users import user_list_in
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
+from accounts.services.transitions import transition
 from artifacts.lib.canonical import canonical_json
 from artifacts.lib.evidence.layout import format_time
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
@@ -208,19 +209,19 @@ def decision_transition(
     fields: tuple[str, ...] = (),
     note: str = "",
 ) -> Decision:
-    """Move ``decision`` (locked by the caller) to ``to`` if
-    ``DECISION_TRANSITIONS`` allows, saving ``fields`` set with it; one audit row."""
-    if to not in DECISION_TRANSITIONS[decision.status]:
-        raise _refused(decision, to)
-    old, decision.status = decision.status, to
-    decision.save(update_fields=["status", *fields])
-    audit_record(
+    """Move ``decision`` (locked by the caller) to ``to`` through ``transition``
+    (``DECISION_TRANSITIONS``), saving ``fields`` set with it; one audit row."""
+    return transition(
+        decision,
+        to,
         actor=actor,
+        table=DECISION_TRANSITIONS,
+        entity="decision",
         action=action,
-        target=decision,
-        data={**_facts(decision), "from": old, "to": to, "note": note, **(data or {})},
+        fields={name: getattr(decision, name) for name in fields},
+        data={**_facts(decision), "status": to, "note": note, **(data or {})},
+        refused=lambda: _refused(decision, to),
     )
-    return decision
 
 
 def _locked(decision: Decision) -> Decision:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -32,7 +32,6 @@ from gates.lib.engine.validate import InvalidDocument
 from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
 from gates.selectors.results import results_document
 
-Actor = User | AnonymousUser | None
 DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}
 
 

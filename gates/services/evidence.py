@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
+from accounts.services.actor import Actor
 from artifacts.lib.evidence.layout import BLOBS_DIR
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit
@@ -33,7 +33,6 @@ from gates.lib.signing.statement import public_key_pem
 from gates.models import Evaluation, Report
 
 logger = logging.getLogger(__name__)
-Actor = User | AnonymousUser | None
 
 STEPS = f"""\
 GATE EVALUATION CHECKS (reprogate evidence verify runs these too)

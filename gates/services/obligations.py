@@ -29,16 +29,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for, user_list_in
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
+from accounts.services.transitions import transition
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.campaigns import campaign_start
@@ -52,7 +53,6 @@ from gates.models import (
 from gates.selectors.runs import gate_repetitions, gate_scenarios
 from gates.services.runs import gate_campaign_link
 
-Actor = User | AnonymousUser | None
 OB = RetestObligation.Status
 LIVE: Final = (OB.OPEN, OB.SCHEDULED)
 BREACHES: Final = (OB.FAILED, OB.EXPIRED)
@@ -125,35 +125,26 @@ def obligation_transition(
     note: str = "",
     at: datetime | None = None,
 ) -> RetestObligation:
-    """Move ``obligation`` (locked by the caller) to ``to`` if
-    ``OBLIGATION_TRANSITIONS`` allows: stamps ``closed_at`` (and ``breached_at``
-    for a breach) at ``at`` (now), saves ``fields`` set with it, one audit row."""
-    if to not in OBLIGATION_TRANSITIONS[obligation.status]:
-        raise InvalidTransition(
-            entity="re-test obligation", current=obligation.status, requested=to
-        )
+    """Move ``obligation`` (locked by the caller) to ``to`` through ``transition``
+    (``OBLIGATION_TRANSITIONS``): stamps ``closed_at`` (and ``breached_at`` for a
+    breach) at ``at`` (now), saves ``fields`` set with it, one audit row."""
     at = at or clock.now()
-    old, obligation.status = obligation.status, to
-    stamps: tuple[str, ...] = ()
+    stamps = {name: getattr(obligation, name) for name in fields}
     if to in CLOSED:
-        obligation.closed_at, stamps = at, ("closed_at",)
+        stamps["closed_at"] = at
     if to in BREACHES:
-        obligation.breached_at, stamps = at, (*stamps, "breached_at")
-    obligation.save(update_fields=["status", "updated_at", *stamps, *fields])
-    audit_record(
+        stamps["breached_at"] = at
+    return transition(
+        obligation,
+        to,
         actor=actor,
+        table=OBLIGATION_TRANSITIONS,
+        entity="re-test obligation",
         action=action or ACTIONS[to],
-        target=obligation,
+        fields=stamps,
         organisation=obligation.rfp.buyer_organisation,
-        data={
-            **_facts(obligation),
-            "from": old,
-            "to": to,
-            "note": note,
-            **(data or {}),
-        },
+        data={**_facts(obligation), "status": to, "note": note, **(data or {})},
     )
-    return obligation
 
 
 # --- raised and answered by an evaluation ------------------------------------------

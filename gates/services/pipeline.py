@@ -29,10 +29,11 @@ import logging
 from django.db import transaction
 
 from accounts.exceptions import ApplicationError
+from accounts.services.actor import Actor
 from benchmarks.models import Campaign
 from benchmarks.services.receivers import FINAL
 from gates.models import Evaluation, GateCampaign, GatePlan, RetestObligation
-from gates.services.evaluations import Actor, gate_evaluate
+from gates.services.evaluations import gate_evaluate
 from gates.services.obligations import obligations_after_evaluation
 from gates.services.reports import report_request
 from gates.services.runs import gate_top_up

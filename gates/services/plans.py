@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
+from accounts.services.transitions import transition, transition_check
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Bundle
 from gates.exceptions import GatesConflict, GatesError, engine_problems
@@ -31,7 +33,6 @@ from gates.models import PLAN_TRANSITIONS, GatePlan
 from gates.services.plan_documents import PlanProblems, default_plan, rfp_terms
 from procurement.models import Rfp
 
-Actor = User | AnonymousUser | None
 S = GatePlan.Status
 MAX_IMPORT_BYTES: Final = 256 * 1024
 MAX_EXTRA_RUNS: Final = 50
@@ -45,20 +46,24 @@ def _person(actor: Actor) -> User | None:
     return actor if actor is not None and actor.is_authenticated else None
 
 
+def _facts(plan: GatePlan) -> dict[str, Any]:
+    """What every audit row of a plan names."""
+    return {
+        "rfp": plan.rfp.reference,
+        "vendor": plan.vendor_organisation.slug,
+        "version": plan.version,
+        "status": plan.status,
+        "sha256": plan.sha256,
+    }
+
+
 def _audit(plan: GatePlan, actor: Actor, action: str, **data: Any) -> None:
     audit_record(
         actor=actor,
         action=action,
         target=plan,
         organisation=plan.rfp.buyer_organisation,
-        data={
-            "rfp": plan.rfp.reference,
-            "vendor": plan.vendor_organisation.slug,
-            "version": plan.version,
-            "status": plan.status,
-            "sha256": plan.sha256,
-            **data,
-        },
+        data={**_facts(plan), **data},
     )
 
 
@@ -262,19 +267,25 @@ def plan_transition(
     stamps who and when. One audit row: ``action`` (by default the move's own,
     ``TRANSITION_ACTIONS``) with the move and ``data``."""
     plan = _lock(plan)
-    if to not in PLAN_TRANSITIONS[plan.status]:
-        raise InvalidTransition(entity="gate plan", current=plan.status, requested=to)
-    old, plan.status = plan.status, to
+    transition_check(plan, to, table=PLAN_TRANSITIONS, entity="gate plan")
+    stamps: dict[str, Any] = {}
     if to == S.FROZEN:
         person = _person(actor)
         if person is None:
             raise GatesError("A person freezes a plan.", code="frozen_by_someone")
-        plan.frozen_by, plan.frozen_at = person, clock.now()
-    plan.save()
+        stamps = {"frozen_by": person, "frozen_at": clock.now()}
     supersedes = plan.supersedes.version if plan.supersedes else None
-    moved = {"from": old, "to": to, "supersedes": supersedes, **(data or {})}
-    _audit(plan, actor, action or TRANSITION_ACTIONS[to], **moved)
-    return plan
+    return transition(
+        plan,
+        to,
+        actor=actor,
+        table=PLAN_TRANSITIONS,
+        entity="gate plan",
+        action=action or TRANSITION_ACTIONS[to],
+        fields=stamps,
+        organisation=plan.rfp.buyer_organisation,
+        data={**_facts(plan), "status": to, "supersedes": supersedes, **(data or {})},
+    )
 
 
 @transaction.atomic

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from celery import current_app
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
@@ -41,7 +41,9 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
+from accounts.services.transitions import transition, transition_check
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -58,7 +60,6 @@ from gates.models import (
 )
 
 logger = logging.getLogger(__name__)
-Actor = User | AnonymousUser | None
 # the rendering task's name (``gates.tasks.report_generate_task``)
 GENERATE_TASK: Final = "gates.report_generate"
 K, S = Report.Kind, Report.Status
@@ -111,20 +112,14 @@ def _facts(report: Report) -> dict[str, Any]:
     return facts
 
 
-def _status_transition(report: Report, to: str) -> str:
-    """Set ``to`` if ``REPORT_TRANSITIONS`` allows (the check of both transitions
-    below); the status it had."""
-    if to not in REPORT_TRANSITIONS[report.status]:
-        refused = InvalidTransition(
-            entity="report", current=report.status, requested=to
-        )
-        refused.message = (
-            f"The report is {report.get_status_display().lower()}: it cannot "
-            f"become {Report.Status(to).label.lower()}."
-        )
-        raise refused
-    old, report.status = report.status, to
-    return old
+def _refused(report: Report, to: str) -> InvalidTransition:
+    """The refusal of a move ``REPORT_TRANSITIONS`` does not allow, in words."""
+    refused = InvalidTransition(entity="report", current=report.status, requested=to)
+    refused.message = (
+        f"The report is {report.get_status_display().lower()}: it cannot "
+        f"become {Report.Status(to).label.lower()}."
+    )
+    return refused
 
 
 @transaction.atomic
@@ -136,18 +131,21 @@ def report_transition(
     fields: tuple[str, ...] = (),
     **facts: Any,
 ) -> Report:
-    """Move ``report`` (locked by the caller) to ``to``, saving ``fields`` set
-    with it; one audit row ``report.<to>`` in the buyer's trail."""
-    old = _status_transition(report, to)
-    report.save(update_fields=["status", *fields])
-    audit_record(
+    """Move ``report`` (locked by the caller) to ``to`` through ``transition``
+    (``REPORT_TRANSITIONS``), saving ``fields`` set with it; one audit row
+    ``report.<to>`` in the buyer's trail."""
+    return transition(
+        report,
+        to,
         actor=actor,
+        table=REPORT_TRANSITIONS,
+        entity="report",
         action=f"report.{to}",
-        target=report,
+        fields={name: getattr(report, name) for name in fields},
         organisation=report.rfp.buyer_organisation,
-        data={**_facts(report), "from": old, "to": to, **facts},
+        data={**_facts(report), **facts},
+        refused=lambda: _refused(report, to),
     )
-    return report
 
 
 def _generate_send(report_id: int) -> None:
@@ -429,8 +427,13 @@ def _ready_transition(report: Report, produced: _Produced) -> Report:
     )
     with transaction.atomic():
         locked = Report.objects.select_for_update().get(pk=report.pk)
-        report.status = locked.status  # as it is now
-        old = _status_transition(report, S.READY)
+        transition_check(
+            locked,
+            S.READY,
+            table=REPORT_TRANSITIONS,
+            entity="report",
+            refused=lambda: _refused(locked, S.READY),
+        )
         evaluation = report.evaluation
         bundle = evaluation.campaign.bundle
         extra: dict[str, Any] = {
@@ -445,7 +448,7 @@ def _ready_transition(report: Report, produced: _Produced) -> Report:
         if report.decision is not None:
             extra["decision"] = str(report.decision.public_id)
         role = DepositBlob.Role.DOCUMENT
-        report.deposit = deposit_create(
+        deposit = deposit_create(
             kind=Deposit.Kind.REPORT,
             organisation=report.rfp.buyer_organisation,
             rfp=report.rfp,
@@ -460,7 +463,7 @@ def _ready_transition(report: Report, produced: _Produced) -> Report:
             target=report,
             data={
                 **_facts(report),
-                "from": old,
+                "from": locked.status,
                 "to": S.READY,
                 "pdf_sha256": pdf_sha,
                 "statement_sha256": statement_sha,
@@ -469,19 +472,27 @@ def _ready_transition(report: Report, produced: _Produced) -> Report:
                 "signer_fingerprint": produced.signer_fingerprint,
             },
         )
-        report.pdf_blob, report.statement_blob = pdf_blob, statement_blob
-        report.pdf_sha256, report.statement_sha256 = pdf_sha, statement_sha
-        report.pages, report.timestamped = produced.pages, produced.timestamped
-        report.signer_fingerprint = produced.signer_fingerprint
-        report.progress_pct, report.progress_step = 100, "Ready"
-        report.finished_at = clock.now()
-        report.save(
-            update_fields=[
-                "status", "deposit", "pdf_blob", "statement_blob", "pdf_sha256",
-                "statement_sha256", "pages", "timestamped", "signer_fingerprint",
-                "progress_pct", "progress_step", "finished_at",
-            ]
-        )  # fmt: skip
+        report = transition(
+            report,
+            S.READY,
+            actor=None,
+            table=REPORT_TRANSITIONS,
+            entity="report",
+            action=None,  # the deposit's row, report.ready
+            fields={
+                "deposit": deposit,
+                "pdf_blob": pdf_blob,
+                "statement_blob": statement_blob,
+                "pdf_sha256": pdf_sha,
+                "statement_sha256": statement_sha,
+                "pages": produced.pages,
+                "timestamped": produced.timestamped,
+                "signer_fingerprint": produced.signer_fingerprint,
+                "progress_pct": 100,
+                "progress_step": "Ready",
+                "finished_at": clock.now(),
+            },
+        )
     return report
 
 

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from accounts.exceptions import ApplicationError, Problem
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
@@ -32,7 +33,7 @@ from gates.selectors.runs import (
     gate_scenarios,
     plan_bundle,
 )
-from gates.services.evaluations import Actor, gate_facts
+from gates.services.evaluations import gate_facts
 
 logger = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.exceptions import ApplicationError
 from accounts.models import Organisation
+from accounts.views.requests import SignedInRequest
 from gates.exceptions import GatesConflict, GatesError
 from gates.forms.plans import LIMIT_KINDS, STOP_KINDS, PlanEditor, attach_problems
 from gates.lib.engine.validate import (
@@ -135,7 +136,9 @@ def plan_version(request: HttpRequest, plan_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def plan_create(request: HttpRequest, rfp_id: uuid.UUID, vendor: str) -> HttpResponse:
+def plan_create(
+    request: SignedInRequest, rfp_id: uuid.UUID, vendor: str
+) -> HttpResponse:
     rfp, org = _rfp_vendor(request, rfp_id, vendor)
     _to_edit(request, rfp)
     try:
@@ -149,7 +152,9 @@ def plan_create(request: HttpRequest, rfp_id: uuid.UUID, vendor: str) -> HttpRes
 
 @login_required
 @require_POST
-def plan_upload(request: HttpRequest, rfp_id: uuid.UUID, vendor: str) -> HttpResponse:
+def plan_upload(
+    request: SignedInRequest, rfp_id: uuid.UUID, vendor: str
+) -> HttpResponse:
     rfp, org = _rfp_vendor(request, rfp_id, vendor)
     _to_edit(request, rfp)
     upload = request.FILES.get("file")
@@ -164,7 +169,7 @@ def plan_upload(request: HttpRequest, rfp_id: uuid.UUID, vendor: str) -> HttpRes
 
 @login_required
 @require_POST
-def plan_freeze_view(request: HttpRequest, plan_id: uuid.UUID) -> HttpResponse:
+def plan_freeze_view(request: SignedInRequest, plan_id: uuid.UUID) -> HttpResponse:
     plan = _plan(request, plan_id)
     _to_edit(request, plan.rfp)
     try:
@@ -178,7 +183,7 @@ def plan_freeze_view(request: HttpRequest, plan_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-def plan_new_version_view(request: HttpRequest, plan_id: uuid.UUID) -> HttpResponse:
+def plan_new_version_view(request: SignedInRequest, plan_id: uuid.UUID) -> HttpResponse:
     plan = _plan(request, plan_id)
     _to_edit(request, plan.rfp)
     try:
@@ -220,7 +225,7 @@ def _editor(
 
 
 def _save(
-    request: HttpRequest, rfp: Rfp, draft: GatePlan, editor: PlanEditor
+    request: SignedInRequest, rfp: Rfp, draft: GatePlan, editor: PlanEditor
 ) -> HttpResponse:
     if request.POST.get("sha256") != draft.sha256:
         editor.general.append(
@@ -245,7 +250,7 @@ def _save(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def plan_edit(request: HttpRequest, rfp_id: uuid.UUID, vendor: str) -> HttpResponse:
+def plan_edit(request: SignedInRequest, rfp_id: uuid.UUID, vendor: str) -> HttpResponse:
     rfp, org = _rfp_vendor(request, rfp_id, vendor)
     _to_edit(request, rfp)
     draft = plan_draft(rfp, org)

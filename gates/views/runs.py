@@ -11,12 +11,13 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.views.requests import SignedInRequest
 from benchmarks.selectors.access import campaign_list_visible_to, can_add_runs
 from gates.models import Evaluation, GatePlan
 from gates.services.runs import gate_schedule_more_runs
@@ -29,7 +30,7 @@ def gate_page_url(plan: GatePlan, gate: str) -> str:
 
 @login_required
 @require_POST
-def schedule_runs(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
+def schedule_runs(request: SignedInRequest, evaluation_id: uuid.UUID) -> HttpResponse:
     evaluation = (
         Evaluation.objects.filter(
             public_id=evaluation_id,

@@ -37,6 +37,7 @@ from accounts.selectors import clock
 from accounts.selectors.users import user_list_in
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
+from accounts.services.transitions import transition, transition_check
 from procurement.exceptions import ProcurementError
 from procurement.lib.scoring import BidConsensus
 from procurement.models import AWARD_REQUEST_TRANSITIONS, Award, AwardRequest, Bid, Rfp
@@ -95,8 +96,15 @@ def _locked(rfp: Rfp) -> tuple[Rfp, AwardRequest | None]:
 def _movable(rfp: Rfp, request: AwardRequest | None, to: str) -> AwardRequest:
     """The latest request, if ``AWARD_REQUEST_TRANSITIONS`` lets it move to ``to``
     (checked before the verb's own checks; ``award_request_transition`` moves it)."""
-    if request is None or to not in AWARD_REQUEST_TRANSITIONS[request.status]:
+    if request is None:
         raise AwardRequestRefused(rfp, request, to)
+    transition_check(
+        request,
+        to,
+        table=AWARD_REQUEST_TRANSITIONS,
+        entity="award request",
+        refused=lambda: AwardRequestRefused(rfp, request, to),
+    )
     return request
 
 
@@ -109,27 +117,26 @@ def award_request_transition(
     data: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> AwardRequest:
-    """The one place an award request's status changes (locked by the caller):
-    sets ``fields`` with it, validates, saves, and writes the action's audit row
-    in the buyer's trail. Every move is a verb's (no bare move): ``action=None``
-    when the verb's one row is the RFP's transition (a confirmation's
-    ``award.created``)."""
+    """The one place an award request's status changes (through
+    ``transition``): sets ``fields`` with it, validates, saves, and writes the
+    action's audit row in the buyer's trail. Every move is a verb's (no bare
+    move): ``action=None`` when the verb's one row is the RFP's transition (a
+    confirmation's ``award.created``)."""
     rfp = award_request.rfp
-    movable = _movable(rfp, award_request, to)
-    old, movable.status = movable.status, to
-    for name, value in (fields or {}).items():
-        setattr(movable, name, value)
-    full_clean_or_problems(movable)
-    movable.save(update_fields=["status", *(fields or {})])
-    if action is not None:
-        audit_record(
-            actor=actor,
-            action=action,
-            target=rfp,
-            organisation=rfp.buyer_organisation,
-            data={"rfp": rfp.reference, "from": old, "to": to, **(data or {})},
-        )
-    return movable
+    return transition(
+        award_request,
+        to,
+        actor=actor,
+        table=AWARD_REQUEST_TRANSITIONS,
+        entity="award request",
+        action=action,
+        fields=fields,
+        validate=True,
+        target=rfp,
+        organisation=rfp.buyer_organisation,
+        data={"rfp": rfp.reference, **(data or {})},
+        refused=lambda: AwardRequestRefused(rfp, award_request, to),
+    )
 
 
 def _check_bid(rfp: Rfp, bid: Bid) -> None:

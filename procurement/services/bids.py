@@ -33,12 +33,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 
-from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import user_list_in
-from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
+from accounts.services.transitions import transition, transition_check
 from procurement.exceptions import ProcurementError
 from procurement.lib.tco import COST_INPUT_FIELDS
 from procurement.models import (
@@ -137,8 +136,7 @@ def _name_bundle(bid: Bid, bundle: SignedBundle | None, flags: dict) -> None:
 def _check_move(bid: Bid, to: str) -> None:
     """Refuse a move ``BID_TRANSITIONS`` does not allow (before the verb's own
     work; ``bid_transition`` makes the move)."""
-    if to not in BID_TRANSITIONS[bid.status]:
-        raise InvalidTransition(entity="bid", current=bid.status, requested=to)
+    transition_check(bid, to, table=BID_TRANSITIONS, entity="bid")
 
 
 def _rfp_accepting_bids(rfp: Rfp, organisation: Organisation) -> Rfp:
@@ -377,32 +375,28 @@ def bid_transition(
     data: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> Bid:
-    """The one place a bid's status changes (``BID_TRANSITIONS``; the bid locked
-    by the caller): sets ``fields`` with it, saves, and writes the action's one
+    """The one place a bid's status changes (``BID_TRANSITIONS``, through
+    ``transition``): sets ``fields`` with it, saves, and writes the action's one
     audit row in the vendor's trail (the RFP, the commitment, the move and
     ``data``). Verb services pass their ``action`` (``bid.submitted`` and the
     others, naming the receipt); a bare move is ``bid.transitioned``, e.g. an
     addendum marking a bid ``needs_reconfirmation``."""
-    _check_move(bid, to)
-    old, bid.status = bid.status, to
-    for name, value in (fields or {}).items():
-        setattr(bid, name, value)
-    bid.save(update_fields=["status", "updated_at", *(fields or {})])
-    audit_record(
+    return transition(
+        bid,
+        to,
         actor=actor,
+        table=BID_TRANSITIONS,
+        entity="bid",
         action=action,
-        target=bid,
+        fields=fields,
         organisation=bid.vendor_organisation,
         data={
             "rfp": bid.rfp.reference,
             "commitment": bid.commitment,
-            "from": old,
-            "to": to,
             "note": note,
             **(data or {}),
         },
     )
-    return bid
 
 
 @transaction.atomic

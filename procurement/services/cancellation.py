@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from accounts.services.actor import Actor
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
 from procurement.services.deadlines import rfp_apply_deadlines
-from procurement.services.rfp_common import Actor, locked_rfp, notify_vendors
+from procurement.services.rfp_common import locked_rfp, notify_vendors
 from procurement.services.rfp_lifecycle import rfp_transition
 
 

@@ -27,11 +27,12 @@ from django.db.models import QuerySet
 
 from accounts.selectors import clock
 from accounts.selectors.users import user_list_in
+from accounts.services.actor import Actor
 from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
 from procurement.selectors.rfps import rfp_effective_status, rfp_list_due
-from procurement.services.rfp_common import Actor, notify_vendors, rfp_url
+from procurement.services.rfp_common import notify_vendors, rfp_url
 from procurement.services.rfp_lifecycle import rfp_transition
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
@@ -16,8 +15,6 @@ from accounts.selectors.users import user_list_in
 from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
 from procurement.models import Rfp
-
-Actor = User | None
 
 
 def _problems(exc: ValidationError, prefix: str = "") -> list[Problem]:

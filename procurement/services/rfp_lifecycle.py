@@ -12,11 +12,11 @@ from django.db import transaction
 
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.selectors import clock
-from accounts.services.audit import audit_record
+from accounts.services.actor import Actor
+from accounts.services.transitions import transition
 from procurement.exceptions import ProcurementError
 from procurement.models import RFP_TRANSITIONS, Rfp
 from procurement.services.rfp_common import (
-    Actor,
     clean_or_refuse,
     locked_rfp,
     notify_vendors,
@@ -92,38 +92,24 @@ def rfp_transition(
     data: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> Rfp:
-    """The one place an RFP's status changes (``RFP_TRANSITIONS``): locks the
-    RFP, sets ``fields`` with the status (and the closed/opened stamp), saves,
-    and writes the action's one audit row. Verb services check their own
-    preconditions, then call it with their ``action`` and its details in
-    ``data``, and write no second row."""
-    rfp = locked_rfp(rfp)
-    if to not in RFP_TRANSITIONS[rfp.status]:
-        raise InvalidTransition(entity="RFP", current=rfp.status, requested=to)
-    old, rfp.status = rfp.status, to
-    changed = {"status", "updated_at", *(fields or {})}
-    for name, value in (fields or {}).items():
-        setattr(rfp, name, value)
+    """The one place an RFP's status changes (``RFP_TRANSITIONS``, through
+    ``transition``): locks the RFP, sets ``fields`` with the status (and the
+    closed/opened stamp), saves, and writes the action's one audit row. Verb
+    services check their own preconditions, then call it with their ``action``
+    and its details in ``data``, and write no second row."""
     stamps: dict[str, str] = {
         Rfp.Status.CLOSED: "closed_at",
         Rfp.Status.OPENED: "opened_at",
     }
     stamp = stamps.get(to)
-    if stamp:
-        setattr(rfp, stamp, clock.now())
-        changed.add(stamp)
-    rfp.save(update_fields=sorted(changed))
-    audit_record(
+    return transition(
+        locked_rfp(rfp),
+        to,
         actor=actor,
+        table=RFP_TRANSITIONS,
+        entity="RFP",
         action=action,
-        target=rfp,
+        fields={**(fields or {}), **({stamp: clock.now()} if stamp else {})},
         organisation=rfp.buyer_organisation,
-        data={
-            "rfp": rfp.reference,
-            "from": old,
-            "to": to,
-            "note": note,
-            **(data or {}),
-        },
+        data={"rfp": rfp.reference, "note": note, **(data or {})},
     )
-    return rfp

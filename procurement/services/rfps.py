@@ -14,6 +14,7 @@ from django.db import models, transaction
 from accounts.exceptions import Problem
 from accounts.models import Organisation
 from accounts.selectors import clock
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError, RfpNotEditable
 from procurement.lib.defaults import default_configuration
@@ -25,7 +26,6 @@ from procurement.models import (
 )
 from procurement.models.rfp import RFP_TERMS_FIELDS
 from procurement.services.rfp_common import (
-    Actor,
     clean_or_refuse,
     locked_rfp,
     notify_vendors,

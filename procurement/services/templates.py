@@ -12,12 +12,13 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from procurement.exceptions import ProcurementError
 from procurement.lib.defaults import CONFIGURATION_VERSION
 from procurement.models import Rfp, RfpTemplate
 from procurement.models.rfp import RFP_TERMS_FIELDS
-from procurement.services.rfp_common import Actor, clean_or_refuse
+from procurement.services.rfp_common import clean_or_refuse
 from procurement.services.rfps import (
     CONFIGURATION_FIELDS,
     ROWS,

@@ -42,6 +42,7 @@ from tests.escrow.release_support import (
     award_to,
     request_breach,
 )
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +66,7 @@ def _leaf(event: EscrowEvent) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("current", "to"), ALL_MOVES)
 def test_release_transition_follows_the_table(
-    release: Release, current: str, to: str
+    release: Release, current: str, to: str, transition_moves: list[Move]
 ) -> None:
     Release.objects.filter(pk=release.pk).update(
         status=current, executed_at=release.requested_at, certificate_sha256="0" * 64
@@ -91,6 +92,9 @@ def test_release_transition_follows_the_table(
     allowed = to in RELEASE_TRANSITIONS[current]
     assert release.status == (to if allowed else current)
     assert AuditEvent.objects.count() == rows + allowed  # the step's one row
+    assert transition_moves == (
+        [Move("artifacts.release", current, to)] if allowed else []
+    )
 
 
 def test_the_table_covers_every_status_and_ends_in_final_states() -> None:

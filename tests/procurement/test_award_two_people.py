@@ -25,6 +25,7 @@ from tests.procurement.factories_evaluation import (
     opened_rfp,
     score_all,
 )
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -87,7 +88,13 @@ MOVES: dict[str, Callable[..., object]] = {
 @pytest.mark.parametrize("to", list(MOVES))
 @pytest.mark.parametrize("current", S.values)
 def test_award_request_moves_only_as_the_table_allows(
-    scored: Rfp, vendor_a_org: Any, buyer: Any, evaluator: Any, current: str, to: str
+    scored: Rfp,
+    vendor_a_org: Any,
+    buyer: Any,
+    evaluator: Any,
+    current: str,
+    to: str,
+    transition_moves: list[Move],
 ) -> None:
     _in_state(scored, vendor_a_org, buyer, evaluator, current)
     allowed = to in AWARD_REQUEST_TRANSITIONS[current]
@@ -101,6 +108,10 @@ def test_award_request_moves_only_as_the_table_allows(
     latest = AwardRequest.objects.latest("id")
     assert latest.status == (to if allowed else current)
     assert Award.objects.exists() == (allowed and to == S.CONFIRMED)
+    requests = [m for m in transition_moves if m.model == "procurement.awardrequest"]
+    assert requests == (
+        [Move("procurement.awardrequest", current, to)] if allowed else []
+    )
 
 
 def test_the_table_never_returns_a_request_to_pending() -> None:

@@ -10,6 +10,7 @@ from accounts.models import AuditEvent, Organisation
 from procurement.models import BID_TRANSITIONS, Bid
 from procurement.services.bids import bid_transition
 from tests.procurement.factories_bids import BidFactory, tender
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -27,6 +28,7 @@ def test_bid_transition_follows_the_table(
     vendor_a: Any,
     buyer_org: Organisation,
     vendor_a_org: Organisation,
+    transition_moves: list[Move],
 ) -> None:
     bid = BidFactory.create(
         rfp=tender(buyer_org, vendor_a_org),
@@ -46,3 +48,6 @@ def test_bid_transition_follows_the_table(
     events = AuditEvent.objects.filter(action="bid.transitioned")
     assert events.count() == allowed
     assert all(e.organisation_id == vendor_a_org.pk for e in events)
+    assert transition_moves == (
+        [Move("procurement.bid", current, to)] if allowed else []
+    )

@@ -17,7 +17,7 @@ from accounts.models import AuditEvent, Organisation
 from gates.exceptions import GatesConflict
 from gates.lib.signing.pades import PdfSigningError
 from gates.lib.signing.pki import ReportKeyError
-from gates.models import Decision, Evaluation, GatePlan, Report
+from gates.models import REPORT_TRANSITIONS, Decision, Evaluation, GatePlan, Report
 from gates.services import reports as service
 from gates.services.decisions import decision_record
 from gates.services.reports import (
@@ -29,6 +29,7 @@ from gates.services.reports import (
     report_transition,
 )
 from tests.gates.support import LAB
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 S = Report.Status
@@ -123,6 +124,56 @@ def test_transitions_follow_the_table_with_one_audit_row_each(
         "failed",
         "x",
     )
+
+
+PRODUCED = service._Produced(
+    pdf=b"%PDF-1.7 canned\n", statement=b"{}", pages=1, timestamped=False,
+    signer_fingerprint="0" * 64,
+)  # fmt: skip
+
+
+def _made_ready(report: Report, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rendered by the task (its bytes canned): a ready report is complete."""
+    with monkeypatch.context() as patch:
+        patch.setattr(service, "_produce", lambda report: PRODUCED)
+        service.report_generate(report_id=report.pk)
+
+
+def _move(report: Report, to: str) -> Report:
+    """``to`` through its service: ready is the rendering's end (the deposit's
+    row is the move's), the others ``report_transition``."""
+    if to == S.READY:
+        return service._ready_transition(report, PRODUCED)
+    return report_transition(report, to, None)
+
+
+@pytest.mark.parametrize("to", S.values)
+@pytest.mark.parametrize("current", S.values)
+def test_report_transition_follows_the_table(
+    passed: Evaluation,
+    current: str,
+    to: str,
+    monkeypatch: pytest.MonkeyPatch,
+    transition_moves: list[Move],
+) -> None:
+    report = Report.objects.get(evaluation=passed)
+    if current == S.READY:
+        _made_ready(report, monkeypatch)
+    Report.objects.filter(pk=report.pk).update(status=current)
+    transition_moves.clear()
+    allowed = to in REPORT_TRANSITIONS[current]
+    rows = AuditEvent.objects.count()
+
+    if allowed:
+        _move(report, to)
+    else:
+        with pytest.raises(InvalidTransition):
+            _move(report, to)
+
+    report.refresh_from_db()
+    assert report.status == (to if allowed else current)
+    assert AuditEvent.objects.count() == rows + allowed  # one call, one row
+    assert transition_moves == ([Move("gates.report", current, to)] if allowed else [])
 
 
 def test_a_claimed_report_is_not_claimed_again(

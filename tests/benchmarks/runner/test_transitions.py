@@ -15,6 +15,7 @@ from benchmarks.models import RUN_TRANSITIONS, LabPool, Run
 from benchmarks.services.common import StaleAttempt
 from benchmarks.services.runs import run_transition
 from tests.benchmarks.runner.support import runs_of, start
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 PAIRS = [(a, b) for a in Run.State.values for b in Run.State.values]
@@ -26,7 +27,9 @@ def run(bundle: Any, pool: LabPool, labops: Any) -> Run:
 
 
 @pytest.mark.parametrize(("current", "to"), PAIRS)
-def test_run_transition_follows_the_table(run: Run, current: str, to: str) -> None:
+def test_run_transition_follows_the_table(
+    run: Run, current: str, to: str, transition_moves: list[Move]
+) -> None:
     Run.objects.filter(pk=run.pk).update(state=current)
     allowed = to in RUN_TRANSITIONS[current]
     rows = AuditEvent.objects.count()
@@ -44,6 +47,9 @@ def test_run_transition_follows_the_table(run: Run, current: str, to: str) -> No
             run_transition(run=run, to=to)
         assert Run.objects.get(pk=run.pk).state == current
         assert AuditEvent.objects.count() == rows
+    assert transition_moves == (
+        [Move("benchmarks.run", current, to)] if allowed else []
+    )
 
 
 def test_a_verbs_run_move_is_its_one_row_with_its_details(run: Run) -> None:

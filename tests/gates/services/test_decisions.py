@@ -36,6 +36,7 @@ from tests.gates.support import (
     make_frozen_plan,
     plan_document,
 )
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -270,7 +271,12 @@ STATUSES = [s.value for s in Decision.Status]
 @pytest.mark.parametrize("current", STATUSES)
 @pytest.mark.parametrize("to", STATUSES)
 def test_decision_transition_matrix(
-    current: str, to: str, frozen_plan: GatePlan, evaluate: Any, buyer: Any
+    current: str,
+    to: str,
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    buyer: Any,
+    transition_moves: list[Move],
 ) -> None:
     decision = Decision.objects.create(
         plan=frozen_plan,
@@ -295,6 +301,9 @@ def test_decision_transition_matrix(
     decision.refresh_from_db()
     assert decision.status == (to if allowed else current)
     assert AuditEvent.objects.count() == rows + allowed  # one call, one row
+    assert transition_moves == (
+        [Move("gates.decision", current, to)] if allowed else []
+    )
 
 
 def test_decisions_are_taken_on_the_current_plan_only(

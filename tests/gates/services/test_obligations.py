@@ -50,6 +50,7 @@ from tests.gates.support import (
     make_frozen_plan,
     plan_document,
 )
+from tests.transition_moves import Move
 
 pytestmark = pytest.mark.django_db
 
@@ -339,7 +340,12 @@ STATUSES = [s.value for s in OB]
 @pytest.mark.parametrize("current", STATUSES)
 @pytest.mark.parametrize("to", STATUSES)
 def test_obligation_transition_matrix(
-    current: str, to: str, frozen_plan: GatePlan, evaluate: Any, clock: Any
+    current: str,
+    to: str,
+    frozen_plan: GatePlan,
+    evaluate: Any,
+    clock: Any,
+    transition_moves: list[Move],
 ) -> None:
     evaluation = evaluate(frozen_plan, PASS)
     breached = clock.now() if current in ("failed", "expired") else None
@@ -357,6 +363,8 @@ def test_obligation_transition_matrix(
     obligation.refresh_from_db()
     assert obligation.status == (to if allowed else current)
     assert AuditEvent.objects.count() == rows + allowed  # one call, one row
+    model = "gates.retestobligation"
+    assert transition_moves == ([Move(model, current, to)] if allowed else [])
     if allowed:
         assert (obligation.breached_at is not None) == (to in ("failed", "expired"))
         assert (obligation.closed_at is not None) == (
