@@ -111,3 +111,11 @@ class PoolCreateForm(forms.Form):
             forms.ModelChoiceField, self.fields["lab_organisation"]
         )
         lab_organisation_field.queryset = lab_organisation_list_for(user)
+
+
+class HostJoinForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        label="Host name",
+        help_text="How the pool calls the host, e.g. lab-07.",
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -21,21 +20,13 @@ from django.views.decorators.http import require_POST
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.views.requests import SignedInRequest
 from benchmarks import conf
-from benchmarks.forms.lab import PoolCreateForm
+from benchmarks.forms.lab import HostJoinForm, PoolCreateForm
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
 from benchmarks.selectors.pools import host_token_get, pool_get_in, pool_list_with_hosts
 from benchmarks.services.host_join import BROKER_PASSWORD_PLACEHOLDER, host_join
 from benchmarks.services.host_tokens import host_token_revoke
 from benchmarks.services.pools import pool_create
-
-
-class HostJoinForm(forms.Form):
-    name = forms.CharField(
-        max_length=100,
-        label="Host name",
-        help_text="How the pool calls the host, e.g. lab-07.",
-    )
 
 
 def _page(request: SignedInRequest, *, status: int = 200, **extra: Any) -> HttpResponse:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -25,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.views.requests import SignedInRequest
+from gates.forms.decisions import DecisionForm, SecondForm
 from gates.models import Decision, GatePlan
 from gates.permissions import can_decide_gates
 from gates.selectors.decisions import gate_decisions, gate_state
@@ -35,17 +35,6 @@ from gates.services.decisions import (
     decision_withdraw,
 )
 from procurement.views.common import show_refusal
-
-TEXT_MAX = 4000
-
-
-class DecisionForm(forms.Form):
-    kind = forms.ChoiceField(choices=Decision.Kind.choices, widget=forms.RadioSelect)
-    rationale = forms.CharField(max_length=TEXT_MAX, widget=forms.Textarea)
-
-
-class SecondForm(forms.Form):
-    note = forms.CharField(max_length=TEXT_MAX, required=False)
 
 
 def _plan(request: HttpRequest, plan_id: uuid.UUID, gate: str) -> GatePlan:

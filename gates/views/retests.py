@@ -8,9 +8,8 @@ lab operator's "Start re-test campaign" form (a pool). Status by the clock
 from __future__ import annotations
 
 import uuid
-from typing import Any, cast
+from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.contenttypes.models import ContentType
@@ -23,10 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.exceptions import ApplicationError
 from accounts.models import AuditEvent
 from accounts.views.requests import SignedInRequest
-from artifacts.models import Bundle
-from benchmarks.models import LabPool
-from benchmarks.selectors.access import pool_list_operated_by
-from benchmarks.selectors.pools import pool_list_with_online_hosts
+from gates.forms.retests import RequestRetestForm, StartCampaignForm
 from gates.models import RetestObligation
 from gates.permissions import gate_scope
 from gates.selectors.obligations import obligation_list_visible_to
@@ -37,40 +33,6 @@ from gates.services.obligations import (
 from procurement.views.common import show_refusal
 
 OB = RetestObligation.Status
-
-
-class RequestRetestForm(forms.Form):
-    bundle = forms.ModelChoiceField(
-        queryset=Bundle.objects.none(), to_field_name="public_id"
-    )
-
-    def __init__(self, *args: Any, obligation: RetestObligation, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        used = [obligation.evaluation.campaign.bundle_id, obligation.bundle_id]
-        bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
-        bundle_field.queryset = (
-            Bundle.objects.filter(
-                rfp_id=obligation.rfp_id,
-                organisation_id=obligation.vendor_organisation_id,
-                status=Bundle.Status.ACCEPTED,
-            )
-            .exclude(pk__in=[pk for pk in used if pk])
-            .order_by("-id")
-        )
-
-
-class StartCampaignForm(forms.Form):
-    pool = forms.ModelChoiceField(
-        queryset=LabPool.objects.none(), to_field_name="public_id"
-    )
-
-    def __init__(self, *args: Any, obligation: RetestObligation, user: Any, **kw: Any):
-        super().__init__(*args, **kw)
-        labs = obligation.rfp.buyer_organisation.engages.values("pk")
-        pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
-        pool_field.queryset = pool_list_with_online_hosts(
-            pool_list_operated_by(user).filter(lab_organisation_id__in=labs)
-        )
 
 
 def _visible(request: HttpRequest, obligation_id: uuid.UUID) -> RetestObligation:

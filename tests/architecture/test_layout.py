@@ -119,3 +119,48 @@ def test_every_api_urlconf_exists() -> None:
 
         module = base.with_suffix(".py").is_file()
         assert module or (base / "__init__.py").is_file(), urlconf
+
+
+# The layer a class of each kind belongs in: Django forms in ``forms/``, DRF
+# serializers in ``api/``, by the base class's last name.
+CLASS_LAYERS = {"Form": "forms", "ModelForm": "forms", "Serializer": "api"}
+
+
+def classes_out_of_layer(source: str, *, layer: str) -> list[str]:
+    """``Name(Base)`` for each class of ``source`` (a module of ``layer``) whose
+    base is a form or serializer that belongs in another layer."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            name = getattr(base, "attr", getattr(base, "id", ""))
+            home = CLASS_LAYERS.get(name)
+            if home is not None and home != layer:
+                found.append(f"{node.name}({name})")
+    return found
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_forms_and_serializers_sit_in_their_layer(app: str) -> None:
+    misplaced = []
+    for path in sorted((ROOT / app).rglob("*.py")):
+        layer = path.relative_to(ROOT / app).parts[0]
+        for found in classes_out_of_layer(path.read_text("utf-8"), layer=layer):
+            misplaced.append(f"{path.relative_to(ROOT)}: {found}")
+
+    assert not misplaced, f"Forms go in forms/, serializers in api/: {misplaced}"
+
+
+def test_the_class_check_finds_a_form_in_views() -> None:
+    source = (
+        "class F(forms.Form): ...\n"
+        "class S(serializers.Serializer): ...\n"
+        "class V(View): ...\n"
+    )
+
+    assert classes_out_of_layer(source, layer="views") == [
+        "F(Form)",
+        "S(Serializer)",
+    ]
+    assert classes_out_of_layer(source, layer="api") == ["F(Form)"]
