@@ -46,9 +46,9 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
+from accounts.lib.runtime import STATUS_FILE
 from benchmarks.lib.queues import EMBEDDED_POOL, pool_queue
 
-STATUS_FILE = "supervisor.json"
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 STABLE_AFTER_S = 60.0

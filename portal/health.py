@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from celery import current_app as celery_app
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection
 from sqlalchemy.engine import make_url
 
-from config.celery import app as celery_app
-from config.supervise import STATUS_FILE
+from accounts.lib.runtime import STATUS_FILE
 
 Probe = Callable[[], "str | dict[str, object]"]
 logger = logging.getLogger(__name__)

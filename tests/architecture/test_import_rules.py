@@ -9,7 +9,8 @@ imports and ``importlib.import_module("…")`` included; migrations left out):
   ``procurement.selectors.reproduced``);
 - ``portal`` and ``config`` sit outside and may import any app; no app imports
   them (the pieces every app shares, pagination and the site's URLs, are
-  ``accounts``');
+  ``accounts``'), and nothing but ``config`` itself imports ``config`` (the
+  entry points, ``manage.py``, WSGI/ASGI and the Celery app, live there);
 - nothing in the server imports the ``reprogate`` CLI;
 - each app's Django-free library, ``<app>.lib`` (``DJANGO_FREE``), imports only
   the standard library, third-party packages that are not the web stack, and
@@ -89,6 +90,12 @@ def into_portal_or_config(imports: Iterable[Import]) -> list[Import]:
     return [i for i in imports if app_of(i.module) in APPS and i.top in OUTSIDE]
 
 
+def into_config(imports: Iterable[Import]) -> list[Import]:
+    """A module outside ``config`` importing it (``config`` is the top: it
+    imports the apps, and only the entry points import it)."""
+    return [i for i in imports if i.top == "config" and app_of(i.module) != "config"]
+
+
 def server_into_cli(imports: Iterable[Import]) -> list[Import]:
     """A server module (apps, portal, config) importing the CLI."""
     return [i for i in imports if app_of(i.module) in SERVER and i.top == CLI]
@@ -158,6 +165,7 @@ def model_into_celery(imports: Iterable[Import]) -> list[Import]:
 RULES: dict[str, Rule] = {
     "direction": against_the_direction,
     "outside": into_portal_or_config,
+    "config": into_config,
     "server_cli": server_into_cli,
     "django_free": django_free_into_server,
     "cli": cli_beyond_libraries,
@@ -254,6 +262,9 @@ def test_the_checker_resolves_relative_imports() -> None:
         ("outside", "accounts.x", "import config.celery", True),
         ("outside", "accounts.x", "from portal import views", True),
         ("outside", "accounts.x", "from accounts.conf import a", False),
+        ("config", "portal.x", "from config.celery import app", True),
+        ("config", "reprogate_cli.x", "import config.settings", True),
+        ("config", "config.urls", "from config.headers import csp_update", False),
         ("server_cli", "config.x", "from reprogate_cli import main", True),
         ("server_cli", "portal.x", "import gates.models", False),
         ("django_free", "artifacts.lib.x", "import django.db", True),

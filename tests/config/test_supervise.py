@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from accounts.lib.runtime import STATUS_FILE
 from config import supervise
 from config.supervise import (
     Program,
@@ -430,7 +431,7 @@ def test_the_operations_guide_states_the_supervisors_figures() -> None:
         f"{supervise.BACKOFF_MAX_S:g} s",
         f"SIGKILL for what is left after {supervise.STOP_GRACE_S:g} s",
         f"a log over {rotate_mib} MiB",
-        f"`$REPROGATE_VAR_DIR/{supervise.STATUS_FILE}`",
+        f"`$REPROGATE_VAR_DIR/{STATUS_FILE}`",
         f"`$REPROGATE_VAR_DIR/{supervise.LOGS_DIR}/<process>.log`",
         "`REPROGATE_MIN_FREE_DISK_MB` (default 100)",
     ):
