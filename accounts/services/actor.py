@@ -14,3 +14,9 @@ from typing import TypeAlias
 from django.contrib.auth.models import User
 
 Actor: TypeAlias = User | None
+
+
+def person(actor: Actor) -> User | None:
+    """The user behind ``actor``, for a ``*_by`` field: ``None`` for the system
+    (and for an anonymous user, should a caller pass one despite the type)."""
+    return actor if actor is not None and actor.is_authenticated else None

@@ -9,7 +9,7 @@ from django.db import models, transaction
 
 from accounts.lib.context import request_id_var
 from accounts.models import AuditEvent, Organisation
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 
 RFP_MODEL = "procurement.rfp"
 
@@ -37,7 +37,7 @@ def audit_record(
         raise AuditOutsideTransaction(
             f"audit_record({action!r}) must be called inside transaction.atomic()."
         )
-    user = actor if actor is not None and actor.is_authenticated else None
+    user = person(actor)
     return AuditEvent.objects.create(
         actor=user,
         actor_repr=user.get_username() if user is not None else "system",

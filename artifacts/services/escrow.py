@@ -18,13 +18,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import models, transaction
 
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.models import Organisation
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from artifacts.conf import escrow_retain_until
 from artifacts.lib.evidence.layout import format_time
@@ -39,10 +38,6 @@ from procurement.models import Rfp
 logger = logging.getLogger(__name__)
 
 MAX_REASON = 500
-
-
-def _user(actor: Actor) -> User | None:
-    return actor if actor is not None and actor.is_authenticated else None
 
 
 def deposit_create(
@@ -81,7 +76,7 @@ def deposit_create(
             organisation=organisation,
             rfp=rfp,
             bundle=bundle,
-            deposited_by=_user(actor),
+            deposited_by=person(actor),
             deposited_at=now,
             retain_until=escrow_retain_until(rfp, now),
         )
@@ -181,7 +176,7 @@ def escrow_event_log(
         action=action,
         deposit=deposits[0] if len(deposits) == 1 else None,
         bundle=bundle,
-        actor=_user(actor),
+        actor=person(actor),
         occurred_at=clock.now(),
     )
     event.leaf = event_leaf(event, deposits, data)

@@ -16,7 +16,7 @@ from typing import Final
 from django.db import transaction
 
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from accounts.services.users import token_digest
 from benchmarks.models import HostToken, LabHost, LabPool, Run
@@ -64,7 +64,7 @@ def host_token_issue(*, pool: LabPool, name: str, actor: Actor) -> IssuedHostTok
         name=name,
         prefix=raw[:12],
         digest=token_digest(raw),
-        created_by=actor if actor is not None and actor.is_authenticated else None,
+        created_by=person(actor),
     )
     audit_record(
         actor=actor,
@@ -92,7 +92,7 @@ def host_token_revoke(*, token: HostToken, actor: Actor) -> HostToken:
         )
     now = clock.now()
     token.revoked_at = now
-    token.revoked_by = actor if actor is not None and actor.is_authenticated else None
+    token.revoked_by = person(actor)
     token.save(update_fields=["revoked_at", "revoked_by", "updated_at"])
     LabHost.objects.filter(token=token, stopped_at=None).update(stopped_at=now)
     held = Run.objects.filter(host__token=token, state__in=ACTIVE_STATES)

@@ -18,7 +18,7 @@ from django.db import transaction
 from kombu.exceptions import OperationalError
 
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition
 from benchmarks import conf
@@ -185,7 +185,7 @@ def run_cancel(*, run: Run, actor: Actor) -> Run:
     if run.cancel_requested_at is not None:
         raise RunnerConflict("The run is being cancelled already.", code="cancelling")
     run.cancel_requested_at = clock.now()
-    run.cancel_requested_by = actor if actor and actor.is_authenticated else None
+    run.cancel_requested_by = person(actor)
     run.save(update_fields=["cancel_requested_at", "cancel_requested_by", "updated_at"])
     _audit(run, actor, "run.cancel_requested", {"state": run.state})
     return run

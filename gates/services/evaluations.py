@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from artifacts.lib.canonical import canonical_json
 from artifacts.models import Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
@@ -128,7 +128,7 @@ def gate_evaluate(
             default=0,
         ),
         obligation=obligation,
-        evaluated_by=actor if actor is not None and actor.is_authenticated else None,
+        evaluated_by=person(actor),
         evaluated_at=clock.now(),
     )
     CriterionResult.objects.bulk_create(

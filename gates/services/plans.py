@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
 from accounts.exceptions import InvalidTransition, Problem
 from accounts.models import Organisation
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition, transition_check
 from artifacts.lib.canonical import canonical_json
@@ -40,10 +39,6 @@ TRANSITION_ACTIONS: Final[dict[str, str]] = {
     S.FROZEN: "gate_plan.frozen",
     S.SUPERSEDED: "gate_plan.superseded",
 }
-
-
-def _person(actor: Actor) -> User | None:
-    return actor if actor is not None and actor.is_authenticated else None
 
 
 def _facts(plan: GatePlan) -> dict[str, Any]:
@@ -134,7 +129,7 @@ def _new_draft(
         status=S.DRAFT,
         document=canonical_json(document).decode("utf-8"),
         sha256=sha256_hex(document),
-        created_by=_person(actor),
+        created_by=person(actor),
         **extra,
     )
 
@@ -270,10 +265,10 @@ def plan_transition(
     transition_check(plan, to, table=PLAN_TRANSITIONS, entity="gate plan")
     stamps: dict[str, Any] = {}
     if to == S.FROZEN:
-        person = _person(actor)
-        if person is None:
+        frozen_by = person(actor)
+        if frozen_by is None:
             raise GatesError("A person freezes a plan.", code="frozen_by_someone")
-        stamps = {"frozen_by": person, "frozen_at": clock.now()}
+        stamps = {"frozen_by": frozen_by, "frozen_at": clock.now()}
     supersedes = plan.supersedes.version if plan.supersedes else None
     return transition(
         plan,

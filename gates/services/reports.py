@@ -41,7 +41,7 @@ from accounts.exceptions import InvalidTransition
 from accounts.models import Organisation, Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition, transition_check
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
@@ -89,10 +89,6 @@ WORKER_LOST: Final = (
 )
 # an absolute file path in an error message (not a URL's path): never shown
 _PATH = re.compile(r"(?<![\w:/.])/(?:[\w.@+-]+/)+[\w.@+-]*")
-
-
-def _user(actor: Actor) -> User | None:
-    return actor if actor is not None and actor.is_authenticated else None
 
 
 def _facts(report: Report) -> dict[str, Any]:
@@ -210,7 +206,7 @@ def report_request(
         return found
     now = clock.now()
     if found is not None:  # failed: again
-        found.requested_by, found.requested_at = _user(actor), now
+        found.requested_by, found.requested_at = person(actor), now
         found.progress_pct, found.progress_step, previous = 0, "", found.error
         found.error, found.finished_at = "", None
         fields = ("requested_by", "requested_at", "progress_pct", "progress_step")
@@ -227,7 +223,7 @@ def report_request(
         rfp=evaluation.rfp,
         vendor_organisation=evaluation.vendor_organisation,
         status=S.QUEUED,
-        requested_by=_user(actor),
+        requested_by=person(actor),
         requested_at=now,
     )
     audit_record(
@@ -235,7 +231,7 @@ def report_request(
         action="report.requested",
         target=report,
         organisation=evaluation.rfp.buyer_organisation,
-        data={**_facts(report), "automatic": _user(actor) is None},
+        data={**_facts(report), "automatic": person(actor) is None},
     )
     _enqueue(report)
     return report

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from accounts.exceptions import ApplicationError, Problem
 from accounts.selectors import clock
-from accounts.services.actor import Actor
+from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks.models import Campaign, LabPool
@@ -77,7 +77,7 @@ def gate_campaign_link(
         plan=plan,
         gate=gate,
         campaign=campaign,
-        requested_by=actor if actor is not None and actor.is_authenticated else None,
+        requested_by=person(actor),
         requested_at=clock.now(),
         **fields,
     )
