@@ -5,16 +5,36 @@ it cannot be found; lists may be empty)::
 
     {"schema", "captured_at" (UTC ISO 8601), "hostname", "container": bool,
      "os": {"name", "id", "version_id", "version", "pretty_name"},
-     "kernel": {"release", "version", "machine"},
+     "kernel": {"release", "version", "machine", "cmdline",
+                "sysctls": {<name>: text}, "thp": {"enabled", "defrag"}},
      "cpu": {"model", "vendor", "microcode", "sockets", "cores", "threads",
-             "numa_nodes"},
+             "numa_nodes", "governor", "scaling_driver"},
      "memory": {"total_bytes", "hugepages_total", "hugepage_size_bytes"},
-     "gpus": [{"model", "driver", "driver_version", "firmware", "memory_bytes",
-               "pci_address", "source"}],
+     "pci": [{"address", "class", "vendor_id", "device_id",
+              "subsystem_vendor_id", "subsystem_device_id", "revision", "name",
+              "driver", "numa_node", "iommu_group",
+              "link": {"current_speed", "current_width", "max_speed",
+                       "max_width"}}],
+     "gpus": [{"model", "vendor", "kind", "vendor_id", "device_id", "class",
+               "driver", "driver_version", "firmware", "memory_bytes",
+               "pci_address", "numa_node", "iommu_group", "link", "source"}],
+              # every accelerator (GPU, NPU, MLU, DCU…), of every vendor
+     "accelerator_tools": {<vendor tool>: summary text | None},
      "nics": [{"name", "virtual", "driver", "driver_version", "firmware", "model",
-               "pci_address", "speed_mbps", "mtu", "state"}],
-     "nvme": [{"name", "model", "firmware", "transport", "address", "source"}],
-     "block": [{"name", "model", "size_bytes", "rotational", "scheduler"}],
+               "pci_address", "speed_mbps", "mtu", "state", "numa_node", "link"}],
+     "rdma": [{"name", "firmware", "hca_type", "board_id", "node_type",
+               "node_guid", "driver", "pci_address", "netdevs",
+               "ports": [{"port", "state", "phys_state", "rate", "link_layer"}]}],
+     "nvme": [{"name", "model", "serial", "firmware", "transport", "address",
+               "state", "subsystem_nqn", "cntlid", "numa_node", "pci_address",
+               "source"}],
+     "nvme_subsystems": [{"name", "nqn", "model", "firmware", "iopolicy",
+                          "paths": [{"controller", "transport", "address",
+                                     "state"}],
+                          "namespaces", "source"}],
+     "block": [{"name", "kind", "dev", "model", "size_bytes", "rotational",
+                "read_only", "logical_block_size", "scheduler", "backing_file",
+                "direct_io", "dm_name", "holders", "slaves", "driver"}],
      "packages": {"python", "runner_python", "glibc", "fio", "nvme-cli", "bwrap",
                   "nvidia-driver", "cuda", <Debian packages>,
                   <packages of the system python3>},
@@ -35,7 +55,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.lib.environment import hardware
+from benchmarks.lib.environment import hardware, kernel, pci, storage
 from benchmarks.lib.environment.sources import (
     Commands,
     Runner,
@@ -67,7 +87,9 @@ def capture_environment(
         runner if runner is not None else system_runner if real else None
     )
     names = hardware.lspci_names(commands)
-    gpus = hardware.gpus(root, commands, names)
+    functions = pci.pci_functions(root, names)
+    gpus = hardware.gpus(root, commands, functions)
+    controllers = storage.nvme(root, commands)
     return {
         "schema": SCHEMA,
         "captured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -76,19 +98,17 @@ def capture_environment(
             (root / p).exists() for p in (".dockerenv", "run/.containerenv")
         ),
         "os": _os(root),
-        "kernel": {
-            "release": read(root, "proc/sys/kernel/osrelease"),
-            "version": read(root, "proc/sys/kernel/version"),
-            "machine": platform.machine()
-            if real
-            else read(root, "proc/sys/kernel/arch"),
-        },
+        "kernel": kernel.kernel(root, real),
         "cpu": hardware.cpu(root, commands),
         "memory": hardware.memory(root),
+        "pci": functions,
         "gpus": gpus,
-        "nics": hardware.nics(root, commands, names),
-        "nvme": hardware.nvme(root, commands),
-        "block": hardware.block_devices(root),
+        "accelerator_tools": pci.vendor_tools(commands, gpus),
+        "nics": hardware.nics(root, commands, names, functions),
+        "rdma": hardware.rdma(root),
+        "nvme": controllers,
+        "nvme_subsystems": storage.nvme_subsystems(root, commands, controllers),
+        "block": storage.block_devices(root),
         "packages": _packages(commands, gpus, real),
         "tools": dict(sorted(commands.status.items())),
     }
@@ -124,7 +144,12 @@ def _packages(
         "nvme-cli": _first_version(commands.run("nvme", "version")),
         "bwrap": _first_version(commands.run("bwrap", "--version")),
         "nvidia-driver": next(
-            (g["driver_version"] for g in gpus if g["driver_version"]), None
+            (
+                g["driver_version"]
+                for g in gpus
+                if g["driver_version"] and g.get("vendor") == "NVIDIA"
+            ),
+            None,
         ),
         "cuda": hardware.cuda_version(commands) if gpus else None,
     }

@@ -6,12 +6,13 @@ it is there (lscpu, nvidia-smi, ethtool, lspci, nvme). Missing values are None.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
+from benchmarks.lib.environment import pci
 from benchmarks.lib.environment.sources import (
     Commands,
     key_values,
@@ -20,9 +21,6 @@ from benchmarks.lib.environment.sources import (
     read,
     read_int,
 )
-
-GPU_VENDORS: Final = {"0x10de": "NVIDIA", "0x1002": "AMD", "0x8086": "Intel"}
-SKIPPED_BLOCK: Final = ("loop", "ram", "zram", "dm-", "md", "sr", "nbd")
 
 
 def cpu(root: Path, commands: Commands) -> dict[str, Any]:
@@ -38,17 +36,35 @@ def cpu(root: Path, commands: Commands) -> dict[str, Any]:
     nodes = [
         n for n in listdir(root, "sys/devices/system/node") if re.match(r"node\d+$", n)
     ]
+    cpus = [
+        c for c in listdir(root, "sys/devices/system/cpu") if re.match(r"cpu\d+$", c)
+    ]
     return {
         "model": " ".join(model.split()) if model else None,
         "vendor": first.get("vendor_id") or lscpu.get("Vendor ID"),
-        "microcode": first.get("microcode"),
+        "microcode": first.get("microcode")
+        or read(root, "sys/devices/system/cpu/cpu0/microcode/version"),
         "sockets": len(sockets)
         or _int(lscpu.get("Socket(s)"))
         or (1 if blocks else None),
         "cores": len(cores) or None,
         "threads": len(blocks) or _int(lscpu.get("CPU(s)")),
         "numa_nodes": len(nodes) or None,
+        "governor": _one_or_many(
+            read(root, f"sys/devices/system/cpu/{c}/cpufreq/scaling_governor")
+            for c in cpus
+        ),
+        "scaling_driver": read(
+            root, "sys/devices/system/cpu/cpufreq/policy0/scaling_driver"
+        )
+        or read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"),
     }
+
+
+def _one_or_many(values: Iterable[str | None]) -> str | None:
+    """One value when every CPU agrees, else the distinct values joined."""
+    distinct = sorted({v for v in values if v})
+    return ",".join(distinct) or None
 
 
 def memory(root: Path) -> dict[str, Any]:
@@ -72,15 +88,6 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _pci(root: Path, address: str) -> dict[str, Any]:
-    base = f"sys/bus/pci/devices/{address}"
-    return {
-        "vendor_id": read(root, f"{base}/vendor"),
-        "device_id": read(root, f"{base}/device"),
-        "driver": link_name(root, f"{base}/driver"),
-    }
-
-
 def lspci_names(commands: Commands) -> dict[str, str]:
     """PCI address -> "vendor device" names from ``lspci -mm -D``."""
     names = {}
@@ -94,37 +101,26 @@ def lspci_names(commands: Commands) -> dict[str, str]:
     return names
 
 
-def gpus(root: Path, commands: Commands, names: dict[str, str]) -> list[dict[str, Any]]:
+def gpus(
+    root: Path, commands: Commands, functions: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Accelerators of every vendor: NVIDIA's from nvidia-smi when it answers
+    (with the PCI facts of their functions), the rest from sysfs."""
+    by_address = {f["address"].lower(): f for f in functions}
     found = _nvidia_smi(commands)
+    for gpu in found:
+        function = by_address.get(gpu["pci_address"], {})
+        gpu.update(
+            vendor="NVIDIA",
+            kind="gpu",
+            vendor_id=function.get("vendor_id", "0x10de"),
+            device_id=function.get("device_id"),
+            numa_node=function.get("numa_node"),
+            iommu_group=function.get("iommu_group"),
+            link=function.get("link"),
+        )
     listed = {g["pci_address"] for g in found}
-    nvrm = re.search(
-        r"Kernel Module\s+(\S+)", read(root, "proc/driver/nvidia/version") or ""
-    )
-    for address in listdir(root, "sys/bus/pci/devices"):
-        pci_class = read(root, f"sys/bus/pci/devices/{address}/class") or ""
-        info = _pci(root, address)
-        vendor = info["vendor_id"]
-        is_gpu = pci_class.startswith("0x0302") or (
-            pci_class.startswith("0x0300") and vendor in {"0x10de", "0x1002"}
-        )
-        if not is_gpu or address.lower() in listed:
-            continue
-        base = f"sys/bus/pci/devices/{address}"
-        found.append(
-            {
-                "model": names.get(address)
-                or f"{GPU_VENDORS.get(vendor or '', vendor)} {info['device_id']}",
-                "driver": info["driver"],
-                "driver_version": nvrm.group(1)
-                if nvrm and vendor == "0x10de"
-                else None,
-                "firmware": read(root, f"{base}/vbios_version"),
-                "memory_bytes": read_int(root, f"{base}/mem_info_vram_total"),
-                "pci_address": address,
-                "source": "sysfs",
-            }
-        )
-    return found
+    return found + pci.accelerators(root, functions, listed)
 
 
 def _nvidia_smi(commands: Commands) -> list[dict[str, Any]]:
@@ -160,7 +156,10 @@ def cuda_version(commands: Commands) -> str | None:
     return match.group(1) if match else None
 
 
-def nics(root: Path, commands: Commands, names: dict[str, str]) -> list[dict[str, Any]]:
+def nics(
+    root: Path, commands: Commands, names: dict[str, str], functions: list[Any]
+) -> list[dict[str, Any]]:
+    by_address = {f["address"]: f for f in functions}
     result = []
     for name in listdir(root, "sys/class/net"):
         if name == "lo":
@@ -184,6 +183,8 @@ def nics(root: Path, commands: Commands, names: dict[str, str]) -> list[dict[str
                 "speed_mbps": speed if speed is not None and speed > 0 else None,
                 "mtu": read_int(root, f"{base}/mtu"),
                 "state": read(root, f"{base}/operstate"),
+                "numa_node": by_address.get(pci or "", {}).get("numa_node"),
+                "link": by_address.get(pci or "", {}).get("link"),
             }
         )
     return result
@@ -198,64 +199,38 @@ def _ids(root: Path, relative: str) -> str | None:
     return f"{vendor}:{device}" if vendor and device else None
 
 
-def nvme(root: Path, commands: Commands) -> list[dict[str, Any]]:
+def rdma(root: Path) -> list[dict[str, Any]]:
+    """RDMA devices (``/sys/class/infiniband``) with firmware and ports."""
     result = []
-    for name in listdir(root, "sys/class/nvme"):
-        base = f"sys/class/nvme/{name}"
-        result.append(
-            {
-                "name": name,
-                "model": read(root, f"{base}/model"),
-                "firmware": read(root, f"{base}/firmware_rev"),
-                "transport": read(root, f"{base}/transport"),
-                "address": read(root, f"{base}/address"),
-                "source": "sysfs",
-            }
-        )
-    if result:
-        return result
-    return _nvme_list(commands)
-
-
-def _nvme_list(commands: Commands) -> list[dict[str, Any]]:
-    """``nvme list -o json`` (nvme-cli 1.x shape) where /sys/class/nvme is hidden."""
-    try:
-        doc = json.loads(commands.run("nvme", "list", "-o", "json") or "{}")
-    except ValueError:
-        return []
-    devices = doc.get("Devices") if isinstance(doc, dict) else None
-    result = []
-    for device in devices if isinstance(devices, list) else []:
-        if isinstance(device, dict) and device.get("ModelNumber"):
-            result.append(
+    for name in listdir(root, "sys/class/infiniband"):
+        base = f"sys/class/infiniband/{name}"
+        device = link_name(root, f"{base}/device")
+        ports = []
+        for port in listdir(root, f"{base}/ports"):
+            pbase = f"{base}/ports/{port}"
+            ports.append(
                 {
-                    "name": str(device.get("DevicePath", "")).rsplit("/", 1)[-1]
-                    or None,
-                    "model": str(device["ModelNumber"]).strip(),
-                    "firmware": str(device.get("Firmware", "")).strip() or None,
-                    "transport": None,
-                    "address": None,
-                    "source": "nvme-cli",
+                    "port": _int(port),
+                    "state": read(root, f"{pbase}/state"),
+                    "phys_state": read(root, f"{pbase}/phys_state"),
+                    "rate": read(root, f"{pbase}/rate"),
+                    "link_layer": read(root, f"{pbase}/link_layer"),
                 }
             )
-    return result
-
-
-def block_devices(root: Path) -> list[dict[str, Any]]:
-    result = []
-    for name in listdir(root, "sys/block"):
-        if name.startswith(SKIPPED_BLOCK):
-            continue
-        base = f"sys/block/{name}"
-        sectors = read_int(root, f"{base}/size")
-        scheduler = re.search(r"\[(\S+)\]", read(root, f"{base}/queue/scheduler") or "")
         result.append(
             {
                 "name": name,
-                "model": read(root, f"{base}/device/model"),
-                "size_bytes": sectors * 512 if sectors is not None else None,
-                "rotational": read(root, f"{base}/queue/rotational") == "1",
-                "scheduler": scheduler.group(1) if scheduler else None,
+                "firmware": read(root, f"{base}/fw_ver"),
+                "hca_type": read(root, f"{base}/hca_type"),
+                "board_id": read(root, f"{base}/board_id"),
+                "node_type": read(root, f"{base}/node_type"),
+                "node_guid": read(root, f"{base}/node_guid"),
+                "driver": link_name(root, f"{base}/device/driver"),
+                "pci_address": device
+                if device and re.match(r"[0-9a-f]{4}:[0-9a-f]{2}:", device)
+                else None,
+                "netdevs": listdir(root, f"{base}/device/net"),
+                "ports": ports,
             }
         )
     return result
