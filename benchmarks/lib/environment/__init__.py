@@ -2,7 +2,10 @@
 
     from benchmarks.lib.environment import capture_environment, environment_drift
     captured = capture_environment()                     # this host, JSON-able
-    drifts = environment_drift(captured, manifest_json)  # list[Drift], major first
+    drifts = environment_drift(captured, manifest_json, policy)  # major first
+
+``policy`` is a ``DriftPolicy`` (``drift_policy(rfp_document, source)``; the
+defaults when None) that sets each drift's severity by rule.
 
 Pure Python, no Django. ``capture_environment(root=...)`` reads another tree
 (tests); ``runner=`` replaces how tools (lscpu, nvidia-smi, ethtool…) are run.
@@ -20,6 +23,12 @@ from benchmarks.lib.environment.drift import (
     Drift,
     environment_drift,
 )
+from benchmarks.lib.environment.policy import (
+    DEFAULT_RULES,
+    DriftPolicy,
+    drift_policy,
+    drift_policy_problems,
+)
 
 
 def drift_counts(drifts: Iterable[Drift]) -> dict[str, int]:
@@ -31,12 +40,16 @@ def drift_counts(drifts: Iterable[Drift]) -> dict[str, int]:
 
 
 __all__ = [
+    "DEFAULT_RULES",
     "INFO",
     "MAJOR",
     "MINOR",
     "SCHEMA",
     "Drift",
+    "DriftPolicy",
     "capture_environment",
     "drift_counts",
+    "drift_policy",
+    "drift_policy_problems",
     "environment_drift",
 ]

@@ -6,9 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmarks.lib.environment.matching import (
-    INFO,
-    MAJOR,
-    MINOR,
     Diff,
     count,
     get,
@@ -32,7 +29,7 @@ def compare_gpu(
             f"{field}.{key}",
             model,
             models,
-            INFO,
+            "accelerator.model",
             f"GPU model {text(model)} "
             + (
                 f"not found; this host has {models}"
@@ -40,7 +37,7 @@ def compare_gpu(
                 else "not found on this host"
             ),
         )
-    count(diff, field, gpu, len(have), "GPU")
+    count(diff, field, gpu, len(have), "GPU", "accelerator.count")
     key, driver = get(gpu, "driver", "driver_version")
     if driver is not None:
         diff.versions(
@@ -48,7 +45,7 @@ def compare_gpu(
             driver,
             [g.get("driver_version") for g in have],
             "GPU driver",
-            MAJOR,
+            "accelerator.driver",
         )
     key, firmware = get(gpu, "vbios", "vbios_version", "firmware", "fw")
     if firmware is not None:
@@ -57,7 +54,7 @@ def compare_gpu(
             firmware,
             [g.get("firmware") for g in have],
             "GPU firmware",
-            MAJOR,
+            "accelerator.firmware",
         )
     key, cuda = get(gpu, "cuda", "cuda_version")
     if cuda is not None:
@@ -66,7 +63,7 @@ def compare_gpu(
             cuda,
             [(captured.get("packages") or {}).get("cuda")],
             "CUDA",
-            MINOR,
+            "cuda",
         )
 
 
@@ -87,7 +84,7 @@ def compare_nic(
                 f"{field}.{key}",
                 driver,
                 modules,
-                MAJOR,
+                "nic.driver",
                 f"NIC driver: declared {text(driver)}, this host's NICs use {modules}",
             )
         else:
@@ -108,7 +105,7 @@ def compare_nic(
                     f"{field}.{key}",
                     driver,
                     ", ".join(sorted(set(got))),
-                    MAJOR,
+                    "nic.driver",
                     f"NIC driver version: declared {text(driver)}, this host has "
                     f"{', '.join(sorted(set(got)))}",
                 )
@@ -119,13 +116,14 @@ def compare_nic(
             firmware,
             [str(n.get("firmware") or "").split(" ")[0] for n in matched],
             "NIC firmware",
-            MAJOR,
+            "nic.firmware",
         )
     elif firmware is not None:
         diff.missing(f"{field}.{key}", firmware, "NIC firmware")
     if physical:
         named = str(driver).split()[0] if driver is not None else None
-        count(diff, field, nic, len(matched), f"NIC ({named})" if named else "NIC")
+        what = f"NIC ({named})" if named else "NIC"
+        count(diff, field, nic, len(matched), what, "nic.count")
 
 
 def compare_nvme(
@@ -140,9 +138,15 @@ def compare_nvme(
         if isinstance(d, Mapping) and same_model(str(model), str(d.get("model") or ""))
     ]
     if not matched:
-        diff.missing(f"{field}.{key}", model, "NVMe drive")
+        diff.add(
+            f"{field}.{key}",
+            model,
+            None,
+            "nvme.model",
+            f"declared NVMe drive {text(model)}; not found on this host",
+        )
         return
-    count(diff, field, drive, len(matched), "NVMe drive")
+    count(diff, field, drive, len(matched), "NVMe drive", "nvme.count")
     key, firmware = get(drive, "firmware", "fw", "firmware_rev")
     if firmware is not None:
         diff.versions(
@@ -150,7 +154,7 @@ def compare_nvme(
             firmware,
             [d.get("firmware") for d in matched],
             f"NVMe firmware of {text(model)}",
-            MAJOR,
+            "nvme.firmware",
         )
 
 
@@ -172,7 +176,7 @@ def compare_transport(
             field,
             declared,
             None,
-            INFO,
+            "nvmeof.absent",
             f"declared NVMe-oF transport {declared}; no NVMe-oF controller "
             "is connected on this host",
         )
@@ -181,7 +185,7 @@ def compare_transport(
             field,
             declared,
             ", ".join(fabrics),
-            MAJOR,
+            "nvmeof.transport",
             f"NVMe-oF transport: declared {declared}, "
             f"this host uses {', '.join(fabrics)}",
         )

@@ -7,26 +7,13 @@ role (gpu, client, compute, initiator, host…), the others are listed as "info"
 and not compared. A flat manifest (``os``, ``kernel``… at the top) is one host.
 Keys are matched loosely (case, ``-``/``_``/spaces, common synonyms).
 
-Severity of a mismatch:
-
-============================================  ===========================  ========
-declared                                      captured                     severity
-============================================  ===========================  ========
-kernel                                        kernel.release               major
-os: other distribution or major version       os                           major
-os: same distribution and major version       os                           minor
-gpu driver                                    gpus[].driver_version        major
-gpu vbios / firmware                          gpus[].firmware              major
-gpu cuda                                      packages.cuda                minor
-nics[] driver (module name, version)          nics[].driver(_version)      major
-nics[] firmware                               nics[].firmware              major
-nvme / local_nvme[] firmware (same model)     nvme[].firmware              major
-NVMe-oF transport                             nvme[].transport (fabrics)   major
-cpu microcode                                 cpu.microcode                minor
-packages.<name>                               packages.<name>              minor
-cpu / gpu / nic / nvme model, counts          …                            info
-a declared value this host does not have      —                            info
-============================================  ===========================  ========
+The severity of each mismatch is the drift policy's for the rule that
+compared it (``policy.DEFAULT_RULES``: kernel, another OS release, accelerator
+count, model and driver major version, NIC driver, NVMe-oF transport and a
+firmware's major version → major; an OS point release, a driver's or a
+firmware's minor or patch version, CUDA, microcode and packages → minor; CPU
+model, NIC and NVMe counts and declared values this host does not show → info).
+Each ``Drift`` names its ``rule``; an RFP's policy may change any of them.
 
 A version declared as a prefix matches (declared "5.15" = "5.15.0-125-generic").
 """
@@ -58,6 +45,7 @@ from benchmarks.lib.environment.matching import (
     text,
     versions,
 )
+from benchmarks.lib.environment.policy import DriftPolicy
 
 __all__ = ["INFO", "MAJOR", "MINOR", "Drift", "environment_drift"]
 
@@ -74,21 +62,32 @@ REMOTE_ROLES: Final = ("storage", "target", "array", "switch", "server", "fabric
 
 
 def environment_drift(
-    captured: Mapping[str, Any], declared: Mapping[str, Any]
+    captured: Mapping[str, Any],
+    declared: Mapping[str, Any],
+    policy: DriftPolicy | None = None,
 ) -> list[Drift]:
     """Differences between a ``capture_environment`` result and a manifest,
-    the most severe first."""
-    diff = Diff()
+    the most severe first, with severities from ``policy`` (the defaults when
+    None)."""
+    diff = Diff(policy)
     captured = _well_formed(captured)
     if not isinstance(declared, Mapping):
         diff.add(
-            "manifest", None, None, INFO, "the environment manifest is not an object"
+            "manifest",
+            None,
+            None,
+            "manifest",
+            "the environment manifest is not an object",
         )
         return diff.drifts
     prefix, host = _pick_host(declared, diff)
     if host is None:
         diff.add(
-            "manifest", None, None, INFO, "the manifest describes no host to compare"
+            "manifest",
+            None,
+            None,
+            "manifest",
+            "the manifest describes no host to compare",
         )
     else:
         _compare_host(diff, prefix, host, captured)
@@ -137,7 +136,7 @@ def _pick_host(
                 f"{key}.{role}",
                 None,
                 None,
-                INFO,
+                "other_role",
                 f"role {role!r} describes another machine: not compared",
             )
     host = next(h for r, h in hosts.items() if str(r) == chosen)
@@ -166,7 +165,7 @@ def _compare_host(
     if value is not None:
         kernel = (captured.get("kernel") or {}).get("release")
         diff.versions(
-            prefix + str(key), text(value) or value, [kernel], "kernel", MAJOR
+            prefix + str(key), text(value) or value, [kernel], "kernel", "kernel"
         )
     key, value = get(host, "cpu", "cpus", "processor")
     if isinstance(value, Mapping):
@@ -208,9 +207,9 @@ def _compare_os(diff: Diff, field: str, declared: Any, os_info: Any) -> None:
     want = versions(described)
     message = f"declared {described}, this host runs {captured}"
     if not same_distro or (want and have[0].split(".")[0] != want[0].split(".")[0]):
-        diff.add(field, described, captured, MAJOR, f"OS: {message}")
+        diff.add(field, described, captured, "os.distribution", f"OS: {message}")
     elif want and not same_version(want[0], have[0]):
-        diff.add(field, described, captured, MINOR, f"OS version: {message}")
+        diff.add(field, described, captured, "os.version", f"OS version: {message}")
 
 
 def _compare_cpu(
@@ -225,7 +224,7 @@ def _compare_cpu(
                 f"{field}.{key}",
                 model,
                 have["model"],
-                INFO,
+                "cpu.model",
                 f"CPU model: declared {text(model)}, this host has {have['model']}",
             )
     key, code = get(cpu, "microcode", "ucode", "microcode_version")
@@ -237,7 +236,7 @@ def _compare_cpu(
                 f"{field}.{key}",
                 code,
                 have["microcode"],
-                MINOR,
+                "cpu.microcode",
                 f"CPU microcode: declared {code}, this host has {have['microcode']}",
             )
     key, sockets = get(cpu, "sockets")
@@ -250,7 +249,7 @@ def _compare_cpu(
             f"{field}.{key}",
             sockets,
             have["sockets"],
-            INFO,
+            "cpu.sockets",
             f"CPU sockets: declared {sockets}, this host has {have['sockets']}",
         )
 
@@ -280,5 +279,5 @@ def _compare_packages(
             version,
             [have.get(loose_key(name))],
             f"package {name}",
-            MINOR,
+            "package",
         )

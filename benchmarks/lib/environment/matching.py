@@ -8,6 +8,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from benchmarks.lib.environment.policy import (
+    LEVELS,
+    VERSIONED,
+    DriftPolicy,
+    version_level,
+)
+
 MAJOR: Final = "major"
 MINOR: Final = "minor"
 INFO: Final = "info"
@@ -25,6 +32,7 @@ class Drift:
     captured: str | None
     severity: str  # "major" | "minor" | "info"
     message: str
+    rule: str = ""  # the drift policy's rule that set the severity
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,14 +87,20 @@ def versions(text: str) -> list[str]:
 
 
 class Diff:
-    def __init__(self) -> None:
+    """Collects drifts; each one's severity is the policy's for its rule."""
+
+    def __init__(self, policy: DriftPolicy | None = None) -> None:
+        self.policy = policy or DriftPolicy()
         self.drifts: list[Drift] = []
 
     def add(
-        self, field: str, declared: Any, captured: Any, severity: str, message: str
+        self, field: str, declared: Any, captured: Any, rule: str, message: str
     ) -> None:
+        severity = self.policy.severity(rule)
+        if severity == "ignore":
+            return
         self.drifts.append(
-            Drift(field, text(declared), text(captured), severity, message)
+            Drift(field, text(declared), text(captured), severity, message, rule)
         )
 
     def missing(self, field: str, declared: Any, what: str) -> None:
@@ -94,7 +108,7 @@ class Diff:
             field,
             declared,
             None,
-            INFO,
+            "unverifiable",
             f"declared {what} {text(declared)}; not found on this host",
         )
 
@@ -104,17 +118,22 @@ class Diff:
         declared: Any,
         captured: Iterable[Any],
         what: str,
-        severity: str,
+        rule: str,
     ) -> None:
+        """A version mismatch under ``rule`` (a versioned rule is refined by
+        the level of the closest captured version's difference)."""
         have = sorted({str(c) for c in captured if c not in (None, "")})
         if not have:
             self.missing(field, declared, what)
         elif not any(same_version(str(declared), c) for c in have):
+            if rule in VERSIONED:
+                levels = [version_level(str(declared), c) for c in have]
+                rule = f"{rule}.{max(levels, key=LEVELS.index)}"
             self.add(
                 field,
                 declared,
                 ", ".join(have),
-                severity,
+                rule,
                 f"{what}: declared {text(declared)}, this host has {', '.join(have)}",
             )
 
@@ -128,7 +147,7 @@ def items(value: Any) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def count(
-    diff: Diff, field: str, item: Mapping[str, Any], have: int, what: str
+    diff: Diff, field: str, item: Mapping[str, Any], have: int, what: str, rule: str
 ) -> None:
     key, count = get(item, "count", "quantity", "number")
     if count is not None and str(count) != str(have):
@@ -136,6 +155,6 @@ def count(
             f"{field}.{key}",
             count,
             have,
-            INFO,
+            rule,
             f"{what} count: declared {count}, this host has {have}",
         )

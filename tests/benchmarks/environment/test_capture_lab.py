@@ -3,7 +3,7 @@ subsystems with two paths, RDMA, a loop device, nvme-cli's two JSON shapes) and
 the real capture of this machine checked against what it reads independently.
 
 Regenerate the golden after a deliberate schema change with
-``REPROGATE_UPDATE_GOLDENS=1 pytest tests/benchmarks/environment/test_capture_lab.py``."""
+``REPROGATE_UPDATE_GOLDENS=1`` set when running this file."""
 
 from __future__ import annotations
 
@@ -162,9 +162,7 @@ def test_the_real_capture_agrees_with_procfs_and_sysfs() -> None:
     env = capture_environment()
 
     assert env["kernel"]["cmdline"] == _text("/proc/cmdline")
-    assert env["kernel"]["sysctls"]["vm.swappiness"] == _text(
-        "/proc/sys/vm/swappiness"
-    )
+    assert env["kernel"]["sysctls"]["vm.swappiness"] == _text("/proc/sys/vm/swappiness")
     assert [f["address"] for f in env["pci"]] == sorted(
         os.listdir("/sys/bus/pci/devices")
     )

@@ -119,13 +119,16 @@ def test_gpu_firmware_cuda_and_count(tmp_path: Path) -> None:
 
     drifts = by_field(environment_drift(capture(tmp_path), declared))
 
-    assert drifts["hosts.gpu.gpu.vbios"].severity == "major"
+    vbios = drifts["hosts.gpu.gpu.vbios"]
+    assert (vbios.severity, vbios.rule) == ("minor", "accelerator.firmware.patch")
     assert drifts["hosts.gpu.gpu.cuda"].severity == "minor"
-    assert drifts["hosts.gpu.gpu.count"].severity == "info"
-    assert drifts["hosts.gpu.gpu.count"].captured == "8"
+    count = drifts["hosts.gpu.gpu.count"]
+    assert (count.severity, count.rule, count.captured) == (
+        "major", "accelerator.count", "8",
+    )  # fmt: skip
 
 
-def test_nic_driver_version_and_firmware_are_major(tmp_path: Path) -> None:
+def test_nic_driver_version_is_major_firmware_minor_by_level(tmp_path: Path) -> None:
     declared = manifest()
     nic = declared["hosts"]["gpu"]["nics"][0]
     nic.update(driver="mlx5_core (MLNX_OFED 23.10-1.1.9.0)", firmware="28.39.1002")
@@ -134,7 +137,8 @@ def test_nic_driver_version_and_firmware_are_major(tmp_path: Path) -> None:
 
     assert drifts["hosts.gpu.nics[0].driver"].severity == "major"
     assert drifts["hosts.gpu.nics[0].driver"].captured == "24.07-0.6.1"
-    assert drifts["hosts.gpu.nics[0].firmware"].severity == "major"
+    firmware = drifts["hosts.gpu.nics[0].firmware"]  # 28.42 -> 28.39: minor
+    assert (firmware.severity, firmware.rule) == ("minor", "nic.firmware.minor")
 
 
 def test_nvme_firmware_of_the_same_model_is_major(tmp_path: Path) -> None:
