@@ -259,6 +259,7 @@ class RfpAddendaApi(APIView):
             audit_rights_clause = serializers.CharField(
                 required=False, allow_blank=True
             )
+            drift_policy = serializers.JSONField(required=False)
 
             def to_internal_value(self, data: Any) -> Any:
                 if isinstance(data, dict):

@@ -111,6 +111,7 @@ class TermsSerializer(serializers.Serializer):
     retest_deadline_days = serializers.IntegerField()
     retest_max_attempts = serializers.IntegerField()
     audit_rights_clause = serializers.CharField()
+    drift_policy = serializers.JSONField()
     standstill_days = serializers.IntegerField()
     frozen_at = serializers.DateTimeField(source="terms_frozen_at", allow_null=True)
 
@@ -282,6 +283,7 @@ class RfpDetailApi(APIView):
             min_value=1, max_value=10, required=False
         )
         audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
+        drift_policy = serializers.JSONField(required=False)
         standstill_days = serializers.IntegerField(required=False)
         artifacts = ArtifactSerializer(many=True, required=False)
         metrics = MetricSerializer(many=True, required=False)

@@ -78,6 +78,11 @@ class AddendumForm(forms.Form):
         label="Re-test attempts", min_value=1, max_value=10, required=False
     )
     audit_rights_clause = _text()
+    drift_policy = forms.JSONField(
+        label="Drift policy (JSON; empty for the defaults)",
+        required=False,
+        widget=_textarea(),
+    )
     reason = forms.CharField(
         max_length=REASON_MAX_LENGTH,
         widget=_textarea(3),
@@ -99,6 +104,8 @@ class AddendumForm(forms.Form):
         for name in KEEP_WHEN_EMPTY:  # left empty: unchanged
             if data.get(name) is None and name in self.fields:
                 data[name] = getattr(self.rfp, name)
+        if "drift_policy" in data and data["drift_policy"] is None:
+            data["drift_policy"] = {}  # left empty: the defaults
         return data
 
     def changes(self) -> dict[str, object]:

@@ -162,6 +162,7 @@ class RfpTermsForm(forms.ModelForm):
             "retest_deadline_days": "Re-test deadline (days after a failed gate)",
             "retest_max_attempts": "Re-test attempts per obligation",
             "audit_rights_clause": "Audit rights (third-party re-runs)",
+            "drift_policy": "Drift policy (JSON; empty for the defaults)",
             "standstill_days": "Standstill period after award (days)",
         }
         widgets = {
@@ -171,6 +172,7 @@ class RfpTermsForm(forms.ModelForm):
                 "acceptance_clause",
                 "retest_clause",
                 "audit_rights_clause",
+                "drift_policy",
             )
         }
 
@@ -186,6 +188,8 @@ class RfpTermsForm(forms.ModelForm):
         for name in self.KEEP_WHEN_EMPTY:
             if data.get(name) is None:
                 data[name] = getattr(self.instance, name)
+        if data.get("drift_policy") is None:  # left empty: the defaults
+            data["drift_policy"] = {}
         return data
 
 

@@ -6,11 +6,20 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Final
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organisation, TimeStampedModel
+from procurement.lib.drift_policy import drift_policy_problems
+
+
+def validate_drift_policy(value: object) -> None:
+    problems = drift_policy_problems(value)
+    if problems:
+        raise ValidationError("; ".join(problems))
+
 
 # An RFP's reference, also in the API's input (so the schema states it).
 REFERENCE_VALIDATOR = RegexValidator(
@@ -93,6 +102,15 @@ class Rfp(TimeStampedModel):
         default=2, validators=[MinValueValidator(1), MaxValueValidator(10)]
     )
     audit_rights_clause = models.TextField(blank=True)
+    # How environment drift on the lab's runs is graded: a
+    # reprogate.drift-policy/v1 document whose rules override the defaults
+    # (procurement.lib.drift_policy.DEFAULT_RULES) one by one; {}: the defaults.
+    drift_policy = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_drift_policy],
+        help_text="Severity of each kind of environment drift; empty: the defaults.",
+    )
     terms_frozen_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     opened_at = models.DateTimeField(null=True, blank=True)
@@ -184,6 +202,7 @@ RFP_TERMS_FIELDS: Final = (
     "retest_deadline_days",
     "retest_max_attempts",
     "audit_rights_clause",
+    "drift_policy",
     "standstill_days",
 )
 

@@ -8,6 +8,7 @@ pending question does not exist for it (404 by any URL)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -155,6 +156,7 @@ _LABELS = {
     "retest_vendor_funded": "Re-tests are vendor-funded",
     "retest_deadline_days": "Re-test deadline (days)",
     "retest_max_attempts": "Re-test attempts",
+    "drift_policy": "Drift policy",
 }
 
 
@@ -165,6 +167,8 @@ def _display(field: models.Field, value: Any) -> str:
         return f"{datetime.fromisoformat(value):%Y-%m-%d %H:%M} UTC"
     if isinstance(field, models.BooleanField):
         return "yes" if value else "no"
+    if isinstance(field, models.JSONField):
+        return json.dumps(value, sort_keys=True) if value else "the defaults"
     return str(value) if value != "" else "(empty)"
 
 

@@ -60,6 +60,7 @@ _ACCEPTED_TYPES: Final[dict[type, tuple[type, ...]]] = {
     models.PositiveSmallIntegerField: (int,),
     models.DecimalField: (Decimal, int, str),
     models.BooleanField: (bool,),
+    models.JSONField: (dict,),
 }
 
 

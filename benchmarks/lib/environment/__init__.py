@@ -23,7 +23,7 @@ from benchmarks.lib.environment.drift import (
     Drift,
     environment_drift,
 )
-from benchmarks.lib.environment.policy import (
+from procurement.lib.drift_policy import (
     DEFAULT_RULES,
     DriftPolicy,
     drift_policy,

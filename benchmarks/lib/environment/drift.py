@@ -45,7 +45,7 @@ from benchmarks.lib.environment.matching import (
     text,
     versions,
 )
-from benchmarks.lib.environment.policy import DriftPolicy
+from procurement.lib.drift_policy import DriftPolicy
 
 __all__ = ["INFO", "MAJOR", "MINOR", "Drift", "environment_drift"]
 

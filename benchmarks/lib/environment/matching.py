@@ -8,12 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from benchmarks.lib.environment.policy import (
-    LEVELS,
-    VERSIONED,
-    DriftPolicy,
-    version_level,
-)
+from benchmarks.lib.environment.policy import LEVELS, VERSIONED, version_level
+from procurement.lib.drift_policy import DriftPolicy
 
 MAJOR: Final = "major"
 MINOR: Final = "minor"

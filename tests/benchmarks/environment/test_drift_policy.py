@@ -15,7 +15,8 @@ from benchmarks.lib.environment import (
     drift_policy_problems,
     environment_drift,
 )
-from benchmarks.lib.environment.policy import SCHEMA, version_level
+from benchmarks.lib.environment.policy import version_level
+from procurement.lib.drift_policy import SCHEMA
 from tests.benchmarks.environment.fakehost import TOOLS, FakeTools
 from tests.benchmarks.environment.test_drift import capture, manifest
 
