@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from accounts.selectors import clock
 from artifacts.conf import bundle_environment_max_bytes
 from benchmarks import conf
-from benchmarks.lib.environment import capture_environment, environment_drift
+from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
@@ -49,6 +48,7 @@ from benchmarks.services.results import (
     outputs_store,
     run_finish,
 )
+from benchmarks.services.run_environment import running_fields
 from benchmarks.services.runs import run_claim, run_transition
 from benchmarks.services.workspace import (
     Beat,
@@ -251,38 +251,6 @@ def _prepare(run: Run, space: Workspace, reporter: RunReporter) -> dict[str, Any
     return running_fields(
         run, environment, declared, drop_page_cache() if cold else None
     )
-
-
-def running_fields(
-    run: Run,
-    environment: dict[str, Any],
-    declared: dict[str, Any],
-    cache_dropped: bool | None,
-) -> dict[str, Any]:
-    """What a run records as its harness starts: the host's environment, its
-    drift from the bundle's declared one, and for a cold-cache scenario whether
-    the page cache was dropped (``cache_dropped`` is ignored for a warm one)."""
-    environment = json_safe(environment)
-    drift = [
-        json_safe(d.as_dict())
-        for d in environment_drift(environment, json_safe(declared))
-    ]
-    fields: dict[str, Any] = {
-        "environment": environment,
-        "drift": drift,
-        "started_at": clock.now(),
-        "heartbeat_at": clock.now(),
-    }
-    if run.scenario.get("cache") == "cold":
-        dropped = bool(cache_dropped)
-        fields["cache_dropped"] = dropped
-        fields["cache_note"] = (
-            "Page cache dropped before the run."
-            if dropped
-            else "Cold-cache scenario, but this host does not allow dropping the "
-            "page cache (needs root outside a container): the cache may be warm."
-        )
-    return fields
 
 
 def _harness_env(run: Run) -> dict[str, str]:

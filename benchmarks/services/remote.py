@@ -52,9 +52,9 @@ from benchmarks.services.execution import (
     run_conclude,
     run_end_cancelled_unprepared,
     run_end_unprepared,
-    running_fields,
 )
 from benchmarks.services.pools import WorkerIdentity, host_register
+from benchmarks.services.run_environment import running_fields
 from benchmarks.services.runs import run_claim, run_report, run_transition
 from benchmarks.services.uploads import (
     attempt_uploads_folder,

@@ -61,10 +61,15 @@ DEFAULT_RULES: Final[Mapping[str, str]] = {
 @dataclass(frozen=True)
 class DriftPolicy:
     rules: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_RULES))
-    source: str = "default"  # who set it: "default" or e.g. "RFP-2026-07"
+    source: str = "default"  # whose policy: "default" or e.g. "RFP-2026-07"
+    overridden: frozenset[str] = frozenset()  # the rules ``source`` set itself
 
     def severity(self, rule: str) -> str:
         return self.rules.get(rule, DEFAULT_RULES.get(rule, "info"))
+
+    def set_by(self, rule: str) -> str:
+        """Who set ``rule``'s severity: the policy's source or "default"."""
+        return self.source if rule in self.overridden else "default"
 
     def as_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "source": self.source, "rules": dict(self.rules)}
@@ -74,9 +79,11 @@ def drift_policy(document: Any, source: str = "default") -> DriftPolicy:
     """The policy of a ``reprogate.drift-policy/v1`` document over the defaults;
     an empty or invalid document gives the defaults (validate it first)."""
     rules = dict(DEFAULT_RULES)
+    own: dict[str, str] = {}
     if isinstance(document, Mapping) and not drift_policy_problems(document):
-        rules.update(document.get("rules") or {})
-    return DriftPolicy(rules=rules, source=source)
+        own = dict(document.get("rules") or {})
+        rules.update(own)
+    return DriftPolicy(rules=rules, source=source, overridden=frozenset(own))
 
 
 def drift_policy_problems(document: Any) -> list[str]:

@@ -29,6 +29,7 @@ class Drift:
     severity: str  # "major" | "minor" | "info"
     message: str
     rule: str = ""  # the drift policy's rule that set the severity
+    policy: str = "default"  # whose rule it is: "default" or the RFP's reference
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,7 +97,15 @@ class Diff:
         if severity == "ignore":
             return
         self.drifts.append(
-            Drift(field, text(declared), text(captured), severity, message, rule)
+            Drift(
+                field,
+                text(declared),
+                text(captured),
+                severity,
+                message,
+                rule,
+                self.policy.set_by(rule),
+            )
         )
 
     def missing(self, field: str, declared: Any, what: str) -> None:

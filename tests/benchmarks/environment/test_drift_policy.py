@@ -78,6 +78,8 @@ def test_an_rfps_policy_overrides_rule_by_rule(tmp_path: Path) -> None:
     drifts = by_field(environment_drift(no_gpu_host(tmp_path), declared, policy))
 
     assert drifts["hosts.gpu.gpu.count"].severity == "info"
+    assert drifts["hosts.gpu.gpu.count"].policy == "RFP-2026-07"
+    assert drifts["hosts.gpu.gpu.driver"].policy == "default"
     assert "hosts.gpu.gpu.model" not in drifts  # ignored
     assert (drifts["packages.fio"].severity, drifts["packages.fio"].rule) == (
         "major", "package",
