@@ -60,6 +60,7 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         **_live_context(request, run),
         "drift": drift,
         "major_drift": sum(1 for d in drift if d.get("severity") == "major"),
+        "declared_by": run.campaign.bundle.organisation,
         "metrics": run_metric_list(run),
         "charts": run_charts(
             list(run_series_list(run).values("name", "unit", "scope", "points")),
