@@ -115,6 +115,7 @@ def gpus(
             kind="gpu",
             vendor_id=function.get("vendor_id", "0x10de"),
             device_id=function.get("device_id"),
+            **{"class": function.get("class")},
             numa_node=function.get("numa_node"),
             iommu_group=function.get("iommu_group"),
             link=function.get("link"),
