@@ -30,6 +30,10 @@ DEFAULT_RULES: Final[Mapping[str, str]] = {
     "cpu.model": "info",
     "cpu.sockets": "info",
     "cpu.microcode": "minor",
+    "cpu.governor": "minor",
+    "kernel.cmdline": "minor",  # a declared boot parameter is not set
+    "sysctl": "minor",
+    "thp": "minor",  # transparent huge pages
     "accelerator.count": "major",  # "8 declared, 0 found" included
     "accelerator.model": "major",
     "accelerator.driver.major": "major",

@@ -45,6 +45,7 @@ from benchmarks.lib.environment.matching import (
     text,
     versions,
 )
+from benchmarks.lib.environment.tuning import compare_tuning
 from procurement.lib.drift_policy import DriftPolicy
 
 __all__ = ["INFO", "MAJOR", "MINOR", "Drift", "environment_drift"]
@@ -162,6 +163,9 @@ def _compare_host(
     if value is not None:
         _compare_os(diff, prefix + str(key), value, captured.get("os"))
     key, value = get(host, "kernel", "kernel_version", "kernel_release", "uname")
+    if isinstance(value, Mapping):  # {"release", "cmdline", "sysctls"…}
+        inner, value = get(value, "release", "version")
+        key = f"{key}.{inner}"
     if value is not None:
         kernel = (captured.get("kernel") or {}).get("release")
         diff.versions(
@@ -183,6 +187,7 @@ def _compare_host(
     key, value = get(host, "transport", "trtype", "nvmeof_transport")
     if value is not None:
         compare_transport(diff, prefix + str(key), value, captured)
+    compare_tuning(diff, prefix, host, captured)
 
 
 def _compare_os(diff: Diff, field: str, declared: Any, os_info: Any) -> None:

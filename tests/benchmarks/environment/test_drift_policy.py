@@ -11,13 +11,14 @@ import pytest
 from benchmarks.lib.environment import (
     DEFAULT_RULES,
     Drift,
+    capture_environment,
     drift_policy,
     drift_policy_problems,
     environment_drift,
 )
 from benchmarks.lib.environment.policy import version_level
 from procurement.lib.drift_policy import SCHEMA
-from tests.benchmarks.environment.fakehost import TOOLS, FakeTools
+from tests.benchmarks.environment.fakehost import TOOLS, FakeTools, fake_host, write
 from tests.benchmarks.environment.test_drift import capture, manifest
 
 
@@ -129,3 +130,49 @@ def test_version_level(declared: str, captured: str, level: str) -> None:
 def test_every_default_rule_has_a_valid_severity() -> None:
     assert set(DEFAULT_RULES.values()) <= {"major", "minor", "info"}
     assert all(d.rule for d in environment_drift({}, manifest()))
+
+
+def tuned_host(tmp_path: Path) -> dict[str, Any]:
+    tree = fake_host(tmp_path / "tuned")
+    write(tree, "proc/cmdline", "BOOT_IMAGE=/vmlinuz iommu=pt hugepagesz=1G\n")
+    write(tree, "proc/sys/vm/swappiness", "10\n")
+    write(tree, "sys/kernel/mm/transparent_hugepage/enabled", "always [never]\n")
+    write(tree, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+    return capture_environment(tree, runner=FakeTools())
+
+
+def test_declared_tuning_is_compared_under_its_rules(tmp_path: Path) -> None:
+    declared = manifest()
+    gpu_host = declared["hosts"]["gpu"]
+    gpu_host["kernel"] = {"release": "5.15.0-125-generic",
+                          "cmdline": "iommu=pt intel_iommu=on",
+                          "sysctls": {"vm.swappiness": 10, "vm.dirty_ratio": 5,
+                                      "net.unknown": 1}}  # fmt: skip
+    gpu_host["thp"] = "madvise"
+    gpu_host["cpu"]["governor"] = "performance"
+
+    drifts = by_field(environment_drift(tuned_host(tmp_path), declared))
+
+    cmdline = drifts["hosts.gpu.kernel.cmdline"]
+    assert (cmdline.declared, cmdline.severity, cmdline.rule) == (
+        "intel_iommu=on", "minor", "kernel.cmdline",
+    )  # fmt: skip
+    assert "hosts.gpu.kernel.release" not in drifts  # the release matches
+    assert "hosts.gpu.kernel.sysctls.vm.swappiness" not in drifts  # 10 == "10"
+    assert drifts["hosts.gpu.kernel.sysctls.vm.dirty_ratio"].rule == "unverifiable"
+    assert drifts["hosts.gpu.kernel.sysctls.net.unknown"].rule == "unverifiable"
+    thp = drifts["hosts.gpu.thp"]
+    assert (thp.declared, thp.captured, thp.rule) == ("madvise", "never", "thp")
+    governor = drifts["hosts.gpu.cpu.governor"]
+    assert (governor.captured, governor.severity) == ("powersave", "minor")
+
+
+def test_a_declared_kernel_release_inside_a_mapping_drifts(tmp_path: Path) -> None:
+    declared = manifest()
+    declared["hosts"]["gpu"]["kernel"] = {"release": "6.8.0-45-generic"}
+
+    drift = by_field(environment_drift(tuned_host(tmp_path), declared))[
+        "hosts.gpu.kernel.release"
+    ]
+
+    assert (drift.severity, drift.rule) == ("major", "kernel")
