@@ -90,6 +90,7 @@ def capture_environment(
     functions = pci.pci_functions(root, names)
     gpus = hardware.gpus(root, commands, functions)
     controllers = storage.nvme(root, commands)
+    rdma = hardware.rdma(root)
     return {
         "schema": SCHEMA,
         "captured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -104,8 +105,10 @@ def capture_environment(
         "pci": functions,
         "gpus": gpus,
         "accelerator_tools": pci.vendor_tools(commands, gpus),
-        "nics": hardware.nics(root, commands, names, functions),
-        "rdma": hardware.rdma(root),
+        "nics": hardware.with_rdma_firmware(
+            hardware.nics(root, commands, names, functions), rdma
+        ),
+        "rdma": rdma,
         "nvme": controllers,
         "nvme_subsystems": storage.nvme_subsystems(root, commands, controllers),
         "block": storage.block_devices(root),

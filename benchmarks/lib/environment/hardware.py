@@ -235,3 +235,15 @@ def rdma(root: Path) -> list[dict[str, Any]]:
             }
         )
     return result
+
+
+def with_rdma_firmware(
+    nics: list[dict[str, Any]], rdma: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """NICs whose firmware ethtool did not give take their RDMA function's
+    (``fw_ver``: one firmware per PCI function, e.g. a ConnectX port)."""
+    firmware = {d["pci_address"]: d["firmware"] for d in rdma if d["pci_address"]}
+    for nic in nics:
+        if not nic["firmware"] and nic["pci_address"] in firmware:
+            nic["firmware"] = firmware[nic["pci_address"]]
+    return nics

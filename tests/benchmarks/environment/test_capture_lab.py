@@ -20,6 +20,7 @@ import pytest
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.environment.pci import ACCELERATOR_VENDORS
 from benchmarks.lib.environment.storage import nvme_cli_subsystems
+from tests.benchmarks.environment import fakehost
 from tests.benchmarks.environment.fakehost import FakeTools
 from tests.benchmarks.environment.fakelab import (
     NQN_RDMA,
@@ -210,3 +211,18 @@ def test_an_attached_loop_device_is_in_the_real_capture(
     assert entry["size_bytes"] == 1 << 20
     assert entry["backing_file"] == str(tmp_path / "scratch.img")
     assert entry["dev"] == f"7:{os.minor(os.stat(loop_device).st_rdev)}"
+
+
+def test_a_nic_without_ethtool_takes_its_rdma_functions_firmware(
+    tmp_path: Path,
+) -> None:
+    root = fake_lab_host(tmp_path)
+    fakehost.link(
+        root, "sys/class/net/ibp152s0/device", "../../../bus/pci/devices/0000:98:00.0"
+    )
+
+    env = _captured(root)
+
+    (nic,) = env["nics"]
+    assert (nic["pci_address"], nic["firmware"]) == ("0000:98:00.0", "28.42.1000")
+    assert nic["numa_node"] == 1
