@@ -26,6 +26,8 @@ ENDPOINT_NAME: Final = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62})$")
 TOP_KEYS: Final = frozenset(
     {"schema", "devices", "endpoints", "telemetry", "hooks", "cdi"}
 )
+# Top folders the sandbox builds itself: an endpoint socket may not go there.
+RESERVED_DIRS: Final = frozenset({"dev", "proc", "sys", "usr", "etc", "sandbox"})
 INTERVAL_MS: Final = (100, 60_000)
 MAX_ITEMS: Final = 64
 MAX_PATH: Final = 4096
@@ -96,6 +98,8 @@ def address_problem(address: object) -> str | None:
             return "unix: needs an absolute socket path of at most 107 bytes"
         if ".." in rest.split("/"):
             return "unix: the path may not contain '..'"
+        if rest.split("/")[1] in RESERVED_DIRS:
+            return f"unix: {rest} would hide the sandbox's own /{rest.split('/')[1]}"
         return None
     if kind != "tcp":
         return f"{address!r}: the address must start with tcp: or unix:"

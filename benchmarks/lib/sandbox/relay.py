@@ -133,6 +133,15 @@ class Relay:
         }
 
 
+def _parents(inside: str) -> list[str]:
+    """bwrap arguments that make the socket's folders in the sandbox, top
+    down, traversable by the run's uid (an existing folder is left as it is)."""
+    args: list[str] = []
+    for parent in reversed(Path(inside).parents[:-1]):
+        args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
 def _unix_connect(path: str) -> Callable[[], socket.socket]:
     def connect() -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -268,6 +277,7 @@ def open_endpoints(
                 os.chmod(path, 0o600)
                 listener.listen(64)
                 relay = Relay(target, listener, _unix_connect(target.unix_path()))
+                net.binds += _parents(target.unix_path())
                 net.binds += ["--bind", str(path), target.unix_path()]
                 via = "unix-relay"
             else:
