@@ -329,24 +329,13 @@ def resolve(
             )
             continue
         spec, device = found
-        if id(spec) not in applied_specs:  # the spec-wide edits, once
+        allowed = policy.cdi_hooks_allowed
+        # the device's own edits first: its first node is its path in
+        # REPROGATE_DEVICES; then the spec-wide edits, once per spec
+        _apply(device["containerEdits"], rule.name, rule.access, allowed, stat_fn, out)
+        if id(spec) not in applied_specs:
             applied_specs.add(id(spec))
-            _apply(
-                spec.edits,
-                rule.name,
-                rule.access,
-                policy.cdi_hooks_allowed,
-                stat_fn,
-                out,
-            )
-        _apply(
-            device["containerEdits"],
-            rule.name,
-            rule.access,
-            policy.cdi_hooks_allowed,
-            stat_fn,
-            out,
-        )
+            _apply(spec.edits, rule.name, rule.access, allowed, stat_fn, out)
     mounts = tuple(dict.fromkeys(out["mounts"]))
     extras = SandboxExtras(
         devices=_merge_nodes(out["nodes"]), mounts=mounts, env=dict(out["env"])

@@ -48,7 +48,7 @@ def _setns_function() -> Callable[[int, int], int]:
     function = libc.setns
     function.argtypes = [ctypes.c_int, ctypes.c_int]
     function.restype = ctypes.c_int
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 @dataclass
@@ -244,7 +244,7 @@ def _listen_in(
         raise EndpointError(
             f"tcp:{host}:{port}: cannot listen in the run's network: {result['error']}"
         )
-    return result["socket"]  # type: ignore[no-any-return]
+    return result["socket"]
 
 
 def _open_netns(net: EndpointNet, hosts: set[str]) -> None:

@@ -36,7 +36,7 @@ def loop_device(directory: Path, name: str, size_mib: int = 16) -> Iterator[str]
     with backing.open("wb") as handle:
         handle.truncate(size_mib << 20)
     device = subprocess.run(
-        ["losetup", "--find", "--show", str(backing)],  # noqa: S607
+        ["losetup", "--find", "--show", str(backing)],
         capture_output=True,
         text=True,
         check=True,
@@ -45,7 +45,7 @@ def loop_device(directory: Path, name: str, size_mib: int = 16) -> Iterator[str]
     try:
         yield device
     finally:
-        subprocess.run(["losetup", "-d", device], check=False, timeout=30)  # noqa: S607
+        subprocess.run(["losetup", "-d", device], check=False, timeout=30)
 
 
 def block_spec(cdi_dir: Path, devices: dict[str, str]) -> Path:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.lib.lab.devices import policy_extras
-from benchmarks.lib.sandbox import HarnessResult, SandboxLimits, run_harness
-from benchmarks.lib.sandbox import setup
+from benchmarks.lib.sandbox import HarnessResult, SandboxLimits, run_harness, setup
 from benchmarks.lib.sandbox.extras import SandboxExtras, allow_list
 from tests.benchmarks.lab.loops import block_spec, loop_device, needs_loop
 

@@ -11,7 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -90,7 +90,7 @@ def nbd(tmp_path: Path) -> Iterator[dict[str, object]]:
         ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(allowed), "memory", "16M"],
         ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(other), "memory", "16M"],
     ]
-    started = [subprocess.Popen(argv) for argv in servers]  # noqa: S603
+    started = [subprocess.Popen(argv) for argv in servers]
     try:
         wait_for(sock.exists)
         wait_for(lambda: _tcp_up(allowed) and _tcp_up(other))
@@ -102,7 +102,7 @@ def nbd(tmp_path: Path) -> Iterator[dict[str, object]]:
 
 
 def run(
-    tmp_path: Path, policy: dict[str, object], uris: str, connect: str
+    tmp_path: Path, policy: Mapping[str, object], uris: str, connect: str
 ) -> HarnessResult:
     bundle = tmp_path / "bundle"
     bundle.mkdir(exist_ok=True)
