@@ -20,6 +20,7 @@ from benchmarks.lib.sandbox.extras import EndpointTarget, SandboxExtras
 POLICY_INVALID: Final = "policy_invalid"
 DEVICE_UNAVAILABLE: Final = "device_unavailable"
 ROOT_NEEDED: Final = "policy_needs_root"
+POLICY_REFUSALS: Final = frozenset({POLICY_INVALID, DEVICE_UNAVAILABLE, ROOT_NEEDED})
 NON_ROOT_MESSAGE: Final = (
     "This runner does not run as root, so it cannot give the harness the pool's "
     "devices (a per-run device node needs mknod and a uid drop) or endpoints (a "
