@@ -201,7 +201,9 @@ def _device_list(
     if group is None or not (mount / "devices.allow").exists():
         return ["no device allow-list: the host has no cgroup v1 devices controller"]
     parent = mount / own.get("devices", "/").lstrip("/")
-    directory = (parent if parent.is_dir() else mount) / name
+    parent = parent if parent.is_dir() else mount
+    _sweep(parent)
+    directory = parent / name
     try:
         directory.mkdir()
     except OSError as exc:

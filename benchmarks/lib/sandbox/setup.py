@@ -206,7 +206,7 @@ def _attach_extras(plan: Plan, uid: int, gid: int) -> list[str]:
     if extras.empty:
         return []
     plan.extras_dir = Path(tempfile.mkdtemp(prefix="reprogate-extras-"))
-    plan.extras_dir.chmod(0o711)
+    plan.extras_dir.chmod(0o700)  # bwrap (root) binds from it
     make_nodes(extras, plan.extras_dir, uid, gid)
     try:
         plan.endpoints = open_endpoints(extras.endpoints, plan.extras_dir, uid, gid)
