@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('benchmarks', '0003_host_retired_at'),
+        ("benchmarks", "0003_host_retired_at"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='labpool',
-            name='policy',
+            model_name="labpool",
+            name="policy",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='run',
-            name='policy',
+            model_name="run",
+            name="policy",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]
