@@ -48,6 +48,8 @@ EDIT_KEYS: Final = frozenset(
         "netDevices",
     }
 )
+# The sandbox's own folders: a spec's mount may not cover them.
+RESERVED_MOUNTS: Final = frozenset({"sandbox", "proc"})
 UNSUPPORTED_EDITS: Final = ("intelRdt", "netDevices")
 StatFunction = Callable[[str], os.stat_result]
 
@@ -126,6 +128,11 @@ def _edits_problems(edits: object, where: str) -> list[str]:
         for key in ("hostPath", "containerPath"):
             if not _abs(mount.get(key)):
                 problems.append(f"{here}.{key}: must be an absolute path")
+        inside = str(mount.get("containerPath") or "/").split("/")[1]
+        if inside in RESERVED_MOUNTS:
+            problems.append(
+                f"{here}.containerPath: may not cover the sandbox's /{inside}"
+            )
     for index, hook in enumerate(_list(edits, "hooks", problems, where)):
         if not isinstance(hook, dict) or not _abs(hook.get("path")):
             problems.append(f"{where}.hooks[{index}].path: must be an absolute path")

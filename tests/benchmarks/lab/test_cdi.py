@@ -154,7 +154,19 @@ def test_a_malformed_spec_is_named_when_its_device_is_asked_for(
         "devices": [{"name": "a", "containerEdits": {"deviceNodes": [{"type": "b"}]}}],
     }
     (directory / "bad.json").write_text(json.dumps(bad))
+    over = {
+        "cdiVersion": "0.6.0",
+        "kind": "example.com/over",
+        "devices": [{"name": "a", "containerEdits": {}}],
+        "containerEdits": {
+            "mounts": [{"hostPath": "/etc", "containerPath": "/sandbox/output"}]
+        },
+    }
+    (directory / "over.json").write_text(json.dumps(over))
     registry = load_specs([directory])
+    assert registry.problems[str(directory / "over.json")] == [
+        "containerEdits.mounts[0].containerPath: may not cover the sandbox's /sandbox"
+    ]
     assert registry.problems[str(directory / "bad.json")] == [
         "devices[0].containerEdits.deviceNodes[0].path: must be an absolute path"
     ]
