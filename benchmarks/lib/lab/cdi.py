@@ -314,6 +314,7 @@ def resolve(
 ) -> Resolution:
     """The policy's devices as sandbox extras, or the problems refusing the run."""
     out: dict[str, Any] = {
+        "paths": {},
         "problems": [],
         "hooks": [],
         "nodes": [],
@@ -339,12 +340,18 @@ def resolve(
         allowed = policy.cdi_hooks_allowed
         # the device's own edits first: its first node is its path in
         # REPROGATE_DEVICES; then the spec-wide edits, once per spec
+        before = len(out["nodes"])
         _apply(device["containerEdits"], rule.name, rule.access, allowed, stat_fn, out)
+        if len(out["nodes"]) > before:
+            out["paths"][rule.name] = out["nodes"][before].path
         if id(spec) not in applied_specs:
             applied_specs.add(id(spec))
             _apply(spec.edits, rule.name, rule.access, allowed, stat_fn, out)
     mounts = tuple(dict.fromkeys(out["mounts"]))
     extras = SandboxExtras(
-        devices=_merge_nodes(out["nodes"]), mounts=mounts, env=dict(out["env"])
+        devices=_merge_nodes(out["nodes"]),
+        mounts=mounts,
+        env=dict(out["env"]),
+        paths=dict(out["paths"]),
     )
     return Resolution(extras, out["problems"], out["hooks"])

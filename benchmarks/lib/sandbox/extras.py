@@ -95,16 +95,21 @@ class SandboxExtras:
     env: dict[str, str] = field(default_factory=dict)
     endpoints: tuple[EndpointTarget, ...] = ()
     notes: tuple[str, ...] = ()
+    # device name -> its first node's path (nodes devices share are bound once)
+    paths: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         return not (self.devices or self.mounts or self.env or self.endpoints)
 
-    def devices_env(self) -> dict[str, list[str]]:
-        """``REPROGATE_DEVICES``: device name -> its paths inside the sandbox."""
-        found: dict[str, list[str]] = {}
+    def devices_env(self) -> dict[str, str]:
+        """``REPROGATE_DEVICES``: device name -> its path inside the sandbox
+        (``paths`` where the lab layer named them, else each node's own)."""
+        if self.paths:
+            return dict(self.paths)
+        found: dict[str, str] = {}
         for node in self.devices:
-            found.setdefault(node.name or node.path, []).append(node.path)
+            found.setdefault(node.name or node.path, node.path)
         return found
 
 

@@ -385,7 +385,7 @@ def _extras_env(extras: SandboxExtras) -> dict[str, str]:
     harness finds it); with no policy, neither is set."""
     if extras.empty:
         return {}
-    devices = {name: paths[0] for name, paths in extras.devices_env().items()}
+    devices = extras.devices_env()
     endpoints = {e.name: e.address for e in extras.endpoints}
     return {
         "REPROGATE_DEVICES": json.dumps(devices, sort_keys=True),

@@ -88,7 +88,7 @@ def test_nvidia_ctk_spec_with_its_hook_allowed(tmp_path: Path) -> None:
         "c 509:1 rw",
         "c 195:255 rw",
     ]
-    assert extras.devices_env()["nvidia.com/gpu=0"][0] == "/dev/nvidia0"
+    assert extras.devices_env() == {"nvidia.com/gpu=0": "/dev/nvidia0"}
     assert notes == [
         "CDI hook not run (allowed by the policy): "
         "nvidia.com/gpu=0: /usr/bin/nvidia-cdi-hook (createContainer)"
@@ -269,6 +269,10 @@ def test_two_devices_of_one_spec_share_its_nodes_once(tmp_path: Path) -> None:
     paths = [n.path for n in extras.devices]
     assert paths.count("/dev/nvidia0") == 1
     assert len(paths) == 5
+    assert extras.devices_env() == {
+        "nvidia.com/gpu=0": "/dev/nvidia0",
+        "nvidia.com/gpu=all": "/dev/nvidia0",
+    }
     registry = load_specs([directory])
     resolution = resolve(parse_policy(document), registry, stat_fn=fake_stat)
     assert resolution.problems == []
