@@ -9,6 +9,9 @@ urlpatterns = [
     path("pools/", pools.pool_list, name="pool_list"),
     path("pools/<uuid:pool_id>/join/", pools.pool_host_join, name="pool_host_join"),
     path(
+        "pools/<uuid:pool_id>/policy/", pools.pool_policy_edit, name="pool_policy_edit"
+    ),
+    path(
         "pools/<uuid:pool_id>/tokens/<uuid:token_id>/revoke/",
         pools.pool_token_revoke,
         name="pool_token_revoke",

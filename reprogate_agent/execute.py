@@ -11,7 +11,10 @@
 4. upload the outputs copied out of the output directory, then finish: the
    server stores, parses and ends the run.
 
-A preparation that fails is reported with ``fail``. A 409 at any step means the
+The pool's policy (devices, endpoints) comes with the claim and is resolved
+here against the host's CDI specs (``benchmarks.lib.lab``); one that cannot be
+applied fails the run with a named stop reason before anything is fetched. A
+preparation that fails is reported with ``fail``. A 409 at any step means the
 run moved on without this host: the agent stops and leaves it alone. The
 working directory is always deleted."""
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,6 +31,7 @@ from typing import Any, Final
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.lab.devices import PolicyRefused, policy_extras
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
@@ -177,6 +182,15 @@ def _execute(
 ) -> str:
     """``run_id`` is the message's: the claim's answer describes it."""
     try:
+        extras, _ = policy_extras(
+            run.get("policy") or {}, root=os.geteuid() == 0, environ=os.environ
+        )
+    except PolicyRefused as refused:
+        message = "The pool's policy cannot be applied on this host: " + "; ".join(
+            refused.problems
+        )
+        return _fail(client, run_id, attempt, refused.stop_reason, message, reporter)
+    try:
         prepared = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:
         return _fail(
@@ -198,6 +212,7 @@ def _execute(
         on_line=reporter.on_line,
         should_cancel=reporter.should_cancel,
         poll_seconds=POLL_SECONDS,
+        extras=extras,
     )
     reporter.write(force=True)
     if reporter.refused is not None:

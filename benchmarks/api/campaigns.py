@@ -104,6 +104,7 @@ class RunDetailSerializer(RunSummarySerializer):
     environment = serializers.JSONField()
     drift = serializers.JSONField()
     isolation = serializers.JSONField()
+    policy = serializers.JSONField(help_text="The pool's policy the run ran under.")
     cache_dropped = serializers.BooleanField(allow_null=True)
     log_tail = serializers.CharField()
     metrics = MetricSerializer(many=True, source="metrics_list")

@@ -270,6 +270,9 @@ class ClaimApi(RunnerApiView):
             cpu_seconds = serializers.IntegerField()
             file_bytes = serializers.IntegerField()
             cold_cache = serializers.BooleanField()
+            policy = serializers.JSONField(
+                help_text="The pool's device and endpoint policy at the claim."
+            )
             bundle = ClaimedBundleSerializer()
 
         claimed = serializers.BooleanField()

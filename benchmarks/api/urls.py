@@ -13,6 +13,7 @@ from benchmarks.api.campaigns import (
     RunCancelApi,
     RunDetailApi,
 )
+from benchmarks.api.pools import PoolPolicyApi
 from benchmarks.api.runner import (
     BundleApi,
     ByeApi,
@@ -29,6 +30,12 @@ from benchmarks.api.runner import (
 urlpatterns = [
     # campaigns.py
     path("lab/pools/", PoolListApi.as_view(), name="lab-pool-list"),
+    # pools.py
+    path(
+        "lab/pools/<slug:pool_name>/policy/",
+        PoolPolicyApi.as_view(),
+        name="lab-pool-policy",
+    ),
     path("campaigns/", CampaignListApi.as_view(), name="campaign-list"),
     path(
         "campaigns/<uuid:campaign_id>/",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from django import forms
@@ -119,3 +120,23 @@ class HostJoinForm(forms.Form):
         label="Host name",
         help_text="How the pool calls the host, e.g. lab-07.",
     )
+
+
+class PoolPolicyForm(forms.Form):
+    """The pool's policy as JSON text; parsed here, validated by the service."""
+
+    policy = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        label="Device and endpoint policy (JSON, reprogate.lab-policy/v1)",
+        help_text="Empty: no devices and no network for the pool's runs.",
+    )
+
+    def clean_policy(self) -> object:
+        text = self.cleaned_data["policy"].strip()
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"Not valid JSON: {error}") from None

@@ -110,6 +110,7 @@ class Run(TimeStampedModel):
     environment = models.JSONField(default=dict, blank=True)  # captured on the host
     drift = models.JSONField(default=list, blank=True)  # [{field, declared, ...}]
     isolation = models.JSONField(default=dict, blank=True)  # what the sandbox had
+    policy = models.JSONField(default=dict, blank=True)  # the pool's, at the claim
     cache_dropped = models.BooleanField(null=True, blank=True)  # None: warm scenario
     cache_note = models.CharField(max_length=300, blank=True)
     output_truncated = models.BooleanField(default=False)

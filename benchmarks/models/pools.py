@@ -34,6 +34,9 @@ class LabPool(TimeStampedModel):
     lab_organisation = models.ForeignKey(
         Organisation, on_delete=models.PROTECT, related_name="lab_pools"
     )
+    # The device and endpoint policy (``reprogate.lab-policy/v1``), set through
+    # ``pool_policy_set``; {}: no devices, no network.
+    policy = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["name"]

@@ -39,7 +39,9 @@ LIMITS: Final = {
     "network": ("Network allowed", "", "network"),
 }
 SHOWN: Final = frozenset(
-    {k for k, _ in TOP} | {"uid", "uid_dropped", "limits", "notes"}
+    {k for k, _ in TOP}
+    | {"uid", "uid_dropped", "limits", "notes", "devices", "endpoints"}
+    | {"device_allow_list"}
 )
 
 
@@ -76,6 +78,40 @@ def _limit(key: str, value: Any, enforced: Mapping[str, Any]) -> IsolationFact:
     return IsolationFact(label, text, exact)
 
 
+def _device(node: Mapping[str, Any]) -> str:
+    numbers = (
+        f"{node.get('type', '?')} {node.get('major', '?')}:{node.get('minor', '?')}"
+    )
+    name = node.get("name") or node.get("path")
+    return f"{name} → {node.get('path')} ({numbers}, {node.get('access', 'rw')})"
+
+
+def _endpoint(item: Mapping[str, Any]) -> str:
+    text = f"{item.get('name')} {item.get('address')}"
+    if "via" in item:
+        text += (
+            f" via {item['via']}: {item.get('connections', 0)} connection(s), "
+            f"{iec(int(item.get('bytes_in') or 0))} in, "
+            f"{iec(int(item.get('bytes_out') or 0))} out"
+        )
+    return text
+
+
+def _policy_facts(record: Mapping[str, Any]) -> list[IsolationFact]:
+    """The pool policy's devices and endpoints as the sandbox applied them."""
+    facts = []
+    devices = [d for d in record.get("devices") or [] if isinstance(d, Mapping)]
+    if devices:
+        facts.append(IsolationFact("Devices", "; ".join(_device(d) for d in devices)))
+        allow = record.get("device_allow_list") or "none"
+        facts.append(IsolationFact("Device allow-list", str(allow)))
+    endpoints = [e for e in record.get("endpoints") or [] if isinstance(e, Mapping)]
+    if endpoints:
+        text = "; ".join(_endpoint(e) for e in endpoints)
+        facts.append(IsolationFact("Endpoints", text))
+    return facts
+
+
 def isolation_facts(record: Mapping[str, Any] | None) -> list[IsolationFact]:
     """The record's facts in reading order; keys it does not know come last
     under their own names, so nothing recorded is hidden."""
@@ -93,6 +129,7 @@ def isolation_facts(record: Mapping[str, Any] | None) -> list[IsolationFact]:
     limits = record.get("limits") or {}
     enforced = limits.get("enforced_by") or {}
     facts += [_limit(k, v, enforced) for k, v in limits.items() if k != "enforced_by"]
+    facts += _policy_facts(record)
     facts += [
         IsolationFact(_label(k), _text(v)) for k, v in record.items() if k not in SHOWN
     ]

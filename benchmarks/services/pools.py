@@ -12,11 +12,12 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.exceptions import full_clean_or_problems
+from accounts.exceptions import Problem, full_clean_or_problems
 from accounts.models import Organisation
 from accounts.selectors import clock
 from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
+from benchmarks.lib.lab.policy import policy_problems
 from benchmarks.models import HostToken, LabHost, LabPool
 from benchmarks.services.common import RunnerConflict, RunnerError
 
@@ -129,3 +130,35 @@ def host_stop(*, worker_name: str, pool_names: list[str], retire: bool = False) 
     return LabHost.objects.filter(
         worker_name=worker_name, pool__name__in=pool_names
     ).update(last_heartbeat_at=now, stopped_at=now, retired_at=now if retire else None)
+
+
+@transaction.atomic
+def pool_policy_set(*, pool: LabPool, policy: object, actor: Actor) -> LabPool:
+    """Set the pool's device and endpoint policy (``reprogate.lab-policy/v1``);
+    every problem is named with its path. Runs claimed from now on run under it."""
+    problems = policy_problems(policy)
+    if problems:
+        raise RunnerError(
+            "The policy is not valid: " + "; ".join(problems),
+            code="policy_invalid",
+            problems=[
+                Problem(
+                    code="policy_invalid",
+                    message=p.partition(": ")[2] or p,
+                    path=p.partition(": ")[0],
+                )
+                for p in problems
+            ],
+        )
+    pool = LabPool.objects.select_for_update().get(pk=pool.pk)
+    before = pool.policy
+    pool.policy = policy or {}
+    pool.save(update_fields=["policy", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="lab_pool.policy_set",
+        target=pool,
+        organisation=pool.lab_organisation,
+        data={"pool": pool.name, "policy": pool.policy, "before": before},
+    )
+    return pool

@@ -42,6 +42,7 @@ from accounts.selectors import clock
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
+from benchmarks.lib.lab.devices import POLICY_REFUSALS
 from benchmarks.lib.sandbox.reporting import clean_text, json_safe
 from benchmarks.lib.sandbox.workspace import output_path_problem
 from benchmarks.models import HostToken, LabHost, Run
@@ -69,7 +70,7 @@ MAX_WARNINGS: Final = 200
 MAX_WARNING_CHARS: Final = 500
 # Why a host may end a run it could not prepare (``agent_fail``).
 PREPARATION_FAILURES: Final = frozenset(
-    {"bundle_corrupt", "bundle_unreadable", "runner_error"}
+    {"bundle_corrupt", "bundle_unreadable", "runner_error", *POLICY_REFUSALS}
 )
 
 
@@ -219,6 +220,7 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
         "cpu_seconds": int(run.wall_limit_s * cpus),
         "file_bytes": conf.output_limit_bytes(),
         "cold_cache": run.scenario.get("cache") == "cold",
+        "policy": run.policy,  # the pool's at the claim (reprogate.lab-policy/v1)
         "bundle": {
             "sha256": bundle.sha256,
             "size": bundle.size,

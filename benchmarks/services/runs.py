@@ -23,7 +23,7 @@ from accounts.services.audit import audit_record
 from accounts.services.transitions import transition
 from benchmarks import conf
 from benchmarks.lib.queues import EXECUTE_RUN
-from benchmarks.models import RUN_TRANSITIONS, LabHost, Run
+from benchmarks.models import RUN_TRANSITIONS, LabHost, LabPool, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.common import RunnerConflict, StaleAttempt
 from benchmarks.services.uploads import attempts_uploads_remove_on_commit
@@ -123,11 +123,13 @@ def run_claim(*, run_id: int, attempt: int, host: LabHost) -> Run | None:
     if run is None or run.attempt != attempt or run.state != Run.State.QUEUED:
         return None
     now = clock.now()
+    policy = LabPool.objects.filter(pk=host.pool_id).values_list("policy", flat=True)
     return run_transition(
         run=run,
         to=Run.State.PREPARING,
         attempt=attempt,
         fields={
+            "policy": policy.first() or {},  # the policy it runs under
             "host": host,
             "worker_name": host.worker_name,
             "claimed_at": now,

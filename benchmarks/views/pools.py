@@ -7,6 +7,7 @@ pool's existence is not revealed)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -20,13 +21,13 @@ from django.views.decorators.http import require_POST
 from accounts.exceptions import ApplicationError, StateConflict
 from accounts.views.requests import SignedInRequest
 from benchmarks import conf
-from benchmarks.forms.lab import HostJoinForm, PoolCreateForm
+from benchmarks.forms.lab import HostJoinForm, PoolCreateForm, PoolPolicyForm
 from benchmarks.models import LabPool
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
 from benchmarks.selectors.pools import host_token_get, pool_get_in, pool_list_with_hosts
 from benchmarks.services.host_join import BROKER_PASSWORD_PLACEHOLDER, host_join
 from benchmarks.services.host_tokens import host_token_revoke
-from benchmarks.services.pools import pool_create
+from benchmarks.services.pools import pool_create, pool_policy_set
 
 
 def _page(request: SignedInRequest, *, status: int = 200, **extra: Any) -> HttpResponse:
@@ -35,6 +36,15 @@ def _page(request: SignedInRequest, *, status: int = 200, **extra: Any) -> HttpR
         target = pool.pk == extra.get("pool_id")
         pool.join_form = extra.get("join_form") if target else HostJoinForm()  # type: ignore[attr-defined]
         pool.joined = extra.get("joined") if target else None  # type: ignore[attr-defined]
+        policy_text = (
+            json.dumps(pool.policy, indent=2, sort_keys=True) if pool.policy else ""
+        )
+        pool.policy_json = policy_text  # type: ignore[attr-defined]
+        pool.policy_form = (  # type: ignore[attr-defined]
+            extra.get("policy_form")
+            if target and extra.get("policy_form")
+            else PoolPolicyForm(initial={"policy": policy_text})
+        )
     context = {
         "pools": pools,
         "form": extra.get("form") or PoolCreateForm(request.user),
@@ -110,3 +120,26 @@ def pool_token_revoke(
             "at its next call.",
         )
     return redirect("benchmarks:pool_list")
+
+
+@login_required
+@require_POST
+def pool_policy_edit(request: SignedInRequest, pool_id: uuid.UUID) -> HttpResponse:
+    """Set the pool's policy; a refused one is shown again, as typed, with its
+    problems."""
+    pool = _operated_pool(request, pool_id)
+    form = PoolPolicyForm(request.POST)
+    if form.is_valid():
+        try:
+            pool_policy_set(
+                pool=pool, policy=form.cleaned_data["policy"], actor=request.user
+            )
+        except ApplicationError as error:
+            for problem in error.problems:
+                form.add_error("policy", f"{problem.path}: {problem.message}")
+            if not error.problems:
+                form.add_error("policy", error.message)
+        else:
+            messages.success(request, f"Policy of {pool.name} saved.")
+            return redirect("benchmarks:pool_list")
+    return _page(request, pool_id=pool.pk, policy_form=form, status=400)

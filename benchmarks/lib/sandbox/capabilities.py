@@ -21,6 +21,7 @@ from typing import Any, Final
 from benchmarks.lib.sandbox.cgroups import cgroup_create
 
 DROP_CACHES: Final = Path("/proc/sys/vm/drop_caches")
+DEVICES_ALLOW: Final = Path("/sys/fs/cgroup/devices/devices.allow")
 PROBE_UID: Final = 65534  # nobody: any uid but root makes user namespaces alike
 # A second bwrap, run as the sandbox uid in the first (command.userns_lock_argv).
 USERNS_LOCK: Final = ("--unshare-user", "--disable-userns", "--dev-bind", "/", "/")
@@ -52,6 +53,12 @@ class HostSupport:
     cgroup_controllers: tuple[str, ...]
     drop_caches: bool
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def device_binding(self) -> bool:
+        """A pool's devices can be given to a run: per-run nodes (mknod, chown)
+        need root, and ``--dev-bind`` needs bubblewrap."""
+        return self.root and self.bwrap_works
 
     @property
     def best_method(self) -> str:
@@ -199,7 +206,9 @@ def host_support() -> HostSupport:
 
 def sandbox_capabilities(*, refresh: bool = False) -> dict[str, Any]:
     """What this host can enforce: isolation method, network namespace, uid drop,
-    cgroup limits, page-cache dropping. JSON-able; probed once per process."""
+    cgroup limits, page-cache dropping, a pool's devices (per-run nodes, a
+    cgroup v1 allow-list or "none") and endpoints (a per-run network namespace).
+    JSON-able; probed once per process."""
     if refresh:
         host_support.cache_clear()
     support = host_support()
@@ -210,6 +219,11 @@ def sandbox_capabilities(*, refresh: bool = False) -> dict[str, Any]:
     data["network_isolation"] = support.bwrap_works or support.unshare_works
     data["filesystem_isolation"] = support.bwrap_works
     data["process_limit"] = support.uid_drop or "pids" in support.cgroup_controllers
+    data["device_binding"] = support.device_binding
+    data["device_allow_list"] = (
+        "cgroup-v1" if support.cgroup == "v1" and DEVICES_ALLOW.exists() else "none"
+    )
+    data["endpoints"] = support.device_binding and shutil.which("ip") is not None
     return data
 
 

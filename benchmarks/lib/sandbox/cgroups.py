@@ -66,6 +66,7 @@ class Cgroup:
     dirs: dict[str, Path]  # v1: controller -> group dir; v2: {"unified": dir}
     notes: list[str] = field(default_factory=list)
     v2_limits: frozenset[str] = frozenset()  # v2: limits that were written
+    device_allow_list: str = "none"  # "cgroup-v1" when a devices list is in force
 
     @property
     def enforces(self) -> frozenset[str]:
@@ -169,13 +170,54 @@ def cgroup_create(
     processes: int | None,
     root: Path = CGROUP_ROOT,
     self_cgroup: Path = SELF_CGROUP,
+    device_rules: list[str] | None = None,
 ) -> tuple[Cgroup | None, list[str]]:
     """Create group ``name`` with the given limits; (None, notes) when the host
-    has no usable hierarchy."""
+    has no usable hierarchy. ``device_rules`` (``devices.allow`` lines): a
+    cgroup v1 ``devices`` allow-list where the host offers one (everything else
+    denied); on cgroup v2 (an eBPF program, not written here) none is set and
+    ``device_allow_list`` stays "none"."""
     own = _own_paths(self_cgroup)
     if (root / "cgroup.controllers").exists():
-        return _create_v2(name, own.get("", "/"), root, memory_bytes, processes)
-    return _create_v1(name, own, root, memory_bytes, processes)
+        group, notes = _create_v2(name, own.get("", "/"), root, memory_bytes, processes)
+        if device_rules is not None:
+            notes.append("no device allow-list: cgroup v2 has no devices files")
+        return group, notes
+    group, notes = _create_v1(name, own, root, memory_bytes, processes)
+    if device_rules is not None:
+        notes += _device_list(group, name, own, root, device_rules)
+    return group, notes
+
+
+def _device_list(
+    group: Cgroup | None,
+    name: str,
+    own: dict[str, str],
+    root: Path,
+    rules: list[str],
+) -> list[str]:
+    """Add a v1 ``devices`` group that denies all but ``rules`` to ``group``."""
+    mount = root / "devices"
+    if group is None or not (mount / "devices.allow").exists():
+        return ["no device allow-list: the host has no cgroup v1 devices controller"]
+    parent = mount / own.get("devices", "/").lstrip("/")
+    parent = parent if parent.is_dir() else mount
+    _sweep(parent)
+    directory = parent / name
+    try:
+        directory.mkdir()
+    except OSError as exc:
+        return [f"no device allow-list: cannot create the group ({exc.strerror})"]
+    written = _write(directory / "devices.deny", "a") and all(
+        _write(directory / "devices.allow", rule) for rule in rules
+    )
+    if not written:
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+        return ["no device allow-list: devices.deny/allow not writable"]
+    group.dirs["devices"] = directory
+    group.device_allow_list = "cgroup-v1"
+    return []
 
 
 def _create_v1(

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Final
 
@@ -119,12 +119,18 @@ def bwrap_argv(
     user_namespace: bool,
     drop_caps: bool,
     disable_userns: bool = False,
+    extra: Sequence[str] = (),
+    joined_netns: bool = False,
 ) -> list[str]:
     """``user_namespace``: bwrap's own (always without root); ``disable_userns``:
-    in it, the harness can create no user namespace of its own."""
+    in it, the harness can create no user namespace of its own. ``extra``: more
+    binds, last (a policy's device nodes, mounts and endpoint
+    sockets, ``extras.device_bwrap_args``); ``joined_netns``: the sandbox keeps
+    the network namespace it was started in (the run's own, with its endpoint
+    relays) instead of a new empty one."""
     args = [bwrap, "--die-with-parent", "--new-session"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-    args += [] if network else ["--unshare-net"]
+    args += [] if network or joined_netns else ["--unshare-net"]
     args += ["--unshare-user"] if user_namespace or disable_userns else []
     args += ["--disable-userns"] if disable_userns else []
     args += ["--cap-drop", "ALL"] if drop_caps else []
@@ -145,7 +151,7 @@ def bwrap_argv(
         str(output_dir),
         OUTPUT_MOUNT,
     ]
-    return [*args, "--chdir", BUNDLE_MOUNT, "--"]
+    return [*args, *extra, "--chdir", BUNDLE_MOUNT, "--"]
 
 
 def userns_lock_argv(bwrap: str) -> list[str]:

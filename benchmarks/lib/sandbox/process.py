@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from benchmarks.lib.sandbox import limits as reasons
 from benchmarks.lib.sandbox.command import SandboxSetupError
+from benchmarks.lib.sandbox.extras import SandboxExtras
 from benchmarks.lib.sandbox.limits import HarnessResult, SandboxLimits
 from benchmarks.lib.sandbox.setup import Plan, plan_prepare
 from benchmarks.lib.sandbox.streams import FORK_FAILURES, LineCallback, OutputCapture
@@ -233,6 +234,7 @@ def run_harness(
     should_cancel: Callable[[], bool] | None = None,
     poll_seconds: float = 0.2,
     method: str | None = None,
+    extras: SandboxExtras | None = None,
 ) -> HarnessResult:
     """Run ``entrypoint`` of the bundle in ``bundle_dir`` (a fresh copy, made
     writable for the harness) with ``output_dir`` as REPROGATE_OUTPUT_DIR.
@@ -253,6 +255,7 @@ def run_harness(
             env=env,
             limits=limits,
             method=method,
+            extras=extras,
         )
     except SandboxSetupError as exc:
         return _error(f"the harness could not start: {exc}", started)

@@ -11,6 +11,7 @@ the runner's uid and removes links and special files from the output directory.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import shutil
@@ -42,7 +43,15 @@ from benchmarks.lib.sandbox.command import (
     setpriv_argv,
     userns_lock_argv,
 )
+from benchmarks.lib.sandbox.extras import (
+    SandboxExtras,
+    allow_list,
+    device_bwrap_args,
+    make_nodes,
+    remove_nodes,
+)
 from benchmarks.lib.sandbox.limits import SandboxLimits
+from benchmarks.lib.sandbox.relay import EndpointError, EndpointNet, open_endpoints
 from benchmarks.lib.sandbox.uids import (
     UidLease,
     chown_tree,
@@ -77,6 +86,9 @@ class Plan:
     private_tmp: Path | None = None
     notes: list[str] = field(default_factory=list)
     killed: bool = False
+    extras: SandboxExtras = field(default_factory=SandboxExtras)
+    extras_dir: Path | None = None  # the run's device nodes and endpoint sockets
+    endpoints: EndpointNet | None = None
 
     @property
     def watched_dirs(self) -> list[Path]:
@@ -87,8 +99,11 @@ class Plan:
         """Runs in the child between fork and exec: join the cgroup, set rlimits."""
         procs = self.cgroup.procs_files() if self.cgroup else []
         rlimits = list(self.rlimits)
+        endpoints = self.endpoints
 
         def join_and_limit() -> None:
+            if endpoints is not None:
+                endpoints.enter()
             for path in procs:
                 fd = os.open(path, os.O_WRONLY)
                 try:
@@ -115,6 +130,11 @@ class Plan:
         self.killed = process is not None
 
     def cleanup(self) -> None:
+        if self.endpoints is not None:
+            self.isolation["endpoints"] = self.endpoints.records()
+            self.endpoints.close()
+        if self.extras_dir is not None:
+            remove_nodes(self.extras_dir)
         if self.cgroup is not None:
             self.cgroup.remove()
         me, group = os.geteuid(), os.getegid()
@@ -165,6 +185,36 @@ def _method(requested: str | None, support: HostSupport) -> str:
     return requested
 
 
+def _check_extras(chosen: str, support: HostSupport) -> None:
+    """Devices and endpoints need a root runner and bubblewrap."""
+    if not support.root:
+        raise SandboxSetupError(
+            "the pool's device and endpoint policy needs a runner running as "
+            "root (per-run device nodes, a per-run network namespace)"
+        )
+    if chosen != "bwrap":
+        raise SandboxSetupError(
+            "the pool's device and endpoint policy needs bubblewrap "
+            f"(isolation method here: {chosen})"
+        )
+
+
+def _attach_extras(plan: Plan, uid: int, gid: int) -> list[str]:
+    """Per-run nodes and endpoint relays in a private directory of the runner's;
+    the bwrap arguments that bring them in."""
+    extras = plan.extras
+    if extras.empty:
+        return []
+    plan.extras_dir = Path(tempfile.mkdtemp(prefix="reprogate-extras-"))
+    plan.extras_dir.chmod(0o700)  # bwrap (root) binds from it
+    make_nodes(extras, plan.extras_dir, uid, gid)
+    try:
+        plan.endpoints = open_endpoints(extras.endpoints, plan.extras_dir, uid, gid)
+    except EndpointError as error:
+        raise SandboxSetupError(str(error)) from error
+    return device_bwrap_args(extras, plan.extras_dir) + plan.endpoints.binds
+
+
 def _directories(bundle_dir: Path, output_dir: Path) -> tuple[Path, Path]:
     if bundle_dir.is_symlink() or not bundle_dir.is_dir():
         raise SandboxSetupError(f"bundle directory {bundle_dir} does not exist")
@@ -203,13 +253,18 @@ def plan_prepare(
     env: Mapping[str, str],
     limits: SandboxLimits,
     method: str | None,
+    extras: SandboxExtras | None = None,
 ) -> Plan:
     support = host_support()
     chosen = _method(method, support)
+    extras = extras or SandboxExtras()
+    if not extras.empty:
+        _check_extras(chosen, support)
     bundle_dir, output_dir = _directories(Path(bundle_dir), Path(output_dir))
     inner = entrypoint_argv(bundle_dir, entrypoint)
-    notes: list[str] = []
+    notes: list[str] = list(extras.notes)
     plan = Plan([], {}, str(bundle_dir), [], {}, bundle_dir, output_dir, notes=notes)
+    plan.extras = extras
     try:
         _arrange(plan, chosen, support, inner, env, limits)
     except BaseException:
@@ -261,6 +316,7 @@ def _arrange(
             f"reprogate-{uuid.uuid4().hex[:16]}",
             memory_bytes=int(limits.memory_bytes),
             processes=int(limits.processes) + helpers,
+            device_rules=allow_list(plan.extras) if plan.extras.devices else None,
         )
         notes.extend(cg_notes)
     controllers = plan.cgroup.controllers if plan.cgroup else []
@@ -272,6 +328,7 @@ def _arrange(
         nproc = uid_count(os.geteuid()) + int(limits.processes)
     plan.rlimits = _rlimits(limits, memory_by_cgroup="memory" in enforces, nproc=nproc)
     drop = setpriv_argv(support.setpriv or "setpriv", uid, uid) if lease else []
+    extra_args = _attach_extras(plan, uid, lease.gid if lease else os.getegid())
     if chosen == "bwrap":
         home = tmp = SANDBOX_TMP
         output_inside = OUTPUT_MOUNT
@@ -286,6 +343,8 @@ def _arrange(
                 user_namespace=not support.root,
                 drop_caps=support.root and lease is None,
                 disable_userns=lock == "direct",
+                extra=extra_args,
+                joined_netns=plan.endpoints is not None and plan.endpoints.joins_netns,
             )
             + drop
             + (userns_lock_argv(support.bwrap or "bwrap") if lock == "nested" else [])
@@ -310,10 +369,28 @@ def _arrange(
                 "harness running"
             )
         plan.argv = prefix + drop + inner
-    plan.env = harness_env(env, home=home, tmp=tmp, output_dir=output_inside)
+    plan.env = harness_env(
+        {**plan.extras.env, **env, **_extras_env(plan.extras)},
+        home=home,
+        tmp=tmp,
+        output_dir=output_inside,
+    )
     plan.isolation = _isolation(
         chosen, limits, plan, uid, support, controllers, enforces, lock
     )
+
+
+def _extras_env(extras: SandboxExtras) -> dict[str, str]:
+    """REPROGATE_DEVICES and REPROGATE_ENDPOINTS (JSON: name -> where the
+    harness finds it); with no policy, neither is set."""
+    if extras.empty:
+        return {}
+    devices = extras.devices_env()
+    endpoints = {e.name: e.address for e in extras.endpoints}
+    return {
+        "REPROGATE_DEVICES": json.dumps(devices, sort_keys=True),
+        "REPROGATE_ENDPOINTS": json.dumps(endpoints, sort_keys=True),
+    }
 
 
 def _userns_lock(chosen: str, support: HostSupport, lease: UidLease | None) -> str:
@@ -359,9 +436,22 @@ def _isolation(
     }
     if not enforced["processes"]:
         plan.notes.append("no process limit in force (root without uid drop or cgroup)")
+    if plan.extras.endpoints:
+        network = "endpoints"
+    else:
+        network = "host" if limits.network or chosen == "none" else "none"
     return {
         "method": chosen,
-        "network": "host" if limits.network or chosen == "none" else "none",
+        "network": network,
+        "devices": [node.record() for node in plan.extras.devices],
+        "mounts": [
+            {"host_path": m.host_path, "path": m.path, "writable": m.writable}
+            for m in plan.extras.mounts
+        ],
+        "endpoints": [
+            {"name": e.name, "address": e.address} for e in plan.extras.endpoints
+        ],
+        "device_allow_list": plan.cgroup.device_allow_list if plan.cgroup else "none",
         "filesystem": "private" if chosen == "bwrap" else "host",
         "uid": uid,
         "uid_dropped": plan.lease is not None,

@@ -21,6 +21,10 @@ def test_capabilities_are_json_and_consistent() -> None:
         assert caps["filesystem_isolation"] is True
     if caps["uid_drop"]:
         assert caps["process_limit"] is True
+    assert caps["device_binding"] is (caps["root"] and caps["bwrap_works"])
+    assert caps["device_allow_list"] in {"cgroup-v1", "none"}
+    if not caps["device_binding"]:
+        assert caps["endpoints"] is False
 
 
 def test_drop_page_cache_writes_3_where_permitted(tmp_path: Path) -> None:
