@@ -5,7 +5,9 @@ the variable, and the agent exits before it talks to anyone.
 - ``REPROGATE_HOST_TOKEN`` or ``REPROGATE_HOST_TOKEN_FILE``: the host token ``rgh_…``;
 - ``REPROGATE_BROKER_URL`` or ``REPROGATE_BROKER_URL_FILE``: the pool's broker user;
 - optional ``REPROGATE_CA_FILE``, ``REPROGATE_AGENT_WORK_DIR`` (default ``./work``),
-  ``REPROGATE_AGENT_NAME`` (default the hostname).
+  ``REPROGATE_AGENT_NAME`` (default the hostname), ``REPROGATE_AGENT_STATE_DIR``
+  (default ``<work dir>/state``: the host's signing key, ``host_key.pem``, made
+  there with mode 0600 at the first start and kept across restarts).
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ class AgentOptions:
     work_dir: Path
     name: str
     hostname: str
+    state_dir: Path | None = None
+
+    @property
+    def key_dir(self) -> Path:
+        """Where the host key lives."""
+        return self.state_dir or self.work_dir / "state"
 
     @property
     def node_name(self) -> str:
@@ -105,6 +113,11 @@ def read_options(env: Mapping[str, str]) -> AgentOptions:
     if not work_dir.is_dir():
         raise OptionsError(f"REPROGATE_AGENT_WORK_DIR: {work_dir} is not a folder.")
 
+    state = env.get("REPROGATE_AGENT_STATE_DIR", "").strip()
+    state_dir = Path(state).resolve() if state else None
+    if state_dir is not None and state_dir.exists() and not state_dir.is_dir():
+        raise OptionsError(f"REPROGATE_AGENT_STATE_DIR: {state} is not a folder.")
+
     hostname = socket.gethostname()
     name = env.get("REPROGATE_AGENT_NAME", "").strip() or hostname.split(".")[0]
     if not NAME_PATTERN.fullmatch(name):
@@ -120,4 +133,5 @@ def read_options(env: Mapping[str, str]) -> AgentOptions:
         work_dir=work_dir.resolve(),
         name=name,
         hostname=hostname,
+        state_dir=state_dir,
     )

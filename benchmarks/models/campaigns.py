@@ -122,6 +122,24 @@ class Run(TimeStampedModel):
         on_delete=models.PROTECT,
         related_name="+",
     )
+    # Host-signed results: the environment capture as the statement names it
+    # (its canonical JSON, stored when the harness starts), the host's DSSE
+    # envelope, verified before the run was accepted, and the key that signed it.
+    environment_blob = models.ForeignKey(
+        "artifacts.Blob",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    statement_blob = models.ForeignKey(
+        "artifacts.Blob",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    signing_key_fingerprint = models.CharField(max_length=60, blank=True)
 
     class Meta:
         ordering = ["campaign", "position"]

@@ -22,6 +22,7 @@ from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
 from accounts.services.actor import Actor
 from artifacts.lib.evidence.layout import BLOBS_DIR
+from artifacts.lib.signatures.statement import public_key_pem
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit
 from artifacts.selectors.escrow import bundle_deposits
@@ -29,7 +30,6 @@ from artifacts.selectors.evidence_package import EvidencePackage
 from artifacts.services.evidence import PackageFile, evidence_package_build
 from gates.conf import report_settings
 from gates.lib.engine.evidence import REPORTS_KEY
-from gates.lib.signing.statement import public_key_pem
 from gates.models import Evaluation, Report
 
 logger = logging.getLogger(__name__)
