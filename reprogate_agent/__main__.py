@@ -64,7 +64,7 @@ def main(env: Mapping[str, str]) -> int:
         print(f"reprogate-agent: {error}", file=sys.stderr)
         return 2
     try:
-        key = host_key_load_or_create(options.key_dir)
+        key = host_key_load_or_create(options.state_dir)
     except HostKeyError as error:
         print(f"reprogate-agent: {error}", file=sys.stderr)
         return 2

@@ -160,6 +160,8 @@ def run_statement_accept(
     attempt: int,
     envelope: str | None,
     outputs: Mapping[str, str],
+    exit_code: object = None,
+    stop_reason: str = "",
     artefacts: Mapping[str, str] | None = None,
 ) -> Blob:
     """Verify the run's statement before the run is accepted (the caller holds
@@ -202,6 +204,13 @@ def run_statement_accept(
         environment_sha256=environment,
         artefacts=artefacts,
     )
+    predicate = document.get("predicate") or {}
+    said = predicate.get("exit") if isinstance(predicate, dict) else None
+    if said != {"code": exit_code, "stop_reason": stop_reason}:
+        problems.append(
+            f"it says the harness ended {said!r}, the finish says "
+            f"{{'code': {exit_code!r}, 'stop_reason': {stop_reason!r}}}"
+        )
     if problems:
         raise RunnerError(
             "The run's statement is not this run's: "

@@ -472,6 +472,8 @@ def agent_finish(
             attempt=attempt,
             envelope=statement,
             outputs={f.path: f.sha256 for f in uploaded.files},
+            exit_code=result.get("exit_code"),
+            stop_reason=str(result.get("stop_reason") or ""),
         )
     duration = result.get("duration_s")
     outcome = Outcome(
