@@ -271,6 +271,8 @@ class ClaimApi(RunnerApiView):
 
             id = serializers.IntegerField()
             public_id = serializers.UUIDField()
+            campaign = serializers.UUIDField()
+            repetition = serializers.IntegerField()
             attempt = serializers.IntegerField()
             scenario = serializers.JSONField()
             entrypoint = serializers.CharField()
@@ -389,6 +391,13 @@ class StateSerializer(serializers.Serializer):
     state = serializers.CharField()
 
 
+class RunningSerializer(StateSerializer):
+    class Meta:
+        ref_name = "RunnerRunning"
+
+    drift = serializers.ListField(child=serializers.JSONField())
+
+
 class RunningApi(RunnerApiView):
     """The harness starts: the host's environment (the server computes drift)."""
 
@@ -409,7 +418,7 @@ class RunningApi(RunnerApiView):
     @extend_schema(
         operation_id="runner_running",
         request=InputSerializer,
-        responses={200: StateSerializer},
+        responses={200: RunningSerializer},
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)

@@ -224,6 +224,8 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
     return {
         "id": run.pk,
         "public_id": str(run.public_id),
+        "campaign": str(run.campaign.public_id),
+        "repetition": run.repetition,
         "attempt": run.attempt,
         "scenario": run.scenario,
         "entrypoint": (manifest.get("harness") or {}).get("entrypoint", ""),

@@ -43,7 +43,10 @@ from tests.escrow.package_support import flip, members, replaced
 
 pytestmark = pytest.mark.django_db
 
-METRICS = b'{"metrics": [{"name": "read_iops", "stat": "mean", "value": 1000, "unit": "IOPS"}]}'
+METRICS = (
+    b'{"metrics": [{"name": "read_iops", "stat": "mean", "value": 1000, '
+    b'"unit": "IOPS"}]}'
+)
 
 
 # --- DSSE from the specification ------------------------------------------------------
@@ -77,7 +80,7 @@ def spec_verify(envelope: bytes, public_pem: bytes) -> dict[str, Any]:
         try:
             key.verify(base64.b64decode(signature["sig"]), message)
             ok += 1
-        except Exception:  # noqa: BLE001,S112 - an unverified signature is skipped
+        except Exception:  # noqa: S112 - an unverified signature is skipped
             continue
     assert ok, "no signature verifies with the host key"
     assert document["payloadType"] == "application/vnd.in-toto+json"
@@ -123,7 +126,7 @@ def _finished(agent: APIClient, run: Run) -> Run:
     return Run.objects.get(pk=run.pk)
 
 
-# --- the key at hello -------------------------------------------------------------------
+# --- the key at hello -----------------------------------------------------------------
 
 
 def test_the_first_key_is_pinned_at_hello_with_one_audit_row(
@@ -147,7 +150,8 @@ def test_the_first_key_is_pinned_at_hello_with_one_audit_row(
         "not a key",
         "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
         # an EC key is not the Ed25519 key statements are signed with
-        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEcTi6Bj7Ai6H3V6yG"
+        "-----BEGIN PUBLIC KEY-----\n"
+        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEcTi6Bj7Ai6H3V6yG"
         "qg6O6vRfnmMNvSOXQfmS7RBlwAyOBf3ahK1Q1LqCIiqDztXlyDXgoMGyGxZx5c8J\nwgOb0g==\n"
         "-----END PUBLIC KEY-----\n",
     ],
@@ -160,7 +164,7 @@ def test_a_malformed_key_is_refused_at_hello(agent: APIClient, key: str) -> None
     assert not LabHost.objects.filter(signing_key__gt="").exists()
 
 
-# --- the statement at finish -------------------------------------------------------------
+# --- the statement at finish ----------------------------------------------------------
 
 
 def test_every_run_s_statement_verifies_with_the_pinned_host_key(
@@ -230,8 +234,10 @@ def test_a_statement_signed_by_another_key_is_refused_and_the_run_not_accepted(
     assert "another key signed it" in response.json()["detail"]
     live.refresh_from_db()
     assert live.state == Run.State.RUNNING
-    assert live.output_deposit is None and live.statement_blob is None
-    assert not live.metrics.exists() and not live.outputs.exists()
+    assert live.output_deposit is None
+    assert live.statement_blob is None
+    assert not live.metrics.exists()
+    assert not live.outputs.exists()
     # the host's own signature is still accepted afterwards
     assert finish(agent, live, outputs={"metrics.json": METRICS}).status_code == 200
 
@@ -317,7 +323,8 @@ def test_another_key_waits_for_the_lab_operator(
     )
 
     host.refresh_from_db()
-    assert host.signing_key == _pem(new_key) and not host.pending_signing_key
+    assert host.signing_key == _pem(new_key)
+    assert not host.pending_signing_key
     assert AuditEvent.objects.count() == before + 1
     event = AuditEvent.objects.latest("id")
     assert (event.action, event.data["replaced"]) == ("lab_host.key_accepted", pinned)
@@ -361,7 +368,7 @@ def test_the_statement_and_the_key_are_hidden_from_outsiders(
         assert client_for(reader).get(key).status_code == 200
 
 
-# --- the campaign's evidence package ------------------------------------------------------
+# --- the campaign's evidence package --------------------------------------------------
 
 
 def verify(path: Path) -> tuple[int, str]:
@@ -433,7 +440,7 @@ def test_a_run_signed_by_a_key_the_package_does_not_hold_is_named(
     package: Path, tmp_path: Path
 ) -> None:
     files = members(package)
-    run, member = _run_blob(files, "document", "statement.json")
+    run, _statement = _run_blob(files, "document", "statement.json")
     leaf_key = _run_blob(files, "document", "host_key.pem")[1]
     other = Ed25519PrivateKey.generate()
     # the key blob swapped for another key under the same name: the bytes no
@@ -443,5 +450,5 @@ def test_a_run_signed_by_a_key_the_package_does_not_hold_is_named(
     code, out = verify(altered)
 
     assert code == 1
-    assert "host_key.pem" in out and f"run {run}" in out
-    assert member  # the statement itself is untouched
+    assert "host_key.pem" in out
+    assert f"run {run}" in out
