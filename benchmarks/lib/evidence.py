@@ -1,7 +1,7 @@
 """The run checks of an evidence package (``reprogate evidence verify``), beyond
 what ``artifacts.lib.evidence.verify`` checks of every package: no Django, only
 the standard library, ``cryptography`` and ``benchmarks.lib.signing``
-(docs/evidence-runs.md).
+(docs/reports.md, "Checking the lab runs").
 
 A run's deposit (kind ``run_output``) names its output files (role ``output``),
 and as documents the host's signed statement (``statement.json``), the
