@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -73,7 +74,12 @@ def host_key_load_or_create(state_dir: Path) -> Ed25519PrivateKey:
     file of its own, that others may read, or that is not an unencrypted PKCS#8
     Ed25519 key is refused rather than replaced: a new key would have to be
     accepted by the lab operator again."""
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise HostKeyError(
+            f"{state_dir}: cannot make the state folder: {error}"
+        ) from error
     path = state_dir / HOST_KEY_FILE
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(
@@ -81,17 +87,24 @@ def host_key_load_or_create(state_dir: Path) -> Ed25519PrivateKey:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
+    if path.exists() or path.is_symlink():
+        return _load(path)
+    # Written whole under a name of its own, then linked into place: two agents
+    # starting at once never read a half-written key, and one never replaces one.
+    temporary = state_dir / f".{HOST_KEY_FILE}.{os.getpid()}.{secrets.token_hex(8)}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        descriptor = os.open(path, flags, 0o600)
+        with os.fdopen(os.open(temporary, flags, 0o600), "wb") as sink:
+            sink.write(pem)
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.link(temporary, path)
     except FileExistsError:
         return _load(path)
     except OSError as error:
         raise HostKeyError(f"{path}: cannot create the host key: {error}") from error
-    with os.fdopen(descriptor, "wb") as sink:
-        sink.write(pem)
-        sink.flush()
-        os.fsync(sink.fileno())
+    finally:
+        temporary.unlink(missing_ok=True)
     return key
 
 
