@@ -137,20 +137,22 @@ def _statement(**artefacts: str) -> dict[str, Any]:
 
 def test_runner_artefacts_are_subjects_the_server_must_hold() -> None:
     document = _statement(telemetry=TELEMETRY)
-    held = {"run": "r-1", "attempt": 1, "outputs": {"a.json": OUT}}
 
-    assert (
-        run_statement_problems(
-            document, **held, environment_sha256=ENV, artefacts={"telemetry": TELEMETRY}
+    def problems(artefacts: dict[str, str] | None) -> list[str]:
+        return run_statement_problems(
+            document,
+            run="r-1",
+            attempt=1,
+            outputs={"a.json": OUT},
+            environment_sha256=ENV,
+            artefacts=artefacts,
         )
-        == []
-    )
-    assert run_statement_problems(document, **held, environment_sha256=ENV) == [
+
+    assert problems({"telemetry": TELEMETRY}) == []
+    assert problems(None) == [
         "it names runner artefact 'telemetry', which the server does not hold"
     ]
-    changed = run_statement_problems(
-        document, **held, environment_sha256=ENV, artefacts={"telemetry": OUT}
-    )
+    changed = problems({"telemetry": OUT})
     assert len(changed) == 1
     assert changed[0].startswith("its digest of runner artefact 'telemetry'")
 
