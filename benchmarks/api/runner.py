@@ -391,13 +391,6 @@ class StateSerializer(serializers.Serializer):
     state = serializers.CharField()
 
 
-class RunningSerializer(StateSerializer):
-    class Meta:
-        ref_name = "RunnerRunning"
-
-    drift = serializers.ListField(child=serializers.JSONField())
-
-
 class RunningApi(RunnerApiView):
     """The harness starts: the host's environment (the server computes drift)."""
 
@@ -415,10 +408,16 @@ class RunningApi(RunnerApiView):
         def validate_declared_environment(self, value: Any) -> dict[str, Any]:
             return _dict(value)
 
+    class OutputSerializer(StateSerializer):
+        class Meta:
+            ref_name = "RunnerRunning"
+
+        drift = serializers.ListField(child=serializers.JSONField())
+
     @extend_schema(
         operation_id="runner_running",
         request=InputSerializer,
-        responses={200: RunningSerializer},
+        responses={200: OutputSerializer},
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
