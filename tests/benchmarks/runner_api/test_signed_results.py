@@ -361,6 +361,10 @@ def test_the_statement_and_the_key_are_hidden_from_outsiders(
     statement = f"/api/v1/runs/{finished.public_id}/statement.json"
     key = f"/api/v1/lab/hosts/{finished.host.public_id}/key"
 
+    page = client_for(buyer).get(f"/lab/runs/{finished.public_id}/")
+    assert page.status_code == 200
+    assert finished.signing_key_fingerprint in page.content.decode()
+    assert statement in page.content.decode()
     assert client_for(outsider).get(statement).status_code == 404
     assert client_for(outsider).get(key).status_code == 404
     for reader in (buyer, vendor_a):  # they see the run: they may check it
@@ -383,9 +387,10 @@ def package(
 ) -> Path:
     for run in runs_of(campaign):
         _finished(agent, run)
-    response = client_for(labops).get(
-        f"/api/v1/campaigns/{campaign.public_id}/evidence/"
-    )
+    page = client_for(labops).get(f"/lab/campaigns/{campaign.public_id}/")
+    url = f"/api/v1/campaigns/{campaign.public_id}/evidence/"
+    assert url in page.content.decode()  # the campaign page links it
+    response = client_for(labops).get(url)
     assert response.status_code == 200, response.content
     path = tmp_path / "campaign.zip"
     path.write_bytes(b"".join(response.streaming_content))
