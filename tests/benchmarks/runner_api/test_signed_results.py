@@ -457,3 +457,16 @@ def test_a_run_signed_by_a_key_the_package_does_not_hold_is_named(
     assert code == 1
     assert "host_key.pem" in out
     assert f"run {run}" in out
+
+
+def test_fixity_finds_nothing_wrong_with_a_signed_run_s_deposit(
+    agent: APIClient, run: Run
+) -> None:
+    from artifacts.services.fixity.run import fixity_check
+
+    finished = _finished(agent, run)
+    assert finished.output_deposit is not None
+
+    report = fixity_check()
+
+    assert [(f.subject, f.detail) for f in report.findings.items] == []
