@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 
+from artifacts.lib.evidence.reader import Entry, EvidenceReport, PackageReader
 from artifacts.lib.signatures.statement import (
     StatementError,
     fingerprint,
     public_key_pem,
 )
+from benchmarks.lib.evidence import check_runs
 from benchmarks.lib.signing import (
     HOST_KEY_FILE,
     HostKeyError,
@@ -182,3 +185,113 @@ def test_the_envelope_opens_with_its_key_only(tmp_path: Path) -> None:
     with pytest.raises(StatementError, match="host key"):
         run_statement_open(envelope, public_key_pem(other))
     assert fingerprint(key) != fingerprint(other)
+
+
+# --- the offline check of a run's deposit ---------------------------------------------
+
+
+def _package(tmp_path: Path, blobs: dict[str, bytes]) -> Path:
+    path = tmp_path / "package.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for sha256, data in blobs.items():
+            archive.writestr(f"blobs/{sha256}", data)
+    return path
+
+
+def _run_deposit(tmp_path: Path) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The blobs and leaf record of a signed run with a telemetry artefact."""
+    key = host_key_load_or_create(tmp_path / "key")
+    files = {
+        ("output", "a.json"): b"out",
+        ("document", "environment.json"): b"env",
+        ("document", "runner/telemetry"): b"telemetry",
+    }
+    document = run_statement(
+        subjects=run_subjects(
+            outputs={"a.json": _sha(b"out")},
+            environment_sha256=_sha(b"env"),
+            artefacts={"telemetry": _sha(b"telemetry")},
+        ),
+        run="r-1",
+        attempt=1,
+        campaign="c-1",
+        scenario={},
+        repetition=1,
+        exit_code=0,
+        stop_reason="exited",
+        started="",
+        ended="",
+        host="agent@lab",
+    )
+    files[("document", "statement.json")] = run_statement_sign(document, key)
+    files[("document", "host_key.pem")] = public_key_pem(key)
+    record = {
+        "kind": "run_output",
+        "run": "r-1",
+        "attempt": 1,
+        "host": "h-1",
+        "host_key_fingerprint": fingerprint(key),
+        "blobs": [
+            {"role": role, "path": path, "sha256": _sha(data), "size": len(data)}
+            for (role, path), data in files.items()
+        ],
+    }
+    return {_sha(d): d for d in files.values()}, record
+
+
+def _checked(tmp_path: Path, blobs: dict[str, bytes], record: dict[str, Any]) -> Any:
+    report = EvidenceReport(tmp_path)
+    with zipfile.ZipFile(_package(tmp_path, blobs)) as archive:
+        entry = Entry("run r-1", 3, b"", [], record)
+        check_runs(PackageReader(archive, report), [entry], report)
+    return report
+
+
+def test_a_signed_run_with_its_telemetry_passes(tmp_path: Path) -> None:
+    blobs, record = _run_deposit(tmp_path)
+
+    report = _checked(tmp_path, blobs, record)
+
+    assert report.ok, [c.message for c in report.failures]
+    assert "1 runner artefacts" in report.checks[-1].message
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        ("a.json", "output a.json"),
+        ("runner/telemetry", "runner artefact telemetry"),
+        ("statement.json", "the statement"),
+    ],
+)
+def test_a_flipped_byte_is_named_by_run_and_file(
+    tmp_path: Path, path: str, named: str
+) -> None:
+    blobs, record = _run_deposit(tmp_path)
+    sha = next(b["sha256"] for b in record["blobs"] if b["path"] == path)
+    data = blobs[sha]
+    blobs[sha] = bytes([data[0] ^ 0xFF]) + data[1:]
+
+    report = _checked(tmp_path, blobs, record)
+
+    messages = [f"{c.subject}: {c.message}" for c in report.failures]
+    assert any(
+        m.startswith("run r-1 (leaf 3): ") and f"{named} (blobs/{sha}) is altered" in m
+        for m in messages
+    ), messages
+
+
+def test_a_statement_that_leaves_out_the_telemetry_is_named(tmp_path: Path) -> None:
+    blobs, record = _run_deposit(tmp_path)
+    extra = b"more telemetry"
+    blobs[_sha(extra)] = extra
+    record["blobs"].append(
+        {"role": "document", "path": "runner/spans.jsonl", "sha256": _sha(extra),
+         "size": len(extra)}
+    )  # fmt: skip
+
+    report = _checked(tmp_path, blobs, record)
+
+    assert [c.message for c in report.failures] == [
+        "statement.json: it does not name runner artefact 'spans.jsonl'"
+    ]
