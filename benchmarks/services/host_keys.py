@@ -148,10 +148,10 @@ def host_key_accept(*, host: LabHost, fingerprint_shown: str, actor: Actor) -> L
     return host
 
 
-def environment_blob_store(environment: Mapping[str, object]) -> Blob:
-    """The environment capture as the statement names it (canonical JSON)."""
-    data = environment_bytes(environment)
-    return blob_put(data, sha256_hex(data), len(data))
+def environment_canonical(environment: Mapping[str, object]) -> str:
+    """The environment capture as the statement names it (canonical JSON), kept
+    on the run as text so that it is deposited byte for byte."""
+    return environment_bytes(environment).decode("utf-8")
 
 
 def run_statement_accept(
@@ -195,7 +195,8 @@ def run_statement_accept(
             f"The run's statement is refused: {error}{pending}",
             code="statement_invalid",
         ) from None
-    environment = run.environment_blob.sha256 if run.environment_blob else None
+    canonical = run.environment_canonical.encode("utf-8")
+    environment = sha256_hex(canonical) if canonical else None
     problems = run_statement_problems(
         document,
         run=str(run.public_id),

@@ -55,7 +55,7 @@ from benchmarks.services.execution import (
     running_fields,
 )
 from benchmarks.services.host_keys import (
-    environment_blob_store,
+    environment_canonical,
     host_key_offer,
     run_statement_accept,
 )
@@ -339,7 +339,7 @@ def agent_running(
     bundle's declared one are recorded, as a local worker records them."""
     run = _held(token, run, attempt, {S.PREPARING})
     fields = running_fields(run, environment, declared_environment, cache_dropped)
-    fields["environment_blob"] = environment_blob_store(fields["environment"])
+    fields["environment_canonical"] = environment_canonical(fields["environment"])
     return run_transition(run=run, to=S.RUNNING, attempt=attempt, fields=fields)
 
 

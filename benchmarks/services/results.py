@@ -176,10 +176,10 @@ def _signed(run: Run) -> tuple[list[DepositItem], dict[str, Any]]:
         return [], {}
     key = run.host.signing_key.encode("ascii")
     items = [DepositItem(run.statement_blob, DepositBlob.Role.DOCUMENT, STATEMENT)]
-    if run.environment_blob is not None:
-        items.append(
-            DepositItem(run.environment_blob, DepositBlob.Role.DOCUMENT, ENVIRONMENT)
-        )
+    if run.environment_canonical:
+        captured = run.environment_canonical.encode("utf-8")
+        blob = blob_put(captured, hashlib.sha256(captured).hexdigest(), len(captured))
+        items.append(DepositItem(blob, DepositBlob.Role.DOCUMENT, ENVIRONMENT))
     key_blob = blob_put(key, hashlib.sha256(key).hexdigest(), len(key))
     items.append(DepositItem(key_blob, DepositBlob.Role.DOCUMENT, HOST_KEY))
     facts = {

@@ -194,7 +194,8 @@ def test_every_run_s_statement_verifies_with_the_pinned_host_key(
         outputs = {d["name"]: d["digest"]["sha256"] for d in statement["subject"]}
         data = METRICS if run == done[0] else b"{}"
         assert outputs["outputs/metrics.json"] == _sha(data)
-        assert outputs["environment.json"] == run.environment_blob.sha256
+        assert outputs["environment.json"] == _sha(run.environment_canonical.encode())
+        assert json.loads(run.environment_canonical) == run.environment
         predicate = statement["predicate"]
         assert predicate["run"] == str(run.public_id)
         assert predicate["campaign"] == str(campaign.public_id)
