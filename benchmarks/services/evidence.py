@@ -1,10 +1,10 @@
 """The evidence package of a campaign (docs/reports.md, "Checking the lab
-runs"): the deposit of the bundle it ran and every run's deposit (its outputs, the host-signed
-statement, the environment capture the statement names, the host's key and the
-runner artefacts), their inclusion proofs, the signed checkpoint, the log and
-vendor keys and a README. ``reprogate evidence verify`` checks every run's
-statement against its host key and names any altered output, artefact or
-statement (``benchmarks.lib.evidence``).
+runs"): the deposit of the bundle it ran and every run's deposit (its outputs,
+the host-signed statement, the environment capture the statement names, the
+host's key and the runner artefacts), their inclusion proofs, the signed
+checkpoint, the log and vendor keys and a README. ``reprogate evidence verify``
+checks every run's statement against its host key and names any altered output,
+artefact or statement (``benchmarks.lib.evidence``).
 
 Preparing one is the download's state change, as for a bundle's package
 (``artifacts.services.evidence``): an ``evidence.downloaded`` escrow event and
