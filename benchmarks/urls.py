@@ -16,6 +16,11 @@ urlpatterns = [
         pools.pool_token_revoke,
         name="pool_token_revoke",
     ),
+    path(
+        "pools/<uuid:pool_id>/hosts/<uuid:host_id>/key/accept/",
+        pools.pool_host_key_accept,
+        name="pool_host_key_accept",
+    ),
     path("campaigns/", campaigns.campaign_list, name="campaign_list"),
     path("campaigns/new/", campaigns.campaign_start_view, name="campaign_start"),
     path(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from artifacts.conf import log_key_path
+from artifacts.lib.signatures.statement import StatementError, public_key_pem
 from artifacts.lib.transparency import note
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Checkpoint
@@ -19,7 +20,7 @@ from artifacts.selectors.log import LogIntegrityError, LogRangeError, log_root
 from artifacts.storage.blobs import blob_open
 from gates.conf import report_settings
 from gates.lib.signing.pki import ReportKeyError, signer_load, signer_load_or_create
-from gates.lib.signing.statement import StatementError, public_key_pem, statement_open
+from gates.lib.signing.statement import statement_open
 from gates.models import Report
 
 

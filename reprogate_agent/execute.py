@@ -8,8 +8,9 @@
 3. running: tell the server (it computes the drift), run the harness in the
    sandbox, reporting its progress and log tail every ``progress_write_seconds``;
    a refused report (cancelled, re-queued, finished) kills the harness;
-4. upload the outputs copied out of the output directory, then finish: the
-   server stores, parses and ends the run.
+4. upload the outputs copied out of the output directory, then finish with the
+   run's statement signed by the host key (``reprogate_agent.statement``): the
+   server checks it, stores, parses and ends the run.
 
 The pool's policy (devices, endpoints) comes with the claim and is resolved
 here against the host's CDI specs (``benchmarks.lib.lab``); one that cannot be
@@ -28,6 +29,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
@@ -62,6 +65,7 @@ from reprogate_agent.client import (
     TokenRefused,
     Unreachable,
 )
+from reprogate_agent.statement import signed_statement, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +91,15 @@ class Terms:
     log_tail_chars: int = 16_000
     output_limit_bytes: int = 1 << 30
     max_output_files: int = 1000
+    host_key: Ed25519PrivateKey | None = None  # signs each run's statement
 
     @classmethod
-    def from_hello(cls, worker_name: str, answer: Mapping[str, Any]) -> Terms:
+    def from_hello(
+        cls,
+        worker_name: str,
+        answer: Mapping[str, Any],
+        host_key: Ed25519PrivateKey | None = None,
+    ) -> Terms:
         def number(key: str, default: float, low: float) -> float:
             value = answer.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -103,6 +113,7 @@ class Terms:
             log_tail_chars=int(number("log_tail_chars", 16_000, 100)),
             output_limit_bytes=int(number("output_limit_bytes", 1 << 30, 1)),
             max_output_files=int(number("max_output_files", 1000, 1)),
+            host_key=host_key,
         )
 
 
@@ -199,7 +210,8 @@ def _execute(
     except RunStopped:
         why = "Cancelled while the host was preparing the run."
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
-    client.running(run_id, {"attempt": attempt, **prepared})
+    answer = client.running(run_id, {"attempt": attempt, **prepared})
+    started = utc_now()
     result = run_harness(
         bundle_dir=space.bundle_dir,
         entrypoint=str(run["entrypoint"]),
@@ -214,6 +226,7 @@ def _execute(
         poll_seconds=POLL_SECONDS,
         extras=extras,
     )
+    ended = utc_now()
     reporter.write(force=True)
     if reporter.refused is not None:
         raise reporter.refused
@@ -223,17 +236,29 @@ def _execute(
         max_files=terms.max_output_files,
         limit_bytes=terms.output_limit_bytes,
     )
-    warnings = collection.warnings + _upload(
-        client, run_id, attempt, collection, reporter
-    )
-    answer = client.finish(
-        run_id,
-        {
-            "attempt": attempt,
-            "result": _result(result, reporter, terms),
-            "warnings": warnings,
-        },
-    )
+    refused = _upload(client, run_id, attempt, collection, reporter)
+    outcome = _result(result, reporter, terms)
+    body = {
+        "attempt": attempt,
+        "result": outcome,
+        "warnings": [*collection.warnings, *refused.values()],
+    }
+    if terms.host_key is not None:
+        uploaded = {f.path: f.sha256 for f in collection.files if f.path not in refused}
+        body["statement"] = signed_statement(
+            terms.host_key,
+            run=run,
+            run_id=run_id,
+            attempt=attempt,
+            worker_name=terms.worker_name,
+            environment=prepared["environment"],
+            running_answer=answer,
+            result=outcome,
+            outputs=uploaded,
+            started=started,
+            ended=ended,
+        )
+    answer = client.finish(run_id, body)
     return str(answer.get("state") or "finished")
 
 
@@ -311,10 +336,10 @@ def _upload(
     attempt: int,
     collection: Collection,
     reporter: Reporter,
-) -> list[str]:
-    """Each kept output to the server; the refused ones as warnings (a 409
-    stops the run: it moved on)."""
-    warnings = []
+) -> dict[str, str]:
+    """Each kept output to the server; the refused ones (path → warning) are
+    left out of the statement (a 409 stops the run: it moved on)."""
+    warnings: dict[str, str] = {}
     for item in collection.files:
         reporter.write()  # a sign of life between files
         try:
@@ -322,7 +347,7 @@ def _upload(
         except (Conflict, TokenRefused):
             raise
         except ServerRefused as refused:
-            warnings.append(f"{item.path}: refused by the server ({refused}).")
+            warnings[item.path] = f"{item.path}: refused by the server ({refused})."
     return warnings
 
 

@@ -5,7 +5,10 @@ the variable, and the agent exits before it talks to anyone.
 - ``REPROGATE_HOST_TOKEN`` or ``REPROGATE_HOST_TOKEN_FILE``: the host token ``rgh_…``;
 - ``REPROGATE_BROKER_URL`` or ``REPROGATE_BROKER_URL_FILE``: the pool's broker user;
 - optional ``REPROGATE_CA_FILE``, ``REPROGATE_AGENT_WORK_DIR`` (default ``./work``),
-  ``REPROGATE_AGENT_NAME`` (default the hostname).
+  ``REPROGATE_AGENT_NAME`` (default the hostname), ``REPROGATE_AGENT_STATE_DIR``
+  (default ``$XDG_STATE_HOME/reprogate-agent``, else
+  ``~/.local/state/reprogate-agent``: the host's signing key, ``host_key.pem``,
+  made there with mode 0600 at the first start and kept across restarts).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -24,6 +27,7 @@ TOKEN_PATTERN: Final = re.compile(r"rgh_[A-Za-z0-9_-]{16,200}")
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 BROKER_SCHEMES: Final = frozenset({"amqp", "amqps", "pyamqp", "redis", "rediss"})
 MAX_SECRET_FILE: Final = 64 * 1024
+DEFAULT_STATE: Final = ".local/state/reprogate-agent"
 
 
 class OptionsError(Exception):
@@ -39,6 +43,7 @@ class AgentOptions:
     work_dir: Path
     name: str
     hostname: str
+    state_dir: Path = field(default_factory=lambda: Path.home() / DEFAULT_STATE)
 
     @property
     def node_name(self) -> str:
@@ -67,6 +72,21 @@ def _secret(env: Mapping[str, str], name: str) -> str:
     if not value:
         raise OptionsError(f"{name} (or {name}_FILE) is not set.")
     return value
+
+
+def _state_dir(env: Mapping[str, str]) -> Path:
+    """Where the host key lives (made by the agent at its first start)."""
+    state = env.get("REPROGATE_AGENT_STATE_DIR", "").strip()
+    if state:
+        where = Path(state)
+    elif env.get("XDG_STATE_HOME", "").strip():
+        where = Path(env["XDG_STATE_HOME"].strip()) / "reprogate-agent"
+    else:
+        home = env.get("HOME", "").strip()
+        where = (Path(home) if home else Path.home()) / DEFAULT_STATE
+    if where.exists() and not where.is_dir():
+        raise OptionsError(f"REPROGATE_AGENT_STATE_DIR: {where} is not a folder.")
+    return where.resolve()
 
 
 def read_options(env: Mapping[str, str]) -> AgentOptions:
@@ -105,6 +125,8 @@ def read_options(env: Mapping[str, str]) -> AgentOptions:
     if not work_dir.is_dir():
         raise OptionsError(f"REPROGATE_AGENT_WORK_DIR: {work_dir} is not a folder.")
 
+    state_dir = _state_dir(env)
+
     hostname = socket.gethostname()
     name = env.get("REPROGATE_AGENT_NAME", "").strip() or hostname.split(".")[0]
     if not NAME_PATTERN.fullmatch(name):
@@ -120,4 +142,5 @@ def read_options(env: Mapping[str, str]) -> AgentOptions:
         work_dir=work_dir.resolve(),
         name=name,
         hostname=hostname,
+        state_dir=state_dir,
     )

@@ -1,9 +1,10 @@
 """``reprogate evidence verify PACKAGE.zip``: check an auditor's evidence package
 offline (``artifacts.lib.evidence.verify`` says what is checked of every
 package, ``gates.lib.engine.evidence`` what more of a gate evaluation's: the
-re-evaluation and its reports) and print a readable report. Exit 0 when every
-check passes, 1 when any fails (each failure is printed, naming the file or
-deposit), 2 for usage errors."""
+re-evaluation and its reports, ``benchmarks.lib.evidence`` what more of the lab
+runs': their outputs, telemetry and host-signed statements) and print a
+readable report. Exit 0 when every check passes, 1 when any fails (each failure
+is printed, naming the file or deposit), 2 for usage errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.lib.evidence.verify import EvidenceReport, verify_package
+from benchmarks.lib.evidence import RUN_CHECKS
 from gates.lib.engine.evidence import GATE_CHECKS
+
+CHECKS = (*GATE_CHECKS, *RUN_CHECKS)
 
 
 def _log_key(value: str | None) -> str | None:
@@ -55,9 +59,7 @@ def cmd_evidence_verify(args: argparse.Namespace) -> int:
     if not args.package.is_file():
         print(f"reprogate: {args.package} is not a file", file=sys.stderr)
         return 2
-    report = verify_package(
-        args.package, log_key=_log_key(args.log_key), checks=GATE_CHECKS
-    )
+    report = verify_package(args.package, log_key=_log_key(args.log_key), checks=CHECKS)
     print(render(report, verbose=args.verbose))
     return 0 if report.ok else 1
 
@@ -73,7 +75,8 @@ def add_evidence_commands(commands: Any) -> None:
             "proofs up to the signed checkpoint, the checkpoint's signature, "
             "each bundle manifest's vendor signature, and in a gate evaluation's "
             "package the re-evaluation of the gate and each report's PDF digest "
-            "and signed statement; no network."
+            "and signed statement, and each lab run's outputs, runner artefacts "
+            "and host-signed statement; no network."
         ),
     )
     verify.add_argument("package", type=Path, metavar="PACKAGE.zip")

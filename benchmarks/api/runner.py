@@ -134,6 +134,9 @@ class HelloApi(RunnerApiView):
         )
         environment = serializers.JSONField(required=False, default=dict)
         sandbox = serializers.JSONField(required=False, default=dict)
+        signing_key = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=4096
+        )
 
         def validate_environment(self, value: Any) -> dict[str, Any]:
             return _dict(value)
@@ -153,6 +156,8 @@ class HelloApi(RunnerApiView):
         log_tail_chars = serializers.IntegerField()
         output_limit_bytes = serializers.IntegerField()
         max_output_files = serializers.IntegerField()
+        signing_key = serializers.ChoiceField(choices=["pinned", "pending", "none"])
+        signing_key_fingerprint = serializers.CharField()
 
     @extend_schema(
         operation_id="runner_hello",
@@ -171,8 +176,10 @@ class HelloApi(RunnerApiView):
                 environment=fields["environment"],
                 sandbox=fields["sandbox"],
             ),
+            signing_key=fields["signing_key"],
         )
         limits = agent_settings()
+        key = "pending" if host.pending_signing_key else "pinned"
         return Response(
             {
                 "host": str(host.public_id),
@@ -183,6 +190,8 @@ class HelloApi(RunnerApiView):
                 "log_tail_chars": limits.log_tail_chars,
                 "output_limit_bytes": limits.output_limit_bytes,
                 "max_output_files": limits.max_output_files,
+                "signing_key": key if host.signing_key else "none",
+                "signing_key_fingerprint": host.signing_key_fingerprint,
             }
         )
 
@@ -262,6 +271,8 @@ class ClaimApi(RunnerApiView):
 
             id = serializers.IntegerField()
             public_id = serializers.UUIDField()
+            campaign = serializers.UUIDField()
+            repetition = serializers.IntegerField()
             attempt = serializers.IntegerField()
             scenario = serializers.JSONField()
             entrypoint = serializers.CharField()
@@ -400,10 +411,16 @@ class RunningApi(RunnerApiView):
         def validate_declared_environment(self, value: Any) -> dict[str, Any]:
             return _dict(value)
 
+    class OutputSerializer(StateSerializer):
+        class Meta:
+            ref_name = "RunnerRunning"
+
+        drift = serializers.ListField(child=serializers.JSONField())
+
     @extend_schema(
         operation_id="runner_running",
         request=InputSerializer,
-        responses={200: StateSerializer},
+        responses={200: OutputSerializer},
     )
     def post(self, request: Request, run_id: int) -> Response:
         run = self.run(run_id)
@@ -416,7 +433,7 @@ class RunningApi(RunnerApiView):
             declared_environment=fields["declared_environment"],
             cache_dropped=fields.get("cache_dropped"),
         )
-        return Response({"state": run.state})
+        return Response({"state": run.state, "drift": run.drift})
 
 
 class _OctetStreamParser(BaseParser):
@@ -512,6 +529,9 @@ class FinishApi(RunnerApiView):
             default=list,
             max_length=1000,
         )
+        statement = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=16 * 1024 * 1024
+        )
 
     @extend_schema(
         operation_id="runner_finish",
@@ -527,6 +547,7 @@ class FinishApi(RunnerApiView):
             attempt=fields["attempt"],
             result=dict(fields["result"]),
             warnings=fields["warnings"],
+            statement=fields["statement"],
         )
         if state == "stale":
             return _conflict("The run moved on meanwhile.", "stale_attempt")

@@ -26,6 +26,11 @@ from benchmarks.api.runner import (
     ReportApi,
     RunningApi,
 )
+from benchmarks.api.signed_runs import (
+    CampaignEvidenceApi,
+    HostKeyApi,
+    RunStatementApi,
+)
 
 urlpatterns = [
     # campaigns.py
@@ -47,7 +52,19 @@ urlpatterns = [
         CampaignCancelApi.as_view(),
         name="campaign-cancel",
     ),
+    path(
+        "campaigns/<uuid:campaign_id>/evidence/",
+        CampaignEvidenceApi.as_view(),
+        name="campaign-evidence",
+    ),
     path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    # signed_runs.py
+    path(
+        "runs/<uuid:run_id>/statement.json",
+        RunStatementApi.as_view(),
+        name="run-statement",
+    ),
+    path("lab/hosts/<uuid:host_id>/key", HostKeyApi.as_view(), name="lab-host-key"),
     path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
     # runner.py, under runner/
     path("runner/hello", HelloApi.as_view(), name="runner-hello"),

@@ -123,6 +123,19 @@ class Run(TimeStampedModel):
         on_delete=models.PROTECT,
         related_name="+",
     )
+    # Host-signed results: the environment capture as the statement names it
+    # (its canonical JSON, byte for byte as the harness started; a blob only once
+    # deposited with the outputs), the host's DSSE envelope, verified before the
+    # run was accepted, and the fingerprint of the key that signed it.
+    environment_canonical = models.TextField(blank=True)
+    statement_blob = models.ForeignKey(
+        "artifacts.Blob",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    signing_key_fingerprint = models.CharField(max_length=60, blank=True)
 
     class Meta:
         ordering = ["campaign", "position"]

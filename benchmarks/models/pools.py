@@ -75,6 +75,15 @@ class LabHost(TimeStampedModel):
         blank=True,
         related_name="hosts",
     )
+    # The agent's Ed25519 public key (PEM), pinned at its first hello: every
+    # run's statement must verify with it. A different key sent later waits in
+    # ``pending_signing_key`` until the lab operator accepts it.
+    signing_key = models.TextField(blank=True)
+    signing_key_fingerprint = models.CharField(max_length=60, blank=True)
+    signing_key_pinned_at = models.DateTimeField(null=True, blank=True)
+    pending_signing_key = models.TextField(blank=True)
+    pending_signing_key_fingerprint = models.CharField(max_length=60, blank=True)
+    pending_signing_key_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["pool", "worker_name"]

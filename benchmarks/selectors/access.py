@@ -24,7 +24,7 @@ from accounts.selectors.users import (
     organisation_ids_for,
 )
 from artifacts.models import Bundle
-from benchmarks.models import Campaign, LabPool, Run
+from benchmarks.models import Campaign, LabHost, LabPool, Run
 from procurement.models import Rfp
 
 AnyUser = User | AnonymousUser
@@ -130,3 +130,17 @@ def run_get_visible(user: AnyUser, public_id: uuid.UUID) -> Run | None:
         )
         .first()
     )
+
+
+def host_get_visible(user: AnyUser, public_id: uuid.UUID) -> LabHost | None:
+    """The lab host if the user operates its pool or may see a run it ran
+    (whoever may check a run's statement may have the key it verifies with)."""
+    if not user.is_authenticated:
+        return None
+    host = LabHost.objects.select_related("pool").filter(public_id=public_id).first()
+    if host is None:
+        return None
+    if can_operate_pool(user, host.pool):
+        return host
+    runs = Run.objects.filter(host=host, campaign__in=campaign_list_visible_to(user))
+    return host if runs.exists() else None

@@ -54,6 +54,11 @@ from benchmarks.services.execution import (
     run_end_cancelled_unprepared,
     run_end_unprepared,
 )
+from benchmarks.services.host_keys import (
+    environment_canonical,
+    host_key_offer,
+    run_statement_accept,
+)
 from benchmarks.services.pools import WorkerIdentity, host_register
 from benchmarks.services.run_environment import running_fields
 from benchmarks.services.runs import run_claim, run_report, run_transition
@@ -127,8 +132,12 @@ def _check_name(token: HostToken, worker_name: str) -> str:
 
 
 @transaction.atomic
-def agent_hello(*, token: HostToken, worker: WorkerIdentity) -> LabHost:
-    """Register the agent's host on its token's pool (again, after a restart)."""
+def agent_hello(
+    *, token: HostToken, worker: WorkerIdentity, signing_key: str = ""
+) -> LabHost:
+    """Register the agent's host on its token's pool (again, after a restart),
+    with its signing key (``host_keys.host_key_offer``: pinned the first time,
+    pending when it is another)."""
     name = _check_name(token, worker.worker_name)
     identity = WorkerIdentity(
         worker_name=name,
@@ -137,7 +146,11 @@ def agent_hello(*, token: HostToken, worker: WorkerIdentity) -> LabHost:
         environment=_json_safe(worker.environment),
         sandbox=_json_safe(worker.sandbox),
     )
-    return host_register(pool=token.pool, worker=identity, token=token)
+    host = host_register(pool=token.pool, worker=identity, token=token)
+    if signing_key:
+        host_key_offer(host=host, pem=signing_key)
+        host.refresh_from_db()
+    return host
 
 
 @transaction.atomic
@@ -212,6 +225,8 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
     return {
         "id": run.pk,
         "public_id": str(run.public_id),
+        "campaign": str(run.campaign.public_id),
+        "repetition": run.repetition,
         "attempt": run.attempt,
         "scenario": run.scenario,
         "entrypoint": (manifest.get("harness") or {}).get("entrypoint", ""),
@@ -326,6 +341,7 @@ def agent_running(
     bundle's declared one are recorded, as a local worker records them."""
     run = _held(token, run, attempt, {S.PREPARING})
     fields = running_fields(run, environment, declared_environment, cache_dropped)
+    fields["environment_canonical"] = environment_canonical(fields["environment"])
     return run_transition(run=run, to=S.RUNNING, attempt=attempt, fields=fields)
 
 
@@ -444,13 +460,25 @@ def agent_finish(
     attempt: int,
     result: dict[str, Any],
     warnings: list[str],
+    statement: str | None = None,
 ) -> str:
-    """End the run the host ran: its uploaded outputs stored and parsed, the
-    run cancelled, timed out, failed or succeeded as a local worker ends it.
+    """End the run the host ran: its statement verified with the host's pinned
+    key first (``host_keys.run_statement_accept``: refused, the run is not
+    accepted and stays running), then its uploaded outputs stored and parsed,
+    the run cancelled, timed out, failed or succeeded as a local worker ends it.
     Returns the final state ("stale" if the run moved on meanwhile)."""
     with transaction.atomic():
         run = _held(token, run, attempt, {S.RUNNING})
         cancelled = run.cancel_requested_at is not None
+        uploaded = _collection(run.pk, attempt, [])
+        run_statement_accept(
+            run=run,
+            attempt=attempt,
+            envelope=statement,
+            outputs={f.path: f.sha256 for f in uploaded.files},
+            exit_code=result.get("exit_code"),
+            stop_reason=str(result.get("stop_reason") or ""),
+        )
     duration = result.get("duration_s")
     outcome = Outcome(
         exit_code=result.get("exit_code"),

@@ -1,12 +1,15 @@
 """A run's results: its outputs stored as blobs, its declared outputs parsed into
 canonical metrics, and the transaction that ends the run with all of them and
-deposits the outputs in escrow (kind ``run_output``). That transaction moves the
+deposits the outputs in escrow (kind ``run_output``), with the host's signed
+statement, the environment capture it names and the host key (documents
+``statement.json``, ``environment.json``, ``host_key.pem``). That transaction moves the
 run out of its active state under the worker's attempt, so it happens once per
 run: a redelivered task or a worker given up for lost can never add a second
 set of metrics."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -18,6 +21,7 @@ from artifacts.models import Blob, Deposit, DepositBlob
 from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
+from benchmarks.lib.evidence import ENVIRONMENT, HOST_KEY, STATEMENT
 from benchmarks.lib.parsers import Metric, Series, UnknownParser, parse_stream
 from benchmarks.lib.sandbox.reporting import clean_text
 from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
@@ -165,16 +169,42 @@ def _series_row(
     )
 
 
+def _signed(run: Run) -> tuple[list[DepositItem], dict[str, Any]]:
+    """The host's statement, the environment it names and the key that signed
+    it, as deposit items (documents), and the leaf's facts about them."""
+    if run.statement_blob is None or run.host is None:
+        return [], {}
+    key = run.host.signing_key.encode("ascii")
+    items = [DepositItem(run.statement_blob, DepositBlob.Role.DOCUMENT, STATEMENT)]
+    if run.environment_canonical:
+        captured = run.environment_canonical.encode("utf-8")
+        blob = blob_put(captured, hashlib.sha256(captured).hexdigest(), len(captured))
+        items.append(DepositItem(blob, DepositBlob.Role.DOCUMENT, ENVIRONMENT))
+    key_blob = blob_put(key, hashlib.sha256(key).hexdigest(), len(key))
+    items.append(DepositItem(key_blob, DepositBlob.Role.DOCUMENT, HOST_KEY))
+    facts = {
+        "host": str(run.host.public_id),
+        "host_key_fingerprint": run.signing_key_fingerprint,
+        "statement_sha256": run.statement_blob.sha256,
+    }
+    return items, facts
+
+
 def _deposit(run: Run, attempt: int, stored: list[StoredOutput]) -> Deposit:
     campaign = run.campaign
+    signed, facts = _signed(run)
     return deposit_create(
         kind=Deposit.Kind.RUN_OUTPUT,
         organisation=campaign.pool.lab_organisation,
         rfp=campaign.rfp,
-        items=[DepositItem(s.blob, DepositBlob.Role.OUTPUT, s.path) for s in stored],
+        items=[
+            *(DepositItem(s.blob, DepositBlob.Role.OUTPUT, s.path) for s in stored),
+            *signed,
+        ],
         actor=None,
         bundle=campaign.bundle,  # the row says what the leaf says: the bundle run
         extra={
+            **facts,
             "run": str(run.public_id),
             "campaign": str(campaign.public_id),
             "bundle": str(campaign.bundle.public_id),
@@ -224,7 +254,7 @@ def run_finish(
             batch_size=100,
         )
         run.parse_warnings = parsed.warnings
-    if stored:
+    if stored or run.statement_blob_id is not None:
         run.output_deposit = _deposit(run, attempt, stored)
     run.save(update_fields=["output_deposit", "parse_warnings", "updated_at"])
     return run

@@ -1,6 +1,8 @@
 """The lab operator's pools page: pools with their hosts (online, lost,
 offline) and host tokens, a form to add a pool, and per pool a form to join a
-host (it shows the agent's command once) and a revoke button per token.
+host (it shows the agent's command once), a revoke button per token, and per
+host its pinned signing key's fingerprint, with an accept button when the host
+offered another key.
 
 Only the pool's lab operators may join or revoke: anyone else gets 404 (the
 pool's existence is not revealed)."""
@@ -26,6 +28,7 @@ from benchmarks.models import LabPool
 from benchmarks.selectors.access import lab_organisation_list_for, pool_list_operated_by
 from benchmarks.selectors.pools import host_token_get, pool_get_in, pool_list_with_hosts
 from benchmarks.services.host_join import BROKER_PASSWORD_PLACEHOLDER, host_join
+from benchmarks.services.host_keys import host_key_accept
 from benchmarks.services.host_tokens import host_token_revoke
 from benchmarks.services.pools import pool_create, pool_policy_set
 
@@ -143,3 +146,30 @@ def pool_policy_edit(request: SignedInRequest, pool_id: uuid.UUID) -> HttpRespon
             messages.success(request, f"Policy of {pool.name} saved.")
             return redirect("benchmarks:pool_list")
     return _page(request, pool_id=pool.pk, policy_form=form, status=400)
+
+
+@login_required
+@require_POST
+def pool_host_key_accept(
+    request: SignedInRequest, pool_id: uuid.UUID, host_id: uuid.UUID
+) -> HttpResponse:
+    """Pin the key the host offered (the fingerprint the page showed)."""
+    pool = _operated_pool(request, pool_id)
+    host = pool.hosts.filter(public_id=host_id).first()
+    if host is None:
+        raise Http404("No such host.")
+    try:
+        host = host_key_accept(
+            host=host,
+            fingerprint_shown=request.POST.get("fingerprint", "")[:60],
+            actor=request.user,
+        )
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request,
+            f"{host.worker_name} signs with {host.signing_key_fingerprint} from now "
+            "on: the statements it signed before stay as they were verified.",
+        )
+    return redirect("benchmarks:pool_list")

@@ -56,7 +56,7 @@ def report_statement_public_key_pem() -> bytes | None:
     """The statements' Ed25519 public key (PEM SubjectPublicKeyInfo); None while
     there is no key (no report has been signed yet). An unreadable key file
     raises ``LogKeyError``."""
-    from gates.lib.signing.statement import public_key_pem
+    from artifacts.lib.signatures.statement import public_key_pem
 
     path = report_settings().statement_key_path
     if not path.exists():

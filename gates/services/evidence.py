@@ -1,9 +1,11 @@
 """The evidence package of a gate evaluation (docs/reports.md, "Checking a
 report"): the evaluation's deposit (plan.json, results.json, evaluation.json),
-the deposit of the bundle it judged, the report deposits about it (its benchmark
-report and the acceptance certificates of decisions resting on it, those that
-are ready), their inclusion proofs, the signed checkpoint, the log key, the
-vendor keys, the statement key as ``keys/reports.pub`` and a README.
+the deposit of the bundle it judged, the deposits of the campaign's runs it
+judged (outputs, runner artefacts, host-signed statements), the report
+deposits about it (its benchmark report and the acceptance certificates of
+decisions resting on it, those that are ready), their inclusion proofs, the
+signed checkpoint, the log key, the vendor keys, the statement key as
+``keys/reports.pub`` and a README.
 
 Preparing one is the download's state change, as for a bundle's package
 (``artifacts.services.evidence``): an ``evidence.downloaded`` escrow event whose
@@ -22,14 +24,15 @@ from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
 from accounts.services.actor import Actor
 from artifacts.lib.evidence.layout import BLOBS_DIR
+from artifacts.lib.signatures.statement import public_key_pem
 from artifacts.lib.transparency.keyfile import LogKeyError, load_private_key
 from artifacts.models import Deposit
 from artifacts.selectors.escrow import bundle_deposits
 from artifacts.selectors.evidence_package import EvidencePackage
 from artifacts.services.evidence import PackageFile, evidence_package_build
+from benchmarks.services.evidence import campaign_run_deposits, run_steps
 from gates.conf import report_settings
 from gates.lib.engine.evidence import REPORTS_KEY
-from gates.lib.signing.statement import public_key_pem
 from gates.models import Evaluation, Report
 
 logger = logging.getLogger(__name__)
@@ -116,6 +119,7 @@ def evaluation_evidence_prepare(
             for d in [
                 evaluation.deposit,
                 *bundle_deposits(bundle),
+                *campaign_run_deposits(evaluation.campaign),
                 *_report_deposits(evaluation),
             ]
         }.values(),
@@ -137,7 +141,7 @@ def evaluation_evidence_prepare(
             f"{evaluation.evaluation_sha256[:12]}.zip"
         ),
         bundle=bundle,
-        steps=STEPS,
+        steps=STEPS + "\n" + run_steps(10),
         event_data={"evaluation": str(evaluation.public_id)},
         audit_data={
             "rfp": rfp,

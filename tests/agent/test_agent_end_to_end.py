@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -228,6 +229,10 @@ def test_a_campaign_runs_on_the_agent_until_its_token_is_revoked(
     assert RunMetric.objects.filter(run=run).count() == 2
     assert run.output_deposit is not None
     assert list((tmp_path / "agent-home" / "work").iterdir()) == []
+    key_file = tmp_path / "agent-home/.local/state/reprogate-agent/host_key.pem"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600  # made at join, kept
+    assert run.host.signing_key_fingerprint == run.signing_key_fingerprint != ""
+    assert run.statement_blob is not None
     assert LabHost.objects.filter(token=world["token"]).count() == 1
 
     # The token revoked: the next message goes back to the queue, the agent exits.

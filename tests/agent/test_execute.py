@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import tarfile
 import time
 from pathlib import Path
@@ -252,3 +253,62 @@ def test_the_harness_sees_none_of_the_agent_s_secrets(
     assert token not in seen
     assert password not in seen
     assert "REPROGATE_HOST_TOKEN" not in seen
+
+
+TWO_OUTPUTS = b"""#!/bin/sh
+echo kept > "$REPROGATE_OUTPUT_DIR/kept.txt"
+echo refused > "$REPROGATE_OUTPUT_DIR/refused.txt"
+"""
+
+
+def test_finish_carries_the_run_s_statement_signed_with_the_host_key(
+    fake: FakeServer, client: RunnerClient, tmp_path: Path
+) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from artifacts.lib.signatures.statement import public_key_pem
+    from benchmarks.lib.signing import run_statement_open
+
+    key = Ed25519PrivateKey.generate()
+    bundle = archive({"harness/run.sh": TWO_OUTPUTS})
+    run = claimed(bundle, campaign="c-1", repetition=2, seed=42)
+    run["run"]["files"] = [
+        {"path": "harness/run.sh", "kind": "harness", "size": len(TWO_OUTPUTS),
+         "sha256": hashlib.sha256(TWO_OUTPUTS).hexdigest()}
+    ]  # fmt: skip
+    drift = [{"field": "kernel", "severity": "minor"}]
+    fake.script("runs/7/claim", Reply(200, run))
+    fake.script("runs/7/bundle", Reply(200, bundle))
+    fake.script("runs/7/running", Reply(200, {"state": "running", "drift": drift}))
+    fake.script("runs/7/outputs/kept.txt", Reply(201, {"path": "kept.txt"}))
+    fake.script("runs/7/outputs/refused.txt", Reply(400, {"detail": "no"}))
+    fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
+
+    assert execute_run(client, Terms("lab-07@h", host_key=key), tmp_path, 7, 1) == (
+        "succeeded"
+    )
+
+    (finished,) = fake.calls("runs/7/finish")
+    body = finished.json()
+    statement = run_statement_open(body["statement"].encode(), public_key_pem(key))
+    (running,) = fake.calls("runs/7/running")
+    environment = running.json()["environment"]
+    subjects = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
+    assert subjects == {  # the refused output is not signed for
+        "outputs/kept.txt": hashlib.sha256(b"kept\n").hexdigest(),
+        "environment.json": hashlib.sha256(
+            json.dumps(
+                environment, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        ).hexdigest(),
+    }
+    predicate = statement["predicate"]
+    assert (predicate["run"], predicate["campaign"]) == ("r-7", "c-1")
+    assert (predicate["repetition"], predicate["seed"], predicate["drift"]) == (
+        2,
+        42,
+        drift,
+    )
+    assert predicate["exit"] == {"code": 0, "stop_reason": "exited"}
+    assert predicate["started"] <= predicate["ended"]
+    assert any("refused.txt" in w for w in body["warnings"])

@@ -61,6 +61,7 @@ AGENT_VARIABLES = frozenset(
         "REPROGATE_CA_FILE",
         "REPROGATE_AGENT_WORK_DIR",
         "REPROGATE_AGENT_NAME",
+        "REPROGATE_AGENT_STATE_DIR",
     }
 )
 MiB = 1024 * 1024

@@ -150,8 +150,8 @@ def test_a_bundle_package_holds_the_reports_key_once_there_is_one(
 ) -> None:
     """Every evidence package holds the key the signed reports' statements verify
     with, bound by the download receipt, once the installation has one."""
+    from artifacts.lib.signatures.statement import public_key_pem
     from artifacts.lib.transparency.keyfile import load_private_key
-    from gates.lib.signing.statement import public_key_pem
 
     client = client_for(vendor_a)
     before = members(download_to(client, deposit.bundle, tmp_path / "before.zip"))

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from accounts.models import AuditEvent
 from accounts.selectors import clock
 from artifacts.lib.canonical import canonical_json
+from artifacts.lib.signatures.statement import public_key_pem
 from artifacts.lib.transparency.keyfile import load_private_key
 from artifacts.models import Deposit, DepositBlob, EscrowEvent
 from artifacts.services.escrow import deposit_create
@@ -27,7 +28,6 @@ from artifacts.storage.blobs import blob_put
 from gates.lib.engine.documents import load_json
 from gates.lib.engine.evidence import first_difference
 from gates.lib.signing.statement import (
-    public_key_pem,
     statement_result,
     statement_sign,
     test_result_statement,

@@ -20,12 +20,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from gates.lib.signing.statement import (
+from artifacts.lib.signatures.statement import (
     PAYLOAD_TYPE,
-    PREDICATE_TYPE,
     STATEMENT_TYPE,
     StatementError,
     public_key_pem,
+)
+from gates.lib.signing.statement import (
+    PREDICATE_TYPE,
     statement_open,
     statement_result,
     statement_sign,

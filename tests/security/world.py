@@ -15,6 +15,7 @@ prices, the bundle named) must not show to any buyer-side persona."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -26,7 +27,7 @@ from accounts.selectors import clock
 from accounts.services.users import api_token_issue
 from artifacts.models import Bundle, Deposit, FixityFinding, FixityRun, SigningKey
 from artifacts.services.transparency import checkpoint_publish
-from benchmarks.models import RunOutput
+from benchmarks.models import LabHost, LabPool, Run, RunOutput
 from benchmarks.services.host_tokens import host_token_issue
 from gates.models import RetestObligation
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp, RfpTemplate
@@ -47,6 +48,35 @@ from tests.procurement.factories_clarifications import ClarificationFactory
 
 GATE = "lab-validation"
 CRITERION = "ttft-p99-cold-c1"
+
+
+def _signing_host(pool: LabPool, run: Run) -> LabHost:
+    """A host of the pool with a pinned key and another one offered, whose
+    signed statement the run carries (so the key and statement routes answer)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from artifacts.lib.signatures.statement import fingerprint, public_key_pem
+    from artifacts.storage.blobs import blob_put
+
+    key, offered = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    now = clock.now()
+    host = LabHost.objects.create(
+        pool=pool,
+        worker_name="umbrella-agent@umbrella-lab",
+        hostname="umbrella-lab",
+        registered_at=now,
+        last_heartbeat_at=now,
+        signing_key=public_key_pem(key).decode("ascii"),
+        signing_key_fingerprint=fingerprint(key),
+        signing_key_pinned_at=now,
+        pending_signing_key=public_key_pem(offered).decode("ascii"),
+        pending_signing_key_fingerprint=fingerprint(offered),
+        pending_signing_key_at=now,
+    )
+    envelope = b'{"payloadType": "umbrella-statement"}'
+    blob = blob_put(envelope, hashlib.sha256(envelope).hexdigest(), len(envelope))
+    Run.objects.filter(pk=run.pk).update(host=host, statement_blob=blob)
+    return host
 
 
 @dataclass
@@ -134,6 +164,7 @@ def foreign_world(directory: Path) -> World:
     runner.finish(run, outputs={"umbrella-out.txt": b"umbrella output\n"})
     output = RunOutput.objects.filter(run=run).first()
     assert output is not None
+    host = _signing_host(pool, run)
     decision = decide(evaluation, ubuyer)
     obligation = RetestObligation.objects.filter(evaluation=evaluation).first()
     obligation = obligation or oblige(evaluation)
@@ -198,6 +229,7 @@ def foreign_world(directory: Path) -> World:
         "campaign_id": str(campaign.public_id),
         "pool_id": str(pool.public_id),
         "host_token_id": str(host_token.public_id),
+        "host_id": str(host.public_id),
         "fixity_run_id": str(fixity.public_id),
         "sealed_rfp_id": str(sealed.public_id),
         "sealed_bid_id": str(sealed_bid.public_id),

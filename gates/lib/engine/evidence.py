@@ -41,10 +41,11 @@ from typing import Any, Final
 from artifacts.lib.evidence.layout import BLOBS_DIR
 from artifacts.lib.evidence.reader import Entry, EvidenceReport, PackageReader
 from artifacts.lib.evidence.verify import PackageCheck
+from artifacts.lib.signatures.statement import StatementError
 from gates.lib.engine.documents import evaluation_bytes, load_json
 from gates.lib.engine.evaluate import evaluate_plan
 from gates.lib.engine.validate import InvalidDocument
-from gates.lib.signing.statement import StatementError, statement_open, statement_result
+from gates.lib.signing.statement import statement_open, statement_result
 
 REPORTS_KEY: Final = "keys/reports.pub"
 MAX_KEY: Final = 16 * 1024

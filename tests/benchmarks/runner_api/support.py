@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rest_framework.test import APIClient
 
+from artifacts.lib.signatures.statement import public_key_pem
+from benchmarks.lib.signing import (
+    environment_bytes,
+    run_statement,
+    run_statement_sign,
+    run_subjects,
+)
 from benchmarks.models import Run
 
 BASE = "/api/v1/runner/"
 WORKER = "agent@lab-07"
+HOST_KEY = Ed25519PrivateKey.generate()  # the agent's signing key in these tests
+ENVIRONMENT = {"os": {"name": "Ubuntu 24.04"}}  # what ``running`` sends
 
 
 def call(client: APIClient, name: str, body: dict[str, Any] | None = None) -> Any:
@@ -23,6 +35,7 @@ def hello(client: APIClient, worker_name: str = WORKER, **extra: Any) -> Any:
         "pid": 4242,
         "environment": {"cpu": {"threads": 4}},
         "sandbox": {"bwrap": False},
+        "signing_key": public_key_pem(HOST_KEY).decode("ascii"),
         **extra,
     }
     return call(client, "hello", body)
@@ -36,7 +49,7 @@ def claim(client: APIClient, run: Run, attempt: int = 1) -> Any:
 def running(client: APIClient, run: Run, attempt: int = 1, **extra: Any) -> Any:
     body = {
         "attempt": attempt,
-        "environment": {"os": {"name": "Ubuntu 24.04"}},
+        "environment": ENVIRONMENT,
         "declared_environment": {},
         "cache_dropped": False,
         **extra,
@@ -68,8 +81,67 @@ def result(**fields: Any) -> dict[str, Any]:
     }
 
 
-def finish(client: APIClient, run: Run, attempt: int = 1, **fields: Any) -> Any:
-    body = {"attempt": attempt, "result": result(**fields), "warnings": []}
+def signed_statement(
+    run: Run,
+    *,
+    outputs: Mapping[str, bytes] | None = None,
+    environment: Mapping[str, Any] | None = None,
+    attempt: int = 1,
+    key: Ed25519PrivateKey = HOST_KEY,
+    exit_code: int | None = 0,
+    stop_reason: str = "exited",
+    run_public_id: str | None = None,
+) -> str:
+    """The DSSE envelope the agent sends with ``finish``: its outputs' digests
+    and the environment it sent at ``running``, signed with ``key``."""
+    captured = ENVIRONMENT if environment is None else environment
+    document = run_statement(
+        subjects=run_subjects(
+            outputs={
+                p: hashlib.sha256(d).hexdigest() for p, d in (outputs or {}).items()
+            },
+            environment_sha256=hashlib.sha256(environment_bytes(captured)).hexdigest(),
+        ),
+        run=run_public_id or str(run.public_id),
+        attempt=attempt,
+        campaign=str(run.campaign.public_id),
+        scenario=run.scenario,
+        repetition=run.repetition,
+        exit_code=exit_code,
+        stop_reason=stop_reason,
+        started="2026-12-05T04:00:00.000000Z",
+        ended="2026-12-05T04:00:01.500000Z",
+        host=WORKER,
+        isolation={"network": "none"},
+    )
+    return run_statement_sign(document, key).decode("utf-8")
+
+
+def finish(
+    client: APIClient,
+    run: Run,
+    attempt: int = 1,
+    *,
+    outputs: Mapping[str, bytes] | None = None,
+    statement: str | None = None,
+    **fields: Any,
+) -> Any:
+    """Finish as the agent does, with a statement naming ``outputs`` (the
+    files uploaded) signed with the host key, unless ``statement`` is given."""
+    if statement is None:
+        statement = signed_statement(
+            run,
+            outputs=outputs,
+            attempt=attempt,
+            exit_code=fields.get("exit_code", 0),
+            stop_reason=fields.get("stop_reason", "exited"),
+        )
+    body = {
+        "attempt": attempt,
+        "result": result(**fields),
+        "warnings": [],
+        "statement": statement,
+    }
     return call(client, f"runs/{run.pk}/finish", body)
 
 

@@ -19,12 +19,20 @@ from artifacts.models import Deposit
 from benchmarks import conf
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.sandbox import SandboxLimits, run_harness
+from benchmarks.lib.sandbox.reporting import json_safe
 from benchmarks.models import Campaign, Run
 from benchmarks.services.execution import run_execute
 from benchmarks.services.host_tokens import IssuedHostToken
 from benchmarks.services.workspace import Workspace, extract_bundle
 from tests.benchmarks.runner.support import runs_of, worker
-from tests.benchmarks.runner_api.support import BASE, call, claim, hello, put_output
+from tests.benchmarks.runner_api.support import (
+    BASE,
+    call,
+    claim,
+    hello,
+    put_output,
+    signed_statement,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -66,17 +74,18 @@ def _play_the_agent(agent: APIClient, run: Run, work: Path) -> dict[str, Any]:
     (space.bundle_dir / spec["entrypoint"]).chmod(0o755)
     declared = json.loads((space.bundle_dir / "environment/manifest.json").read_text())
 
+    environment = json_safe(capture_environment())
     started = call(
         agent,
         f"runs/{run.pk}/running",
         {
             "attempt": spec["attempt"],
-            "environment": capture_environment(),
+            "environment": environment,
             "declared_environment": declared,
             "cache_dropped": False,
         },
     )
-    assert started.json() == {"state": "running"}
+    assert started.json()["state"] == "running"
     lines: list[str] = []
     result = run_harness(
         bundle_dir=space.bundle_dir,
@@ -102,9 +111,11 @@ def _play_the_agent(agent: APIClient, run: Run, work: Path) -> dict[str, Any]:
         {"attempt": 1, "progress": 0.5, "log_tail": "\n".join(lines)},
     )
     assert report.json() == {"continue": True}
+    outputs = {}
     for path in sorted(space.output_dir.rglob("*")):
         relative = path.relative_to(space.output_dir).as_posix()
-        uploaded = put_output(agent, run, relative, path.read_bytes())
+        outputs[relative] = path.read_bytes()
+        uploaded = put_output(agent, run, relative, outputs[relative])
         assert uploaded.status_code == 201, uploaded.json()
 
     finished = agent.post(
@@ -122,6 +133,13 @@ def _play_the_agent(agent: APIClient, run: Run, work: Path) -> dict[str, Any]:
                 "message": result.message,
             },
             "warnings": [],
+            "statement": signed_statement(
+                run,
+                outputs=outputs,
+                environment=environment,
+                exit_code=result.exit_code,
+                stop_reason=result.stop_reason,
+            ),
         },
         format="json",
     )

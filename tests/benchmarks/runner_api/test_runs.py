@@ -235,8 +235,10 @@ def test_running_records_environment_drift_and_the_cache(
         cache_dropped=True,
     )
 
-    assert (response.status_code, response.json()) == (200, {"state": "running"})
+    assert (response.status_code, response.json()["state"]) == (200, "running")
     held.refresh_from_db()
+    assert response.json()["drift"] == held.drift  # the agent signs what it was told
+    assert [d["field"] for d in held.drift] == ["kernel"]
     assert held.state == Run.State.RUNNING
     assert held.environment == environment
     assert held.drift
@@ -357,7 +359,9 @@ def test_a_failing_harness_fails_the_run_with_its_outputs(
 ) -> None:
     put_output(agent, live, "metrics.json", b"{}")
 
-    response = finish(agent, live, exit_code=3, log_tail="boom")
+    response = finish(
+        agent, live, outputs={"metrics.json": b"{}"}, exit_code=3, log_tail="boom"
+    )
 
     assert (response.status_code, response.json()) == (200, {"state": "failed"})
     live.refresh_from_db()
