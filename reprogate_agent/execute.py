@@ -7,8 +7,11 @@
    environment; drop the page cache for a cold-cache scenario;
 3. running: tell the server (it computes the drift), run the harness in the
    sandbox, reporting its progress and log tail every ``progress_write_seconds``;
-   a refused report (cancelled, re-queued, finished) kills the harness;
-4. upload the outputs copied out of the output directory, then finish: the
+   a refused report (cancelled, re-queued, finished) kills the harness; the
+   telemetry sampler runs from just before the harness to just after it, and
+   its blob is written in the workspace root, out of the harness's reach;
+4. upload the outputs copied out of the output directory and the runner's
+   artefacts (the telemetry blob) through their own route, then finish: the
    server stores, parses and ends the run.
 
 A preparation that fails is reported with ``fail``. A 409 at any step means the
@@ -27,12 +30,21 @@ from typing import Any, Final
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.telemetry import (
+    CgroupSource,
+    Sampler,
+    block_device_of,
+    default_sources,
+)
+from benchmarks.lib.lab.telemetry_blob import encode
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
     run_harness,
 )
+from benchmarks.lib.sandbox.cgroups import Cgroup
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
@@ -61,6 +73,9 @@ from reprogate_agent.client import (
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS: Final = 0.5
+MIN_INTERVAL_MS: Final = 100
+MAX_INTERVAL_MS: Final = 60_000
+MAX_DEVICES: Final = 64
 ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 # The reader's limits for an archive the server accepted already (its own limits
 # were checked at ingest; these only bound a hostile server's answer).
@@ -186,19 +201,14 @@ def _execute(
         why = "Cancelled while the host was preparing the run."
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
     client.running(run_id, {"attempt": attempt, **prepared})
-    result = run_harness(
-        bundle_dir=space.bundle_dir,
-        entrypoint=str(run["entrypoint"]),
-        output_dir=space.output_dir,
-        env={
-            "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
-            "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-        },
-        limits=_limits(run),
-        on_line=reporter.on_line,
-        should_cancel=reporter.should_cancel,
-        poll_seconds=POLL_SECONDS,
-    )
+    sampler, cgroup = _sampler(run, space, reporter)
+    sampler.start()
+    try:
+        result = _harness(run, run_id, space, reporter, cgroup)
+    finally:
+        recording = sampler.stop()
+    telemetry = space.root / TELEMETRY  # the harness's output_dir never holds it
+    telemetry.write_bytes(encode(recording))
     reporter.write(force=True)
     if reporter.refused is not None:
         raise reporter.refused
@@ -211,6 +221,9 @@ def _execute(
     warnings = collection.warnings + _upload(
         client, run_id, attempt, collection, reporter
     )
+    warnings += _upload_artefacts(
+        client, run_id, attempt, {TELEMETRY: telemetry}, reporter
+    )
     answer = client.finish(
         run_id,
         {
@@ -220,6 +233,59 @@ def _execute(
         },
     )
     return str(answer.get("state") or "finished")
+
+
+def _sampler(
+    run: dict[str, Any], space: Workspace, reporter: Reporter
+) -> tuple[Sampler, CgroupSource]:
+    """The telemetry sampler for the run: the policy's interval, the run's block
+    devices (``telemetry_devices``, host names or paths) and the one holding the
+    workspace, the run's cgroup once the sandbox made it."""
+    policy = run.get("policy") if isinstance(run.get("policy"), dict) else {}
+    settings = (policy or {}).get("telemetry") or {}
+    interval_ms = settings.get("interval_ms") if isinstance(settings, dict) else None
+    if isinstance(interval_ms, bool) or not isinstance(interval_ms, int | float):
+        interval_ms = 1000
+    interval_ms = min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, interval_ms))
+    named = run.get("telemetry_devices") or []
+    devices = [d for d in named if isinstance(d, str) and d][:MAX_DEVICES]
+    own = block_device_of(space.root)
+    devices += [own] if own else []
+    devices = [Path(d).name if d.startswith("/dev/") else d for d in devices]
+    sources, notes = default_sources(devices, progress=lambda: reporter.progress)
+    cgroup = CgroupSource()
+    sources.append(cgroup)
+    sampler = Sampler(
+        sources, interval_s=interval_ms / 1000, notes=notes, devices=devices
+    )
+    return sampler, cgroup
+
+
+def _harness(
+    run: dict[str, Any],
+    run_id: int,
+    space: Workspace,
+    reporter: Reporter,
+    cgroup: CgroupSource,
+) -> HarnessResult:
+    def started(group: Cgroup | None) -> None:
+        if group is not None:
+            cgroup.attach(group.version, group.dirs)
+
+    return run_harness(
+        bundle_dir=space.bundle_dir,
+        entrypoint=str(run["entrypoint"]),
+        output_dir=space.output_dir,
+        env={
+            "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
+            "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
+        },
+        limits=_limits(run),
+        on_line=reporter.on_line,
+        should_cancel=reporter.should_cancel,
+        poll_seconds=POLL_SECONDS,
+        on_start=started,
+    )
 
 
 def _prepare(
@@ -308,6 +374,27 @@ def _upload(
             raise
         except ServerRefused as refused:
             warnings.append(f"{item.path}: refused by the server ({refused}).")
+    return warnings
+
+
+def _upload_artefacts(
+    client: RunnerClient,
+    run_id: int,
+    attempt: int,
+    artefacts: Mapping[str, Path],
+    reporter: Reporter,
+) -> list[str]:
+    """The runner's own files (``benchmarks.lib.lab.artefacts``) through their
+    own route; a refused one is a warning (a 409 stops the run)."""
+    warnings = []
+    for name, local in sorted(artefacts.items()):
+        reporter.write()
+        try:
+            client.upload_artefact(run_id, attempt, name, local)
+        except (Conflict, TokenRefused):
+            raise
+        except ServerRefused as refused:
+            warnings.append(f"runner artefact {name}: refused ({refused}).")
     return warnings
 
 

@@ -12,8 +12,10 @@ from benchmarks.api.campaigns import (
     PoolListApi,
     RunCancelApi,
     RunDetailApi,
+    RunTelemetryApi,
 )
 from benchmarks.api.runner import (
+    ArtefactApi,
     BundleApi,
     ByeApi,
     ClaimApi,
@@ -41,6 +43,11 @@ urlpatterns = [
         name="campaign-cancel",
     ),
     path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    path(
+        "runs/<uuid:run_id>/telemetry.json",
+        RunTelemetryApi.as_view(),
+        name="run-telemetry",
+    ),
     path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
     # runner.py, under runner/
     path("runner/hello", HelloApi.as_view(), name="runner-hello"),
@@ -56,6 +63,11 @@ urlpatterns = [
         "runner/runs/<int:run_id>/outputs/<path:path>",
         OutputApi.as_view(),
         name="runner-output",
+    ),
+    path(
+        "runner/runs/<int:run_id>/artefacts/<str:name>",
+        ArtefactApi.as_view(),
+        name="runner-artefact",
     ),
     path("runner/runs/<int:run_id>/finish", FinishApi.as_view(), name="runner-finish"),
     path("runner/runs/<int:run_id>/fail", FailApi.as_view(), name="runner-fail"),
