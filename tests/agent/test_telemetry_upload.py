@@ -1,0 +1,59 @@
+"""The agent samples telemetry around the harness and uploads the blob through
+the runner-artefact route, never among the harness's outputs."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from benchmarks.lib.lab.telemetry_blob import decode
+from reprogate_agent.client import RunnerClient
+from reprogate_agent.execute import Terms, execute_run
+from tests.agent.fake_server import FakeServer, Reply
+from tests.agent.test_execute import archive, claimed
+
+SLOW_HARNESS = b"""#!/bin/sh
+echo "::progress:: 0.5"
+sleep 0.6
+echo "::progress:: 1"
+echo done > "$REPROGATE_OUTPUT_DIR/out.txt"
+ls -a .. > "$REPROGATE_OUTPUT_DIR/seen.txt"
+"""
+
+
+def test_the_telemetry_blob_goes_up_as_a_runner_artefact(
+    fake: FakeServer, tmp_path: Path
+) -> None:
+    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: 0)
+    bundle = archive({"harness/run.sh": SLOW_HARNESS})
+    run = claimed(bundle, policy={"telemetry": {"interval_ms": 100}})
+    run["run"]["files"] = [
+        {"path": "harness/run.sh", "kind": "harness", "size": len(SLOW_HARNESS),
+         "sha256": hashlib.sha256(SLOW_HARNESS).hexdigest()}
+    ]  # fmt: skip
+    fake.script("runs/7/claim", Reply(200, run))
+    fake.script("runs/7/bundle", Reply(200, bundle))
+    fake.script("runs/7/report", Reply(200, {"continue": True}))
+    fake.script("runs/7/running", Reply(200, {"state": "running"}))
+    for name in ("out.txt", "seen.txt"):
+        fake.script(f"runs/7/outputs/{name}", Reply(201, {"path": name}))
+    fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
+
+    assert execute_run(client, Terms("lab-07@h"), tmp_path, 7, 1) == "succeeded"
+
+    (put,) = fake.calls("runs/7/artefacts/telemetry.bin")
+    assert put.method == "PUT"
+    assert put.path.endswith("?attempt=1")
+    recording = decode(put.body)
+    assert recording.interval_ms == 100
+    assert recording.t_ms[0] == 0
+    assert len(recording.t_ms) >= 5
+    sources = {s.source for s in recording.series}
+    assert {"pressure", "harness"} <= sources
+    (progress,) = [s for s in recording.series if s.source == "harness"]
+    assert max(progress.fields["progress_permille"]) == 1000  # the final sample
+    outputs = [c.path for c in fake.seen if "/outputs/" in c.path]
+    assert not any("telemetry" in p for p in outputs)
+    (seen,) = fake.calls("runs/7/outputs/seen.txt")
+    assert b"telemetry" not in seen.body  # out of the harness's sight
+    assert fake.calls("runs/7/finish")[0].json()["warnings"] == []
