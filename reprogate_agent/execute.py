@@ -248,15 +248,20 @@ def _sampler(
         interval_ms = 1000
     interval_ms = min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, interval_ms))
     named = run.get("telemetry_devices") or []
-    devices = [d for d in named if isinstance(d, str) and d][:MAX_DEVICES]
+    devices = [
+        Path(d).name if d.startswith("/dev/") else d
+        for d in named[:MAX_DEVICES]
+        if isinstance(d, str) and d
+    ]
     own = block_device_of(space.root)
-    devices += [own] if own else []
-    devices = [Path(d).name if d.startswith("/dev/") else d for d in devices]
-    sources, notes = default_sources(devices, progress=lambda: reporter.progress)
+    sampled = devices + ([own] if own else [])
+    sources, notes = default_sources(sampled, progress=lambda: reporter.progress)
     cgroup = CgroupSource()
     sources.append(cgroup)
+    # the metrics are the policy's devices', or else the workspace disk's
+    watched = devices or sampled
     sampler = Sampler(
-        sources, interval_s=interval_ms / 1000, notes=notes, devices=devices
+        sources, interval_s=interval_ms / 1000, notes=notes, devices=watched
     )
     return sampler, cgroup
 

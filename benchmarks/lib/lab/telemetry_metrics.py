@@ -153,11 +153,36 @@ def telemetry_metrics(
     devices = devices if devices is not None else (recording.devices or None)
     seconds = recording.t_ms[-1] / 1000 if recording.t_ms else 0.0
     found: list[Metric] = []
+    disks, gpus = 0, 0
     for s in recording.series:
         if s.source == "diskstats" and (devices is None or s.device in devices):
             found += _disk(s, seconds)
+            disks += 1
         elif s.source == "pressure":
             found += _pressure(s, recording.t_ms)
         elif s.source == "gpu":
             found += _gpu(s)
-    return found
+            gpus += 1
+    return found + _totals(found, disks, gpus)
+
+
+def _totals(found: list[Metric], disks: int, gpus: int) -> list[Metric]:
+    """With several devices, one unscoped figure a gate can name: the devices'
+    summed throughput, the GPUs' mean utilisation and largest memory use."""
+    totals = []
+    rules = [
+        (disks, ("disk_read_iops", "disk_write_iops", "disk_read_mib_s",
+                 "disk_write_mib_s"), "mean", sum, "sum"),
+        (gpus, ("gpu_util_pct",), "mean", lambda v: sum(v) / len(v), "mean"),
+        (gpus, ("gpu_mem_used_mib",), "max", max, "max"),
+    ]  # fmt: skip
+    for count, names, stat, combine, how in rules:
+        if count < 2:
+            continue
+        for name in names:
+            picked = [m for m in found if m.name == name and m.stat == stat]
+            if picked:
+                key = f"{how} over {', '.join(m.scope for m in picked)}"
+                value = combine([m.value for m in picked])
+                totals.append(_metric(name, stat, value, picked[0].unit, key, ""))
+    return totals

@@ -146,13 +146,29 @@ def test_only_the_watched_devices_get_disk_metrics() -> None:
     scopes = {m.scope for m in telemetry_metrics(sampled) if m.name.startswith("disk")}
     assert scopes == {"loop0"}
     everything = telemetry_metrics(sampled, devices=["loop0", "vda"])
-    assert {m.scope for m in everything if m.name.startswith("disk")} == {
-        "loop0",
-        "vda",
-    }
+    disks = {m.scope for m in everything if m.name.startswith("disk")}
+    assert disks == {"loop0", "vda", ""}  # "": the two devices' sum
 
 
 def test_an_idle_or_empty_recording_derives_nothing_wrong() -> None:
     empty = Recording(1000, "2026-12-04T20:00:00.000Z", [0], [], [], [])
     assert telemetry_metrics(empty) == []
     assert decode(encode(empty)) == empty
+
+
+def test_several_devices_also_give_one_unscoped_figure_a_gate_can_name() -> None:
+    sampled = recording()
+    disk = sampled.series[0]
+    sampled.series += [
+        SeriesData("diskstats", "loop1", {**disk.fields}),
+        SeriesData("gpu", "gpu1", {"gpu_util_pct": [0, 10, 20, 30],
+                                   "gpu_mem_used_mib": [0, 0, 8000, 0]}),
+    ]  # fmt: skip
+    sampled.devices = ["loop0", "loop1"]
+    unscoped = {
+        (m.name, m.stat): m.value for m in telemetry_metrics(sampled) if not m.scope
+    }
+    assert unscoped[("disk_read_iops", "mean")] == pytest.approx(2 * 1130 / 2.417)
+    assert unscoped[("gpu_util_pct", "mean")] == pytest.approx((50 + 15) / 2)
+    assert unscoped[("gpu_mem_used_mib", "max")] == 8000
+    assert ("disk_await_ms", "p50") not in unscoped  # interval means do not add up
