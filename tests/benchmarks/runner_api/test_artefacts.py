@@ -157,6 +157,24 @@ def test_telemetry_json_follows_the_run_s_visibility(
     assert APIClient().get(url).status_code in (401, 403)
 
 
+def test_the_derived_metrics_reach_the_results_document_gates_read(
+    live: Run, agent: APIClient, runner_work_dir: Path
+) -> None:
+    from gates.selectors.results import results_document
+
+    put_artefact(agent, live, "telemetry.bin", encode(recording()))
+    put_output(agent, live, "metrics.json", METRICS)
+    finish(agent, live)
+
+    document = results_document(campaign=live.campaign)
+    (run,) = [r for r in document["runs"] if r["id"] == str(live.public_id)]
+    rows = {(m["name"], m["stat"]): m for m in run["metrics"]}
+    assert rows[("disk_read_iops", "mean")]["source"]["file"] == "runner:telemetry.bin"
+    assert "interval means" in rows[("disk_await_ms", "p99")]["source"]["key"]
+    assert ("io_pressure_full_pct", "mean") in rows
+    assert ("ttft_ms", "p99") in rows
+
+
 def test_a_run_without_telemetry_answers_404(campaign: Campaign, buyer: Any) -> None:
     run = runs_of(campaign)[0]
     url = reverse("run-telemetry", args=[run.public_id])
