@@ -24,7 +24,7 @@ ls -a .. > "$REPROGATE_OUTPUT_DIR/seen.txt"
 def test_the_telemetry_blob_goes_up_as_a_runner_artefact(
     fake: FakeServer, tmp_path: Path
 ) -> None:
-    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: 0)
+    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
     bundle = archive({"harness/run.sh": SLOW_HARNESS})
     run = claimed(bundle, policy={"telemetry": {"interval_ms": 100}})
     run["run"]["files"] = [

@@ -13,7 +13,8 @@ Scope: the device (``loop0``, ``gpu0``) or ``host``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from statistics import fmean
 from typing import Final
 
 from benchmarks.lib.lab.telemetry_blob import Recording, SeriesData
@@ -170,10 +171,11 @@ def _totals(found: list[Metric], disks: int, gpus: int) -> list[Metric]:
     """With several devices, one unscoped figure a gate can name: the devices'
     summed throughput, the GPUs' mean utilisation and largest memory use."""
     totals = []
+    rules: list[tuple[int, tuple[str, ...], str, Callable[[list[float]], float], str]]
     rules = [
         (disks, ("disk_read_iops", "disk_write_iops", "disk_read_mib_s",
                  "disk_write_mib_s"), "mean", sum, "sum"),
-        (gpus, ("gpu_util_pct",), "mean", lambda v: sum(v) / len(v), "mean"),
+        (gpus, ("gpu_util_pct",), "mean", fmean, "mean"),
         (gpus, ("gpu_mem_used_mib",), "max", max, "max"),
     ]  # fmt: skip
     for count, names, stat, combine, how in rules:
