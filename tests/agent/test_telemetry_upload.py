@@ -4,6 +4,10 @@ the runner-artefact route, never among the harness's outputs."""
 from __future__ import annotations
 
 import hashlib
+import mmap
+import os
+import threading
+import time
 from pathlib import Path
 
 from benchmarks.lib.lab.telemetry_blob import decode
@@ -11,6 +15,8 @@ from reprogate_agent.client import RunnerClient
 from reprogate_agent.execute import Terms, execute_run
 from tests.agent.fake_server import FakeServer, Reply
 from tests.agent.test_execute import archive, claimed
+from tests.benchmarks.lab.test_telemetry_sampler import _diskstats as diskstats
+from tests.benchmarks.lab.test_telemetry_sampler import loop_device  # noqa: F401
 
 SLOW_HARNESS = b"""#!/bin/sh
 echo "::progress:: 0.5"
@@ -57,3 +63,62 @@ def test_the_telemetry_blob_goes_up_as_a_runner_artefact(
     (seen,) = fake.calls("runs/7/outputs/seen.txt")
     assert b"telemetry" not in seen.body  # out of the harness's sight
     assert fake.calls("runs/7/finish")[0].json()["warnings"] == []
+
+
+WAITING_HARNESS = b"""#!/bin/sh
+echo "::progress:: 0.1"
+sleep 4
+echo "::progress:: 1"
+"""
+
+
+def test_the_run_s_device_counts_add_up_to_its_diskstats_change(
+    fake: FakeServer,
+    tmp_path: Path,
+    loop_device: str,  # noqa: F811
+) -> None:
+    """A loop device named for the run: its samples sum to the change of its
+    ``/proc/diskstats`` line over the run (I/O done beside the harness)."""
+    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
+    bundle = archive({"harness/run.sh": WAITING_HARNESS})
+    run = claimed(bundle, telemetry_devices=[loop_device])
+    run["run"]["files"] = [
+        {"path": "harness/run.sh", "kind": "harness", "size": len(WAITING_HARNESS),
+         "sha256": hashlib.sha256(WAITING_HARNESS).hexdigest()}
+    ]  # fmt: skip
+    fake.script("runs/7/claim", Reply(200, run))
+    fake.script("runs/7/bundle", Reply(200, bundle))
+    fake.script("runs/7/report", Reply(200, {"continue": True}))
+    fake.script("runs/7/running", Reply(200, {"state": "running"}))
+    fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
+    name = Path(loop_device).name
+
+    def io_while_running() -> None:
+        while not fake.calls("runs/7/running"):
+            time.sleep(0.05)
+        time.sleep(0.5)  # the sampler started right after "running"
+        fd = os.open(loop_device, os.O_RDWR | os.O_DIRECT)
+        buffer = mmap.mmap(-1, 4096)
+        try:
+            for i in range(512):
+                os.pwrite(fd, buffer, i * 4096)
+            for i in range(512):
+                os.preadv(fd, [buffer], i * 4096)
+        finally:
+            os.close(fd)
+
+    worker = threading.Thread(target=io_while_running)
+    before = diskstats(name)
+    worker.start()
+    assert execute_run(client, Terms("lab-07@h"), tmp_path, 7, 1) == "succeeded"
+    worker.join()
+    after = diskstats(name)
+
+    (put,) = fake.calls("runs/7/artefacts/telemetry.bin")
+    recording = decode(put.body)
+    assert name in recording.devices
+    (series,) = [s for s in recording.series if s.device == name]
+    for field, key in (("reads_completed", "reads"), ("writes_completed", "writes")):
+        change = after[key] - before[key]
+        assert change >= 512
+        assert abs(sum(series.fields[field]) - change) <= change / 100
