@@ -31,6 +31,7 @@ from typing import Any, Final
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.blocklat import BlockLatencyTracer
 from benchmarks.lib.lab.telemetry import (
     CgroupSource,
     Sampler,
@@ -202,11 +203,16 @@ def _execute(
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
     client.running(run_id, {"attempt": attempt, **prepared})
     sampler, cgroup = _sampler(run, space, reporter)
+    tracer = _tracer(run, sampler)
     sampler.start()
     try:
         result = _harness(run, run_id, space, reporter, cgroup)
     finally:
         recording = sampler.stop()
+        if tracer is not None:
+            histograms, note = tracer.stop()
+            recording.histograms = [h.as_json() for h in histograms]
+            recording.notes += [note] if note else []
     telemetry = space.root / TELEMETRY  # the harness's output_dir never holds it
     telemetry.write_bytes(encode(recording))
     reporter.write(force=True)
@@ -264,6 +270,21 @@ def _sampler(
         sources, interval_s=interval_ms / 1000, notes=notes, devices=watched
     )
     return sampler, cgroup
+
+
+def _tracer(run: dict[str, Any], sampler: Sampler) -> BlockLatencyTracer | None:
+    """A per-I/O latency histogram of the watched devices, when the policy asks
+    for one and the host can (a note on the recording says why not otherwise)."""
+    policy = run.get("policy") if isinstance(run.get("policy"), dict) else {}
+    settings = (policy or {}).get("telemetry") or {}
+    if not (isinstance(settings, dict) and settings.get("block_latency_histogram")):
+        return None
+    tracer = BlockLatencyTracer(sampler.devices)
+    why = tracer.start()
+    if why:
+        sampler.notes.append(f"block latency histogram unavailable ({why})")
+        return None
+    return tracer
 
 
 def _harness(

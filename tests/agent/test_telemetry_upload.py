@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks.lib.lab.blocklat import BlockLatencyTracer
 from benchmarks.lib.lab.telemetry_blob import decode
 from reprogate_agent.client import RunnerClient
 from reprogate_agent.execute import Terms, execute_run
@@ -81,7 +82,11 @@ def test_the_run_s_device_counts_add_up_to_its_diskstats_change(
     ``/proc/diskstats`` line over the run (I/O done beside the harness)."""
     client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
     bundle = archive({"harness/run.sh": WAITING_HARNESS})
-    run = claimed(bundle, telemetry_devices=[loop_device])
+    run = claimed(
+        bundle,
+        telemetry_devices=[loop_device],
+        policy={"telemetry": {"interval_ms": 500, "block_latency_histogram": True}},
+    )
     run["run"]["files"] = [
         {"path": "harness/run.sh", "kind": "harness", "size": len(WAITING_HARNESS),
          "sha256": hashlib.sha256(WAITING_HARNESS).hexdigest()}
@@ -122,3 +127,11 @@ def test_the_run_s_device_counts_add_up_to_its_diskstats_change(
         change = after[key] - before[key]
         assert change >= 512
         assert abs(sum(series.fields[field]) - change) <= change / 100
+    why = BlockLatencyTracer([name]).why_not()
+    if why:  # asked for, not possible here: said so
+        assert f"block latency histogram unavailable ({why})" in recording.notes
+    else:  # one bpftrace child for the run: every I/O of the device counted
+        (histogram,) = recording.histograms
+        counted = sum(count for _, _, count in histogram["buckets"])
+        assert histogram["device"] == name
+        assert abs(counted - 1024) <= 1024 / 100

@@ -30,6 +30,7 @@ SCHEMA: Final = "reprogate.telemetry/v1"
 MAX_DECODED_BYTES: Final = 256 << 20
 MAX_SERIES: Final = 4096
 MAX_FIELDS: Final = 64
+MAX_BUCKETS: Final = 128
 NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,99}$")
 FIELD_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 WIDTHS: Final = (("b", 1), ("h", 2), ("i", 4), ("q", 8))
@@ -55,6 +56,9 @@ class Recording:
     series: list[SeriesData] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)  # the watched block devices
+    # per-I/O latency (``benchmarks.lib.lab.blocklat``): {"source", "device",
+    # "unit", "buckets": [[min, max, count], ...]}
+    histograms: list[dict[str, Any]] = field(default_factory=list)
 
     def document(self, run: str) -> dict[str, Any]:
         """The ``reprogate.telemetry/v1`` export (each series with its times)."""
@@ -75,6 +79,8 @@ class Recording:
         }
         if self.devices:
             body["devices"] = list(self.devices)
+        if self.histograms:
+            body["histograms"] = list(self.histograms)
         if self.notes:
             body["notes"] = list(self.notes)
         return body
@@ -121,6 +127,7 @@ def encode(recording: Recording, level: int = 9) -> bytes:
             "series": series,
             "notes": recording.notes,
             "devices": recording.devices,
+            "histograms": recording.histograms,
         },
         separators=(",", ":"),
     ).encode()
@@ -165,6 +172,8 @@ def _header(payload: bytes) -> tuple[dict[str, Any], int]:
         and len(header["series"]) <= MAX_SERIES
         and isinstance(header.get("notes", []), list)
         and isinstance(header.get("devices", []), list)
+        and isinstance(header.get("histograms", []), list)
+        and len(header.get("histograms", [])) <= MAX_SERIES
     )
     if not ok:
         raise TelemetryBlobError("the telemetry header misses or mistypes a field")
@@ -234,6 +243,39 @@ def decode(blob: bytes) -> Recording:
         raise TelemetryBlobError("the telemetry blob has bytes after its columns")
     notes = [str(note)[:300] for note in header.get("notes", [])][:100]
     devices = [str(d)[:100] for d in header.get("devices", [])][:MAX_SERIES]
+    histograms = [_histogram(h) for h in header.get("histograms", [])]
     return Recording(
-        header["interval_ms"], header["started"], t_ms, series, notes, devices
+        header["interval_ms"],
+        header["started"],
+        t_ms,
+        series,
+        notes,
+        devices,
+        histograms,
     )
+
+
+def _histogram(entry: Any) -> dict[str, Any]:
+    ok = (
+        isinstance(entry, dict)
+        and entry.get("source") == "block_latency"
+        and isinstance(entry.get("device"), str)
+        and NAME_RE.match(entry["device"])
+        and entry.get("unit") == "us"
+        and isinstance(entry.get("buckets"), list)
+        and len(entry["buckets"]) <= MAX_BUCKETS
+        and all(
+            isinstance(b, list)
+            and len(b) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in b)
+            for b in entry["buckets"]
+        )
+    )
+    if not ok:
+        raise TelemetryBlobError("a latency histogram in the header is malformed")
+    return {
+        "source": "block_latency",
+        "device": entry["device"],
+        "unit": "us",
+        "buckets": entry["buckets"],
+    }

@@ -7,7 +7,9 @@
   — ``source_key`` says so;
 - ``io_pressure_full_pct`` (mean, max): the share of time every task stalled on
   I/O (host PSI);
-- ``gpu_util_pct`` (mean, max), ``gpu_mem_used_mib`` (max) per GPU.
+- ``gpu_util_pct`` (mean, max), ``gpu_mem_used_mib`` (max) per GPU;
+- ``disk_io_latency_us`` ``p50``/``p99``/``p99.9``: single I/Os, only from the
+  eBPF histogram (``benchmarks.lib.lab.blocklat``) when the run has one.
 
 Scope: the device (``loop0``, ``gpu0``) or ``host``."""
 
@@ -15,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from statistics import fmean
-from typing import Final
+from typing import Any, Final
 
+from benchmarks.lib.lab.blocklat import Histogram
 from benchmarks.lib.lab.telemetry_blob import Recording, SeriesData
 from benchmarks.lib.parsers.model import Metric
 from benchmarks.lib.parsers.percentiles import linear
@@ -164,7 +167,26 @@ def telemetry_metrics(
         elif s.source == "gpu":
             found += _gpu(s)
             gpus += 1
+    for histogram in recording.histograms:
+        found += _latency(histogram)
     return found + _totals(found, disks, gpus)
+
+
+def _latency(entry: dict[str, Any]) -> list[Metric]:
+    """``disk_io_latency_us`` from the eBPF histogram of single I/Os."""
+    buckets = [(int(lo), int(hi), int(n)) for lo, hi, n in entry.get("buckets") or []]
+    histogram = Histogram(str(entry.get("device")), buckets)
+    if histogram.count <= 0:
+        return []
+    key = (
+        f"block_latency:{histogram.device}: upper bound of the log2 bucket "
+        f"(eBPF block_rq_issue to complete, {histogram.count} I/Os)"
+    )
+    return [
+        _metric("disk_io_latency_us", stat, histogram.percentile(p), "us", key,
+                histogram.device)
+        for p, stat in ((50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"))
+    ]  # fmt: skip
 
 
 def _totals(found: list[Metric], disks: int, gpus: int) -> list[Metric]:
