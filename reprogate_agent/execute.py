@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -213,8 +214,7 @@ def _execute(
             histograms, note = tracer.stop()
             recording.histograms = [h.as_json() for h in histograms]
             recording.notes += [note] if note else []
-    telemetry = space.root / TELEMETRY  # the harness's output_dir never holds it
-    telemetry.write_bytes(encode(recording))
+    telemetry = _write_new(space.root / TELEMETRY, encode(recording))
     reporter.write(force=True)
     if reporter.refused is not None:
         raise reporter.refused
@@ -270,6 +270,16 @@ def _sampler(
         sources, interval_s=interval_ms / 1000, notes=notes, devices=watched
     )
     return sampler, cgroup
+
+
+def _write_new(path: Path, data: bytes) -> Path:
+    """``data`` in a new file at ``path``, in the workspace root: out of the
+    harness's reach, and never through a link left there."""
+    path.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags, 0o600), "wb") as sink:
+        sink.write(data)
+    return path
 
 
 def _tracer(run: dict[str, Any], sampler: Sampler) -> BlockLatencyTracer | None:
