@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,21 +31,12 @@ from typing import Any, Final
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.lab.artefacts import TELEMETRY
-from benchmarks.lib.lab.blocklat import BlockLatencyTracer
-from benchmarks.lib.lab.telemetry import (
-    CgroupSource,
-    Sampler,
-    block_device_of,
-    default_sources,
-)
-from benchmarks.lib.lab.telemetry_blob import encode
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
     run_harness,
 )
-from benchmarks.lib.sandbox.cgroups import Cgroup
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
@@ -71,13 +61,11 @@ from reprogate_agent.client import (
     TokenRefused,
     Unreachable,
 )
+from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
 
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS: Final = 0.5
-MIN_INTERVAL_MS: Final = 100
-MAX_INTERVAL_MS: Final = 60_000
-MAX_DEVICES: Final = 64
 ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 # The reader's limits for an archive the server accepted already (its own limits
 # were checked at ingest; these only bound a hostile server's answer).
@@ -203,18 +191,27 @@ def _execute(
         why = "Cancelled while the host was preparing the run."
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
     client.running(run_id, {"attempt": attempt, **prepared})
-    sampler, cgroup = _sampler(run, space, reporter)
-    tracer = _tracer(run, sampler)
-    sampler.start()
+    telemetry = RunTelemetry(run, space.root, lambda: reporter.progress)
+    telemetry.start()
     try:
-        result = _harness(run, run_id, space, reporter, cgroup)
+        result = run_harness(
+            bundle_dir=space.bundle_dir,
+            entrypoint=str(run["entrypoint"]),
+            output_dir=space.output_dir,
+            env={
+                "REPROGATE_SCENARIO": json.dumps(
+                    run.get("scenario") or {}, sort_keys=True
+                ),
+                "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
+            },
+            limits=_limits(run),
+            on_line=reporter.on_line,
+            should_cancel=reporter.should_cancel,
+            poll_seconds=POLL_SECONDS,
+            on_start=telemetry.attach,
+        )
     finally:
-        recording = sampler.stop()
-        if tracer is not None:
-            histograms, note = tracer.stop()
-            recording.histograms = [h.as_json() for h in histograms]
-            recording.notes += [note] if note else []
-    telemetry = _write_new(space.root / TELEMETRY, encode(recording))
+        blob = telemetry.stop()
     reporter.write(force=True)
     if reporter.refused is not None:
         raise reporter.refused
@@ -227,8 +224,8 @@ def _execute(
     warnings = collection.warnings + _upload(
         client, run_id, attempt, collection, reporter
     )
-    warnings += _upload_artefacts(
-        client, run_id, attempt, {TELEMETRY: telemetry}, reporter
+    warnings += upload_artefacts(
+        client, run_id, attempt, {TELEMETRY: blob}, reporter.write
     )
     answer = client.finish(
         run_id,
@@ -239,89 +236,6 @@ def _execute(
         },
     )
     return str(answer.get("state") or "finished")
-
-
-def _sampler(
-    run: dict[str, Any], space: Workspace, reporter: Reporter
-) -> tuple[Sampler, CgroupSource]:
-    """The telemetry sampler for the run: the policy's interval, the run's block
-    devices (``telemetry_devices``, host names or paths) and the one holding the
-    workspace, the run's cgroup once the sandbox made it."""
-    policy = run.get("policy") if isinstance(run.get("policy"), dict) else {}
-    settings = (policy or {}).get("telemetry") or {}
-    interval_ms = settings.get("interval_ms") if isinstance(settings, dict) else None
-    if isinstance(interval_ms, bool) or not isinstance(interval_ms, int | float):
-        interval_ms = 1000
-    interval_ms = min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, interval_ms))
-    named = run.get("telemetry_devices") or []
-    devices = [
-        Path(d).name if d.startswith("/dev/") else d
-        for d in named[:MAX_DEVICES]
-        if isinstance(d, str) and d
-    ]
-    own = block_device_of(space.root)
-    sampled = devices + ([own] if own else [])
-    sources, notes = default_sources(sampled, progress=lambda: reporter.progress)
-    cgroup = CgroupSource()
-    sources.append(cgroup)
-    # the metrics are the policy's devices', or else the workspace disk's
-    watched = devices or sampled
-    sampler = Sampler(
-        sources, interval_s=interval_ms / 1000, notes=notes, devices=watched
-    )
-    return sampler, cgroup
-
-
-def _write_new(path: Path, data: bytes) -> Path:
-    """``data`` in a new file at ``path``, in the workspace root: out of the
-    harness's reach, and never through a link left there."""
-    path.unlink(missing_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    with os.fdopen(os.open(path, flags, 0o600), "wb") as sink:
-        sink.write(data)
-    return path
-
-
-def _tracer(run: dict[str, Any], sampler: Sampler) -> BlockLatencyTracer | None:
-    """A per-I/O latency histogram of the watched devices, when the policy asks
-    for one and the host can (a note on the recording says why not otherwise)."""
-    policy = run.get("policy") if isinstance(run.get("policy"), dict) else {}
-    settings = (policy or {}).get("telemetry") or {}
-    if not (isinstance(settings, dict) and settings.get("block_latency_histogram")):
-        return None
-    tracer = BlockLatencyTracer(sampler.devices)
-    why = tracer.start()
-    if why:
-        sampler.notes.append(f"block latency histogram unavailable ({why})")
-        return None
-    return tracer
-
-
-def _harness(
-    run: dict[str, Any],
-    run_id: int,
-    space: Workspace,
-    reporter: Reporter,
-    cgroup: CgroupSource,
-) -> HarnessResult:
-    def started(group: Cgroup | None) -> None:
-        if group is not None:
-            cgroup.attach(group.version, group.dirs)
-
-    return run_harness(
-        bundle_dir=space.bundle_dir,
-        entrypoint=str(run["entrypoint"]),
-        output_dir=space.output_dir,
-        env={
-            "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
-            "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-        },
-        limits=_limits(run),
-        on_line=reporter.on_line,
-        should_cancel=reporter.should_cancel,
-        poll_seconds=POLL_SECONDS,
-        on_start=started,
-    )
 
 
 def _prepare(
@@ -410,27 +324,6 @@ def _upload(
             raise
         except ServerRefused as refused:
             warnings.append(f"{item.path}: refused by the server ({refused}).")
-    return warnings
-
-
-def _upload_artefacts(
-    client: RunnerClient,
-    run_id: int,
-    attempt: int,
-    artefacts: Mapping[str, Path],
-    reporter: Reporter,
-) -> list[str]:
-    """The runner's own files (``benchmarks.lib.lab.artefacts``) through their
-    own route; a refused one is a warning (a 409 stops the run)."""
-    warnings = []
-    for name, local in sorted(artefacts.items()):
-        reporter.write()
-        try:
-            client.upload_artefact(run_id, attempt, name, local)
-        except (Conflict, TokenRefused):
-            raise
-        except ServerRefused as refused:
-            warnings.append(f"runner artefact {name}: refused ({refused}).")
     return warnings
 
 
