@@ -13,13 +13,13 @@ from typing import Any, Final
 
 from benchmarks.lib.lab.artefacts import TELEMETRY
 from benchmarks.lib.lab.blocklat import BlockLatencyTracer
-from benchmarks.lib.lab.telemetry import (
+from benchmarks.lib.lab.telemetry import Sampler
+from benchmarks.lib.lab.telemetry_blob import encode
+from benchmarks.lib.lab.telemetry_sources import (
     CgroupSource,
-    Sampler,
     block_device_of,
     default_sources,
 )
-from benchmarks.lib.lab.telemetry_blob import encode
 from benchmarks.lib.sandbox.cgroups import Cgroup
 from reprogate_agent.client import Conflict, RunnerClient, ServerRefused, TokenRefused
 

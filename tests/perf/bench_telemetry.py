@@ -36,16 +36,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.lib.lab.telemetry import (
+from benchmarks.lib.lab.telemetry import Recorder, Sampler
+from benchmarks.lib.lab.telemetry_blob import decode, encode
+from benchmarks.lib.lab.telemetry_sources import (
     DISK_FIELDS,
     CgroupSource,
     Reading,
-    Recorder,
-    Sampler,
     Source,
     default_sources,
 )
-from benchmarks.lib.lab.telemetry_blob import decode, encode
 
 TARGET_SHARE_PCT: Final = 0.2
 TARGET_BLOB_MB: Final = 1.5

@@ -29,43 +29,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from benchmarks.lib.lab.telemetry_blob import Recording, SeriesData
-from benchmarks.lib.lab.telemetry_sources import (
-    DISK_FIELDS,
-    GAUGES,
-    CgroupSource,
-    DiskstatsSource,
-    Key,
-    NetSource,
-    NvmlSource,
-    PressureSource,
-    ProgressSource,
-    RdmaSource,
-    Reading,
-    Source,
-    block_device_of,
-    block_family,
-    default_sources,
-    nvml_source,
-)
-
-__all__ = [
-    "DISK_FIELDS",
-    "CgroupSource",
-    "DiskstatsSource",
-    "NetSource",
-    "NvmlSource",
-    "PressureSource",
-    "ProgressSource",
-    "RdmaSource",
-    "Reading",
-    "Recorder",
-    "Sampler",
-    "Source",
-    "block_device_of",
-    "block_family",
-    "default_sources",
-    "nvml_source",
-]
+from benchmarks.lib.lab.telemetry_sources import GAUGES, Key, Reading, Source
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.lib.lab.telemetry import (
+from benchmarks.lib.lab.telemetry import Recorder, Sampler
+from benchmarks.lib.lab.telemetry_sources import (
     CgroupSource,
     DiskstatsSource,
     NetSource,
@@ -21,8 +22,6 @@ from benchmarks.lib.lab.telemetry import (
     PressureSource,
     RdmaSource,
     Reading,
-    Recorder,
-    Sampler,
     block_family,
 )
 from tests.django_free import web_modules_loaded_by
