@@ -68,6 +68,7 @@ def test_the_telemetry_blob_goes_up_as_a_runner_artefact(
 
 WAITING_HARNESS = b"""#!/bin/sh
 echo "::progress:: 0.1"
+touch "$REPROGATE_OUTPUT_DIR/started"
 sleep 4
 echo "::progress:: 1"
 """
@@ -95,13 +96,13 @@ def test_the_run_s_device_counts_add_up_to_its_diskstats_change(
     fake.script("runs/7/bundle", Reply(200, bundle))
     fake.script("runs/7/report", Reply(200, {"continue": True}))
     fake.script("runs/7/running", Reply(200, {"state": "running"}))
+    fake.script("runs/7/outputs/started", Reply(201, {"path": "started"}))
     fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
     name = Path(loop_device).name
 
     def io_while_running() -> None:
-        while not fake.calls("runs/7/running"):
+        while not list(tmp_path.rglob("started")):  # the harness runs: sampled
             time.sleep(0.05)
-        time.sleep(0.5)  # the sampler started right after "running"
         fd = os.open(loop_device, os.O_RDWR | os.O_DIRECT)
         buffer = mmap.mmap(-1, 4096)
         try:
