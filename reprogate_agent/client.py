@@ -203,6 +203,20 @@ class RunnerClient:
 
         return self._json_call("PUT", path, body, headers)
 
+    def upload_artefact(
+        self, run_id: int, attempt: int, name: str, local: Path
+    ) -> dict[str, Any]:
+        """PUT one runner artefact (``telemetry.bin`` …): the runner's own file."""
+        path = (
+            f"{API_PREFIX}runs/{int(run_id)}/artefacts/{quote(name, safe='')}"
+            f"?attempt={int(attempt)}"
+        )
+        headers = {
+            "Content-Type": "application/octet-stream",
+            "Content-Length": str(local.stat().st_size),
+        }
+        return self._json_call("PUT", path, lambda: local.open("rb"), headers)
+
     # -- the machinery --------------------------------------------------------------
 
     def call(self, method: str, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:

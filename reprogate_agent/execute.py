@@ -7,8 +7,11 @@
    environment; drop the page cache for a cold-cache scenario;
 3. running: tell the server (it computes the drift), run the harness in the
    sandbox, reporting its progress and log tail every ``progress_write_seconds``;
-   a refused report (cancelled, re-queued, finished) kills the harness;
-4. upload the outputs copied out of the output directory, then finish with the
+   a refused report (cancelled, re-queued, finished) kills the harness; the
+   telemetry sampler runs from just before the harness to just after it, and
+   its blob is written in the workspace root, out of the harness's reach;
+4. upload the outputs copied out of the output directory and the runner's
+   artefacts (the telemetry blob) through their own route, then finish with the
    run's statement signed by the host key (``reprogate_agent.statement``): the
    server checks it, stores, parses and ends the run.
 
@@ -34,6 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
+from benchmarks.lib.lab.artefacts import TELEMETRY, artefact_digests
 from benchmarks.lib.lab.devices import PolicyRefused, policy_extras
 from benchmarks.lib.sandbox import (
     HarnessResult,
@@ -66,6 +70,7 @@ from reprogate_agent.client import (
     Unreachable,
 )
 from reprogate_agent.statement import signed_statement, utc_now
+from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
 
 logger = logging.getLogger(__name__)
 
@@ -211,21 +216,29 @@ def _execute(
         why = "Cancelled while the host was preparing the run."
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
     answer = client.running(run_id, {"attempt": attempt, **prepared})
+    telemetry = RunTelemetry(run, space.root, lambda: reporter.progress)
     started = utc_now()
-    result = run_harness(
-        bundle_dir=space.bundle_dir,
-        entrypoint=str(run["entrypoint"]),
-        output_dir=space.output_dir,
-        env={
-            "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
-            "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-        },
-        limits=_limits(run),
-        on_line=reporter.on_line,
-        should_cancel=reporter.should_cancel,
-        poll_seconds=POLL_SECONDS,
-        extras=extras,
-    )
+    telemetry.start()
+    try:
+        result = run_harness(
+            bundle_dir=space.bundle_dir,
+            entrypoint=str(run["entrypoint"]),
+            output_dir=space.output_dir,
+            env={
+                "REPROGATE_SCENARIO": json.dumps(
+                    run.get("scenario") or {}, sort_keys=True
+                ),
+                "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
+            },
+            limits=_limits(run),
+            on_line=reporter.on_line,
+            should_cancel=reporter.should_cancel,
+            poll_seconds=POLL_SECONDS,
+            extras=extras,
+            on_start=telemetry.attach,
+        )
+    finally:
+        blob = telemetry.stop()
     ended = utc_now()
     reporter.write(force=True)
     if reporter.refused is not None:
@@ -237,11 +250,15 @@ def _execute(
         limit_bytes=terms.output_limit_bytes,
     )
     refused = _upload(client, run_id, attempt, collection, reporter)
+    artefacts = {TELEMETRY: blob}
+    artefact_warnings = upload_artefacts(
+        client, run_id, attempt, artefacts, reporter.write
+    )
     outcome = _result(result, reporter, terms)
     body = {
         "attempt": attempt,
         "result": outcome,
-        "warnings": [*collection.warnings, *refused.values()],
+        "warnings": [*collection.warnings, *refused.values(), *artefact_warnings],
     }
     if terms.host_key is not None:
         uploaded = {f.path: f.sha256 for f in collection.files if f.path not in refused}
@@ -255,6 +272,7 @@ def _execute(
             running_answer=answer,
             result=outcome,
             outputs=uploaded,
+            artefacts=artefact_digests(artefacts) if not artefact_warnings else {},
             started=started,
             ended=ended,
         )

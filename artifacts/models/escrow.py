@@ -142,6 +142,7 @@ class DepositBlob(_Immutable):
         ARCHIVE = "archive", "Uploaded archive"
         FILE = "file", "Bundle file"
         OUTPUT = "output", "Run output"
+        ARTEFACT = "artefact", "Runner artefact"
         REPORT = "report", "Report"
         DOCUMENT = "document", "Gate document"
 

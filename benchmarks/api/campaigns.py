@@ -8,6 +8,7 @@ import uuid
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
 from benchmarks.models import Campaign, Run
 from benchmarks.selectors.access import (
@@ -32,6 +34,7 @@ from benchmarks.selectors.campaigns import (
     run_metric_list,
 )
 from benchmarks.selectors.pools import host_status, pool_list_with_hosts
+from benchmarks.selectors.telemetry import run_telemetry
 from benchmarks.services.campaigns import (
     MAX_REPETITIONS,
     campaign_cancel,
@@ -269,6 +272,21 @@ class RunDetailApi(APIView):
     @extend_schema(operation_id="run_detail", responses={200: RunDetailSerializer})
     def get(self, request: Request, run_id: uuid.UUID) -> Response:
         return Response(_run_detail(_run(request, run_id)))
+
+
+class RunTelemetryApi(APIView):
+    """The run's telemetry as ``reprogate.telemetry/v1`` (404 when it has none)."""
+
+    @extend_schema(
+        operation_id="run_telemetry",
+        responses={200: OpenApiTypes.OBJECT, 404: error_response(404)},
+    )
+    def get(self, request: Request, run_id: uuid.UUID) -> Response:
+        run = _run(request, run_id)
+        recording = run_telemetry(run)
+        if recording is None:
+            raise Http404
+        return Response(recording.document(str(run.public_id)))
 
 
 class RunCancelApi(APIView):

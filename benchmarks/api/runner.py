@@ -25,10 +25,12 @@ from accounts.api.errors import error_body
 from accounts.api.schema import error_response
 from benchmarks.api.runner_auth import HostTokenAuthentication, IsLabHost
 from benchmarks.models import HostToken, Run
+from benchmarks.services.artefacts import ArtefactTooLarge
 from benchmarks.services.pools import WorkerIdentity
 from benchmarks.services.remote import (
     PREPARATION_FAILURES,
     OutputTooLarge,
+    agent_artefact_put,
     agent_bundle,
     agent_bye,
     agent_claim,
@@ -488,6 +490,54 @@ class OutputApi(RunnerApiView):
             return Response(body_, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         return Response(
             {"path": saved.path, "sha256": saved.sha256, "size": saved.size},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class ArtefactApi(RunnerApiView):
+    """One runner artefact of the attempt (``telemetry.bin`` …), the raw body:
+    the runner's own file, never the harness's (400 unknown name or a blob that
+    does not decode; 413 too large; 409 stale, or other bytes sent already)."""
+
+    parser_classes = [_OctetStreamParser]
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RunnerArtefact"
+
+        name = serializers.CharField()
+        sha256 = serializers.CharField()
+        size = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="runner_artefact_put",
+        parameters=[ATTEMPT],
+        request={"application/octet-stream": OpenApiTypes.BINARY},
+        responses={201: OutputSerializer, 413: error_response(413)},
+    )
+    def put(self, request: Request, run_id: int, name: str) -> Response:
+        run = self.run(run_id)
+        data = AttemptSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        try:
+            length: int | None = int(request.META.get("CONTENT_LENGTH") or "")
+        except ValueError:
+            length = None
+        body = request.stream
+        try:
+            saved = agent_artefact_put(
+                token=self.token(),
+                run=run,
+                attempt=data.validated_data["attempt"],
+                name=name,
+                read=body.read if body is not None else (lambda size: b""),
+                length=length,
+            )
+        except ArtefactTooLarge as error:
+            body_ = {**error_body(error.code, error.message), "detail": error.message}
+            return Response(body_, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            {"name": saved.path, "sha256": saved.sha256, "size": saved.size},
             status=status.HTTP_201_CREATED,
         )
 

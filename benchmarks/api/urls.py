@@ -12,9 +12,11 @@ from benchmarks.api.campaigns import (
     PoolListApi,
     RunCancelApi,
     RunDetailApi,
+    RunTelemetryApi,
 )
 from benchmarks.api.pools import PoolPolicyApi
 from benchmarks.api.runner import (
+    ArtefactApi,
     BundleApi,
     ByeApi,
     ClaimApi,
@@ -65,6 +67,11 @@ urlpatterns = [
         name="run-statement",
     ),
     path("lab/hosts/<uuid:host_id>/key", HostKeyApi.as_view(), name="lab-host-key"),
+    path(
+        "runs/<uuid:run_id>/telemetry.json",
+        RunTelemetryApi.as_view(),
+        name="run-telemetry",
+    ),
     path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
     # runner.py, under runner/
     path("runner/hello", HelloApi.as_view(), name="runner-hello"),
@@ -80,6 +87,11 @@ urlpatterns = [
         "runner/runs/<int:run_id>/outputs/<path:path>",
         OutputApi.as_view(),
         name="runner-output",
+    ),
+    path(
+        "runner/runs/<int:run_id>/artefacts/<str:name>",
+        ArtefactApi.as_view(),
+        name="runner-artefact",
     ),
     path("runner/runs/<int:run_id>/finish", FinishApi.as_view(), name="runner-finish"),
     path("runner/runs/<int:run_id>/fail", FailApi.as_view(), name="runner-fail"),

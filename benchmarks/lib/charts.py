@@ -424,3 +424,105 @@ def bundle_claims(manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         if _finite(claim.get("value")):
             usable.append(claim)
     return usable
+
+
+def _rates(t_ms: Sequence[int], deltas: Sequence[float], scale: float) -> list[float]:
+    """Per-interval deltas as rates per second (0 at the first sample)."""
+    rates = [0.0]
+    for i in range(1, min(len(t_ms), len(deltas))):
+        span = (t_ms[i] - t_ms[i - 1]) / 1000
+        rates.append(round(deltas[i] * scale / span, 3) if span > 0 else 0.0)
+    return rates
+
+
+def _progress_trace(document: Mapping[str, Any]) -> list[Figure]:
+    """The harness's reported progress on the right axis: the charts' time
+    axis is the runner's, so the two line up."""
+    for s in document.get("series") or []:
+        if s.get("source") == "harness" and "progress_permille" in s.get("fields", {}):
+            values = [v / 10 for v in s["fields"]["progress_permille"]]
+            seconds = [t / 1000 for t in s["t_ms"]]
+            return [
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "harness progress (%)",
+                    "x": seconds,
+                    "y": values,
+                    "yaxis": "y2",
+                    "line": {"dash": "dot", "shape": "hv"},
+                }
+            ]
+    return []
+
+
+def telemetry_charts(document: Mapping[str, Any] | None) -> list[Chart]:
+    """The run page's telemetry charts (``reprogate.telemetry/v1``): each
+    device's read and write IOPS, and the host's I/O pressure, over the run's
+    time, with the harness's progress on the right axis."""
+    empty = "No telemetry: the run did not start, or ran before the runner sampled."
+    disk: list[Figure] = []
+    pressure: list[Figure] = []
+    for s in (document or {}).get("series") or []:
+        fields, t_ms = s.get("fields") or {}, s.get("t_ms") or []
+        seconds = [t / 1000 for t in t_ms]
+        if s.get("source") == "diskstats":
+            for field, label in (
+                ("reads_completed", "read"),
+                ("writes_completed", "write"),
+            ):
+                if any(fields.get(field) or ()):
+                    disk.append(
+                        {
+                            "type": "scatter",
+                            "mode": "lines",
+                            "name": f"{s.get('device')} {label} IOPS",
+                            "x": seconds,
+                            "y": _rates(t_ms, fields[field], 1.0),
+                        }
+                    )
+        elif s.get("source") == "pressure" and "io_full_us" in fields:
+            pressure.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "I/O pressure, full (% of time)",
+                    "x": seconds,
+                    "y": _rates(t_ms, fields["io_full_us"], 100 / 1e6),
+                }
+            )
+    progress = _progress_trace(document or {})
+    right = {
+        "title": {"text": "progress (%)"},
+        "overlaying": "y",
+        "side": "right",
+        "range": [0, 100],
+    }
+
+    def figure(traces: list[Figure], title: str, unit: str) -> Figure | None:
+        if not traces:
+            return None
+        return {
+            "data": traces + progress,
+            "layout": _layout(
+                title,
+                xaxis={"title": {"text": "time since the harness started (s)"}},
+                yaxis={"title": {"text": unit}, "rangemode": "tozero"},
+                **({"yaxis2": right} if progress else {}),
+            ),
+        }
+
+    return [
+        Chart(
+            "telemetry-disk",
+            "Device I/O during the run",
+            figure(disk, "Device IOPS", "IO/s"),
+            empty,
+        ),
+        Chart(
+            "telemetry-pressure",
+            "I/O pressure during the run",
+            figure(pressure, "I/O pressure stall", "% of time"),
+            empty,
+        ),
+    ]

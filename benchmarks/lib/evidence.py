@@ -97,7 +97,7 @@ def _documents(record: dict[str, Any]) -> dict[str, str]:
     return {
         str(b.get("path")): str(b.get("sha256"))
         for b in record.get("blobs") or []
-        if isinstance(b, dict) and b.get("role") == "document"
+        if isinstance(b, dict) and b.get("role") in ("document", "artefact")
     }
 
 

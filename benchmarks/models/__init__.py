@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmarks.models.campaigns import RUN_TRANSITIONS, Campaign, Run
 from benchmarks.models.pools import HostToken, LabHost, LabPool
-from benchmarks.models.results import RunMetric, RunOutput, RunSeries
+from benchmarks.models.results import RunArtefact, RunMetric, RunOutput, RunSeries
 
 __all__ = [
     "RUN_TRANSITIONS",
@@ -13,6 +13,7 @@ __all__ = [
     "LabHost",
     "LabPool",
     "Run",
+    "RunArtefact",
     "RunMetric",
     "RunOutput",
     "RunSeries",

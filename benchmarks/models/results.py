@@ -31,6 +31,29 @@ class RunOutput(models.Model):
         return self.path
 
 
+class RunArtefact(models.Model):
+    """A file the runner made about the run (``benchmarks.lib.lab.artefacts``:
+    the telemetry blob …), never one the harness wrote; deposited in escrow
+    with the outputs."""
+
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="artefacts")
+    attempt = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=64)
+    blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["run", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "attempt", "name"],
+                name="benchmarks_artefact_unique_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class RunMetric(models.Model):
     """A canonical metric (docs/runner-contract.md) with where it came from."""
 

@@ -17,7 +17,8 @@ token, and the server owns every row and every state change.
   and ``RUNNER_MAX_OUTPUT_FILES`` across the attempt. ``agent_finish`` ends the
   run with them exactly as a local worker does (``execution.run_conclude``); the
   folder is deleted when the run ends, is re-queued or claimed again, or the
-  host's token is revoked.
+  host's token is revoked. Runner artefacts (the telemetry blob …) arrive the
+  same way through ``agent_artefact_put`` and end with the outputs.
 
 A host whose agent stops beating is the reaper's business, as for any worker:
 its runs' heartbeats stop too."""
@@ -47,6 +48,7 @@ from benchmarks.lib.sandbox.reporting import clean_text, json_safe
 from benchmarks.lib.sandbox.workspace import output_path_problem
 from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.services.artefacts import artefact_write, attempt_artefacts
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
 from benchmarks.services.execution import (
     Outcome,
@@ -426,9 +428,29 @@ def agent_output_put(
     return Collected(path, local, digest.hexdigest(), size)
 
 
+def agent_artefact_put(
+    *,
+    token: HostToken,
+    run: Run,
+    attempt: int,
+    name: str,
+    read: Callable[[int], bytes],
+    length: int | None,
+) -> Collected:
+    """Write one runner artefact of the attempt (``benchmarks.services.artefacts``)."""
+    with transaction.atomic():
+        _held(token, run, attempt, {S.RUNNING})
+    saved = artefact_write(
+        run_id=run.pk, attempt=attempt, name=name, read=read, length=length
+    )
+    _remove_uploads_unless_held(token, run.pk, attempt)  # given up meanwhile
+    return saved
+
+
 def _collection(run_id: int, attempt: int, warnings: list[str]) -> Collection:
     folder = attempt_uploads_folder(run_id, attempt)
     found = Collection(warnings=[clean_text(w[:MAX_WARNING_CHARS]) for w in warnings])
+    found.artefacts = attempt_artefacts(run_id, attempt)
     found.warnings = found.warnings[:MAX_WARNINGS]
     index_path = folder / "index.json"
     if not index_path.exists():
@@ -476,6 +498,7 @@ def agent_finish(
             attempt=attempt,
             envelope=statement,
             outputs={f.path: f.sha256 for f in uploaded.files},
+            artefacts={a.path: a.sha256 for a in uploaded.artefacts},
             exit_code=result.get("exit_code"),
             stop_reason=str(result.get("stop_reason") or ""),
         )

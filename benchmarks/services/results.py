@@ -1,11 +1,12 @@
 """A run's results: its outputs stored as blobs, its declared outputs parsed into
 canonical metrics, and the transaction that ends the run with all of them and
-deposits the outputs in escrow (kind ``run_output``), with the host's signed
-statement, the environment capture it names and the host key (documents
-``statement.json``, ``environment.json``, ``host_key.pem``). That transaction moves the
-run out of its active state under the worker's attempt, so it happens once per
-run: a redelivered task or a worker given up for lost can never add a second
-set of metrics."""
+deposits the outputs in escrow (kind ``run_output``), with the runner's
+artefacts (the telemetry blob; its metrics derived with ``method: "telemetry"``),
+the host's signed statement, the environment capture it names and the host key
+(documents ``statement.json``, ``environment.json``, ``host_key.pem``). That
+transaction moves the run out of its active state under the worker's attempt, so
+it happens once per run: a redelivered task or a worker given up for lost can
+never add a second set of metrics."""
 
 from __future__ import annotations
 
@@ -22,9 +23,13 @@ from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
 from benchmarks.lib.evidence import ENVIRONMENT, HOST_KEY, STATEMENT
+from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.telemetry_blob import TelemetryBlobError, decode
+from benchmarks.lib.lab.telemetry_metrics import telemetry_metrics
 from benchmarks.lib.parsers import Metric, Series, UnknownParser, parse_stream
 from benchmarks.lib.sandbox.reporting import clean_text
-from benchmarks.models import Run, RunMetric, RunOutput, RunSeries
+from benchmarks.lib.signing import ARTEFACT_PREFIX
+from benchmarks.models import Run, RunArtefact, RunMetric, RunOutput, RunSeries
 from benchmarks.services.runs import run_transition
 from benchmarks.services.workspace import Beat, Collection
 
@@ -35,13 +40,16 @@ MAX_SERIES: Final = 500
 MAX_POINTS: Final = 20_000
 MAX_NOTES: Final = 200
 MAX_NOTE_CHARS: Final = 500
+# A derived metric's source_path names the runner artefact it came from.
+TELEMETRY_SOURCE: Final = "runner:"
 
 
 @dataclass(frozen=True)
 class StoredOutput:
-    path: str
+    path: str  # an artefact's: its name
     blob: Blob
     parser: str = ""
+    artefact: bool = False  # the runner's own file, not the harness's
 
 
 @dataclass
@@ -66,12 +74,16 @@ def declared_outputs(manifest: dict[str, Any]) -> dict[str, str]:
 def outputs_store(
     collection: Collection, declared: dict[str, str], beat: Beat
 ) -> list[StoredOutput]:
-    """Every collected output in content-addressed storage (deduplicated)."""
+    """Every collected output and runner artefact in content-addressed storage
+    (deduplicated)."""
     stored = []
     for item in collection.files:
         blob = blob_put(item.local, item.sha256, item.size)
         stored.append(StoredOutput(item.path, blob, declared.get(item.path, "")))
         beat()
+    for item in collection.artefacts:
+        blob = blob_put(item.local, item.sha256, item.size)
+        stored.append(StoredOutput(item.path, blob, artefact=True))
     return stored
 
 
@@ -105,8 +117,23 @@ def outputs_parse(
         parsed.metrics += [(path, m) for m in result.metrics]
         parsed.series += [(path, s) for s in result.series]
         beat()
+    _telemetry_parse(collection, parsed)
     _cap(parsed)
     return parsed
+
+
+def _telemetry_parse(collection: Collection, parsed: Parsed) -> None:
+    """The metrics derived from the runner's telemetry blob, if it sent one."""
+    for item in collection.artefacts:
+        if item.path != TELEMETRY:
+            continue
+        try:
+            recording = decode(item.local.read_bytes())
+        except (OSError, TelemetryBlobError) as error:
+            parsed.note("warning", f"{TELEMETRY}: {error}")
+            continue
+        path = f"{TELEMETRY_SOURCE}{TELEMETRY}"
+        parsed.metrics += [(path, m) for m in telemetry_metrics(recording)]
 
 
 def _cap(parsed: Parsed) -> None:
@@ -190,6 +217,15 @@ def _signed(run: Run) -> tuple[list[DepositItem], dict[str, Any]]:
     return items, facts
 
 
+def _deposit_item(stored: StoredOutput) -> DepositItem:
+    """An output at its path; a runner artefact as ``runner/<name>`` (where the
+    host's statement and the offline check name it)."""
+    if stored.artefact:
+        path = ARTEFACT_PREFIX + stored.path
+        return DepositItem(stored.blob, DepositBlob.Role.ARTEFACT, path)
+    return DepositItem(stored.blob, DepositBlob.Role.OUTPUT, stored.path)
+
+
 def _deposit(run: Run, attempt: int, stored: list[StoredOutput]) -> Deposit:
     campaign = run.campaign
     signed, facts = _signed(run)
@@ -198,7 +234,7 @@ def _deposit(run: Run, attempt: int, stored: list[StoredOutput]) -> Deposit:
         organisation=campaign.pool.lab_organisation,
         rfp=campaign.rfp,
         items=[
-            *(DepositItem(s.blob, DepositBlob.Role.OUTPUT, s.path) for s in stored),
+            *(_deposit_item(s) for s in stored),
             *signed,
         ],
         actor=None,
@@ -243,6 +279,12 @@ def run_finish(
     RunOutput.objects.bulk_create(
         RunOutput(run=run, attempt=attempt, path=s.path, parser=s.parser, blob=s.blob)
         for s in stored
+        if not s.artefact
+    )
+    RunArtefact.objects.bulk_create(
+        RunArtefact(run=run, attempt=attempt, name=s.path, blob=s.blob)
+        for s in stored
+        if s.artefact
     )
     if parsed is not None and to == Run.State.SUCCEEDED:
         RunMetric.objects.bulk_create(

@@ -18,7 +18,7 @@ from accounts.exceptions import ApplicationError
 from accounts.views.disk_full import unless_disk_full
 from accounts.views.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
-from benchmarks.lib.charts import bundle_claims, run_charts
+from benchmarks.lib.charts import bundle_claims, run_charts, telemetry_charts
 from benchmarks.models import Run
 from benchmarks.selectors.access import can_operate_campaign, run_get_visible
 from benchmarks.selectors.campaigns import (
@@ -28,6 +28,7 @@ from benchmarks.selectors.campaigns import (
     run_series_list,
 )
 from benchmarks.selectors.isolation import isolation_facts
+from benchmarks.selectors.telemetry import run_telemetry
 from benchmarks.services.downloads import run_output_record_download
 from benchmarks.services.runs import run_cancel
 
@@ -53,6 +54,7 @@ def _live_context(request: HttpRequest, run: Run) -> dict[str, object]:
 @login_required
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     run = run_for_request(request, run_id)
+    telemetry = run_telemetry(run)
     drift = sorted(
         run.drift or [], key=lambda d: SEVERITY_ORDER.get(str(d.get("severity")), 3)
     )
@@ -66,7 +68,11 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
             list(run_series_list(run).values("name", "unit", "scope", "points")),
             bundle_claims(run.campaign.bundle.manifest),
             run.scenario_name,
+        )
+        + telemetry_charts(
+            telemetry.document(str(run.public_id)) if telemetry else None
         ),
+        "has_telemetry": telemetry is not None,
         "outputs": run_output_list(run),
         "events": run_event_list(run),
         "isolation": isolation_facts(run.isolation),

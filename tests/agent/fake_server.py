@@ -56,6 +56,8 @@ class FakeServer:
                 )
                 if path in fake.answers:
                     reply = fake.answers[path]()
+                elif "/artefacts/" in path and path not in fake.scripts:
+                    reply = Reply(201, {"name": path.rsplit("/", 1)[-1]})
                 else:
                     script = fake.scripts.get(path) or [Reply(404, {"detail": "no"})]
                     reply = script.pop(0) if len(script) > 1 else script[0]

@@ -226,8 +226,13 @@ def test_a_campaign_runs_on_the_agent_until_its_token_is_revoked(
     assert run.worker_name.startswith(f"lab-07-{SUFFIX}@")
     assert run.progress == 1.0
     assert run.environment  # captured on the host, sent with ``running``
-    assert RunMetric.objects.filter(run=run).count() == 2
+    assert RunMetric.objects.filter(run=run).exclude(method="telemetry").count() == 2
+    # the runner's telemetry: its own artefact, deposited, its metrics derived
+    assert run.artefacts.get().name == "telemetry.bin"
+    assert RunMetric.objects.filter(run=run, name="io_pressure_full_pct").exists()
     assert run.output_deposit is not None
+    roles = set(run.output_deposit.items.values_list("role", flat=True))
+    assert roles == {"output", "artefact"}
     assert list((tmp_path / "agent-home" / "work").iterdir()) == []
     key_file = tmp_path / "agent-home/.local/state/reprogate-agent/host_key.pem"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600  # made at join, kept

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.lib.sandbox import limits as reasons
+from benchmarks.lib.sandbox.cgroups import Cgroup
 from benchmarks.lib.sandbox.command import SandboxSetupError
 from benchmarks.lib.sandbox.extras import SandboxExtras
 from benchmarks.lib.sandbox.limits import HarnessResult, SandboxLimits
@@ -235,10 +236,13 @@ def run_harness(
     poll_seconds: float = 0.2,
     method: str | None = None,
     extras: SandboxExtras | None = None,
+    on_start: Callable[[Cgroup | None], None] | None = None,
 ) -> HarnessResult:
     """Run ``entrypoint`` of the bundle in ``bundle_dir`` (a fresh copy, made
     writable for the harness) with ``output_dir`` as REPROGATE_OUTPUT_DIR.
-    ``method`` forces "bwrap", "unshare" or "none" (default: the best here).
+    ``method`` forces "bwrap", "unshare" or "none" (default: the best here);
+    ``on_start`` is told the run's cgroup (None without one) once the harness
+    started (the runner's telemetry sampler reads it).
 
     The harness's cwd is the bundle directory (``/sandbox/bundle`` under
     bubblewrap) and REPROGATE_OUTPUT_DIR is set to where ``output_dir`` is seen
@@ -283,6 +287,8 @@ def run_harness(
                 started,
                 plan.isolation,
             )
+        if on_start is not None:
+            on_start(plan.cgroup)
         for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)):
             if pipe is not None:
                 os.set_blocking(pipe.fileno(), False)

@@ -193,6 +193,8 @@ class Collection:
     files: list[Collected] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     total: int = 0
+    # the runner's own files about the run (path: the artefact's name)
+    artefacts: list[Collected] = field(default_factory=list)
 
     def by_path(self) -> dict[str, Collected]:
         return {f.path: f for f in self.files}

@@ -133,3 +133,50 @@ def test_a_dropped_page_cache_is_said_once(
     page = client_for(buyer).get(reverse("benchmarks:run_detail", args=[run.public_id]))
 
     assert _text(page).lower().count("dropped before the run") == 1
+
+
+def test_the_run_page_charts_the_telemetry_beside_the_harness_s_progress(
+    run: Run, client_for: Any, buyer: Any
+) -> None:
+    import hashlib
+    import json
+
+    from artifacts.storage.blobs import blob_record, blob_write
+    from benchmarks.lib.lab.telemetry_blob import encode
+    from benchmarks.models import RunArtefact
+    from tests.benchmarks.lab.test_telemetry_blob import recording
+
+    url = reverse("benchmarks:run_detail", args=[run.public_id])
+    before = client_for(buyer).get(url).content.decode()
+    sampled = recording()
+    sampled.series.append(
+        type(sampled.series[0])(
+            "harness", "progress", {"progress_permille": [0, 300, 800, 1000]}
+        )
+    )
+    data = encode(sampled)
+    blob = blob_record(blob_write(data, hashlib.sha256(data).hexdigest(), len(data)))
+    RunArtefact.objects.create(
+        run=run, attempt=run.attempt, name="telemetry.bin", blob=blob
+    )
+
+    page = client_for(buyer).get(url).content.decode()
+
+    assert 'data-testid="telemetry-link"' not in before
+    assert "No telemetry" in before
+    figure = json.loads(
+        re.search(
+            r'<script id="chart-data-telemetry-disk" type="application/json">'
+            r"(.*?)</script>",
+            page,
+            re.S,
+        ).group(1)
+    )
+    names = [trace["name"] for trace in figure["data"]]
+    assert names == ["loop0 read IOPS", "harness progress (%)"]
+    assert figure["data"][0]["x"] == [0, 1.0, 2.0, 2.417]
+    assert figure["data"][0]["y"] == [0.0, 512.0, 498.0, round(120 / 0.417, 3)]
+    assert figure["data"][1]["y"] == [0, 30, 80, 100]
+    assert figure["data"][1]["yaxis"] == "y2"
+    assert 'data-testid="telemetry-link"' in page
+    assert 'id="chart-data-telemetry-pressure"' in page

@@ -238,7 +238,7 @@ def test_running_records_environment_drift_and_the_cache(
     assert (response.status_code, response.json()["state"]) == (200, "running")
     held.refresh_from_db()
     assert response.json()["drift"] == held.drift  # the agent signs what it was told
-    assert [d["field"] for d in held.drift] == ["kernel"]
+    assert [d["field"] for d in held.drift] == ["kernel.release"]
     assert held.state == Run.State.RUNNING
     assert held.environment == environment
     assert held.drift
