@@ -38,7 +38,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.lab.artefacts import TELEMETRY, artefact_digests
-from benchmarks.lib.lab.devices import PolicyRefused, policy_extras
+from benchmarks.lib.lab.devices import (
+    PolicyRefused,
+    block_device_names,
+    policy_extras,
+)
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
@@ -216,7 +220,10 @@ def _execute(
         why = "Cancelled while the host was preparing the run."
         return _fail(client, run_id, attempt, "cancelled", why, reporter)
     answer = client.running(run_id, {"attempt": attempt, **prepared})
-    telemetry = RunTelemetry(run, space.root, lambda: reporter.progress)
+    watched = [*(run.get("telemetry_devices") or []), *block_device_names(extras)]
+    telemetry = RunTelemetry(
+        {**run, "telemetry_devices": watched}, space.root, lambda: reporter.progress
+    )
     started = utc_now()
     telemetry.start()
     try:

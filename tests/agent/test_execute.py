@@ -294,8 +294,10 @@ def test_finish_carries_the_run_s_statement_signed_with_the_host_key(
     (running,) = fake.calls("runs/7/running")
     environment = running.json()["environment"]
     subjects = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
+    (telemetry,) = fake.calls("runs/7/artefacts/telemetry.bin")
     assert subjects == {  # the refused output is not signed for
         "outputs/kept.txt": hashlib.sha256(b"kept\n").hexdigest(),
+        "runner/telemetry.bin": hashlib.sha256(telemetry.body).hexdigest(),
         "environment.json": hashlib.sha256(
             json.dumps(
                 environment, sort_keys=True, separators=(",", ":"), ensure_ascii=False

@@ -33,7 +33,10 @@ def test_the_telemetry_blob_goes_up_as_a_runner_artefact(
 ) -> None:
     client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
     bundle = archive({"harness/run.sh": SLOW_HARNESS})
-    run = claimed(bundle, policy={"telemetry": {"interval_ms": 100}})
+    run = claimed(
+        bundle,
+        policy={"schema": "reprogate.lab-policy/v1", "telemetry": {"interval_ms": 100}},
+    )
     run["run"]["files"] = [
         {"path": "harness/run.sh", "kind": "harness", "size": len(SLOW_HARNESS),
          "sha256": hashlib.sha256(SLOW_HARNESS).hexdigest()}
@@ -86,7 +89,10 @@ def test_the_run_s_device_counts_add_up_to_its_diskstats_change(
     run = claimed(
         bundle,
         telemetry_devices=[loop_device],
-        policy={"telemetry": {"interval_ms": 500, "block_latency_histogram": True}},
+        policy={
+            "schema": "reprogate.lab-policy/v1",
+            "telemetry": {"interval_ms": 500, "block_latency_histogram": True},
+        },
     )
     run["run"]["files"] = [
         {"path": "harness/run.sh", "kind": "harness", "size": len(WAITING_HARNESS),

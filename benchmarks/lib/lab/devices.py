@@ -66,3 +66,22 @@ def policy_extras(
     ]
     endpoints = tuple(EndpointTarget(e.name, e.address) for e in policy.endpoints)
     return replace(resolution.extras, endpoints=endpoints, notes=tuple(notes)), notes
+
+
+def block_device_names(
+    extras: SandboxExtras, sys_root: Path = Path("/sys")
+) -> list[str]:
+    """The kernel's names (``/proc/diskstats``) of the policy's block devices:
+    what the telemetry sampler watches for the run."""
+    names: list[str] = []
+    for node in extras.devices:
+        if node.kind != "b":
+            continue
+        link = sys_root / "dev" / "block" / f"{node.major}:{node.minor}"
+        try:
+            name = link.resolve(strict=True).name
+        except OSError:
+            continue
+        if name not in names:
+            names.append(name)
+    return names

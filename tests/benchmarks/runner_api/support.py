@@ -85,6 +85,7 @@ def signed_statement(
     run: Run,
     *,
     outputs: Mapping[str, bytes] | None = None,
+    artefacts: Mapping[str, bytes] | None = None,
     environment: Mapping[str, Any] | None = None,
     attempt: int = 1,
     key: Ed25519PrivateKey = HOST_KEY,
@@ -92,8 +93,9 @@ def signed_statement(
     stop_reason: str = "exited",
     run_public_id: str | None = None,
 ) -> str:
-    """The DSSE envelope the agent sends with ``finish``: its outputs' digests
-    and the environment it sent at ``running``, signed with ``key``."""
+    """The DSSE envelope the agent sends with ``finish``: its outputs' and
+    runner artefacts' digests and the environment it sent at ``running``,
+    signed with ``key``."""
     captured = ENVIRONMENT if environment is None else environment
     document = run_statement(
         subjects=run_subjects(
@@ -101,6 +103,9 @@ def signed_statement(
                 p: hashlib.sha256(d).hexdigest() for p, d in (outputs or {}).items()
             },
             environment_sha256=hashlib.sha256(environment_bytes(captured)).hexdigest(),
+            artefacts={
+                n: hashlib.sha256(d).hexdigest() for n, d in (artefacts or {}).items()
+            },
         ),
         run=run_public_id or str(run.public_id),
         attempt=attempt,
@@ -123,15 +128,18 @@ def finish(
     attempt: int = 1,
     *,
     outputs: Mapping[str, bytes] | None = None,
+    artefacts: Mapping[str, bytes] | None = None,
     statement: str | None = None,
     **fields: Any,
 ) -> Any:
-    """Finish as the agent does, with a statement naming ``outputs`` (the
-    files uploaded) signed with the host key, unless ``statement`` is given."""
+    """Finish as the agent does, with a statement naming ``outputs`` and
+    ``artefacts`` (the files uploaded) signed with the host key, unless
+    ``statement`` is given."""
     if statement is None:
         statement = signed_statement(
             run,
             outputs=outputs,
+            artefacts=artefacts,
             attempt=attempt,
             exit_code=fields.get("exit_code", 0),
             stop_reason=fields.get("stop_reason", "exited"),

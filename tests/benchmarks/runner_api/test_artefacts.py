@@ -64,7 +64,13 @@ def test_the_telemetry_blob_is_kept_deposited_and_derived(
 
     assert (first.status_code, again.status_code) == (201, 201), first.json()
     assert (other.status_code, other.json()["code"]) == (409, "artefact_exists")
-    assert finish(agent, live).json() == {"state": "succeeded"}
+    done = finish(
+        agent,
+        live,
+        outputs={"metrics.json": METRICS},
+        artefacts={"telemetry.bin": blob},
+    )
+    assert done.json() == {"state": "succeeded"}
     live.refresh_from_db()
     artefact = RunArtefact.objects.get(run=live)
     assert artefact.name == "telemetry.bin"
@@ -72,7 +78,7 @@ def test_the_telemetry_blob_is_kept_deposited_and_derived(
     assert [o.path for o in live.outputs.all()] == ["metrics.json"]
     assert live.output_deposit is not None
     roles = {(i.role, i.path, i.blob.sha256) for i in live.output_deposit.items.all()}
-    assert (DepositBlob.Role.ARTEFACT, "telemetry.bin", artefact.blob.sha256) in roles
+    assert (DepositBlob.Role.ARTEFACT, "runner/telemetry.bin", artefact.blob.sha256) in roles
     derived = RunMetric.objects.filter(run=live, method="telemetry")
     assert {(m.name, m.stat, m.scope) for m in derived} >= {
         ("disk_read_iops", "mean", "loop0"),
@@ -142,9 +148,15 @@ def test_telemetry_json_follows_the_run_s_visibility(
     vendor_b: Any,
     outsider: Any,
 ) -> None:
-    put_artefact(agent, live, "telemetry.bin", encode(recording()))
+    blob = encode(recording())
+    put_artefact(agent, live, "telemetry.bin", blob)
     put_output(agent, live, "metrics.json", METRICS)
-    finish(agent, live)
+    finish(
+        agent,
+        live,
+        outputs={"metrics.json": METRICS},
+        artefacts={"telemetry.bin": blob},
+    )
     url = reverse("run-telemetry", args=[live.public_id])
 
     body = api(buyer).get(url).json()
@@ -162,9 +174,15 @@ def test_the_derived_metrics_reach_the_results_document_gates_read(
 ) -> None:
     from gates.selectors.results import results_document
 
-    put_artefact(agent, live, "telemetry.bin", encode(recording()))
+    blob = encode(recording())
+    put_artefact(agent, live, "telemetry.bin", blob)
     put_output(agent, live, "metrics.json", METRICS)
-    finish(agent, live)
+    finish(
+        agent,
+        live,
+        outputs={"metrics.json": METRICS},
+        artefacts={"telemetry.bin": blob},
+    )
 
     document = results_document(campaign=live.campaign)
     (run,) = [r for r in document["runs"] if r["id"] == str(live.public_id)]
