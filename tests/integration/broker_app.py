@@ -1,4 +1,4 @@
-"""A Celery application on the embedded broker (config/broker.py) without Django,
+"""A Celery application on the embedded broker (benchmarks/lib/broker.py) without Django,
 for the broker's real-process tests: ``celery -A tests.integration.broker_app worker``.
 
 ``BROKER_TEST_URL`` names the broker (``sqla+sqlite:///…``), ``BROKER_TEST_LEDGER``
@@ -17,7 +17,7 @@ from celery import Celery
 from kombu.transport import TRANSPORT_ALIASES
 
 # As config/celery.py does (importing it would set Django up).
-TRANSPORT_ALIASES["sqla"] = "config.broker:Transport"
+TRANSPORT_ALIASES["sqla"] = "benchmarks.lib.broker:Transport"
 
 app = Celery("broker-test", set_as_current=False)
 app.conf.update(
