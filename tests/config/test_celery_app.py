@@ -39,8 +39,8 @@ def test_the_pool_model_the_demo_and_the_embedded_worker_share_the_rule(
     tmp_path: Path,
 ) -> None:
     programs = supervise.embedded_programs("h", 8130, tmp_path)
-    lab = next(p.argv for p in programs if p.name == "lab-worker")
 
     assert LabPool(name="h100-rdma").queue == pool_queue("h100-rdma")
     assert demo.LAB_POOL == EMBEDDED_POOL
-    assert f"--queues={pool_queue(EMBEDDED_POOL)}" in lab
+    assert any(p.name == "lab-agent" for p in programs)
+    assert f"--pool={EMBEDDED_POOL}" in supervise.agent_token_argv(tmp_path)

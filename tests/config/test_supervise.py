@@ -373,23 +373,76 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
             runner.kill()
 
 
-def test_the_lab_pool_has_a_worker_of_its_own_that_runs_one_task_at_a_time(
+def test_the_lab_pool_is_served_by_the_agent_against_the_server_on_loopback(
     tmp_path: Path,
 ) -> None:
     programs = {p.name: p for p in supervise.embedded_programs("h", 8130, tmp_path)}
 
-    assert set(programs) == {"web", "worker", "lab-worker", "beat"}
+    assert set(programs) == {"web", "worker", "lab-agent", "beat"}
     assert {p.log for p in programs.values()} == {
         tmp_path / "logs" / f"{name}.log" for name in programs
     }
-    lab, default = programs["lab-worker"].argv, programs["worker"].argv
-    assert "--queues=pool.local" in lab
-    assert "--concurrency=1" in lab
+    agent, default = programs["lab-agent"], programs["worker"].argv
+    assert agent.argv == [sys.executable, "-m", "reprogate_agent"]
+    assert agent.env is not None
+    assert agent.env["REPROGATE_SERVER_URL"] == "http://h:8130"
+    token_file = tmp_path / "lab-agent" / "host-token"
+    assert agent.env["REPROGATE_HOST_TOKEN_FILE"] == str(token_file)
+    assert "REPROGATE_HOST_TOKEN" not in agent.env  # never the token itself
+    assert agent.env["REPROGATE_BROKER_URL"] == (
+        f"sqla+sqlite:///{tmp_path / 'broker' / 'broker.sqlite3'}"
+    )
+    assert agent.env["REPROGATE_AGENT_NAME"] == "embedded-lab"
     assert not any("pool.local" in arg for arg in default)
     assert "--queues=celery" in default
-    assert "--beat" not in default + lab  # beat is a process of its own
+    assert "--beat" not in default  # beat is a process of its own
     assert programs["web"].argv[-1] == "h:8130"
     assert f"--schedule={tmp_path / 'celerybeat-schedule'}" in programs["beat"].argv
+
+
+def test_the_agent_reaches_a_server_bound_to_every_interface_on_loopback(
+    tmp_path: Path,
+) -> None:
+    env = {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/3", "RUNNER_WORK_DIR": "/w"}
+
+    agent = supervise.agent_environment("0.0.0.0", 8151, tmp_path, env)  # noqa: S104
+
+    assert agent["REPROGATE_SERVER_URL"] == "http://127.0.0.1:8151"
+    assert agent["REPROGATE_BROKER_URL"] == "redis://127.0.0.1:6379/3"
+    assert agent["REPROGATE_AGENT_WORK_DIR"] == "/w"
+    from_file = supervise.agent_environment(
+        "127.0.0.1", 8151, tmp_path, {"CELERY_BROKER_URL_FILE": "/run/broker"}
+    )
+    assert from_file["REPROGATE_BROKER_URL_FILE"] == "/run/broker"
+    assert "REPROGATE_BROKER_URL" not in from_file
+
+
+def test_the_agent_gets_none_of_the_server_s_secrets(tmp_path: Path) -> None:
+    sup = Supervisor(
+        [],
+        status_path=tmp_path / "s.json",
+        env={
+            "PATH": "/usr/bin",
+            "LC_ALL": "C.UTF-8",
+            "DJANGO_SECRET_KEY": "s3cret",
+            "DATABASE_URL": "postgresql://u:p@db/x",
+            "CELERY_BROKER_URL": "redis://u:p@b/0",
+        },
+    )
+    agent = supervise.embedded_programs("127.0.0.1", 8130, tmp_path, sup.env)[2]
+
+    env = sup._environment(agent)
+
+    assert env["PATH"] == "/usr/bin"
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert "DJANGO_SECRET_KEY" not in env
+    assert "DATABASE_URL" not in env
+    assert env["REPROGATE_BROKER_URL"] == "redis://u:p@b/0"  # its own broker, named
+    assert "CELERY_BROKER_URL" not in env
+    assert supervise.ROOT_WARNING_FILTER in env["PYTHONWARNINGS"]
+    assert "DJANGO_SECRET_KEY" in sup._environment(
+        supervise.embedded_programs("127.0.0.1", 8130, tmp_path)[0]
+    )
 
 
 def test_the_embedded_processes_filter_celerys_root_warning_only(
@@ -436,7 +489,7 @@ def test_the_operations_guide_states_the_supervisors_figures() -> None:
         "`REPROGATE_MIN_FREE_DISK_MB` (default 100)",
     ):
         assert figure in " ".join(section.split()), figure
-    for name in ("web", "worker", "lab-worker", "beat"):
+    for name in ("web", "worker", "lab-agent", "beat"):
         assert f"`{name}`" in section
 
 
