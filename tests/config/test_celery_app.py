@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lib.queues import EMBEDDED_POOL, pool_names_of, pool_queue
+from benchmarks.lib.queues import EMBEDDED_POOL, pool_queue
 from benchmarks.models import LabPool
 from config import supervise
 from portal import demo
@@ -27,12 +27,6 @@ def test_pool_queue_accepts_63_characters() -> None:
 def test_pool_queue_rejects_a_bad_name(name: str) -> None:
     with pytest.raises(ValueError, match="lowercase letters, digits and dashes"):
         pool_queue(name)
-
-
-def test_the_pools_of_a_worker_are_read_back_from_its_queues() -> None:
-    queues = ["celery", pool_queue("gpu-a"), pool_queue("local"), "poolx"]
-
-    assert pool_names_of(queues) == ["gpu-a", "local"]
 
 
 def test_the_pool_model_the_demo_and_the_embedded_worker_share_the_rule(
