@@ -84,9 +84,14 @@ class LoopbackRunnerClient(RunnerClient):
             response.close()
         else:
             content = response.content
+        # The body is whole here: no Content-Length for urllib3 to hold it to (a
+        # body shorter than its stated length reads as a broken connection).
+        answer_headers = {
+            k: v for k, v in response.items() if k.lower() != "content-length"
+        }
         return urllib3.HTTPResponse(
             body=io.BytesIO(content),
-            headers=dict(response.items()),
+            headers=answer_headers,
             status=response.status_code,
             preload_content=not stream,
             decode_content=False,
