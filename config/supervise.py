@@ -88,6 +88,8 @@ class Program:
     # Its own environment (``AGENT_PASSED`` kept of the supervisor's); None: all
     # of the supervisor's.
     env: dict[str, str] | None = None
+    # Asked to stop before the others (it talks to them as it stops).
+    stop_first: bool = False
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -154,6 +156,7 @@ def embedded_programs(
             "lab-agent",
             [sys.executable, "-m", "reprogate_agent"],
             env=agent_environment(host, port, var_dir, env or {}),
+            stop_first=True,
         ),
         Program(
             "beat",
@@ -363,21 +366,18 @@ class Supervisor:
         return changed
 
     def stop(self) -> None:
-        """TERM every process group, wait at most the grace, KILL what is left."""
+        """TERM every process group, wait at most the grace, KILL what is left.
+        The programs that talk to the others (``stop_first``: the lab agent, whose
+        last call tells the web server it is offline) are asked first and given
+        half the grace alone."""
         live = [(p, p.process) for p in self.programs if p.process is not None]
-        for _program, process in live:
-            # The leader only: a Celery worker stops its own pool children.
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_grace_s
-        while time.monotonic() < deadline and any(
-            _group_alive(process) for _, process in live
-        ):
-            for _program, process in live:
-                if process.poll() is not None:
-                    # What an exited leader left behind has nobody to stop it.
-                    _signal_group(process, signal.SIGKILL)
-            time.sleep(0.1)
+        started = time.monotonic()
+        first = [(p, process) for p, process in live if p.stop_first]
+        if first:
+            _terminate(first)
+            _wait_groups(first, started + self.stop_grace_s / 2)
+        _terminate([(p, process) for p, process in live if not p.stop_first])
+        _wait_groups(live, started + self.stop_grace_s)
         for program, process in live:
             if _group_alive(process):
                 self.say(
@@ -476,6 +476,27 @@ class Supervisor:
             self.hold.close()
             self.status_path.unlink(missing_ok=True)
         return 0
+
+
+def _terminate(live: list[tuple[Program, subprocess.Popen[bytes]]]) -> None:
+    for _program, process in live:
+        # The leader only: a Celery worker stops its own pool children.
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+
+
+def _wait_groups(
+    live: list[tuple[Program, subprocess.Popen[bytes]]], deadline: float
+) -> None:
+    """Until ``deadline`` or every group of ``live`` is gone."""
+    while time.monotonic() < deadline and any(
+        _group_alive(process) for _, process in live
+    ):
+        for _program, process in live:
+            if process.poll() is not None:
+                # What an exited leader left behind has nobody to stop it.
+                _signal_group(process, signal.SIGKILL)
+        time.sleep(0.1)
 
 
 def _open_log(path: Path) -> BinaryIO | None:

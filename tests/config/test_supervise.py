@@ -310,6 +310,46 @@ def test_the_orphans_of_a_dead_worker_are_killed_with_it(
         sup.stop()
 
 
+def test_the_lab_agent_is_stopped_while_the_web_server_still_answers(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    """The agent's last call (``bye``) goes to the web server: the web server
+    gets its SIGTERM only once the agent is gone (or half the grace passed)."""
+    order = tmp_path / "order"
+    recorder = textwrap.dedent(
+        f"""
+        import signal, sys, time
+        def stop(*_):
+            with open({str(order)!r}, "a") as f:
+                f.write(sys.argv[1] + " " + str(time.monotonic()) + "\\n")
+            time.sleep(0.3)  # a last call
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, stop)
+        time.sleep(300)
+        """
+    )
+    argv = [sys.executable, "-c", recorder]
+    sup = Supervisor(
+        [
+            Program("web", [*argv, "web"]),
+            Program("lab-agent", [*argv, "lab-agent"], stop_first=True),
+        ],
+        status_path=tmp_path / "supervisor.json",
+        stop_grace_s=4.0,
+        say=lines.append,
+    )
+    for program in sup.programs:
+        sup._start(program)
+    time.sleep(0.5)  # both have set their handler
+
+    sup.stop()
+
+    stops = [line.split() for line in order.read_text().splitlines()]
+    assert [name for name, _ in stops] == ["lab-agent", "web"]
+    assert float(stops[1][1]) - float(stops[0][1]) >= 0.3
+    assert not any("killing" in line for line in lines)
+
+
 STUBBORN = textwrap.dedent(
     """
     import signal, subprocess, sys, time
