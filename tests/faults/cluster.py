@@ -22,7 +22,7 @@ from artifacts.models import Deposit
 from benchmarks.models import Campaign, Run, RunMetric, RunOutput
 from tests.faults.support import free_port, healthz, unavailable, wait_for
 from tests.integration import test_runner_workers as runner_it
-from tests.processes import Process
+from tests.processes import PROJECT_DIR, Process
 
 BIN = Path(sys.executable).parent
 START_TIMEOUT_S = 60.0
@@ -111,6 +111,30 @@ def runner_worker(
     argv += ["--concurrency", "1", "-Q", ",".join(queues), "-n", f"{name}@%h"]
     argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     return Process(name, [*argv, "-l", "INFO"], env, var_dir / f"{name}.log")
+
+
+def agent_process(
+    var_dir: Path, server_url: str, broker: str, raw: str, name: str
+) -> Process:
+    """``python -m reprogate_agent`` as a lab host runs it: its environment built
+    from scratch (the server, the host token in a file, the pool's broker, a
+    work dir, its name), nothing of the server's."""
+    home = var_dir / f"home-{name}"
+    home.mkdir(exist_ok=True)
+    (home / "token").write_text(raw + "\n")
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PROJECT_DIR),  # the checkout, not an installed package
+        "REPROGATE_SERVER_URL": server_url,
+        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
+        "REPROGATE_BROKER_URL": broker,
+        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
+        "REPROGATE_AGENT_NAME": name,
+    }
+    argv = [sys.executable, "-m", "reprogate_agent"]
+    return Process(name, argv, env, var_dir / f"{name}.log")
 
 
 def wait_ready(worker: Process) -> Process:
