@@ -80,7 +80,7 @@ class LoopbackRunnerClient(RunnerClient):
             headers={**sent, "Host": self._host},
         )
         if response.streaming:
-            content = b"".join(response.streaming_content)  # type: ignore[arg-type]
+            content = b"".join(response.streaming_content)  # type: ignore[attr-defined]
             response.close()
         else:
             content = response.content
