@@ -303,7 +303,7 @@ def test_the_checker_resolves_relative_imports() -> None:
         ("server_agent", "benchmarks.x", "import reprogate_agent.client", True),
         ("server_agent", "reprogate_cli.x", "from reprogate_agent import x", True),
         ("server_agent", "portal.demo", "import reprogate_agent.execute", True),
-        ("server_agent", "portal.lab_loopback", "import reprogate_agent.execute", False),
+        ("server_agent", "portal.lab_loopback", "import reprogate_agent.client", False),
         ("agent", "reprogate_agent.x", "import django.conf", True),
         ("agent", "reprogate_agent.x", "from config import celery", True),
         ("agent", "reprogate_agent.x", "from benchmarks.models import Run", True),

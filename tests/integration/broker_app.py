@@ -1,5 +1,6 @@
-"""A Celery application on the embedded broker (benchmarks/lib/broker.py) without Django,
-for the broker's real-process tests: ``celery -A tests.integration.broker_app worker``.
+"""A Celery application on the embedded broker (benchmarks/lib/broker.py) without
+Django, for the broker's real-process tests (``celery -A
+tests.integration.broker_app worker``).
 
 ``BROKER_TEST_URL`` names the broker (``sqla+sqlite:///…``), ``BROKER_TEST_LEDGER``
 a SQLite file where ``record`` writes what it did: every delivery, and a claim per
