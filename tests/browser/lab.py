@@ -29,8 +29,8 @@ from django.db import connections
 from playwright.sync_api import Page, expect
 
 from benchmarks.lib.queues import pool_queue
+from config.celery import app as celery_app
 from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
-from tests.benchmarks.runner.support import runs_sent_to
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CELERY_BIN = Path(sys.executable).with_name("celery")
@@ -123,10 +123,13 @@ def lab(
     demo_seed()
     client = Celery("lab-acceptance", broker=broker_url(var_dir), set_as_current=False)
 
-    def send(args: list[Any], queue: str, **options: Any) -> None:
-        client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
+    def send(name: str, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        return client.send_task(name, args=args, kwargs=kwargs, **options)
 
-    runs_sent_to(monkeypatch, send)
+    # Every task the live server sends (the runs, and the gate evaluation a
+    # campaign's end sends when the agent's last run finishes there) goes to the
+    # SQLite broker of ``var_dir``, where the agent and the server worker read.
+    monkeypatch.setattr(celery_app, "send_task", send)
     started = start_worker(shared_database, var_dir, lab_queues, live_server.url)
     yield started[-1]
     for worker in started:
