@@ -15,8 +15,11 @@ from config.logs import worker_logging_setup
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 # The embedded broker, sqla+sqlite:///…: kombu's SQLAlchemy transport with leases
-# (config/broker.py). A name, resolved on first connection: no SQLAlchemy import here.
-TRANSPORT_ALIASES["sqla"] = TRANSPORT_ALIASES["sqlalchemy"] = "config.broker:Transport"
+# (benchmarks/lib/broker.py, shared with the embedded default's lab agent). A name,
+# resolved on first connection: no SQLAlchemy import here.
+TRANSPORT_ALIASES["sqla"] = TRANSPORT_ALIASES["sqlalchemy"] = (
+    "benchmarks.lib.broker:Transport"
+)
 
 app = Celery("reprogate")
 app.config_from_object("django.conf:settings", namespace="CELERY")

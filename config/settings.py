@@ -529,9 +529,10 @@ SPECTACULAR_SETTINGS = {
 # --- Celery -------------------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
 BROKER_DIR = VAR_DIR / "broker"
-# Embedded default: kombu's SQLAlchemy transport on a SQLite file (config/broker.py),
-# no server. Production sets Redis or RabbitMQ. kombu's filesystem transport is not
-# accepted: its consumer reads message files still being written and dies.
+# Embedded default: kombu's SQLAlchemy transport on a SQLite file
+# (benchmarks/lib/broker.py), no server. Production sets Redis or RabbitMQ.
+# kombu's filesystem transport is not accepted: its consumer reads message files
+# still being written and dies.
 # CELERY_BROKER_URL_FILE / CELERY_RESULT_BACKEND_FILE: files holding the URLs.
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",

@@ -1,6 +1,14 @@
 """The embedded runtime's supervisor (``scripts/run``): the web server, a Celery
-worker for the default queue, one for the local lab pool and beat, each in a process
-group of its own.
+worker for the default queue, beat, and the lab agent of the local lab pool, each in
+a process group of its own.
+
+- The lab agent is the one every lab host runs (``python -m reprogate_agent``),
+  against this server on loopback: at each start the supervisor has a fresh host
+  token issued for it (``manage.py embedded_agent_token``, the previous start's
+  revoked) into a 0600 file under the var dir, which the agent reads
+  (``REPROGATE_HOST_TOKEN_FILE``: never on a command line). The agent's
+  environment is its own variables and the basics (``PATH``, locale, Python's),
+  none of the server's secrets.
 
 - A process that exits, the web server's included, is started again after a
   back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
@@ -37,6 +45,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -47,7 +56,7 @@ from types import FrameType
 from typing import BinaryIO
 
 from accounts.lib.runtime import STATUS_FILE
-from benchmarks.lib.queues import EMBEDDED_POOL, pool_queue
+from benchmarks.lib.queues import EMBEDDED_POOL
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -62,6 +71,13 @@ LOGS_DIR = "logs"
 # warnings filter for that one message, in the embedded processes' environment
 # only) keeps the console for what matters. Production runs workers as a user.
 ROOT_WARNING_FILTER = "ignore:You're running the worker with superuser privileges"
+AGENT_DIR = "lab-agent"
+AGENT_TOKEN_FILE = f"{AGENT_DIR}/host-token"
+AGENT_NAME = "embedded-lab"  # as benchmarks.services.embedded_agent names its token
+# What the lab agent keeps of the supervisor's environment (no secret of the server).
+AGENT_PASSED = frozenset(
+    {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV"}
+)
 
 
 @dataclass
@@ -69,6 +85,11 @@ class Program:
     name: str
     argv: list[str]
     log: Path | None = None  # its output (stdout and stderr); None: the console
+    # Its own environment (``AGENT_PASSED`` kept of the supervisor's); None: all
+    # of the supervisor's.
+    env: dict[str, str] | None = None
+    # Asked to stop before the others (it talks to them as it stops).
+    stop_first: bool = False
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -112,10 +133,13 @@ def last_line(log: Path | None) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
+def embedded_programs(
+    host: str, port: int, var_dir: Path, env: dict[str, str] | None = None
+) -> list[Program]:
     """What ``scripts/run`` supervises, each with its log under ``var_dir/logs``.
-    The lab pool's worker runs one task at a time: a pool host runs one benchmark
-    at a time."""
+    The lab agent runs one run at a time: a pool host runs one benchmark at a
+    time. ``env``: the supervisor's environment (the broker and work folder the
+    agent is given are read there)."""
     celery = [sys.executable, "-m", "celery", "-A", "config"]
     worker = [*celery, "worker", "--loglevel=INFO"]
     schedule = var_dir / "celerybeat-schedule"
@@ -129,14 +153,10 @@ def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
             [*worker, "--concurrency=2", "--queues=celery", "--hostname=embedded@%h"],
         ),
         Program(
-            "lab-worker",
-            [
-                *worker,
-                "--concurrency=1",
-                f"--queues={pool_queue(EMBEDDED_POOL)}",
-                "-n",
-                "embedded-lab@%h",
-            ],
+            "lab-agent",
+            [sys.executable, "-m", "reprogate_agent"],
+            env=agent_environment(host, port, var_dir, env or {}),
+            stop_first=True,
         ),
         Program(
             "beat",
@@ -146,6 +166,62 @@ def embedded_programs(host: str, port: int, var_dir: Path) -> list[Program]:
     for program in programs:
         program.log = var_dir / LOGS_DIR / f"{program.name}.log"
     return programs
+
+
+def agent_environment(
+    host: str, port: int, var_dir: Path, env: dict[str, str]
+) -> dict[str, str]:
+    """The embedded lab agent's variables (``reprogate_agent/options.py``): this
+    server on loopback, the token file the start writes, the server's own broker
+    (the embedded SQLite file unless ``CELERY_BROKER_URL`` names another), and
+    ``RUNNER_WORK_DIR`` (else the system's temporary folder) for the runs."""
+    if env.get("CELERY_BROKER_URL_FILE"):
+        broker = {"REPROGATE_BROKER_URL_FILE": env["CELERY_BROKER_URL_FILE"]}
+    else:
+        default = f"sqla+sqlite:///{var_dir / 'broker' / 'broker.sqlite3'}"
+        broker = {"REPROGATE_BROKER_URL": env.get("CELERY_BROKER_URL") or default}
+    work = env.get("RUNNER_WORK_DIR") or str(
+        Path(tempfile.gettempdir()) / f"reprogate-lab-agent-{port}"
+    )
+    return {
+        "REPROGATE_SERVER_URL": f"http://{link_host(host)}:{port}",
+        "REPROGATE_HOST_TOKEN_FILE": str(var_dir / AGENT_TOKEN_FILE),
+        **broker,
+        "REPROGATE_AGENT_WORK_DIR": work,
+        "REPROGATE_AGENT_NAME": AGENT_NAME,
+    }
+
+
+def agent_token_argv(var_dir: Path) -> list[str]:
+    """The command that issues the lab agent's token into its file."""
+    return [
+        sys.executable,
+        "manage.py",
+        "embedded_agent_token",
+        f"--token-file={var_dir / AGENT_TOKEN_FILE}",
+        f"--pool={EMBEDDED_POOL}",
+        f"--host={AGENT_NAME}",
+    ]
+
+
+def issue_agent_token(var_dir: Path, say: Callable[[str], None]) -> bool:
+    """A fresh host token for the lab agent, in its file (the previous start's
+    revoked); False (said why) when it could not be issued."""
+    done = subprocess.run(  # noqa: S603 (argv built here)
+        agent_token_argv(var_dir),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        say(
+            "==> the lab agent's host token could not be issued: "
+            + (lines[-1][:300] if lines else f"exit {done.returncode}")
+        )
+        return False
+    return True
 
 
 def link_host(host: str) -> str:
@@ -217,8 +293,13 @@ class Supervisor:
     _started_at: float = field(default_factory=time.time)
 
     # --- processes ----------------------------------------------------------------
-    def _environment(self) -> dict[str, str]:
+    def _environment(self, program: Program | None = None) -> dict[str, str]:
         env = dict(os.environ if self.env is None else self.env)
+        if program is not None and program.env is not None:
+            env = {
+                k: v for k, v in env.items() if k in AGENT_PASSED or k.startswith("LC_")
+            }
+            env.update(program.env)
         filters = [f for f in env.get("PYTHONWARNINGS", "").split(",") if f]
         env["PYTHONWARNINGS"] = ",".join([*filters, ROOT_WARNING_FILTER])
         return env
@@ -228,7 +309,7 @@ class Supervisor:
         try:
             program.process = subprocess.Popen(  # noqa: S603 (argv built here)
                 program.argv,
-                env=self._environment(),
+                env=self._environment(program),
                 start_new_session=True,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
@@ -285,21 +366,18 @@ class Supervisor:
         return changed
 
     def stop(self) -> None:
-        """TERM every process group, wait at most the grace, KILL what is left."""
+        """TERM every process group, wait at most the grace, KILL what is left.
+        The programs that talk to the others (``stop_first``: the lab agent, whose
+        last call tells the web server it is offline) are asked first and given
+        half the grace alone."""
         live = [(p, p.process) for p in self.programs if p.process is not None]
-        for _program, process in live:
-            # The leader only: a Celery worker stops its own pool children.
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_grace_s
-        while time.monotonic() < deadline and any(
-            _group_alive(process) for _, process in live
-        ):
-            for _program, process in live:
-                if process.poll() is not None:
-                    # What an exited leader left behind has nobody to stop it.
-                    _signal_group(process, signal.SIGKILL)
-            time.sleep(0.1)
+        started = time.monotonic()
+        first = [(p, process) for p, process in live if p.stop_first]
+        if first:
+            _terminate(first)
+            _wait_groups(first, started + self.stop_grace_s / 2)
+        _terminate([(p, process) for p, process in live if not p.stop_first])
+        _wait_groups(live, started + self.stop_grace_s)
         for program, process in live:
             if _group_alive(process):
                 self.say(
@@ -400,6 +478,27 @@ class Supervisor:
         return 0
 
 
+def _terminate(live: list[tuple[Program, subprocess.Popen[bytes]]]) -> None:
+    for _program, process in live:
+        # The leader only: a Celery worker stops its own pool children.
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+
+
+def _wait_groups(
+    live: list[tuple[Program, subprocess.Popen[bytes]]], deadline: float
+) -> None:
+    """Until ``deadline`` or every group of ``live`` is gone."""
+    while time.monotonic() < deadline and any(
+        _group_alive(process) for _, process in live
+    ):
+        for _program, process in live:
+            if process.poll() is not None:
+                # What an exited leader left behind has nobody to stop it.
+                _signal_group(process, signal.SIGKILL)
+        time.sleep(0.1)
+
+
 def _open_log(path: Path) -> BinaryIO | None:
     """``path`` for appending, the previous log kept as ``<name>.1`` once it grew
     over ``LOG_ROTATE_BYTES``; None (the console) if it cannot be opened."""
@@ -449,8 +548,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     var_dir = args.var_dir.resolve()
     url = f"http://{link_host(args.host)}:{args.port}"
     note = f" — {args.ready_note}" if args.ready_note else ""
+    if not issue_agent_token(var_dir, lambda line: print(line, flush=True)):
+        return 1
     supervisor = Supervisor(
-        embedded_programs(args.host, args.port, var_dir),
+        embedded_programs(args.host, args.port, var_dir, dict(os.environ)),
         status_path=var_dir / STATUS_FILE,
         hold=SqliteHold(embedded_databases(var_dir, dict(os.environ))),
         ready_url=f"{url}/healthz",

@@ -14,7 +14,7 @@ frozen test clock is moved instead), the deadline service closes it, and two
 buyer-side members request and confirm the opening. Every recorded time and
 every audit row follows the one before it, all before the seed ends: the
 deadline shows as passed, never "in 0 minutes" beside an opened RFP. The lab
-pool ``local`` (northwind-lab) is what ``scripts/run``'s embedded worker
+pool ``local`` (northwind-lab) is what ``scripts/run``'s embedded lab agent
 consumes, so labops can start campaigns on both bundles at once.
 
 With ``lab_in_background`` or ``lab_validation`` (below), the buyer's gate plans
@@ -36,15 +36,17 @@ obligation on it. Two ways:
 - ``lab_in_background`` (``seed_demo --lab-in-background``, as ``scripts/run``
   seeds): the seed only starts a gate campaign per vendor for lab validation
   (``gate_campaign_start``: the campaign linked to v2's gate, its runs queued on the
-  pool), which takes a second; the pool's lab worker (``scripts/run``'s supervisor
+  pool), which takes a second; the pool's lab agent (``scripts/run``'s supervisor
   starts it) runs them once everything has started, and when a campaign's last run
   ends ``campaign_ended_judge`` evaluates it, as for any campaign started for a
   gate. The evaluations appear a couple of minutes after the login page answers.
 - ``lab_validation`` (``seed_demo --lab-validation``; for tests that need the
-  verdicts at once): synchronously in the seed, each run executed here
-  (``run_execute``) and ``gate_judge`` called on each campaign; a campaign and its
-  evaluation commit together, so an interrupted seed leaves no half campaign and the
-  next seed runs it again.
+  verdicts at once): synchronously in the seed, each run executed here by the lab
+  agent's own run path in process (``portal.lab_loopback``: the agent's
+  ``execute_run`` through the runner API's views, with a host token of its own for
+  the seed, revoked after it) and ``gate_judge`` called on each campaign; a
+  campaign and its evaluation commit together, so an interrupted seed leaves no
+  half campaign and the next seed runs it again.
 
 Either way a vendor that has any campaign on RFP-DEMO-2 already gets no new one, and
 a host where bubblewrap does not work gets no lab runs at all (the seed says so), so
@@ -61,7 +63,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -97,8 +98,7 @@ from benchmarks.lib.queues import EMBEDDED_POOL
 from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
-from benchmarks.services.execution import run_execute
-from benchmarks.services.pools import WorkerIdentity, host_stop, pool_create
+from benchmarks.services.pools import host_stop, pool_create
 from benchmarks.services.runs import FINAL
 from gates.models import GatePlan
 from gates.services.pipeline import gate_judge
@@ -109,6 +109,7 @@ from gates.services.plans import (
     plan_update,
 )
 from gates.services.runs import gate_campaign_start
+from portal.lab_loopback import LoopbackAgent, loopback_agent
 from procurement.lib.defaults import default_configuration
 from procurement.models import Rfp
 from procurement.services.bids import bid_submit
@@ -137,7 +138,8 @@ ACCOUNTS = [
 DEMO_RFP = "RFP-DEMO-1"
 LAB_RFP = "RFP-DEMO-2"
 OPENING_RFP = "RFP-DEMO-3"
-LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab worker consumes its queue
+LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab agent serves it
+SEED_HOST = "seed-demo"  # the synchronous seed's one-shot host on LAB_POOL
 LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
@@ -175,7 +177,7 @@ def demo_seed(
     before its own transaction). ``lab_validation``: also RFP-DEMO-2's gate plans,
     lab runs and evaluations, here and now (see the module docstring), telling
     ``progress`` each step of the runs. ``lab_in_background``: also the gate plans,
-    and the lab's gate campaigns started on pool ``local`` for its worker to run
+    and the lab's gate campaigns started on pool ``local`` for its lab agent to run
     (the gate is evaluated when they end), telling ``progress`` in one line; not
     both. ``opening_in``: also RFP-DEMO-3, whose deadline passes that long after
     this seed, for a two-person opening by hand."""
@@ -240,7 +242,7 @@ def _seed_records() -> SeedReport:
         pool_create(
             lab_organisation=orgs["northwind-lab"],
             name=LAB_POOL,
-            description="This machine: the embedded worker of scripts/run.",
+            description="This machine: the embedded lab agent of scripts/run.",
             hardware_class="any Linux host",
             actor=None,
         )
@@ -546,13 +548,6 @@ def sandbox_problem() -> str | None:
     )
 
 
-def _seed_worker() -> WorkerIdentity:
-    hostname = socket.gethostname()
-    return WorkerIdentity(
-        worker_name=f"seed-demo@{hostname}"[:255], hostname=hostname, pid=os.getpid()
-    )
-
-
 def _lab_todo() -> list[tuple[str, GatePlan, Bundle]]:
     """Each vendor the lab has not run yet on RFP-DEMO-2, with its frozen plan and
     its latest accepted bundle."""
@@ -592,7 +587,7 @@ def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
     """A gate campaign for lab validation per vendor the lab has not run yet, with
     its frozen plan (v2), on pool ``local``, started by ``labops``: the gate's
     scenarios (v2's criteria are the claims), 3 repetitions each, queued for the
-    pool's worker; the gate is evaluated when the campaign's last run ends. Each
+    pool's lab agent; the gate is evaluated when the campaign's last run ends. Each
     vendor's start commits alone (``gate_campaign_start``: campaign, gate link and
     audit row together)."""
     todo = _lab_todo()
@@ -623,12 +618,16 @@ def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
     todo = _lab_todo()
     if not todo or not _lab_sandbox_works(report, progress):
         return
-    worker = _seed_worker()
+    pool = LabPool.objects.get(name=LAB_POOL)
+    worker = ""
     try:
-        for vendor, plan, bundle in todo:
-            _lab_campaign(report, progress, vendor, plan, bundle, worker)
+        with loopback_agent(pool, SEED_HOST) as agent:
+            worker = agent.terms.worker_name
+            for vendor, plan, bundle in todo:
+                _lab_campaign(report, progress, vendor, plan, bundle, agent)
     finally:
-        host_stop(worker_name=worker.worker_name, pool_names=[LAB_POOL], retire=True)
+        if worker:  # a one-shot host: retired once its runs are over
+            host_stop(worker_name=worker, pool_names=[LAB_POOL], retire=True)
 
 
 def _lab_campaign(
@@ -637,11 +636,11 @@ def _lab_campaign(
     vendor: str,
     plan: GatePlan,
     bundle: Bundle,
-    worker: WorkerIdentity,
+    agent: LoopbackAgent,
 ) -> None:
     """One vendor's campaign, its claimed runs executed here, and lab validation
     evaluated on it: one transaction (the runs' messages go to the pool's queue
-    after it commits, when they are final: the lab worker skips them)."""
+    after it commits, when they are final: the lab agent skips them)."""
     labops = get_user_model().objects.get(username="labops")
     pool = LabPool.objects.get(name=LAB_POOL)
     began = time.monotonic()
@@ -660,7 +659,7 @@ def _lab_campaign(
                 f"Running {vendor} lab runs: {done}/{len(runs)} "
                 f"({run.scenario_name}, repetition {run.repetition})"
             )
-            run_execute(run_id=run.pk, attempt=run.attempt, worker=worker)
+            agent.execute(run)
         executed = Run.objects.filter(pk__in=[r.pk for r in runs])
         if executed.exclude(state__in=FINAL).exists():  # a run the runner never took
             campaign_cancel(campaign=campaign, actor=labops)

@@ -27,11 +27,13 @@ from celery.worker.consumer import Consumer
 from benchmarks.lib.queues import EXECUTE_RUN, pool_queue
 from reprogate_agent.client import RunnerClient, TokenRefused, Unreachable
 from reprogate_agent.execute import Terms, execute_run
-from reprogate_agent.options import AgentOptions
+from reprogate_agent.options import EMBEDDED_BROKER_SCHEME, AgentOptions
 
 logger = logging.getLogger(__name__)
 
 TASK_NAME: Final = EXECUTE_RUN
+# The embedded broker's polling, as the server's settings have it.
+EMBEDDED_POLLING_S: Final = 0.2
 
 
 class AgentConsumer(Consumer):
@@ -58,6 +60,11 @@ def stop_worker(reason: str) -> None:
 def create_app(options: AgentOptions, queue: str) -> Celery:
     """The agent's app. Never the process's current app: the tests that make one
     beside the server's app must not send the server's tasks to a pool's broker."""
+    embedded = options.broker_url.startswith(f"{EMBEDDED_BROKER_SCHEME}://")
+    if embedded:  # the embedded default's agent, beside the server
+        from benchmarks.lib.broker import use_transport
+
+        use_transport()
     # No fixups: a DJANGO_SETTINGS_MODULE left in the environment loads no Django.
     app = Celery(
         "reprogate_agent",
@@ -83,6 +90,8 @@ def create_app(options: AgentOptions, queue: str) -> Celery:
         worker_hijack_root_logger=True,
         worker_consumer="reprogate_agent.celery_app:AgentConsumer",
     )
+    if embedded:
+        app.conf.broker_transport_options = {"polling_interval": EMBEDDED_POLLING_S}
     return app
 
 

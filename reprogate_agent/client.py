@@ -271,14 +271,7 @@ class RunnerClient:
     ) -> urllib3.BaseHTTPResponse | None:
         """The answer, or None for a 5xx worth another try; refusals raised."""
         try:
-            response = self._http.request(
-                method,
-                self.base + path,
-                body=body,
-                headers={**self._headers, **headers},
-                preload_content=not stream,
-                redirect=False,
-            )
+            response = self._send(method, path, body, headers, stream=stream)
         except urllib3.exceptions.SSLError as error:
             raise ClientError(f"TLS with {self.base} failed: {error}") from error
         if response.status in RETRY_STATUSES:
@@ -291,6 +284,25 @@ class RunnerClient:
                 response.read(cache_content=True)
             _refuse(response)
         return response
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: bytes | IO[bytes] | None,
+        headers: dict[str, str],
+        *,
+        stream: bool = False,
+    ) -> urllib3.BaseHTTPResponse:
+        """The transport: one HTTP request to the server, its answer as it is."""
+        return self._http.request(
+            method,
+            self.base + path,
+            body=body,
+            headers={**self._headers, **headers},
+            preload_content=not stream,
+            redirect=False,
+        )
 
     def _same_server_path(self, url: str) -> str:
         parts = urlsplit(url)

@@ -3,7 +3,9 @@ the variable, and the agent exits before it talks to anyone.
 
 - ``REPROGATE_SERVER_URL``: the server (https://…; http:// on loopback only);
 - ``REPROGATE_HOST_TOKEN`` or ``REPROGATE_HOST_TOKEN_FILE``: the host token ``rgh_…``;
-- ``REPROGATE_BROKER_URL`` or ``REPROGATE_BROKER_URL_FILE``: the pool's broker user;
+- ``REPROGATE_BROKER_URL`` or ``REPROGATE_BROKER_URL_FILE``: the pool's broker user
+  (or, for the embedded default's agent on the server's own machine, its SQLite
+  broker ``sqla+sqlite:///…``);
 - optional ``REPROGATE_CA_FILE``, ``REPROGATE_AGENT_WORK_DIR`` (default ``./work``),
   ``REPROGATE_AGENT_NAME`` (default the hostname), ``REPROGATE_AGENT_STATE_DIR``
   (default ``$XDG_STATE_HOME/reprogate-agent``, else
@@ -26,6 +28,8 @@ from reprogate_agent.client import server_base
 TOKEN_PATTERN: Final = re.compile(r"rgh_[A-Za-z0-9_-]{16,200}")
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 BROKER_SCHEMES: Final = frozenset({"amqp", "amqps", "pyamqp", "redis", "rediss"})
+# The embedded broker (benchmarks.lib.broker): a SQLite file on this machine.
+EMBEDDED_BROKER_SCHEME: Final = "sqla+sqlite"
 MAX_SECRET_FILE: Final = 64 * 1024
 DEFAULT_STATE: Final = ".local/state/reprogate-agent"
 
@@ -106,7 +110,13 @@ def read_options(env: Mapping[str, str]) -> AgentOptions:
 
     broker = _secret(env, "REPROGATE_BROKER_URL")
     parts = urlsplit(broker)
-    if parts.scheme not in BROKER_SCHEMES or not parts.hostname:
+    if parts.scheme == EMBEDDED_BROKER_SCHEME:
+        if parts.netloc or not parts.path.startswith("/") or len(parts.path) < 2:
+            raise OptionsError(
+                "REPROGATE_BROKER_URL: the embedded broker is sqla+sqlite:/// "
+                "followed by the SQLite file's path."
+            )
+    elif parts.scheme not in BROKER_SCHEMES or not parts.hostname:
         raise OptionsError(
             "REPROGATE_BROKER_URL: not an amqp:// or redis:// URL with a host."
         )

@@ -393,7 +393,7 @@ def test_runner_contract_names_every_variable_the_harness_gets() -> None:
     runner = set(
         re.findall(
             r"REPROGATE_[A-Z_]+",
-            (ROOT / "benchmarks/services/execution.py").read_text(encoding="utf-8"),
+            (ROOT / "reprogate_agent/execute.py").read_text(encoding="utf-8"),
         )
     )
 

@@ -50,8 +50,8 @@ class LabPool(TimeStampedModel):
 
 
 class LabHost(TimeStampedModel):
-    """A runner worker (``celery -A config worker -Q pool.<name> -n <worker>``)
-    as it registered on one pool: one row per pool and worker name."""
+    """A lab host's agent (``python -m reprogate_agent``) as it registered on one
+    pool: one row per pool and worker name."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     pool = models.ForeignKey(LabPool, on_delete=models.PROTECT, related_name="hosts")
@@ -66,8 +66,8 @@ class LabHost(TimeStampedModel):
     retired_at = models.DateTimeField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True)  # capture_environment()
     sandbox = models.JSONField(default=dict, blank=True)  # sandbox_capabilities()
-    # The agent's token for a host that talks to the runner API; empty for a
-    # worker with database access (the embedded default's lab worker).
+    # The agent's token for a host that talks to the runner API; empty only for
+    # hosts registered before every run took the agent's path.
     token = models.ForeignKey(
         "HostToken",
         on_delete=models.PROTECT,

@@ -1,2 +1,3 @@
 """Runner services: every write of pools, hosts, campaigns and runs goes
-through one of these (``execution`` is the worker's side of a run)."""
+through one of these (``remote`` is the server's side of a run the lab agent
+executes, ``conclusion`` how it ends)."""

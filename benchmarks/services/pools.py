@@ -1,9 +1,9 @@
 """Lab pools and the hosts that register on them.
 
-A runner worker registers once per pool queue it consumes (``worker_ready``,
-``benchmarks.tasks``), then beats every ``RUNNER_HEARTBEAT_SECONDS`` from a
-thread of its main process; a clean shutdown marks it offline. Heartbeats are
-telemetry, not state changes: they are not audited (registration is)."""
+A lab host's agent registers on its token's pool when it says hello
+(``services.remote.agent_hello``), then beats every ``RUNNER_HEARTBEAT_SECONDS``;
+a clean shutdown marks it offline. Heartbeats are telemetry, not state changes:
+they are not audited (registration is)."""
 
 from __future__ import annotations
 
@@ -106,20 +106,6 @@ def host_register(
         },
     )
     return host
-
-
-def host_ensure(*, pool: LabPool, worker: WorkerIdentity) -> LabHost:
-    """The worker's host on ``pool``, registered now if it never was (a run
-    arriving before the registration thread finished)."""
-    host = LabHost.objects.filter(pool=pool, worker_name=worker.worker_name).first()
-    return host if host is not None else host_register(pool=pool, worker=worker)
-
-
-def host_heartbeat(*, worker_name: str, pool_names: list[str]) -> int:
-    """The worker is alive: returns how many of its host rows were touched."""
-    return LabHost.objects.filter(
-        worker_name=worker_name, pool__name__in=pool_names
-    ).update(last_heartbeat_at=clock.now(), stopped_at=None)
 
 
 def host_stop(*, worker_name: str, pool_names: list[str], retire: bool = False) -> int:

@@ -1,5 +1,6 @@
 """What the runner API (``benchmarks.api.runner``) does for a lab host's agent
-(``reprogate_agent``), a worker with no database of its own: it knows its host
+(``reprogate_agent``, the one executor of every run, the embedded default's
+included), a worker with no database of its own: it knows its host
 token, and the server owns every row and every state change.
 
 - ``agent_hello`` registers (or re-registers) the agent's host on the token's
@@ -15,7 +16,7 @@ token, and the server owns every row and every state change.
   new file each (``O_EXCL | O_NOFOLLOW``), named by number, its path checked like
   a bundle member's and its bytes counted against ``RUNNER_OUTPUT_LIMIT_BYTES``
   and ``RUNNER_MAX_OUTPUT_FILES`` across the attempt. ``agent_finish`` ends the
-  run with them exactly as a local worker does (``execution.run_conclude``); the
+  run with them (``conclusion.run_conclude``); the
   folder is deleted when the run ends, is re-queued or claimed again, or the
   host's token is revoked. Runner artefacts (the telemetry blob …) arrive the
   same way through ``agent_artefact_put`` and end with the outputs.
@@ -50,7 +51,7 @@ from benchmarks.models import HostToken, LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.services.artefacts import artefact_write, attempt_artefacts
 from benchmarks.services.common import RunnerConflict, RunnerError, StaleAttempt
-from benchmarks.services.execution import (
+from benchmarks.services.conclusion import (
     Outcome,
     run_conclude,
     run_end_cancelled_unprepared,

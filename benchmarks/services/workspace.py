@@ -1,10 +1,7 @@
-"""A run's working directory on the runner host, for the server's own lab
-workers: the Django-free file handling (``benchmarks.lib.sandbox.workspace``) with
-this deployment's limits and the bundle read from blob storage.
-
-``Workspace``, ``WorkspaceError``, ``make_executable``, ``Collection`` and
-``Collected`` are the library's; ``fetch_archive``, ``extract_bundle`` and
-``collect_outputs`` take a ``Bundle`` row or read ``benchmarks.conf`` and
+"""The Django-free run workspace (``benchmarks.lib.sandbox.workspace``, which the
+lab agent uses) with this deployment's limits: the types the server's side of a
+run names (``Collection``, ``Collected``, ``Beat``), and ``extract_bundle`` /
+``collect_outputs`` that take a ``Bundle`` row or read ``benchmarks.conf`` and
 ``artifacts.conf``.
 """
 
@@ -14,30 +11,15 @@ from pathlib import Path
 
 from artifacts.conf import bundle_archive_limits
 from artifacts.models import Bundle
-from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.lib.sandbox import workspace as library
-from benchmarks.lib.sandbox.workspace import CHUNK, copy_checked, extract_archive
 from benchmarks.lib.sandbox.workspace import Beat as Beat
 from benchmarks.lib.sandbox.workspace import Collected as Collected
 from benchmarks.lib.sandbox.workspace import Collection as Collection
 from benchmarks.lib.sandbox.workspace import Workspace as Workspace
 from benchmarks.lib.sandbox.workspace import WorkspaceError as WorkspaceError
+from benchmarks.lib.sandbox.workspace import extract_archive
 from benchmarks.lib.sandbox.workspace import make_executable as make_executable
-
-
-def fetch_archive(bundle: Bundle, target: Path, beat: Beat) -> None:
-    """Copy the bundle's archive out of blob storage, checking its digest."""
-    if bundle.archive_blob is None:
-        raise WorkspaceError("bundle_unreadable", "The bundle has no archive.")
-    with blob_open(bundle.archive_blob) as source, target.open("wb") as sink:
-        copy_checked(
-            iter(lambda: source.read(CHUNK), b""),
-            sink,
-            bundle.sha256,
-            bundle.size,
-            beat,
-        )
 
 
 def extract_bundle(

@@ -40,6 +40,14 @@ def test_a_good_environment_is_read(tmp_path: Path) -> None:
     assert "secret" not in repr(options)
 
 
+def test_the_embedded_broker_is_a_sqlite_file_on_this_machine(tmp_path: Path) -> None:
+    url = f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
+
+    options = read_options(good(tmp_path, REPROGATE_BROKER_URL=url))
+
+    assert options.broker_url == url
+
+
 def test_secrets_may_come_from_files(tmp_path: Path) -> None:
     (tmp_path / "token").write_text(TOKEN + "\n")
     (tmp_path / "broker").write_text(BROKER + "\n")
@@ -68,6 +76,8 @@ def test_secrets_may_come_from_files(tmp_path: Path) -> None:
         ({"REPROGATE_HOST_TOKEN_FILE": "/nonexistent"}, "not both"),
         ({"REPROGATE_BROKER_URL": "-"}, "REPROGATE_BROKER_URL (or"),
         ({"REPROGATE_BROKER_URL": "mysql://x"}, "REPROGATE_BROKER_URL"),
+        ({"REPROGATE_BROKER_URL": "sqla+sqlite://host/x.db"}, "SQLite file"),
+        ({"REPROGATE_BROKER_URL": "sqla+sqlite:///"}, "SQLite file"),
         ({"REPROGATE_CA_FILE": "/nonexistent/ca.pem"}, "REPROGATE_CA_FILE"),
         ({"REPROGATE_AGENT_NAME": "lab 07; rm"}, "REPROGATE_AGENT_NAME"),
         ({"REPROGATE_AGENT_WORK_DIR": "/proc/nope/work"}, "REPROGATE_AGENT_WORK_DIR"),

@@ -93,7 +93,7 @@ def test_making_the_agent_s_app_leaves_the_process_s_celery_app_current(
     be sent to the pool's broker with the pool user's credentials."""
     from celery import current_app
 
-    from benchmarks.tasks import execute_run_task
+    from benchmarks.tasks import reap_runs_task
 
     before = current_app._get_current_object()
     options = read_options(
@@ -107,8 +107,8 @@ def test_making_the_agent_s_app_leaves_the_process_s_celery_app_current(
     app = create_app(options, "pool.x")
     try:
         assert current_app._get_current_object() is before
-        assert execute_run_task.app is before
-        assert "pool-x" not in str(execute_run_task.app.conf.broker_url)
+        assert reap_runs_task.app is before
+        assert "pool-x" not in str(reap_runs_task.app.conf.broker_url)
     finally:
         app.close()
 
@@ -166,3 +166,30 @@ def test_the_agent_s_worker_takes_the_agent_s_consumer(task: Any) -> None:
     here: a worker made in this process would mark it as a worker's for good, and
     later tests could no longer wait for a task's result.)"""
     assert symbol_by_name(task.app.conf.worker_consumer) is AgentConsumer
+
+
+def test_the_embedded_default_s_agent_consumes_the_sqlite_broker_s_leases(
+    tmp_path: Path,
+) -> None:
+    """The embedded default's agent reads the server's SQLite broker with the
+    lease transport (benchmarks.lib.broker), not kombu's stock one, which loses a
+    killed agent's message."""
+    from kombu.transport import TRANSPORT_ALIASES
+
+    database = tmp_path / "broker" / "broker.sqlite3"
+    options = read_options(
+        {
+            "REPROGATE_SERVER_URL": "http://127.0.0.1:8000",
+            "REPROGATE_HOST_TOKEN": "rgh_" + "t" * 43,
+            "REPROGATE_BROKER_URL": f"sqla+sqlite:///{database}",
+            "REPROGATE_AGENT_WORK_DIR": str(tmp_path / "work"),
+        }
+    )
+    app = create_app(options, "pool.local")
+    try:
+        assert TRANSPORT_ALIASES["sqla"] == "benchmarks.lib.broker:Transport"
+        with app.connection_for_read() as connection:
+            assert type(connection.transport).__module__ == "benchmarks.lib.broker"
+        assert app.conf.broker_transport_options["polling_interval"] == 0.2
+    finally:
+        app.close()

@@ -1,4 +1,4 @@
-"""The Django-free workspace the agent shares with the server's lab worker
+"""The Django-free workspace of the agent's runs
 (``benchmarks.lib.sandbox.workspace``): limits are the caller's, and nothing the
 server hands out reaches outside the run's folder."""
 

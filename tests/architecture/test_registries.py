@@ -45,7 +45,6 @@ SERVER = ("accounts", "procurement", "artifacts", "benchmarks", "gates", "portal
 # Module-level state that is not a registry, each for its reason.
 GLOBALS_ALLOWED = {
     "accounts.selectors.clock": "one process-wide frozen clock",
-    "benchmarks.tasks": "one lab host beacon per worker process",
     "gates.lib.report_charts": "whether a chart render is running in this process",
 }
 

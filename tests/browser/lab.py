@@ -1,6 +1,8 @@
 """A lab in the embedded default for the browser tests: the demo seeded, blobs on
-files, tasks sent through the SQLite broker of a temporary folder, and one real
-Celery worker process consuming ``pool.local`` against the live server's database.
+files, tasks sent through the SQLite broker of a temporary folder, and the lab
+agent of ``pool.local`` (``python -m reprogate_agent``, with a host token of its
+own) against the live server, as ``scripts/run`` has it; a test whose campaigns are
+judged also gets a server worker for the default queue.
 
 On SQLite the (in-memory) test database is switched for a file both the live
 server and the worker can open; on PostgreSQL the worker opens the test database
@@ -27,8 +29,8 @@ from django.db import connections
 from playwright.sync_api import Page, expect
 
 from benchmarks.lib.queues import pool_queue
+from config.celery import app as celery_app
 from portal.demo import DEMO_PASSWORD, LAB_POOL, LAB_RFP, demo_seed
-from tests.benchmarks.runner.support import runs_sent_to
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CELERY_BIN = Path(sys.executable).with_name("celery")
@@ -87,9 +89,9 @@ def shared_database(
 
 @pytest.fixture
 def lab_queues() -> tuple[str, ...]:
-    """The queues the lab's worker consumes: ``pool.local``; a test whose
+    """The queues the lab consumes: ``pool.local`` (its agent); a test whose
     campaigns are judged overrides it to add the default queue (where the gate
-    evaluation of a finished campaign goes)."""
+    evaluation of a finished campaign goes: a server worker)."""
     return (pool_queue(LAB_POOL),)
 
 
@@ -100,9 +102,11 @@ def lab(
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     lab_queues: tuple[str, ...],
+    live_server: Any,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """The demo seeded, blobs on shared files, tasks sent through the SQLite
-    broker of ``tmp_path`` and one worker process consuming ``lab_queues``."""
+    broker of ``tmp_path``, and the processes consuming ``lab_queues`` (the
+    agent is yielded)."""
     var_dir = tmp_path / "var"
     media = var_dir / "media"
     media.mkdir(parents=True)
@@ -115,53 +119,95 @@ def lab(
         },
     }
     settings.REPROGATE_LOG_KEY_PATH = str(var_dir / "keys" / "log.pem")
+    settings.RUNNER_PROGRESS_WRITE_SECONDS = 0.2  # the agent's reports, seen live
     demo_seed()
     client = Celery("lab-acceptance", broker=broker_url(var_dir), set_as_current=False)
 
-    def send(args: list[Any], queue: str, **options: Any) -> None:
-        client.send_task("benchmarks.execute_run", args=args, queue=queue, **options)
+    def send(name: str, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        return client.send_task(name, args=args, kwargs=kwargs, **options)
 
-    runs_sent_to(monkeypatch, send)
-    worker = start_worker(shared_database, var_dir, lab_queues)
-    yield worker
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait(timeout=10)
+    # Every task the live server sends (the runs, and the gate evaluation a
+    # campaign's end sends when the agent's last run finishes there) goes to the
+    # SQLite broker of ``var_dir``, where the agent and the server worker read.
+    monkeypatch.setattr(celery_app, "send_task", send)
+    started = start_worker(shared_database, var_dir, lab_queues, live_server.url)
+    yield started[-1]
+    for worker in started:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(timeout=10)
     client.close()
 
 
-def start_worker(
-    database_url: str, var_dir: Path, queues: tuple[str, ...]
-) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNNER_")}
-    env.pop("CELERY_BROKER_URL", None)  # the embedded default: SQLite broker
-    env.update(
-        DATABASE_URL=database_url,
-        DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
-        DJANGO_SECURE_SSL_REDIRECT="False",
-        DJANGO_DEBUG="False",
-        REPROGATE_VAR_DIR=str(var_dir),
-        REPROGATE_LOG_KEY_PATH=str(var_dir / "keys" / "log.pem"),
-        RUNNER_PROGRESS_WRITE_SECONDS="0.2",
-    )
-    log = var_dir / "worker.log"
-    command = [str(CELERY_BIN), "-A", "config", "worker", "-Q", ",".join(queues)]
-    command += ["--concurrency", "2", "-n", "lab-acceptance@%h", "-l", "INFO"]
-    command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            command, cwd=PROJECT_DIR, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
+def _wait_ready(process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while " ready." not in log.read_text(errors="replace"):
-        if worker.poll() is not None or time.monotonic() > deadline:
-            worker.kill()
-            pytest.fail(f"the worker did not start:\n{log.read_text(errors='replace')}")
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"{log.name} did not start:\n{log.read_text(errors='replace')}")
         time.sleep(0.2)
-    return worker
+
+
+def start_worker(
+    database_url: str, var_dir: Path, queues: tuple[str, ...], server_url: str
+) -> list[subprocess.Popen[bytes]]:
+    """A server worker for the queues that are not a pool's (if any), then the
+    lab agent of ``LAB_POOL`` against ``server_url`` (last)."""
+    from benchmarks.models import LabPool
+    from benchmarks.services.host_tokens import host_token_issue
+
+    started = []
+    others = [q for q in queues if q != pool_queue(LAB_POOL)]
+    if others:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RUNNER_")}
+        env.pop("CELERY_BROKER_URL", None)  # the embedded default: SQLite broker
+        env.update(
+            DATABASE_URL=database_url,
+            DJANGO_SECRET_KEY="insecure-key-for-the-test-suite-only",
+            DJANGO_SECURE_SSL_REDIRECT="False",
+            DJANGO_DEBUG="False",
+            REPROGATE_VAR_DIR=str(var_dir),
+            REPROGATE_LOG_KEY_PATH=str(var_dir / "keys" / "log.pem"),
+        )
+        log = var_dir / "worker.log"
+        command = [str(CELERY_BIN), "-A", "config", "worker", "-Q", ",".join(others)]
+        command += ["--concurrency", "1", "-n", "lab-acceptance@%h", "-l", "INFO"]
+        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        with log.open("wb") as out:
+            worker = subprocess.Popen(
+                command, cwd=PROJECT_DIR, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        started.append(worker)
+        _wait_ready(worker, log)
+    issued = host_token_issue(
+        pool=LabPool.objects.get(name=LAB_POOL), name="lab-agent", actor=None
+    )
+    home = var_dir / "lab-agent"
+    home.mkdir(exist_ok=True)
+    (home / "token").write_text(issued.raw + "\n")
+    agent_env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PROJECT_DIR),
+        "REPROGATE_SERVER_URL": server_url,
+        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
+        "REPROGATE_BROKER_URL": broker_url(var_dir),
+        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
+        "REPROGATE_AGENT_NAME": "lab-agent",
+    }
+    log = var_dir / "lab-agent.log"
+    with log.open("wb") as out:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "reprogate_agent"],
+            cwd=PROJECT_DIR, env=agent_env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    started.append(agent)
+    _wait_ready(agent, log)
+    return started
 
 
 def log_in(page: Page, username: str) -> None:

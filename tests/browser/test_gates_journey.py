@@ -1,5 +1,5 @@
 """Acceptance gates in Chromium, with the demo as ``scripts/run`` leaves it once its
-lab worker has run RFP-DEMO-2's campaigns (seeded here at once with ``seed_demo
+lab agent has run RFP-DEMO-2's campaigns (seeded here at once with ``seed_demo
 --lab-validation``: real lab runs of both example bundles, lab validation
 evaluated): the buyer opens the gate board and sees
 Acme Flash PASS and Bolt Storage FAIL, opens Bolt's failing TTFT criterion and

@@ -1,6 +1,6 @@
-"""The embedded broker's channel (config/broker.py), in process: a message is a row
-that an acknowledgement deletes, a dead consumer's lease comes back, a row that is
-not a message is set aside instead of raising out of the consumer loop."""
+"""The embedded broker's channel (benchmarks/lib/broker.py), in process: a message
+is a row that an acknowledgement deletes, a dead consumer's lease comes back, a row
+that is not a message is set aside instead of raising out of the consumer loop."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from queue import Empty
 import pytest
 from kombu import Connection
 
-from config.broker import Channel, Transport
+from benchmarks.lib.broker import Channel, Transport
 
 
 @pytest.fixture

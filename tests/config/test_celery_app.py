@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lib.queues import EMBEDDED_POOL, pool_names_of, pool_queue
+from benchmarks.lib.queues import EMBEDDED_POOL, pool_queue
 from benchmarks.models import LabPool
 from config import supervise
 from portal import demo
@@ -29,18 +29,12 @@ def test_pool_queue_rejects_a_bad_name(name: str) -> None:
         pool_queue(name)
 
 
-def test_the_pools_of_a_worker_are_read_back_from_its_queues() -> None:
-    queues = ["celery", pool_queue("gpu-a"), pool_queue("local"), "poolx"]
-
-    assert pool_names_of(queues) == ["gpu-a", "local"]
-
-
 def test_the_pool_model_the_demo_and_the_embedded_worker_share_the_rule(
     tmp_path: Path,
 ) -> None:
     programs = supervise.embedded_programs("h", 8130, tmp_path)
-    lab = next(p.argv for p in programs if p.name == "lab-worker")
 
     assert LabPool(name="h100-rdma").queue == pool_queue("h100-rdma")
     assert demo.LAB_POOL == EMBEDDED_POOL
-    assert f"--queues={pool_queue(EMBEDDED_POOL)}" in lab
+    assert any(p.name == "lab-agent" for p in programs)
+    assert f"--pool={EMBEDDED_POOL}" in supervise.agent_token_argv(tmp_path)

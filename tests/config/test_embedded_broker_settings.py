@@ -1,5 +1,5 @@
 """The embedded default broker, as a fresh process reads its settings: kombu's
-SQLAlchemy transport (config/broker.py) on a SQLite file under the var dir; the
+SQLAlchemy transport (benchmarks/lib/broker.py) on a SQLite file under the var dir; the
 environment overrides it; kombu's filesystem transport (whose consumer died on an
 empty message file) is refused with one line naming the variable."""
 
@@ -50,7 +50,7 @@ def test_the_embedded_default_is_the_sqlite_broker_under_the_var_dir(
     assert result.returncode == 0, result.stderr
     url, transport = result.stdout.split()
     assert url == f"sqla+sqlite:///{tmp_path / 'var' / 'broker' / 'broker.sqlite3'}"
-    assert transport == "config.broker.Transport"
+    assert transport == "benchmarks.lib.broker.Transport"
 
 
 def test_the_environment_chooses_another_broker(env: dict[str, str]) -> None:

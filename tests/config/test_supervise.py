@@ -310,6 +310,46 @@ def test_the_orphans_of_a_dead_worker_are_killed_with_it(
         sup.stop()
 
 
+def test_the_lab_agent_is_stopped_while_the_web_server_still_answers(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    """The agent's last call (``bye``) goes to the web server: the web server
+    gets its SIGTERM only once the agent is gone (or half the grace passed)."""
+    order = tmp_path / "order"
+    recorder = textwrap.dedent(
+        f"""
+        import signal, sys, time
+        def stop(*_):
+            with open({str(order)!r}, "a") as f:
+                f.write(sys.argv[1] + " " + str(time.monotonic()) + "\\n")
+            time.sleep(0.3)  # a last call
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, stop)
+        time.sleep(300)
+        """
+    )
+    argv = [sys.executable, "-c", recorder]
+    sup = Supervisor(
+        [
+            Program("web", [*argv, "web"]),
+            Program("lab-agent", [*argv, "lab-agent"], stop_first=True),
+        ],
+        status_path=tmp_path / "supervisor.json",
+        stop_grace_s=4.0,
+        say=lines.append,
+    )
+    for program in sup.programs:
+        sup._start(program)
+    time.sleep(0.5)  # both have set their handler
+
+    sup.stop()
+
+    stops = [line.split() for line in order.read_text().splitlines()]
+    assert [name for name, _ in stops] == ["lab-agent", "web"]
+    assert float(stops[1][1]) - float(stops[0][1]) >= 0.3
+    assert not any("killing" in line for line in lines)
+
+
 STUBBORN = textwrap.dedent(
     """
     import signal, subprocess, sys, time
@@ -373,23 +413,76 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
             runner.kill()
 
 
-def test_the_lab_pool_has_a_worker_of_its_own_that_runs_one_task_at_a_time(
+def test_the_lab_pool_is_served_by_the_agent_against_the_server_on_loopback(
     tmp_path: Path,
 ) -> None:
     programs = {p.name: p for p in supervise.embedded_programs("h", 8130, tmp_path)}
 
-    assert set(programs) == {"web", "worker", "lab-worker", "beat"}
+    assert set(programs) == {"web", "worker", "lab-agent", "beat"}
     assert {p.log for p in programs.values()} == {
         tmp_path / "logs" / f"{name}.log" for name in programs
     }
-    lab, default = programs["lab-worker"].argv, programs["worker"].argv
-    assert "--queues=pool.local" in lab
-    assert "--concurrency=1" in lab
+    agent, default = programs["lab-agent"], programs["worker"].argv
+    assert agent.argv == [sys.executable, "-m", "reprogate_agent"]
+    assert agent.env is not None
+    assert agent.env["REPROGATE_SERVER_URL"] == "http://h:8130"
+    token_file = tmp_path / "lab-agent" / "host-token"
+    assert agent.env["REPROGATE_HOST_TOKEN_FILE"] == str(token_file)
+    assert "REPROGATE_HOST_TOKEN" not in agent.env  # never the token itself
+    assert agent.env["REPROGATE_BROKER_URL"] == (
+        f"sqla+sqlite:///{tmp_path / 'broker' / 'broker.sqlite3'}"
+    )
+    assert agent.env["REPROGATE_AGENT_NAME"] == "embedded-lab"
     assert not any("pool.local" in arg for arg in default)
     assert "--queues=celery" in default
-    assert "--beat" not in default + lab  # beat is a process of its own
+    assert "--beat" not in default  # beat is a process of its own
     assert programs["web"].argv[-1] == "h:8130"
     assert f"--schedule={tmp_path / 'celerybeat-schedule'}" in programs["beat"].argv
+
+
+def test_the_agent_reaches_a_server_bound_to_every_interface_on_loopback(
+    tmp_path: Path,
+) -> None:
+    env = {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/3", "RUNNER_WORK_DIR": "/w"}
+
+    agent = supervise.agent_environment("0.0.0.0", 8151, tmp_path, env)  # noqa: S104
+
+    assert agent["REPROGATE_SERVER_URL"] == "http://127.0.0.1:8151"
+    assert agent["REPROGATE_BROKER_URL"] == "redis://127.0.0.1:6379/3"
+    assert agent["REPROGATE_AGENT_WORK_DIR"] == "/w"
+    from_file = supervise.agent_environment(
+        "127.0.0.1", 8151, tmp_path, {"CELERY_BROKER_URL_FILE": "/run/broker"}
+    )
+    assert from_file["REPROGATE_BROKER_URL_FILE"] == "/run/broker"
+    assert "REPROGATE_BROKER_URL" not in from_file
+
+
+def test_the_agent_gets_none_of_the_server_s_secrets(tmp_path: Path) -> None:
+    sup = Supervisor(
+        [],
+        status_path=tmp_path / "s.json",
+        env={
+            "PATH": "/usr/bin",
+            "LC_ALL": "C.UTF-8",
+            "DJANGO_SECRET_KEY": "s3cret",
+            "DATABASE_URL": "postgresql://u:p@db/x",
+            "CELERY_BROKER_URL": "redis://u:p@b/0",
+        },
+    )
+    agent = supervise.embedded_programs("127.0.0.1", 8130, tmp_path, sup.env)[2]
+
+    env = sup._environment(agent)
+
+    assert env["PATH"] == "/usr/bin"
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert "DJANGO_SECRET_KEY" not in env
+    assert "DATABASE_URL" not in env
+    assert env["REPROGATE_BROKER_URL"] == "redis://u:p@b/0"  # its own broker, named
+    assert "CELERY_BROKER_URL" not in env
+    assert supervise.ROOT_WARNING_FILTER in env["PYTHONWARNINGS"]
+    assert "DJANGO_SECRET_KEY" in sup._environment(
+        supervise.embedded_programs("127.0.0.1", 8130, tmp_path)[0]
+    )
 
 
 def test_the_embedded_processes_filter_celerys_root_warning_only(
@@ -436,7 +529,7 @@ def test_the_operations_guide_states_the_supervisors_figures() -> None:
         "`REPROGATE_MIN_FREE_DISK_MB` (default 100)",
     ):
         assert figure in " ".join(section.split()), figure
-    for name in ("web", "worker", "lab-worker", "beat"):
+    for name in ("web", "worker", "lab-agent", "beat"):
         assert f"`{name}`" in section
 
 

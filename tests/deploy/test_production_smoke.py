@@ -170,7 +170,7 @@ pool_create(lab_organisation=lab, name="{pools[1]}", actor=None)
     )
     # One pool with the command, the other with the service it calls.
     done = stack.manage("pool_create", pools[0], "--lab", f"smoke-lab-{suffix}")
-    assert f"-Q pool.{pools[0]}" in done.stdout
+    assert f"consume pool.{pools[0]}" in done.stdout
     return People(suffix, rfp, vendor, passwords, pools)
 
 

@@ -18,24 +18,23 @@ from django.test import Client
 from accounts.models import Organisation
 from artifacts.models import Bundle, Deposit, FixityRun
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services.execution import run_execute
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
+from tests.benchmarks.in_process_agent import execute_in_process
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
     runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
-    worker,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 
 
 def run_campaign(campaign: Campaign) -> list[Run]:
-    """Every run of the campaign executed by the runner, as a worker would."""
+    """Every run of the campaign executed by the lab agent's run path."""
     for run in runs_of(campaign):
-        run_execute(run_id=run.pk, attempt=run.attempt, worker=worker())
+        execute_in_process(run)
     runs = runs_of(campaign)
     assert [r.state for r in runs] == [Run.State.SUCCEEDED] * len(runs), [
         r.reason for r in runs
@@ -126,7 +125,7 @@ def test_the_demo_auditor_sees_escrow_intact_after_a_lab_run(
         bundle, LabPool.objects.get(name=LAB_POOL), users.get(username="labops")
     )
     first = runs_of(campaign)[0]  # one run is enough for its deposit
-    run_execute(run_id=first.pk, attempt=first.attempt, worker=worker())
+    execute_in_process(first)
     assert Run.objects.get(pk=first.pk).state == Run.State.SUCCEEDED
 
     status, output = verify()

@@ -35,14 +35,13 @@ from artifacts.services.release_execution import (
     release_execute,
 )
 from benchmarks.models import Run
-from benchmarks.services.execution import run_execute
+from tests.benchmarks.in_process_agent import execute_in_process
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
     runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
-    worker,
 )
 from tests.escrow.release_support import (
     after_notice,
@@ -57,7 +56,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("runner_work_dir")]
 def _run_output(bundle: Any, buyer_org: Organisation, labops: Any) -> Run:
     pool = make_pool(buyer_org.engages.get(kind=Organisation.Kind.LAB))
     run = runs_of(start(bundle, pool, labops))[0]
-    run_execute(run_id=run.pk, attempt=run.attempt, worker=worker())
+    execute_in_process(run)
     run = Run.objects.get(pk=run.pk)
     assert run.state == Run.State.SUCCEEDED, run.reason
     assert run.output_deposit is not None

@@ -16,14 +16,13 @@ from accounts.models import Organisation
 from artifacts.models import Deposit
 from artifacts.selectors.escrow import bundle_deposits, deposit_filter_choices
 from benchmarks.models import Run
-from benchmarks.services.execution import run_execute
+from tests.benchmarks.in_process_agent import execute_in_process
 from tests.benchmarks.runner.support import (
     accepted_bundle,
     make_pool,
     runner_work_dir,  # noqa: F401 (fixture)
     runs_of,
     start,
-    worker,
 )
 from tests.escrow.conftest import ingest_and_deposit
 
@@ -46,7 +45,7 @@ def run_output(
     bundle = accepted_bundle(tmp_path / "a", rfp, vendor_a_org, vendor_a)  # opens
     pool = make_pool(buyer_org.engages.get(kind=Organisation.Kind.LAB))
     run = runs_of(start(bundle, pool, labops))[0]
-    run_execute(run_id=run.pk, attempt=run.attempt, worker=worker())
+    execute_in_process(run)
     run = Run.objects.get(pk=run.pk)
     assert run.state == Run.State.SUCCEEDED, run.reason
     return run.output_deposit

@@ -9,20 +9,22 @@ Redis."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
 
 from artifacts.models import Deposit
-from benchmarks.models import Campaign, Run, RunMetric, RunOutput
+from benchmarks.models import Campaign, LabPool, Run, RunMetric, RunOutput
+from benchmarks.services.host_tokens import host_token_issue
 from tests.faults.support import free_port, healthz, unavailable, wait_for
 from tests.integration import test_runner_workers as runner_it
-from tests.processes import Process
+from tests.processes import PROJECT_DIR, Process
 
 BIN = Path(sys.executable).parent
 START_TIMEOUT_S = 60.0
@@ -105,12 +107,61 @@ def time_until_healthy(port: int, timeout: float, explain: Process) -> float:
 def runner_worker(
     env: dict[str, str], var_dir: Path, name: str, queues: list[str]
 ) -> Process:
-    """A runner worker as tests/integration/test_runner_workers.py starts them
-    (solo pool, one task at a time), consuming ``queues``."""
+    """A server worker (solo pool, one task at a time) consuming ``queues``: the
+    default queue's tasks (a campaign's gate evaluation). No server worker runs
+    a run: a pool's queue is the lab agents' (``runner_agent``)."""
     argv = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
     argv += ["--concurrency", "1", "-Q", ",".join(queues), "-n", f"{name}@%h"]
     argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     return Process(name, [*argv, "-l", "INFO"], env, var_dir / f"{name}.log")
+
+
+def runner_agent(
+    env: dict[str, str], var_dir: Path, name: str, pool: LabPool, server_url: str
+) -> Process:
+    """A lab host of ``pool`` as the one run path has it: a host token of its
+    own (named ``name``), and ``python -m reprogate_agent`` against
+    ``server_url`` on the server's broker."""
+    issued = host_token_issue(pool=pool, name=name, actor=None)
+    return agent_process(
+        var_dir, server_url, env["CELERY_BROKER_URL"], issued.raw, name
+    )
+
+
+@contextlib.contextmanager
+def site(env: dict[str, str], var_dir: Path) -> Iterator[str]:
+    """A web server (``web``) for agents to talk to, healthy; its URL."""
+    server, port = web(env, var_dir)
+    server.start()
+    try:
+        time_until_healthy(port, START_TIMEOUT_S, server)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def agent_process(
+    var_dir: Path, server_url: str, broker: str, raw: str, name: str
+) -> Process:
+    """``python -m reprogate_agent`` as a lab host runs it: its environment built
+    from scratch (the server, the host token in a file, the pool's broker, a
+    work dir, its name), nothing of the server's."""
+    home = var_dir / f"home-{name}"
+    home.mkdir(exist_ok=True)
+    (home / "token").write_text(raw + "\n")
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PROJECT_DIR),  # the checkout, not an installed package
+        "REPROGATE_SERVER_URL": server_url,
+        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
+        "REPROGATE_BROKER_URL": broker,
+        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
+        "REPROGATE_AGENT_NAME": name,
+    }
+    argv = [sys.executable, "-m", "reprogate_agent"]
+    return Process(name, argv, env, var_dir / f"{name}.log")
 
 
 def wait_ready(worker: Process) -> Process:

@@ -20,7 +20,6 @@ the same bytes. Times are printed (``pytest -s``)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from benchmarks.services.reaper import run_reap
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
     HARNESS,
+    agent_process,
     counted_once,
     time_until_healthy,
     wait_ready,
@@ -45,7 +45,7 @@ from tests.faults.escrow_state import before_fault, escrow_intact_since
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
 from tests.integration.test_runner_workers import SUFFIX
-from tests.processes import PROJECT_DIR, Process
+from tests.processes import Process
 
 # The runner tests' module fixtures: a database and blob store of this module's own.
 var_dir = runner_it.var_dir
@@ -65,30 +65,6 @@ OUTAGE_S = 3.0
 def env(shared_database: str, var_dir: Path, redis_url: str) -> dict[str, str]:
     """The server's environment (database, blob store, keys, broker)."""
     return runner_it._worker_env(shared_database, var_dir, redis_url)
-
-
-def agent_process(
-    var_dir: Path, server_url: str, broker: str, raw: str, name: str
-) -> Process:
-    """``python -m reprogate_agent`` as a lab host runs it: its environment built
-    from scratch (the server, the host token in a file, the pool's broker, a
-    work dir, its name), nothing of the server's."""
-    home = var_dir / f"home-{name}"
-    home.mkdir()
-    (home / "token").write_text(raw + "\n")
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(PROJECT_DIR),  # the checkout, not an installed package
-        "REPROGATE_SERVER_URL": server_url,
-        "REPROGATE_HOST_TOKEN_FILE": str(home / "token"),
-        "REPROGATE_BROKER_URL": broker,
-        "REPROGATE_AGENT_WORK_DIR": str(home / "work"),
-        "REPROGATE_AGENT_NAME": name,
-    }
-    argv = [sys.executable, "-m", "reprogate_agent"]
-    return Process(name, argv, env, var_dir / f"{name}.log")
 
 
 @dataclass

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from artifacts.services.fixity.run import fixity_check
-from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, Run
 from benchmarks.tasks import reap_runs_task
 from tests.benchmarks.runner.support import SCENARIOS, start
@@ -30,12 +29,13 @@ from tests.faults.cluster import (
     OwnRedis,
     Process,
     counted_once,
-    runner_worker,
+    runner_agent,
+    site,
     wait_ready,
 )
 from tests.faults.support import report, wait_for
 from tests.integration import test_runner_workers as runner_it
-from tests.integration.test_runner_workers import POOL_B, SUFFIX
+from tests.integration.test_runner_workers import SUFFIX
 
 # The runner tests' module fixtures: a database and blob store of this module's own.
 var_dir = runner_it.var_dir
@@ -47,11 +47,22 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
 
 @pytest.fixture(scope="module")
-def worker(shared_database: str, var_dir: Path, redis_url: str) -> Iterator[Process]:
+def worker(
+    shared_database: str,
+    var_dir: Path,
+    redis_url: str,
+    people: dict[str, Any],
+    django_db_blocker: Any,
+) -> Iterator[Process]:
+    """Pool B's lab agent, with the web server it talks to."""
     env = runner_it._worker_env(shared_database, var_dir, redis_url)
-    process = runner_worker(env, var_dir, f"broker-{SUFFIX}", [pool_queue(POOL_B)])
-    yield wait_ready(process.start())
-    process.stop()
+    with site(env, var_dir) as url:
+        with django_db_blocker.unblock():
+            process = runner_agent(
+                env, var_dir, f"broker-{SUFFIX}", people["pool_b"], url
+            )
+        yield wait_ready(process.start())
+        process.stop()
 
 
 def _campaign(world: dict[str, Any], var_dir: Path, tag: str) -> Campaign:

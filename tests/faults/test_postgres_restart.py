@@ -22,7 +22,6 @@ from django.core.management import call_command
 from django.db import connections
 
 from artifacts.services.fixity.run import fixity_check
-from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Run
 from benchmarks.tasks import reap_runs_task
 from tests.benchmarks.runner.support import SCENARIOS, start
@@ -30,7 +29,7 @@ from tests.faults.cluster import (
     HARNESS,
     Process,
     counted_once,
-    runner_worker,
+    runner_agent,
     time_until_healthy,
     wait_ready,
     web,
@@ -38,7 +37,7 @@ from tests.faults.cluster import (
 from tests.faults.private_postgres import PrivatePostgres
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
-from tests.integration.test_runner_workers import POOL_A, SUFFIX
+from tests.integration.test_runner_workers import SUFFIX
 
 var_dir = runner_it.var_dir
 people = runner_it.people
@@ -122,12 +121,14 @@ def test_a_postgresql_restart_mid_campaign_is_reported_and_then_served_again(
     private_postgres: PrivatePostgres,
     processes: list[Process],
 ) -> None:
-    lab = runner_worker(env, var_dir, f"pg-{SUFFIX}", [pool_queue(POOL_A)])
     server, port = web(env, var_dir)
-    processes += [lab, server]
+    processes.append(server)
     server.start()
-    wait_ready(lab.start())
     time_until_healthy(port, 60, server)
+    url = f"http://127.0.0.1:{port}"
+    lab = runner_agent(env, var_dir, f"pg-{SUFFIX}", world["pool_a"], url)
+    processes.append(lab)
+    wait_ready(lab.start())
     scenario = [{**SCENARIOS[0], "name": "pg-restart", "duration_s": 3}]
     reference = f"RFP-FP-{SUFFIX[:6].upper()}"
     bundle = runner_it._bundle(world, var_dir, reference, HARNESS, scenario)

@@ -1,10 +1,10 @@
-"""SIGKILL of a runner worker, of beat and of the web server mid-campaign, on real
+"""SIGKILL of a lab agent, of beat and of the web server mid-campaign, on real
 processes: a Redis of the test's own (tests/faults/cluster.py), the database and
 blob store of tests/integration/test_runner_workers.py.
 
-- Worker and beat killed together while a run is half done: beat, started again
+- An agent and beat killed together while a run is half done: beat, started again
   with the same schedule file, keeps ticking; its reaper tick (the only one: the
-  test calls no reaper) re-queues the run as attempt 2, a new worker completes it
+  test calls no reaper) re-queues the run as attempt 2, a new agent completes it
   and the campaign's next run; each run has one set of outputs and one deposit.
 - The web server (gunicorn) killed mid-campaign, the whole server (started again
   as systemd or compose would) and then its worker (gunicorn starts another):
@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent
-from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, Run
 from tests.benchmarks.runner.support import SCENARIOS, start
 from tests.faults.cluster import (
@@ -35,7 +34,9 @@ from tests.faults.cluster import (
     Process,
     beat,
     counted_once,
+    runner_agent,
     runner_worker,
+    site,
     time_until_healthy,
     wait_ready,
     web,
@@ -43,7 +44,7 @@ from tests.faults.cluster import (
 from tests.faults.escrow_state import before_fault, escrow_intact_since
 from tests.faults.support import healthz, report, wait_for
 from tests.integration import test_runner_workers as runner_it
-from tests.integration.test_runner_workers import POOL_A, POOL_C, SUFFIX
+from tests.integration.test_runner_workers import SUFFIX
 
 # The runner tests' module fixtures: a database and blob store of this module's own.
 var_dir = runner_it.var_dir
@@ -79,6 +80,14 @@ def launch(
     return go
 
 
+@pytest.fixture(scope="module")
+def server_url(env: dict[str, str], var_dir: Path) -> Iterator[str]:
+    """The web server the module's lab agents talk to (the second test kills one
+    of its own)."""
+    with site(env, var_dir) as url:
+        yield url
+
+
 def _worker(
     launch: Callable[[Process], Process],
     env: dict[str, str],
@@ -86,9 +95,23 @@ def _worker(
     name: str,
     *queues: str,
 ) -> Process:
+    """A server worker consuming ``queues`` (the default queue's tasks)."""
     return wait_ready(
         launch(runner_worker(env, var_dir, f"{name}-{SUFFIX}", [*queues]))
     )
+
+
+def _agent(
+    launch: Callable[[Process], Process],
+    env: dict[str, str],
+    var_dir: Path,
+    name: str,
+    pool: Any,
+    url: str,
+) -> Process:
+    """A lab agent of ``pool`` talking to the web server at ``url``."""
+    agent = runner_agent(env, var_dir, f"{name}-{SUFFIX}", pool, url)
+    return wait_ready(launch(agent))
 
 
 def _campaign(
@@ -113,9 +136,11 @@ def test_a_killed_worker_and_beat_come_back_and_the_run_is_retried_once(
     env: dict[str, str],
     var_dir: Path,
     launch: Callable[[Process], Process],
+    server_url: str,
 ) -> None:
-    _worker(launch, env, var_dir, "default", pool_queue(POOL_A), "celery")
-    victim = _worker(launch, env, var_dir, "victim", pool_queue(POOL_C))
+    _worker(launch, env, var_dir, "default", "celery")
+    pool = world["pool_c"]
+    victim = _agent(launch, env, var_dir, "victim", pool, server_url)
     scheduler = launch(beat(env, var_dir))
     tick = "Sending due task benchmarks-reaper"
     wait_for(lambda: tick in scheduler.since_last_start(), 60, scheduler.text)
@@ -133,7 +158,7 @@ def test_a_killed_worker_and_beat_come_back_and_the_run_is_retried_once(
     scheduler.kill()
     killed = time.monotonic()
     scheduler.start()  # as scripts/run's supervisor does, with the same schedule
-    rescuer = _worker(launch, env, var_dir, "rescuer", pool_queue(POOL_C))
+    rescuer = _agent(launch, env, var_dir, "rescuer", pool, server_url)
     wait_for(lambda: tick in scheduler.since_last_start(), 30, scheduler.text)
     report("beat SIGKILLed: reaper tick sent again", time.monotonic() - killed)
     wait_for(
@@ -175,10 +200,11 @@ def test_the_web_server_killed_mid_campaign_serves_again_and_the_campaign_goes_o
     var_dir: Path,
     launch: Callable[[Process], Process],
 ) -> None:
-    lab = _worker(launch, env, var_dir, "steady", pool_queue(POOL_C))
     server, port = web(env, var_dir)
     launch(server)
     time_until_healthy(port, 60, server)
+    url = f"http://127.0.0.1:{port}"
+    lab = _agent(launch, env, var_dir, "steady", world["pool_c"], url)
     campaign = _campaign(world, var_dir, "w", world["pool_c"], 4)
     before = before_fault(var_dir)
     # on this test's worker or on one the previous test left running

@@ -1,5 +1,5 @@
 """The demo's verdicts from real lab runs, as ``seed_demo --lab-validation`` leaves
-RFP-DEMO-2 (``scripts/run``'s lab worker reaches the same verdicts in the background:
+RFP-DEMO-2 (``scripts/run``'s lab agent reaches the same verdicts in the background:
 tests/integration/test_demo_lab_worker.py): a campaign of each example bundle executed
 by the real runner code in the seed (bundle fetched, harness run in the sandbox,
 outputs parsed), three repetitions of each scenario the vendor's claims name (the

@@ -1,5 +1,6 @@
-"""A Celery application on the embedded broker (config/broker.py) without Django,
-for the broker's real-process tests: ``celery -A tests.integration.broker_app worker``.
+"""A Celery application on the embedded broker (benchmarks/lib/broker.py) without
+Django, for the broker's real-process tests (``celery -A
+tests.integration.broker_app worker``).
 
 ``BROKER_TEST_URL`` names the broker (``sqla+sqlite:///…``), ``BROKER_TEST_LEDGER``
 a SQLite file where ``record`` writes what it did: every delivery, and a claim per
@@ -17,7 +18,7 @@ from celery import Celery
 from kombu.transport import TRANSPORT_ALIASES
 
 # As config/celery.py does (importing it would set Django up).
-TRANSPORT_ALIASES["sqla"] = "config.broker:Transport"
+TRANSPORT_ALIASES["sqla"] = "benchmarks.lib.broker:Transport"
 
 app = Celery("broker-test", set_as_current=False)
 app.conf.update(

@@ -1,17 +1,17 @@
 """The demo's lab validation as ``scripts/run`` gets it: ``seed_demo
 --lab-in-background`` (a process of its own, the embedded default on a var dir of
-the test's) only starts RFP-DEMO-2's gate campaigns; then one real Celery worker
-consuming pool ``local`` and the default queue (the supervisor's two workers' queues)
-takes their runs from the SQLite broker of that var dir, runs them in the sandbox,
-and the gate is evaluated when each campaign's last run ends (``campaign_finished``
--> ``gates.campaign_finished``): the gate board then shows Acme Flash PASS and Bolt
-Storage FAIL, which owes a re-test. Needs bubblewrap (a failure on CI without it);
-a few minutes on 2 cores."""
+the test's) only starts RFP-DEMO-2's gate campaigns; then the supervisor's web
+server, default-queue worker and lab agent (``config.supervise.embedded_programs``:
+``python -m reprogate_agent`` against the web server on loopback, with the host
+token ``embedded_agent_token`` wrote) take their runs from the SQLite broker of that
+var dir, run them in the sandbox, and the gate is evaluated when each campaign's
+last run ends (``campaign_finished`` -> ``gates.campaign_finished``): the gate
+board then shows Acme Flash PASS and Bolt Storage FAIL, which owes a re-test.
+Needs bubblewrap (a failure on CI without it); a few minutes on 2 cores."""
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,19 +25,18 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import Client
 
-from benchmarks.lib.queues import pool_queue
 from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
+from config import supervise
 from gates.models import Evaluation, GateCampaign, RetestObligation
-from portal.demo import LAB_POOL, LAB_RFP
+from portal.demo import LAB_RFP
 from procurement.models import Rfp
 from tests.browser.lab import postgres_url
+from tests.faults.support import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-CELERY_BIN = Path(sys.executable).with_name("celery")
-WORKER = "demo-lab"
 READY_TIMEOUT_S = 60.0
 EVALUATED_TIMEOUT_S = 600.0
 
@@ -99,37 +98,30 @@ def var_dir(tmp_path: Path) -> Path:
     return path
 
 
-def _start_worker(env: dict[str, str], var_dir: Path) -> subprocess.Popen[bytes]:
-    log = var_dir / "worker.log"
-    command = [str(CELERY_BIN), "-A", "config", "worker", "--concurrency", "1"]
-    command += ["-Q", f"{pool_queue(LAB_POOL)},celery", "-n", f"{WORKER}@%h"]
-    command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            [*command, "-l", "INFO"],
-            cwd=PROJECT_DIR,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+def _start_lab(env: dict[str, str], var_dir: Path) -> supervise.Supervisor:
+    """The supervisor's web server, default worker and lab agent (not beat), with
+    the agent's host token issued as a start issues it."""
+    call_command(
+        "embedded_agent_token", f"--token-file={var_dir / supervise.AGENT_TOKEN_FILE}"
+    )
+    programs = supervise.embedded_programs("127.0.0.1", free_port(), var_dir, env)
+    lab = supervise.Supervisor(
+        [p for p in programs if p.name != "beat"],
+        status_path=var_dir / "supervisor.json",
+        env=env,
+        say=lambda line: None,
+    )
+    for program in lab.programs:
+        lab._start(program)
+    agent = next(p for p in lab.programs if p.name == "lab-agent")
+    assert agent.log is not None
     deadline = time.monotonic() + READY_TIMEOUT_S
-    while " ready." not in log.read_text(errors="replace"):
-        if worker.poll() is not None or time.monotonic() > deadline:
-            os.killpg(worker.pid, signal.SIGKILL)
-            pytest.fail(f"the worker did not start:\n{log.read_text(errors='replace')}")
-        time.sleep(0.2)
-    return worker
-
-
-def _stop(worker: subprocess.Popen[bytes]) -> None:
-    if worker.poll() is None:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
+    while " ready." not in agent.log.read_text(errors="replace"):
+        if agent.state != "running" or time.monotonic() > deadline:
+            lab.stop()
+            pytest.fail(f"the agent did not start:\n{supervise.last_line(agent.log)}")
+        time.sleep(0.5)
+    return lab
 
 
 def _board(rfp: Rfp) -> dict[str, str | None]:
@@ -147,7 +139,7 @@ def _board(rfp: Rfp) -> dict[str, str | None]:
     return verdicts
 
 
-def test_the_lab_worker_runs_the_seeded_campaigns_and_the_board_shows_the_verdicts(
+def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdicts(
     shared_database: str, var_dir: Path
 ) -> None:
     env = _embedded_env(shared_database, var_dir)
@@ -168,17 +160,18 @@ def test_the_lab_worker_runs_the_seeded_campaigns_and_the_board_shows_the_verdic
     rfp = Rfp.objects.get(reference=LAB_RFP)
     assert _board(rfp) == {"Acme Flash": None, "Bolt Storage": None}
 
-    worker = _start_worker(env, var_dir)
+    lab = _start_lab(env, var_dir)
     try:
         deadline = time.monotonic() + EVALUATED_TIMEOUT_S
+        log = var_dir / supervise.LOGS_DIR / "lab-agent.log"
         while GateCampaign.objects.filter(evaluation__isnull=True).exists():
-            log = (var_dir / "worker.log").read_text(errors="replace")
+            text = log.read_text(errors="replace")
             runs = list(Run.objects.values_list("scenario_name", "state", "reason"))
-            assert worker.poll() is None, log[-4000:]
-            assert time.monotonic() < deadline, f"{runs}\n{log[-4000:]}"
+            assert all(p.state == "running" for p in lab.programs), text[-4000:]
+            assert time.monotonic() < deadline, f"{runs}\n{text[-4000:]}"
             time.sleep(2)
     finally:
-        _stop(worker)
+        lab.stop()
 
     assert _board(rfp) == {"Acme Flash": "PASS", "Bolt Storage": "FAIL"}
     for link in GateCampaign.objects.select_related("evaluation", "campaign"):
@@ -192,8 +185,11 @@ def test_the_lab_worker_runs_the_seeded_campaigns_and_the_board_shows_the_verdic
             Run.State.SUCCEEDED
         }
         assert campaign.runs.count() == 3 * len(claimed)
-    # The runs were the worker's, not the seed's.
-    assert [h.worker_name.split("@")[0] for h in LabHost.objects.all()] == [WORKER]
+    # The runs were the embedded agent's, with its host token, not the seed's.
+    [host] = LabHost.objects.select_related("token")
+    assert host.worker_name.split("@")[0] == supervise.AGENT_NAME
+    assert host.token is not None
+    assert host.token.name == supervise.AGENT_NAME
     obligation = RetestObligation.objects.get()
     assert obligation.vendor_organisation.slug == "bolt-storage"
     assert obligation.status == RetestObligation.Status.OPEN

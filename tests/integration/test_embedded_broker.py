@@ -1,4 +1,4 @@
-"""The embedded broker (config/broker.py) between real processes: producer
+"""The embedded broker (benchmarks/lib/broker.py) between real processes: producer
 processes sending at the same time, a real Celery worker SIGKILLed mid-stream and
 started again, rows that are not messages. Nothing is lost, nothing runs twice
 past the idempotent claim, the worker never dies of a bad message.

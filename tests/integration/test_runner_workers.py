@@ -165,29 +165,40 @@ def _worker_env(url: str, var_dir: Path, redis_url: str) -> dict[str, str]:
     return env
 
 
+@dataclass
+class _Web:
+    """The module's web server (gunicorn) serving the runner API to the agents."""
+
+    url: str = ""
+    process: Any = None
+
+
 @pytest.fixture(scope="module")
 def start_worker(
-    shared_database: str, var_dir: Path, redis_url: str
+    shared_database: str, var_dir: Path, redis_url: str, django_db_blocker: Any
 ) -> Iterator[Callable[..., Worker]]:
-    """``start_worker(name, pool, *also)``: a runner worker process consuming
-    pool.<pool> (and the queues ``also`` names)."""
+    """``start_worker(name, pool, *also)``: a lab host of pool ``pool``, its agent
+    (``python -m reprogate_agent``, the one run path) with a host token of its own
+    against the module's web server (started with the first agent); with
+    ``also``, a server worker consuming those queues too (``celery``: the gate
+    evaluations a campaign's end sends)."""
+    from benchmarks.models import LabPool
+    from benchmarks.services.host_tokens import host_token_issue
+    from tests.faults.cluster import agent_process, time_until_healthy, web
+
     started: list[Worker] = []
     env = _worker_env(shared_database, var_dir, redis_url)
+    server = _Web()
 
-    def launch(name: str, pool: str, *also: str) -> Worker:
-        log = var_dir / f"{name}.log"
-        queues = ",".join((pool_queue(pool), *also))
-        command = [str(CELERY_BIN), "-A", "config", "worker", "--pool", "solo"]
-        command += ["--concurrency", "1", "-Q", queues, "-n", f"{name}@%h"]
-        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [*command, "-l", "INFO"],
-                cwd=PROJECT_DIR,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+    def serve() -> str:
+        if server.process is None:
+            process, port = web(env, var_dir)
+            server.process = process.start()
+            time_until_healthy(port, READY_TIMEOUT, process)
+            server.url = f"http://127.0.0.1:{port}"
+        return server.url
+
+    def watch(name: str, process: subprocess.Popen[bytes], log: Path) -> Worker:
         worker = Worker(name, process, log)
         started.append(worker)
         _wait_for(
@@ -198,6 +209,28 @@ def start_worker(
         )
         return worker
 
+    def launch(name: str, pool: str, *also: str) -> Worker:
+        url = serve()
+        if also:
+            log = var_dir / f"{name}-server.log"
+            command = [str(CELERY_BIN), "-A", "config", "worker", "--pool", "solo"]
+            command += ["-Q", ",".join(also), "-n", f"{name}-server@%h"]
+            command += ["--without-gossip", "--without-mingle", "-l", "INFO"]
+            with log.open("wb") as out:
+                helper = subprocess.Popen(
+                    command, cwd=PROJECT_DIR, env=env, stdout=out,
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip
+            watch(f"{name}-server", helper, log)
+        with django_db_blocker.unblock():
+            issued = host_token_issue(
+                pool=LabPool.objects.get(name=pool), name=name, actor=None
+            )
+        agent = agent_process(var_dir, url, redis_url, issued.raw, name)
+        agent.start()
+        assert agent.process is not None
+        return watch(name, agent.process, agent.log)
+
     yield launch
     for worker in started:
         if worker.process.poll() is None:
@@ -207,6 +240,8 @@ def start_worker(
             except subprocess.TimeoutExpired:
                 worker.process.kill()
                 worker.process.wait(timeout=10)
+    if server.process is not None:
+        server.process.stop()
     broker = redis.Redis.from_url(REDIS_URL)
     for pool in (POOL_A, POOL_B, POOL_C):
         queue = pool_queue(pool)

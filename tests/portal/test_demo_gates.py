@@ -264,7 +264,7 @@ def test_runs_that_do_not_succeed_leave_the_campaign_unevaluated(
     """A runner that never takes the runs (they stay queued until the seed
     cancels them): the campaign is kept for labops, nothing is evaluated."""
     monkeypatch.setattr(demo, "sandbox_problem", lambda: None)
-    monkeypatch.setattr(demo, "run_execute", lambda **kwargs: "skipped")
+    monkeypatch.setattr(demo.LoopbackAgent, "execute", lambda *args: "skipped")
     said: list[str] = []
 
     report = demo_seed(lab_validation=True, progress=said.append)

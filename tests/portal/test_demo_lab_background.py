@@ -43,10 +43,10 @@ def sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bubblewrap works (as on a lab host); executing a run here is a failure."""
     monkeypatch.setattr(demo, "sandbox_problem", lambda: None)
 
-    def refuse(**kwargs: Any) -> None:
+    def refuse(*args: Any) -> None:
         raise AssertionError("the seed executed a run")
 
-    monkeypatch.setattr(demo, "run_execute", refuse)
+    monkeypatch.setattr(demo.LoopbackAgent, "execute", refuse)
 
 
 @pytest.fixture

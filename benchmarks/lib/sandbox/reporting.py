@@ -1,9 +1,8 @@
 """What a runner tells the server while it holds a run, Django-free: the
 progress the harness prints (``::progress:: 0.42``) and the tail of its output,
-sent at most every ``interval`` seconds. The server's worker sends it straight to
-the database (``benchmarks.services.reporter``), the lab agent over the runner
-API (``reprogate_agent.execute``); both subclass ``HarnessReporter`` with their
-``send``. Once a send is refused (the run was cancelled, re-queued or finished)
+sent at most every ``interval`` seconds. The lab agent sends it over the runner
+API (``reprogate_agent.execute``, subclassing ``HarnessReporter`` with its
+``send``). Once a send is refused (the run was cancelled, re-queued or finished)
 ``stopped`` is true and the runner stops the harness."""
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ from benchmarks.services.pools import pool_create
 
 
 class Command(BaseCommand):
-    help = "Create a lab pool; runner workers then consume its queue pool.<name>."
+    help = (
+        "Create a lab pool; its hosts' agents (manage.py pool_join) then consume "
+        "its queue pool.<name>."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("name", help="lowercase letters, digits and dashes")
@@ -35,4 +38,7 @@ class Command(BaseCommand):
             )
         except ApplicationError as error:
             raise CommandError(error.message) from None
-        self.stdout.write(f"pool {pool.name}: workers consume -Q {pool.queue}")
+        self.stdout.write(
+            f"pool {pool.name}: its hosts' agents consume {pool.queue} "
+            f"(join one: manage.py pool_join {pool.name} HOST)"
+        )

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         self.stdout.write(f"hosts: {len(hosts) or 'none'}")
         for host in hosts:
             health = host.health  # type: ignore[attr-defined]
-            via = f"token {host.token.name}" if host.token else "database worker"
+            via = f"token {host.token.name}" if host.token else "no token"
             self.stdout.write(
                 f"  {host.worker_name}  {host.hostname}  {health.label}  "
                 f"last heartbeat {host.last_heartbeat_at:{_TIME}:%S}  {via}"

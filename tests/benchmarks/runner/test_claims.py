@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from benchmarks.models import LabHost, LabPool, Run
-from benchmarks.services.pools import host_ensure
+from benchmarks.services.pools import host_register
 from benchmarks.services.runs import run_claim, run_report
 from tests.benchmarks.runner.support import runs_of, start, worker
 
@@ -22,7 +22,7 @@ def run(bundle: Any, pool: LabPool, labops: Any) -> Run:
 
 @pytest.fixture
 def host(pool: LabPool) -> LabHost:
-    return host_ensure(pool=pool, worker=worker())
+    return host_register(pool=pool, worker=worker())
 
 
 def test_claim_takes_a_queued_run_once(run: Run, host: LabHost) -> None:

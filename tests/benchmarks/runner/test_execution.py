@@ -1,6 +1,8 @@
-"""A run executed for real on this host: the bundle fetched and extracted, the
-harness run in the sandbox, outputs stored, parsed and deposited; failures,
-limits, cancellation and stale attempts end the run with a reason."""
+"""A run executed for real on this host by the one run path (the lab agent's
+``execute_run`` against the runner API, in process): the bundle fetched and
+extracted, the harness run in the sandbox, outputs stored, parsed and
+deposited; failures, limits, cancellation and stale attempts end the run with a
+reason."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ from django.core.files.storage import default_storage
 from accounts.models import AuditEvent
 from artifacts.models import Deposit
 from benchmarks.models import Campaign, LabPool, Run, RunMetric, RunOutput
-from benchmarks.services.execution import run_execute
-from benchmarks.services.reporter import RunReporter
 from benchmarks.services.runs import run_cancel, run_requeue
-from tests.benchmarks.runner.support import accepted_bundle, runs_of, start, worker
+from reprogate_agent.execute import Reporter
+from tests.benchmarks.in_process_agent import execute_in_process, worker_name
+from tests.benchmarks.runner.support import accepted_bundle, runs_of, start
 
 pytestmark = pytest.mark.django_db
 
@@ -57,8 +59,7 @@ def make(
 
 
 def execute(run: Run) -> tuple[str, Run]:
-    outcome = run_execute(run_id=run.pk, attempt=run.attempt, worker=worker())
-    return outcome, Run.objects.get(pk=run.pk)
+    return execute_in_process(run)
 
 
 def test_run_executes_the_harness_and_records_its_results(
@@ -77,7 +78,8 @@ def test_run_executes_the_harness_and_records_its_results(
     assert metrics[("read_iops", "mean")].scenario == "cold-c1"
     assert metrics[("read_iops", "mean")].source_path == "metrics.json"
     assert run.series.get().name == "cache_hit_rate"
-    assert run.host.worker_name == "w1@lab-host"
+    assert run.host.worker_name == worker_name()
+    assert run.host.token is not None  # the agent's, with its host token
     assert run.environment
     assert ("kernel", "major") in {(d["field"], d["severity"]) for d in run.drift}
     assert run.cache_dropped is not None
@@ -197,14 +199,14 @@ def test_cancelling_kills_the_harness_and_its_children(
     make: Any, labops: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = make(b"#!/bin/sh\nsleep 987.654 &\necho '::progress:: 0.5'\nsleep 600\n")
-    seen = RunReporter.on_line
+    seen = Reporter.on_line
 
-    def operator_cancels(self: RunReporter, stream: str, line: str) -> None:
+    def operator_cancels(self: Reporter, stream: str, line: str) -> None:
         seen(self, stream, line)
         if "0.5" in line:
             run_cancel(run=Run.objects.get(pk=run.pk), actor=labops)
 
-    monkeypatch.setattr(RunReporter, "on_line", operator_cancels)
+    monkeypatch.setattr(Reporter, "on_line", operator_cancels)
 
     outcome, run = execute(run)
 
@@ -213,18 +215,18 @@ def test_cancelling_kills_the_harness_and_its_children(
     assert _processes_with("987.654") == []
 
 
-def test_a_worker_whose_run_was_requeued_leaves_it_alone(
+def test_an_agent_whose_run_was_requeued_leaves_it_alone(
     make: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = make(b"#!/bin/sh\necho '::progress:: 0.5'\nsleep 600\n")
-    seen = RunReporter.on_line
+    seen = Reporter.on_line
 
-    def reaper_requeues(self: RunReporter, stream: str, line: str) -> None:
+    def reaper_requeues(self: Reporter, stream: str, line: str) -> None:
         seen(self, stream, line)
         if "0.5" in line:
             run_requeue(run=Run.objects.get(pk=run.pk), reason="lost")
 
-    monkeypatch.setattr(RunReporter, "on_line", reaper_requeues)
+    monkeypatch.setattr(Reporter, "on_line", reaper_requeues)
 
     outcome, run = execute(run)
 

@@ -7,18 +7,15 @@ from typing import Any
 import pytest
 
 from accounts.models import AuditEvent, Organisation
-from benchmarks.lib.queues import pool_names_of
 from benchmarks.models import LabHost, LabPool
 from benchmarks.selectors.pools import host_status
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.pools import (
     WorkerIdentity,
-    host_heartbeat,
     host_register,
     host_stop,
     pool_create,
 )
-from benchmarks.tasks import HostBeacon
 from tests.benchmarks.runner.support import make_pool, worker
 
 pytestmark = pytest.mark.django_db
@@ -72,45 +69,9 @@ def test_host_status_follows_the_heartbeat(pool: LabPool, clock: Any) -> None:
     clock.advance(seconds=121)
     assert host_status(LabHost.objects.get(pk=host.pk)).code == "lost"
 
-    host_heartbeat(worker_name=host.worker_name, pool_names=[pool.name])
+    host_register(pool=pool, worker=worker())  # the agent's hello again
     assert host_status(LabHost.objects.get(pk=host.pk)).code == "online"
 
     host_stop(worker_name=host.worker_name, pool_names=[pool.name])
     clock.advance(hours=1)
     assert host_status(LabHost.objects.get(pk=host.pk)).code == "offline"
-
-
-def test_heartbeat_touches_only_the_worker_s_pools(
-    pool: LabPool, lab_org: Organisation, clock: Any
-) -> None:
-    other = make_pool(lab_org, "other")
-    mine = host_register(pool=pool, worker=worker())
-    theirs = host_register(pool=other, worker=worker())
-    clock.advance(seconds=30)
-
-    touched = host_heartbeat(worker_name="w1@lab-host", pool_names=[pool.name])
-
-    assert touched == 1
-    assert LabHost.objects.get(pk=mine.pk).last_heartbeat_at == clock.now()
-    assert LabHost.objects.get(pk=theirs.pk).last_heartbeat_at < clock.now()
-
-
-def test_pool_names_come_from_the_worker_s_pool_queues() -> None:
-    assert pool_names_of(["celery", "pool.a", "pool.gpu-b", "poolx"]) == ["a", "gpu-b"]
-
-
-def test_beacon_registers_known_pools_and_beats(
-    pool: LabPool, monkeypatch: pytest.MonkeyPatch, clock: Any
-) -> None:
-    beacon = HostBeacon("w9@lab", ["gpu-a", "not-yet"])
-    monkeypatch.setattr(beacon, "identity", lambda: WorkerIdentity("w9@lab", "lab"))
-
-    beacon.beat()
-    clock.advance(seconds=20)
-    beacon.beat()
-
-    host = LabHost.objects.get(worker_name="w9@lab")
-    assert host.pool == pool
-    assert host.last_heartbeat_at == clock.now()
-    assert beacon.registered == {"gpu-a"}
-    assert AuditEvent.objects.filter(action="lab_host.registered").count() == 1

@@ -9,7 +9,7 @@ import pytest
 
 from accounts.models import AuditEvent
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.services.pools import host_ensure
+from benchmarks.services.pools import host_register
 from benchmarks.services.reaper import run_reap
 from benchmarks.services.runs import run_cancel, run_claim, run_report
 from tests.benchmarks.runner.support import runs_of, start, worker
@@ -25,7 +25,7 @@ def campaign(bundle: Any, pool: LabPool, labops: Any) -> Campaign:
 @pytest.fixture
 def claimed(campaign: Campaign, pool: LabPool, clock: Any) -> Run:
     run = runs_of(campaign)[0]
-    host = host_ensure(pool=pool, worker=worker())
+    host = host_register(pool=pool, worker=worker())
     claimed = run_claim(run_id=run.pk, attempt=1, host=host)
     assert claimed is not None
     return claimed
@@ -157,7 +157,7 @@ def test_reaper_resends_a_run_left_queued_beside_an_idle_host(
 ) -> None:
     waiting = runs_of(campaign)
     clock.advance(seconds=301)
-    host_ensure(pool=pool, worker=worker())  # online, running nothing
+    host_register(pool=pool, worker=worker())  # online, running nothing
 
     with django_capture_on_commit_callbacks(execute=True):
         report = run_reap()
@@ -179,7 +179,7 @@ def test_a_resent_run_is_still_claimed_once(
 ) -> None:
     run = runs_of(campaign)[0]
     clock.advance(seconds=301)
-    host = host_ensure(pool=pool, worker=worker())
+    host = host_register(pool=pool, worker=worker())
     run_reap()
 
     first = run_claim(run_id=run.pk, attempt=1, host=host)
@@ -193,7 +193,7 @@ def test_reaper_does_not_resend_too_early(
     campaign: Campaign, pool: LabPool, clock: Any
 ) -> None:
     clock.advance(seconds=299)
-    host_ensure(pool=pool, worker=worker())
+    host_register(pool=pool, worker=worker())
 
     assert run_reap().redispatched == []
 
@@ -202,7 +202,7 @@ def test_reaper_does_not_resend_while_every_host_is_busy(
     campaign: Campaign, pool: LabPool, clock: Any
 ) -> None:
     busy, *waiting = runs_of(campaign)
-    host = host_ensure(pool=pool, worker=worker())
+    host = host_register(pool=pool, worker=worker())
     assert run_claim(run_id=busy.pk, attempt=1, host=host) is not None
     for _ in range(4):
         clock.advance(seconds=100)
@@ -217,7 +217,7 @@ def test_reaper_does_not_resend_while_every_host_is_busy(
 def test_reaper_does_not_resend_to_a_pool_without_online_hosts(
     campaign: Campaign, pool: LabPool, clock: Any
 ) -> None:
-    host_ensure(pool=pool, worker=worker())
+    host_register(pool=pool, worker=worker())
     clock.advance(seconds=301)  # the host went silent meanwhile: lost
 
     assert run_reap().redispatched == []

@@ -1,7 +1,7 @@
 """An agent's whole run over the runner API (DRF's test client plays the
 agent, with the real sandbox running the real bundle's harness): the run ends
 succeeded with metrics, series, outputs and an escrow deposit, exactly as the
-same bundle's run on a local worker."""
+same bundle's run executed by the agent's own code (in process)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.sandbox import SandboxLimits, run_harness
 from benchmarks.lib.sandbox.reporting import json_safe
 from benchmarks.models import Campaign, Run
-from benchmarks.services.execution import run_execute
 from benchmarks.services.host_tokens import IssuedHostToken
 from benchmarks.services.workspace import Workspace, extract_bundle
-from tests.benchmarks.runner.support import runs_of, worker
+from tests.benchmarks.in_process_agent import execute_in_process
+from tests.benchmarks.runner.support import runs_of
 from tests.benchmarks.runner_api.support import (
     BASE,
     call,
@@ -147,7 +147,7 @@ def _play_the_agent(agent: APIClient, run: Run, work: Path) -> dict[str, Any]:
     return dict(finished.json())
 
 
-def test_an_agent_run_ends_like_a_local_run(
+def test_an_agent_run_played_over_the_api_ends_like_the_agent_s_own(
     agent: APIClient,
     campaign: Campaign,
     issued: IssuedHostToken,
@@ -157,7 +157,7 @@ def test_an_agent_run_ends_like_a_local_run(
 
     with tempfile.TemporaryDirectory() as work:
         finished = _play_the_agent(agent, remote, Path(work))
-    run_execute(run_id=local.pk, attempt=1, worker=worker())
+    execute_in_process(local)
 
     assert finished == {"state": "succeeded"}
     got, want = _results(remote), _results(local)

@@ -1,7 +1,9 @@
 """The embedded broker: kombu's SQLAlchemy transport on a SQLite file, made durable.
 
-``sqla+sqlite:///…/broker.sqlite3`` names this transport (config/celery.py points
-kombu's ``sqla`` alias here). A message is a row of kombu's own tables, written in
+``sqla+sqlite:///…/broker.sqlite3`` names this transport once ``use_transport()``
+pointed kombu's ``sqla`` alias here: the server's Celery app (config/celery.py) and
+the embedded default's lab agent (``reprogate_agent``) do, so it lives in this
+Django-free library. A message is a row of kombu's own tables, written in
 one SQLite transaction, so a consumer never reads half a message (kombu's
 filesystem transport did: its consumer died on an empty ``*.msg`` file). What
 kombu's SQLAlchemy channel does not do, this one adds:
@@ -39,6 +41,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
+from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import sqlalchemy as kombu_sqla
 from kombu.utils.encoding import bytes_to_str
 from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select
@@ -48,6 +51,8 @@ from sqlalchemy.engine import make_url
 
 logger = logging.getLogger(__name__)
 
+SCHEME = "sqla+sqlite"
+TRANSPORT = f"{__name__}:Transport"
 DEFAULT_VISIBILITY_TIMEOUT = 60.0
 BUSY_TIMEOUT_S = 30.0
 _ENGINES: dict[tuple[int, str], Engine] = {}
@@ -300,3 +305,9 @@ class Channel(kombu_sqla.Channel):
 class Transport(kombu_sqla.Transport):
     Channel = Channel
     polling_interval = 0.2
+
+
+def use_transport() -> None:
+    """Point kombu's ``sqla`` (and ``sqlalchemy``) alias at this transport; a name,
+    resolved on the first connection."""
+    TRANSPORT_ALIASES["sqla"] = TRANSPORT_ALIASES["sqlalchemy"] = TRANSPORT
