@@ -78,7 +78,11 @@ def test_the_telemetry_blob_is_kept_deposited_and_derived(
     assert [o.path for o in live.outputs.all()] == ["metrics.json"]
     assert live.output_deposit is not None
     roles = {(i.role, i.path, i.blob.sha256) for i in live.output_deposit.items.all()}
-    assert (DepositBlob.Role.ARTEFACT, "runner/telemetry.bin", artefact.blob.sha256) in roles
+    assert (
+        DepositBlob.Role.ARTEFACT,
+        "runner/telemetry.bin",
+        artefact.blob.sha256,
+    ) in roles
     derived = RunMetric.objects.filter(run=live, method="telemetry")
     assert {(m.name, m.stat, m.scope) for m in derived} >= {
         ("disk_read_iops", "mean", "loop0"),
