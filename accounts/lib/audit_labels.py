@@ -73,7 +73,11 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "release.downloaded": "Released escrow downloaded",
     # benchmarks
     "lab_pool.created": "Lab pool created",
+    "lab_pool.policy_set": "Lab pool policy set",
     "lab_host.registered": "Lab host registered",
+    "lab_host.key_pinned": "Lab host key pinned",
+    "lab_host.key_offered": "Lab host offered another key",
+    "lab_host.key_accepted": "Lab host key accepted",
     "host_token.issued": "Lab host joined (token issued)",
     "host_token.revoked": "Lab host token revoked",
     "campaign.started": "Campaign started",
