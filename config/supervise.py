@@ -8,7 +8,14 @@ a process group of its own.
   revoked) into a 0600 file under the var dir, which the agent reads
   (``REPROGATE_HOST_TOKEN_FILE``: never on a command line). The agent's
   environment is its own variables and the basics (``PATH``, locale, Python's),
-  none of the server's secrets.
+  none of the server's secrets. Its host key lives under the var dir
+  (``lab-agent/state``), and it reads the var dir's CDI folder after the host's.
+- Where the host can (root, loop devices), the start attaches the demo's scratch
+  block device (``benchmarks.lib.lab.scratch``: a loop device on
+  ``lab/scratch0.img``, reused when one already holds it) and the token command
+  puts ``reprogate.dev/block=scratch0`` in pool ``local``'s policy; the stop
+  detaches it. Elsewhere the policy goes without it and the harnesses run
+  file-backed.
 
 - A process that exits, the web server's included, is started again after a
   back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
