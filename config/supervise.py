@@ -8,7 +8,14 @@ a process group of its own.
   revoked) into a 0600 file under the var dir, which the agent reads
   (``REPROGATE_HOST_TOKEN_FILE``: never on a command line). The agent's
   environment is its own variables and the basics (``PATH``, locale, Python's),
-  none of the server's secrets.
+  none of the server's secrets. Its host key lives under the var dir
+  (``lab-agent/state``), and it reads the var dir's CDI folder after the host's.
+- Where the host can (root, loop devices), the start attaches the demo's scratch
+  block device (``benchmarks.lib.lab.scratch``: a loop device on
+  ``lab/scratch0.img``, reused when one already holds it) and the token command
+  puts ``reprogate.dev/block=scratch0`` in pool ``local``'s policy; the stop
+  detaches it. Elsewhere the policy goes without it and the harnesses run
+  file-backed.
 
 - A process that exits, the web server's included, is started again after a
   back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
@@ -56,6 +63,13 @@ from types import FrameType
 from typing import BinaryIO
 
 from accounts.lib.runtime import STATUS_FILE
+from benchmarks.lib.lab.scratch import (
+    SCRATCH_DEVICE,
+    Scratch,
+    cdi_dir,
+    scratch_attach,
+    scratch_detach,
+)
 from benchmarks.lib.queues import EMBEDDED_POOL
 
 BACKOFF_FIRST_S = 1.0
@@ -73,6 +87,8 @@ LOGS_DIR = "logs"
 ROOT_WARNING_FILTER = "ignore:You're running the worker with superuser privileges"
 AGENT_DIR = "lab-agent"
 AGENT_TOKEN_FILE = f"{AGENT_DIR}/host-token"
+AGENT_STATE_DIR = f"{AGENT_DIR}/state"  # the agent's host key (host_key.pem)
+DEFAULT_CDI_DIRS = "/etc/cdi:/var/run/cdi"  # as the agent reads them unset
 AGENT_NAME = "embedded-lab"  # as benchmarks.services.embedded_agent names its token
 # What the lab agent keeps of the supervisor's environment (no secret of the server).
 AGENT_PASSED = frozenset(
@@ -174,7 +190,10 @@ def agent_environment(
     """The embedded lab agent's variables (``reprogate_agent/options.py``): this
     server on loopback, the token file the start writes, the server's own broker
     (the embedded SQLite file unless ``CELERY_BROKER_URL`` names another), and
-    ``RUNNER_WORK_DIR`` (else the system's temporary folder) for the runs."""
+    ``RUNNER_WORK_DIR`` (else the system's temporary folder) for the runs, its
+    state (the host key) under the var dir, and the CDI folders: the host's
+    (``REPROGATE_CDI_DIRS`` or the default) and then the var dir's, where the
+    demo's scratch device is named."""
     if env.get("CELERY_BROKER_URL_FILE"):
         broker = {"REPROGATE_BROKER_URL_FILE": env["CELERY_BROKER_URL_FILE"]}
     else:
@@ -189,11 +208,16 @@ def agent_environment(
         **broker,
         "REPROGATE_AGENT_WORK_DIR": work,
         "REPROGATE_AGENT_NAME": AGENT_NAME,
+        "REPROGATE_AGENT_STATE_DIR": str(var_dir / AGENT_STATE_DIR),
+        "REPROGATE_CDI_DIRS": ":".join(
+            [env.get("REPROGATE_CDI_DIRS") or DEFAULT_CDI_DIRS, str(cdi_dir(var_dir))]
+        ),
     }
 
 
-def agent_token_argv(var_dir: Path) -> list[str]:
-    """The command that issues the lab agent's token into its file."""
+def agent_token_argv(var_dir: Path, scratch: bool = False) -> list[str]:
+    """The command that issues the lab agent's token into its file (and puts
+    the scratch device in the pool's policy, or takes it out)."""
     return [
         sys.executable,
         "manage.py",
@@ -201,14 +225,17 @@ def agent_token_argv(var_dir: Path) -> list[str]:
         f"--token-file={var_dir / AGENT_TOKEN_FILE}",
         f"--pool={EMBEDDED_POOL}",
         f"--host={AGENT_NAME}",
+        *([f"--scratch-device={SCRATCH_DEVICE}"] if scratch else []),
     ]
 
 
-def issue_agent_token(var_dir: Path, say: Callable[[str], None]) -> bool:
+def issue_agent_token(
+    var_dir: Path, say: Callable[[str], None], scratch: bool = False
+) -> bool:
     """A fresh host token for the lab agent, in its file (the previous start's
     revoked); False (said why) when it could not be issued."""
     done = subprocess.run(  # noqa: S603 (argv built here)
-        agent_token_argv(var_dir),
+        agent_token_argv(var_dir, scratch),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -548,7 +575,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     var_dir = args.var_dir.resolve()
     url = f"http://{link_host(args.host)}:{args.port}"
     note = f" — {args.ready_note}" if args.ready_note else ""
-    if not issue_agent_token(var_dir, lambda line: print(line, flush=True)):
+    say = print_line
+    scratch = attach_scratch(var_dir, say)
+    if not issue_agent_token(var_dir, say, scratch.device is not None):
+        detach_scratch(var_dir, say)
         return 1
     supervisor = Supervisor(
         embedded_programs(args.host, args.port, var_dir, dict(os.environ)),
@@ -560,7 +590,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"e-mails in {var_dir / 'mail'}/; Ctrl-C stops it"
         ),
     )
-    return supervisor.run()
+    try:
+        return supervisor.run()
+    finally:
+        detach_scratch(var_dir, say)
+
+
+def print_line(line: str) -> None:
+    print(line, flush=True)
+
+
+def attach_scratch(var_dir: Path, say: Callable[[str], None]) -> Scratch:
+    """The demo's scratch block device for pool ``local``, where the host can
+    (``benchmarks.lib.lab.scratch``), said on the console either way."""
+    scratch = scratch_attach(var_dir)
+    say(f"==> {scratch.describe()}")
+    return scratch
+
+
+def detach_scratch(var_dir: Path, say: Callable[[str], None]) -> None:
+    for device in scratch_detach(var_dir):
+        say(f"==> {SCRATCH_DEVICE} ({device}) detached")
 
 
 if __name__ == "__main__":

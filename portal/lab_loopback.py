@@ -7,7 +7,9 @@ The demo seed's synchronous lab validation (``seed_demo --lab-validation``)
 executes its runs so, and the tests that need a run executed in process reuse it.
 ``loopback_agent`` issues a host token on the pool for the duration (revoking one
 left over by an interrupted earlier use), says hello with this machine's
-environment, and revokes the token at the end."""
+environment and its host key (``VAR_DIR/lab-loopback/<name>/host_key.pem``,
+made at its first use and kept: the server pins it, so the runs' statements
+verify as any lab host's), and revokes the token at the end."""
 
 from __future__ import annotations
 
@@ -25,10 +27,12 @@ import urllib3
 from django.conf import settings
 from django.test import Client
 
+from artifacts.lib.signatures.statement import public_key_pem
 from benchmarks import conf
 from benchmarks.lib.environment import capture_environment
 from benchmarks.lib.sandbox import sandbox_capabilities
 from benchmarks.lib.sandbox.reporting import json_safe
+from benchmarks.lib.signing import host_key_load_or_create
 from benchmarks.models import HostToken, LabPool, Run
 from benchmarks.services.host_tokens import host_token_issue, host_token_revoke
 from reprogate_agent.client import RunnerClient
@@ -120,6 +124,7 @@ def loopback_agent(pool: LabPool, name: str) -> Iterator[LoopbackAgent]:
     hostname = socket.gethostname()
     worker = f"{name}@{hostname}"[:255]
     client = LoopbackRunnerClient(issued.raw)
+    key = host_key_load_or_create(Path(settings.VAR_DIR) / "lab-loopback" / name)
     try:
         answer = client.hello(
             {
@@ -128,10 +133,13 @@ def loopback_agent(pool: LabPool, name: str) -> Iterator[LoopbackAgent]:
                 "pid": os.getpid(),
                 "environment": json_safe(capture_environment()),
                 "sandbox": json_safe(sandbox_capabilities()),
+                "signing_key": public_key_pem(key).decode("ascii"),
             }
         )
         work_dir = Path(conf.work_dir() or tempfile.gettempdir())
-        yield LoopbackAgent(client, Terms.from_hello(worker, answer), work_dir)
+        yield LoopbackAgent(
+            client, Terms.from_hello(worker, answer, host_key=key), work_dir
+        )
     finally:
         client.close()
         token = HostToken.objects.get(pk=issued.token.pk)

@@ -6,7 +6,14 @@ At each start the supervisor asks for a fresh host token
 (``manage.py embedded_agent_token``): the pool is made if it is missing, the
 previous start's token is revoked (its agent, if one were left, is refused at its
 next call; the runs it held are re-queued by the reaper) and a new one is issued,
-for the agent to read from a 0600 file. Both are audited, as for any host."""
+for the agent to read from a 0600 file. Both are audited, as for any host.
+
+Where the host can, the supervisor also attaches the demo's scratch block device
+(``benchmarks.lib.lab.scratch``) and ``embedded_agent_policy`` puts it in the
+pool's policy (``reprogate.dev/block=scratch0``, read-write); where it cannot,
+the policy loses that device (its other entries stay) and the example harnesses
+run file-backed. Either way through ``pool_policy_set`` (audited), and only when
+the policy changes."""
 
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ from django.db import transaction
 
 from accounts.models import Organisation
 from accounts.services.users import organisation_create
+from benchmarks.lib.lab.policy import SCHEMA as POLICY_SCHEMA
+from benchmarks.lib.lab.scratch import SCRATCH_DEVICE
 from benchmarks.lib.queues import EMBEDDED_POOL
 from benchmarks.models import HostToken, LabPool
 from benchmarks.services.host_tokens import (
@@ -23,11 +32,12 @@ from benchmarks.services.host_tokens import (
     host_token_issue,
     host_token_revoke,
 )
-from benchmarks.services.pools import pool_create
+from benchmarks.services.pools import pool_create, pool_policy_set
 
 # The embedded agent's name on the pool (its token's and its Celery node's).
 EMBEDDED_HOST: Final = "embedded-lab"
 LOCAL_LAB_SLUG: Final = "local-lab"
+SCRATCH_RULE: Final = {"name": SCRATCH_DEVICE, "access": "rw"}
 
 
 def _pool(name: str) -> LabPool:
@@ -63,3 +73,40 @@ def embedded_agent_token(
         for old in HostToken.objects.filter(pool=pool, name=host_name, revoked_at=None)
     ]
     return host_token_issue(pool=pool, name=host_name, actor=None), revoked
+
+
+def scratch_policy(current: object, device: str | None) -> dict[str, object]:
+    """``current`` with the scratch device (``device``: its CDI name) as its
+    read-write device, or without it (None); its other entries kept."""
+    policy = dict(current) if isinstance(current, dict) and current else {}
+    policy["schema"] = POLICY_SCHEMA
+    kept = [
+        d
+        for d in policy.get("devices") or []
+        if not (isinstance(d, dict) and d.get("name") == SCRATCH_DEVICE)
+    ]
+    if device is not None:
+        kept.append({**SCRATCH_RULE, "name": device})
+    policy["devices"] = kept
+    return policy
+
+
+@transaction.atomic
+def embedded_agent_policy(
+    *, pool_name: str = EMBEDDED_POOL, scratch_device: str | None
+) -> LabPool:
+    """The embedded pool's policy with the scratch device, or without it
+    (``scratch_device`` None: the host has none); unchanged, no write."""
+    pool = _pool(pool_name)
+    current = pool.policy if isinstance(pool.policy, dict) else {}
+    named = [
+        d
+        for d in current.get("devices") or []
+        if isinstance(d, dict) and d.get("name") == SCRATCH_DEVICE
+    ]
+    if scratch_device is None and not named:
+        return pool
+    if scratch_device is not None and named == [SCRATCH_RULE]:
+        return pool
+    wanted = scratch_policy(current, scratch_device)
+    return pool_policy_set(pool=pool, policy=wanted, actor=None)

@@ -542,3 +542,27 @@ def test_scripts_run_names_every_demo_account_when_ready() -> None:
     names = [username for username, _org, _role in ACCOUNTS]
     assert f"{', '.join(names[:-1])} or {names[-1]}" in note
     assert f"(password {DEMO_PASSWORD})" in note
+
+
+def test_the_agent_keeps_its_host_key_and_reads_the_demo_s_cdi_spec_in_the_var_dir(
+    tmp_path: Path,
+) -> None:
+    plain = supervise.agent_environment("127.0.0.1", 8151, tmp_path, {})
+    lab = supervise.agent_environment(
+        "127.0.0.1", 8151, tmp_path, {"REPROGATE_CDI_DIRS": "/srv/cdi"}
+    )
+
+    assert plain["REPROGATE_AGENT_STATE_DIR"] == str(tmp_path / "lab-agent" / "state")
+    assert plain["REPROGATE_CDI_DIRS"] == f"/etc/cdi:/var/run/cdi:{tmp_path}/lab/cdi"
+    assert lab["REPROGATE_CDI_DIRS"] == f"/srv/cdi:{tmp_path}/lab/cdi"  # ours last
+
+
+def test_the_token_command_is_told_whether_the_scratch_device_is_there(
+    tmp_path: Path,
+) -> None:
+    with_device = supervise.agent_token_argv(tmp_path, scratch=True)
+
+    assert with_device[-1] == "--scratch-device=reprogate.dev/block=scratch0"
+    assert not any(
+        a.startswith("--scratch") for a in supervise.agent_token_argv(tmp_path)
+    )

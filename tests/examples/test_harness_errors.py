@@ -98,3 +98,53 @@ def test_without_fio_the_harness_says_so_and_succeeds(
         "trace.jsonl",
         "trace.jsonl.sha256",
     ]
+
+
+@pytest.mark.parametrize(
+    ("devices", "problem"),
+    [
+        ("{not json", "REPROGATE_DEVICES is not JSON"),
+        ('["/dev/loop0"]', "REPROGATE_DEVICES must be a JSON object"),
+    ],
+)
+def test_a_malformed_devices_variable_exits_2(
+    bundles: dict[str, Path], tmp_path: Path, devices: str, problem: str
+) -> None:
+    (tmp_path / "out").mkdir()
+    env = {
+        "PATH": BARE_PATH,
+        "REPROGATE_SCENARIO": json.dumps(GOOD),
+        "REPROGATE_OUTPUT_DIR": str(tmp_path / "out"),
+        "REPROGATE_DEVICES": devices,
+    }
+
+    done = subprocess.run(
+        ["/bin/sh", "harness/run.sh"], cwd=bundles["acme-flash"], env=env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert problem in done.stderr
+
+
+def test_a_named_device_that_is_no_block_device_falls_back_to_a_file(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    (tmp_path / "out").mkdir()
+    plain = tmp_path / "not-a-device"
+    plain.write_bytes(b"\0" * 4096)
+    env = {
+        "PATH": BARE_PATH,
+        "REPROGATE_SCENARIO": json.dumps({**GOOD, "duration_s": 1}),
+        "REPROGATE_OUTPUT_DIR": str(tmp_path / "out"),
+        "REPROGATE_DEVICES": json.dumps({"reprogate.dev/block=scratch0": str(plain)}),
+    }
+
+    done = subprocess.run(
+        ["/bin/sh", "harness/run.sh"], cwd=bundles["acme-flash"], env=env,
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "ssd tier: file-backed" in done.stdout
+    assert plain.read_bytes() == b"\0" * 4096  # never written

@@ -79,6 +79,10 @@ def test_harness_succeeds_and_reports_progress(each_run: Run) -> None:
     assert progress == sorted(progress)
     assert len(progress) >= 5
     assert progress[-1] == 1.0
+    # no REPROGATE_DEVICES here: the SSD tier is a file, and the log says so
+    assert "ssd tier: file-backed (no block device in REPROGATE_DEVICES)" in (
+        each_run.stdout
+    )
 
 
 def test_metrics_parse_without_problems(each_run: Run) -> None:

@@ -102,6 +102,47 @@ def test_a_corrupted_ssd_block_is_an_error(kvsim: ModuleType, tmp_path: Path) ->
     cache.ssd.close()
 
 
+def test_a_direct_tier_reads_and_writes_its_device_with_o_direct_and_keeps_it(
+    kvsim: ModuleType, tmp_path: Path
+) -> None:
+    # A preallocated file stands in for the block device (O_DIRECT works on
+    # ext4 and xfs; a tmpfs refuses it, and the test says so).
+    device = tmp_path / "device"
+    device.write_bytes(b"\0" * (4 * 4096))
+    tiers = {**TIERS, "block_bytes": 4096, "ssd_blocks": 4}
+    try:
+        cache = kvsim.KvCache(tiers, device, direct=True)
+    except OSError as error:
+        pytest.skip(f"O_DIRECT is not supported under {tmp_path}: {error}")
+    keys = ["k0", "k1", "k2", "k3"]
+    cache.store(keys)
+
+    found = cache.lookup(keys)
+
+    assert (found.memory_blocks, found.ssd_blocks) == (0, 4)
+    assert len(cache.ssd.read_s) == 4
+    assert device.read_bytes()[:4096] in {
+        kvsim.payload(k, 4096) for k in keys
+    }  # what was written is on the device, whole blocks
+    cache.ssd.close()
+    assert device.stat().st_size == 4 * 4096  # a device is never removed
+
+
+@pytest.mark.parametrize(
+    ("size", "block_bytes", "problem"),
+    [(4 * 4096, 1000, "not a multiple of"), (4096, 4096, "holds 4096 bytes")],
+)
+def test_a_direct_tier_refuses_what_o_direct_or_the_device_cannot_hold(
+    kvsim: ModuleType, tmp_path: Path, size: int, block_bytes: int, problem: str
+) -> None:
+    device = tmp_path / "device"
+    device.write_bytes(b"\0" * size)
+    tiers = {**TIERS, "block_bytes": block_bytes, "ssd_blocks": 4}
+
+    with pytest.raises(OSError, match=problem):
+        kvsim.KvCache(tiers, device, direct=True)
+
+
 def test_keys_are_prefix_blocks_then_the_conversation(
     kvsim: ModuleType, tmp_path: Path
 ) -> None:

@@ -8,8 +8,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.exceptions import ApplicationError
+from benchmarks.lib.lab.scratch import SCRATCH_DEVICE
 from benchmarks.lib.queues import EMBEDDED_POOL
-from benchmarks.services.embedded_agent import EMBEDDED_HOST, embedded_agent_token
+from benchmarks.services.embedded_agent import (
+    EMBEDDED_HOST,
+    embedded_agent_policy,
+    embedded_agent_token,
+)
 
 
 def write_secret(path: Path, secret: str) -> None:
@@ -40,11 +45,21 @@ class Command(BaseCommand):
         )
         parser.add_argument("--pool", default=EMBEDDED_POOL)
         parser.add_argument("--host", default=EMBEDDED_HOST)
+        parser.add_argument(
+            "--scratch-device",
+            choices=[SCRATCH_DEVICE],
+            default=None,
+            help="the demo's scratch block device is attached (its CDI spec "
+            "written): put it in the pool's policy; without: take it out",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             issued, revoked = embedded_agent_token(
                 pool_name=options["pool"], host_name=options["host"]
+            )
+            embedded_agent_policy(
+                pool_name=options["pool"], scratch_device=options["scratch_device"]
             )
         except ApplicationError as error:
             raise CommandError(error.message, returncode=2) from None

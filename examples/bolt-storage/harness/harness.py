@@ -2,8 +2,8 @@
 
 For one scenario (REPROGATE_SCENARIO) it writes into REPROGATE_OUTPUT_DIR:
 
-- fio.json: a small fio job (4k random reads of a scratch file, json+), when
-  fio is installed; without fio it says so and goes on;
+- fio.json: a small fio job (4k random reads, json+) on the SSD tier's home
+  (below), when fio is installed; without fio it says so and goes on;
 - trace.jsonl and trace.jsonl.sha256: the synthetic trace it replays
   (tracegen.py, the workload named in config.json, a seed derived from the
   workload's seed and the scenario's concurrency, so cold and warm runs and
@@ -17,8 +17,15 @@ For one scenario (REPROGATE_SCENARIO) it writes into REPROGATE_OUTPUT_DIR:
 The trace covers ``warmup_s`` (config.json) of earlier traffic, then the
 scenario's duration_s; only the latter is measured, in both modes. Cold: the
 tiers are empty when it starts. Warm: the earlier traffic went through the
-tiers first. Scratch files go to REPROGATE_OUTPUT_DIR/.scratch and are removed
-before the harness ends (also on SIGTERM). Prints ``::progress:: x`` lines.
+tiers first.
+
+The SSD tier's home: the block device the lab gave the run, when
+REPROGATE_DEVICES (JSON: device name -> path) names one (a
+``reprogate.dev/block=…`` name first), read and written with O_DIRECT (fio with
+--direct=1); otherwise a file-backed fallback, buffered, in
+REPROGATE_OUTPUT_DIR/.scratch. The log says which (a line starting with ``ssd
+tier:``). Scratch files are removed before the harness ends (also on SIGTERM);
+a device is left as it is. Prints ``::progress:: x`` lines.
 Exit 0 on success, 2 on a bad scenario or configuration, 1 on any other
 failure, always with a message on stderr.
 """
@@ -32,6 +39,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -112,15 +120,59 @@ def load_json(path: Path) -> Any:
         raise BadInput(f"{path.name}: {error}") from None
 
 
-def run_fio(fio: dict[str, Any], scratch: Path, out: Path) -> str:
-    """The fio job; returns a line for the log."""
+class Tier:
+    """Where the SSD tier's blocks live: a block device (O_DIRECT) or a file."""
+
+    def __init__(self, path: Path, device: str = "") -> None:
+        self.path, self.device = path, device  # device: its name, "" for a file
+
+    @property
+    def direct(self) -> bool:
+        return bool(self.device)
+
+    def describe(self) -> str:
+        if self.direct:
+            return f"ssd tier: device {self.device} at {self.path}, O_DIRECT"
+        return (
+            "ssd tier: file-backed (no block device in REPROGATE_DEVICES), "
+            f"buffered I/O on {self.path.name} in the output folder's scratch"
+        )
+
+
+def ssd_tier(scratch: Path) -> Tier:
+    """The block device REPROGATE_DEVICES names (``reprogate.dev/block=`` names
+    first, then by name), else a file in ``scratch``."""
+    text = os.environ.get("REPROGATE_DEVICES", "").strip()
+    try:
+        devices = json.loads(text) if text else {}
+    except ValueError as error:
+        raise BadInput(f"REPROGATE_DEVICES is not JSON: {error}") from None
+    if not isinstance(devices, dict):
+        raise BadInput("REPROGATE_DEVICES must be a JSON object")
+    names = sorted(devices, key=lambda n: (not n.startswith("reprogate.dev/block="), n))
+    for name in names:
+        path = devices[name]
+        try:
+            is_block = isinstance(path, str) and stat.S_ISBLK(os.stat(path).st_mode)
+        except OSError:
+            is_block = False
+        if is_block:
+            return Tier(Path(path), name)
+    return Tier(scratch / "ssd-tier.dat")
+
+
+def run_fio(fio: dict[str, Any], scratch: Path, out: Path, tier: Tier) -> str:
+    """The fio job (on the tier's device with O_DIRECT, else on a scratch
+    file); returns a line for the log."""
     binary = shutil.which("fio")
     if binary is None:
         return "fio: not installed on this host; fio job skipped, fio.json not written"
+    target = tier.path if tier.direct else scratch / "fio.dat"
     args = [
         binary,
         "--name=scratch-randread",
-        f"--filename={scratch / 'fio.dat'}",
+        f"--filename={target}",
+        *(["--direct=1"] if tier.direct else []),
         f"--size={int(fio['size_mib'])}M",
         f"--rw={fio['rw']}",
         f"--bs={fio['block_size']}",
@@ -263,7 +315,9 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
     scratch = out / ".scratch"
     scratch.mkdir(exist_ok=True)
     try:
-        print(run_fio(config["fio"], scratch, out), flush=True)
+        tier = ssd_tier(scratch)
+        print(tier.describe(), flush=True)
+        print(run_fio(config["fio"], scratch, out, tier), flush=True)
         progress(0.25)
         seed = scenario_seed(int(workload["requests"]["seed"]), concurrency)
         trace = write_trace(profile, seed, out)
@@ -273,7 +327,7 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
         ]
         if not measured:
             raise BadInput("the trace has no request in the scenario's duration")
-        cache = kvsim.KvCache(config["tiers"], scratch / "ssd-tier.dat")
+        cache = kvsim.KvCache(config["tiers"], tier.path, direct=tier.direct)
         try:
             if scenario["cache"] == "warm":
                 kvsim.warm_up(cache, earlier)

@@ -5,9 +5,11 @@ It replays a synthetic trace (tracegen.py) against an LLM serving engine whose
 KV cache spills from a memory tier to an "SSD" tier:
 
 - memory tier: an LRU dict of KV blocks held in this process (real copies);
-- SSD tier: a file on local disk, one slot per block, LRU over slots; blocks
-  evicted from memory are written to it (os.pwrite) and read back on a hit
-  (os.pread, content checked). These reads and writes are real and timed.
+- SSD tier: a block device the lab gave the run (REPROGATE_DEVICES), read and
+  written with O_DIRECT through a page-aligned buffer, or else a file on local
+  disk (buffered), one slot per block, LRU over slots; blocks evicted from
+  memory are written to it and read back on a hit (content checked). These
+  reads and writes are real and timed.
 
 A prompt is cut into blocks of ``block_tokens`` tokens. The blocks covered by a
 request's shared prefix are keyed by (prefix, index), the others by
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import mmap
 import os
 import time
 from collections import OrderedDict
@@ -79,11 +82,34 @@ class MemoryTier:
 
 
 class SsdTier:
-    """Blocks in slots of a file; reads and writes are timed (seconds)."""
+    """Blocks in slots of a file, or of a block device (``direct``: opened with
+    O_DIRECT, never created, truncated or removed; every transfer goes
+    through one page-aligned buffer, as O_DIRECT needs); reads and writes are
+    timed (seconds)."""
 
-    def __init__(self, path: Path, capacity: int, block_bytes: int):
+    def __init__(
+        self, path: Path, capacity: int, block_bytes: int, direct: bool = False
+    ):
         self.path, self.capacity, self.block_bytes = path, capacity, block_bytes
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        self.direct = direct
+        self.buffer: mmap.mmap | None = None
+        if direct:
+            if block_bytes % mmap.PAGESIZE:
+                raise OSError(
+                    f"SSD tier: block_bytes {block_bytes} is not a multiple of "
+                    f"{mmap.PAGESIZE}, as O_DIRECT on {path} needs"
+                )
+            self.fd = os.open(path, os.O_RDWR | os.O_DIRECT)
+            size = os.lseek(self.fd, 0, os.SEEK_END)
+            if size < capacity * block_bytes:
+                os.close(self.fd)
+                raise OSError(
+                    f"SSD tier: {path} holds {size} bytes, "
+                    f"{capacity} blocks of {block_bytes} need {capacity * block_bytes}"
+                )
+            self.buffer = mmap.mmap(-1, block_bytes)
+        else:
+            self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         self.slots: OrderedDict[str, int] = OrderedDict()
         self.free = list(range(capacity - 1, -1, -1))
         self.read_s: list[float] = []
@@ -97,9 +123,15 @@ class SsdTier:
         if slot is None:
             return None
         self.slots.move_to_end(key)
+        offset = slot * self.block_bytes
         start = time.perf_counter()
-        data = os.pread(self.fd, self.block_bytes, slot * self.block_bytes)
-        self.read_s.append(time.perf_counter() - start)
+        if self.buffer is not None:
+            count = os.preadv(self.fd, [self.buffer], offset)
+            self.read_s.append(time.perf_counter() - start)
+            data = self.buffer[:count]
+        else:
+            data = os.pread(self.fd, self.block_bytes, offset)
+            self.read_s.append(time.perf_counter() - start)
         if data != payload(key, self.block_bytes):
             raise OSError(f"SSD tier: block {key} read back wrong from {self.path}")
         return data
@@ -112,8 +144,14 @@ class SsdTier:
             _, slot = self.slots.popitem(last=False)
             self.free.append(slot)
         slot = self.free.pop()
-        start = time.perf_counter()
-        written = os.pwrite(self.fd, data, slot * self.block_bytes)
+        offset = slot * self.block_bytes
+        if self.buffer is not None:
+            self.buffer[: len(data)] = data
+            start = time.perf_counter()
+            written = os.pwritev(self.fd, [self.buffer], offset)
+        else:
+            start = time.perf_counter()
+            written = os.pwrite(self.fd, data, offset)
         self.write_s.append(time.perf_counter() - start)
         if written != len(data):
             raise OSError(f"SSD tier: short write to {self.path}")
@@ -121,7 +159,10 @@ class SsdTier:
 
     def close(self) -> None:
         os.close(self.fd)
-        self.path.unlink(missing_ok=True)
+        if self.buffer is not None:
+            self.buffer.close()
+        else:
+            self.path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -132,11 +173,13 @@ class Lookup:
 
 
 class KvCache:
-    def __init__(self, tiers: dict[str, Any], ssd_path: Path):
+    def __init__(self, tiers: dict[str, Any], ssd_path: Path, direct: bool = False):
         self.block_tokens = int(tiers["block_tokens"])
         self.block_bytes = int(tiers["block_bytes"])
         self.memory = MemoryTier(int(tiers["memory_blocks"]))
-        self.ssd = SsdTier(ssd_path, int(tiers["ssd_blocks"]), self.block_bytes)
+        self.ssd = SsdTier(
+            ssd_path, int(tiers["ssd_blocks"]), self.block_bytes, direct=direct
+        )
 
     def keys(self, request: Any, tokens: int) -> list[str]:
         """The full blocks of a request's first ``tokens`` tokens: shared-prefix

@@ -97,9 +97,13 @@ def test_run_outputs_are_stored_and_deposited(campaign: Any) -> None:
     deposit = run.output_deposit
     assert deposit.kind == Deposit.Kind.RUN_OUTPUT
     assert deposit.organisation == campaign.pool.lab_organisation
-    assert [(i.path, i.blob) for i in deposit.items.all()] == [
-        ("metrics.json", output.blob)
-    ]
+    items = {i.path: i.blob for i in deposit.items.all()}
+    assert items["metrics.json"] == output.blob
+    # the runner's telemetry, the capture, the host's statement and key go with it
+    assert sorted(items) == [
+        "environment.json", "host_key.pem", "metrics.json",
+        "runner/telemetry.bin", "statement.json",
+    ]  # fmt: skip
     assert str(run.public_id).encode() in bytes(deposit.leaf)
 
 
@@ -158,7 +162,8 @@ def test_a_missing_declared_output_fails_the_run(make: Any) -> None:
 
     assert (outcome, run.stop_reason) == ("failed", "parse_failed")
     assert "metrics.json: the harness did not write" in run.parse_problems[0]
-    assert run.output_deposit is None
+    # no output: what is deposited is the runner's own evidence of the run
+    assert "metrics.json" not in {i.path for i in run.output_deposit.items.all()}
 
 
 def test_an_unparseable_output_fails_the_run_and_is_still_kept(make: Any) -> None:

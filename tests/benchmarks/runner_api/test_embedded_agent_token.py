@@ -13,8 +13,13 @@ from django.core.management import call_command
 
 from accounts.models import AuditEvent, Organisation
 from benchmarks.models import HostToken, LabPool
-from benchmarks.services.embedded_agent import EMBEDDED_HOST, embedded_agent_token
+from benchmarks.services.embedded_agent import (
+    EMBEDDED_HOST,
+    embedded_agent_policy,
+    embedded_agent_token,
+)
 from benchmarks.services.host_tokens import HostTokenRefused, host_token_authenticate
+from benchmarks.services.pools import pool_policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -70,3 +75,54 @@ def test_a_bad_pool_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
     assert caught.value.returncode == 2
     assert not (tmp_path / "t").exists()
+
+
+SCRATCH = {"name": "reprogate.dev/block=scratch0", "access": "rw"}
+
+
+def _policy_events() -> int:
+    return AuditEvent.objects.filter(action="lab_pool.policy_set").count()
+
+
+def test_the_scratch_device_enters_the_pool_s_policy_once_audited() -> None:
+    embedded_agent_policy(scratch_device=SCRATCH["name"])
+    pool = embedded_agent_policy(scratch_device=SCRATCH["name"])  # the next start
+
+    assert pool.policy == {"schema": "reprogate.lab-policy/v1", "devices": [SCRATCH]}
+    assert _policy_events() == 1
+
+
+def test_without_the_device_it_leaves_the_policy_and_the_operator_s_entries_stay() -> (
+    None
+):
+    gpu = {"name": "nvidia.com/gpu=0", "access": "rw"}
+    pool = embedded_agent_policy(scratch_device=SCRATCH["name"])
+    pool_policy_set(
+        pool=pool,
+        policy={**pool.policy, "devices": [SCRATCH, gpu]},
+        actor=None,
+    )
+
+    pool = embedded_agent_policy(scratch_device=None)
+
+    assert pool.policy["devices"] == [gpu]
+    assert _policy_events() == 3
+
+
+def test_a_pool_without_policy_and_a_host_without_device_is_not_written() -> None:
+    pool = embedded_agent_policy(scratch_device=None)
+
+    assert pool.policy in ({}, None)
+    assert _policy_events() == 0
+
+
+def test_the_command_s_flag_sets_the_device_and_its_absence_takes_it_out(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "host-token"
+    flag = "--scratch-device=reprogate.dev/block=scratch0"
+
+    call_command("embedded_agent_token", f"--token-file={path}", flag)
+    assert LabPool.objects.get(name="local").policy["devices"] == [SCRATCH]
+    call_command("embedded_agent_token", f"--token-file={path}")
+    assert LabPool.objects.get(name="local").policy["devices"] == []

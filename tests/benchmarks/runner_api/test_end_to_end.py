@@ -44,8 +44,12 @@ def _results(run: Run) -> dict[str, Any]:
         "stop_reason": run.stop_reason,
         "exit_code": run.exit_code,
         "progress": run.progress,
+        # the harness's (the played agent sends no telemetry: the runner's own
+        # derived metrics, ``runner:telemetry.bin``, are the agent's alone)
         "metrics": sorted(
-            (m.name, m.stat, m.value, m.unit, m.source_path) for m in run.metrics.all()
+            (m.name, m.stat, m.value, m.unit, m.source_path)
+            for m in run.metrics.all()
+            if not m.source_path.startswith("runner:")
         ),
         "series": sorted((s.name, s.unit) for s in run.series.all()),
         "outputs": sorted((o.path, o.parser) for o in run.outputs.all()),

@@ -158,3 +158,15 @@ def test_each_run_records_the_policy_at_its_claim(
     )
     assert 'data-testid="run-policy"' in page.content.decode()
     assert "kv-tier" in page.content.decode()
+
+
+def test_the_pool_page_says_when_harnesses_run_file_backed(
+    client_for: Any, labops: Any, pool: LabPool
+) -> None:
+    client: Client = client_for(labops)
+    page = reverse("benchmarks:pool_list")
+    note = 'data-testid="pool-policy-file-backed"'
+
+    assert note in client.get(page).content.decode()
+    pool_policy_set(pool=pool, policy=POLICY, actor=labops)
+    assert note not in client.get(page).content.decode()
