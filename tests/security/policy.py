@@ -142,6 +142,7 @@ ROUTES: dict[str, Rule] = {
     "benchmarks:pool_host_join": DENY,
     "benchmarks:pool_token_revoke": DENY,
     "benchmarks:pool_host_key_accept": DENY,
+    "benchmarks:pool_policy_edit": DENY,
     "benchmarks:campaign_list": OWN,
     "benchmarks:campaign_start": OWN,
     "benchmarks:campaign_detail": DENY,
@@ -251,6 +252,8 @@ ROUTES: dict[str, Rule] = {
     "run-detail": DENY,
     "run-cancel": DENY,
     "run-statement": DENY,
+    "run-telemetry": DENY,
+    "lab-pool-policy": DENY,
     "lab-host-key": DENY,
     "campaign-evidence": DENY,
     "gate-board": DENY,
@@ -308,7 +311,16 @@ PARAMETERS: dict[tuple[str, str], str] = {
     ("benchmarks:pool_token_revoke", "token_id"): "host_token_id",
     **{
         (f"runner-{name}", "run_id"): "run_pk"
-        for name in ("claim", "bundle", "report", "running", "output", "finish", "fail")
+        for name in (
+            "claim",
+            "bundle",
+            "report",
+            "running",
+            "output",
+            "artefact",
+            "finish",
+            "fail",
+        )
     },
 }
 

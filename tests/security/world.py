@@ -228,6 +228,7 @@ def foreign_world(directory: Path) -> World:
         "obligation_id": str(obligation.public_id),
         "campaign_id": str(campaign.public_id),
         "pool_id": str(pool.public_id),
+        "pool_name": pool.name,
         "host_token_id": str(host_token.public_id),
         "host_id": str(host.public_id),
         "fixity_run_id": str(fixity.public_id),
