@@ -99,7 +99,12 @@ class CampaignEvidenceApi(APIView):
 
     @extend_schema(
         operation_id="campaign_evidence_package",
-        responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY)},
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY),
+            409: OpenApiResponse(
+                description="No run of the campaign has finished with a deposit yet."
+            ),
+        },
     )
     def get(
         self, request: SignedInApiRequest, campaign_id: uuid.UUID

@@ -12,7 +12,7 @@ one audit row."""
 
 from __future__ import annotations
 
-from accounts.exceptions import ApplicationError
+from accounts.exceptions import StateConflict
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
 from accounts.services.actor import Actor
@@ -81,7 +81,7 @@ def campaign_evidence_prepare(*, campaign: Campaign, actor: Actor) -> EvidencePa
     checked that ``actor`` may have it)."""
     runs = campaign_run_deposits(campaign)
     if not runs:
-        raise ApplicationError(
+        raise StateConflict(
             "No run of this campaign has finished with a deposit yet.",
             code="not_deposited",
         )

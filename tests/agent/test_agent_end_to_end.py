@@ -232,7 +232,7 @@ def test_a_campaign_runs_on_the_agent_until_its_token_is_revoked(
     assert RunMetric.objects.filter(run=run, name="io_pressure_full_pct").exists()
     assert run.output_deposit is not None
     roles = set(run.output_deposit.items.values_list("role", flat=True))
-    assert roles == {"output", "artefact"}
+    assert roles == {"output", "artefact", "document"}  # document: the statement
     assert list((tmp_path / "agent-home" / "work").iterdir()) == []
     key_file = tmp_path / "agent-home/.local/state/reprogate-agent/host_key.pem"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600  # made at join, kept
