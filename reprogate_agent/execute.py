@@ -205,11 +205,11 @@ def _execute(
         extras, _ = policy_extras(
             run.get("policy") or {}, root=os.geteuid() == 0, environ=os.environ
         )
-    except PolicyRefused as refused:
+    except PolicyRefused as unusable:
         message = "The pool's policy cannot be applied on this host: " + "; ".join(
-            refused.problems
+            unusable.problems
         )
-        return _fail(client, run_id, attempt, refused.stop_reason, message, reporter)
+        return _fail(client, run_id, attempt, unusable.stop_reason, message, reporter)
     try:
         prepared = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:

@@ -311,7 +311,7 @@ def nvml_source() -> tuple[NvmlSource | None, str]:
     """NVML when ``pynvml`` (nvidia-ml-py) is installed and a driver answers;
     otherwise None and why."""
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return None, "gpu telemetry unavailable (nvidia-ml-py not installed)"
     try:
