@@ -259,8 +259,9 @@ def test_the_configuration_and_lab_commands_work_as_written(
     assert configuration.returncode == 0, configuration.stderr[-4000:]
     assert "auditor (" in configuration.stdout
     assert lab.returncode == 0, lab.stderr[-4000:]
-    joined = lab.stdout.splitlines()[-1]
+    (joined,) = [x for x in lab.stdout.splitlines() if "REPROGATE_SERVER_URL=" in x]
     assert f"REPROGATE_SERVER_URL={instance.url}" in joined.replace("'", "")
+    assert '"schema": "reprogate.lab-policy/v1"' in lab.stdout  # pool_policy printed
     assert ":8000" not in joined
 
 
