@@ -7,6 +7,7 @@ not hold (re-queued, cancelled, finished) answers 409. See docs/runner-api.md.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
@@ -447,6 +448,21 @@ class _OctetStreamParser(BaseParser):
         return {}
 
 
+def _raw_body(request: Request) -> tuple[Callable[[int], bytes], int | None]:
+    """An upload's body as a reader, and its declared length (None if absent)."""
+    try:
+        length: int | None = int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        length = None
+    body = request.stream
+    return (body.read if body is not None else (lambda size: b"")), length
+
+
+def _too_large(code: str, message: str) -> Response:
+    body = {**error_body(code, message), "detail": message}
+    return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
 class OutputApi(RunnerApiView):
     """One output file of the attempt, the raw body (400 unsafe path; 413 over
     the attempt's limits; 409 stale or uploaded already)."""
@@ -471,23 +487,18 @@ class OutputApi(RunnerApiView):
         run = self.run(run_id)
         data = AttemptSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        try:
-            length: int | None = int(request.META.get("CONTENT_LENGTH") or "")
-        except ValueError:
-            length = None
-        body = request.stream
+        read, length = _raw_body(request)
         try:
             saved = agent_output_put(
                 token=self.token(),
                 run=run,
                 attempt=data.validated_data["attempt"],
                 path=path,
-                read=body.read if body is not None else (lambda size: b""),
+                read=read,
                 length=length,
             )
         except OutputTooLarge as error:
-            body_ = {**error_body(error.code, error.message), "detail": error.message}
-            return Response(body_, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return _too_large(error.code, error.message)
         return Response(
             {"path": saved.path, "sha256": saved.sha256, "size": saved.size},
             status=status.HTTP_201_CREATED,
@@ -519,23 +530,18 @@ class ArtefactApi(RunnerApiView):
         run = self.run(run_id)
         data = AttemptSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        try:
-            length: int | None = int(request.META.get("CONTENT_LENGTH") or "")
-        except ValueError:
-            length = None
-        body = request.stream
+        read, length = _raw_body(request)
         try:
             saved = agent_artefact_put(
                 token=self.token(),
                 run=run,
                 attempt=data.validated_data["attempt"],
                 name=name,
-                read=body.read if body is not None else (lambda size: b""),
+                read=read,
                 length=length,
             )
         except ArtefactTooLarge as error:
-            body_ = {**error_body(error.code, error.message), "detail": error.message}
-            return Response(body_, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return _too_large(error.code, error.message)
         return Response(
             {"name": saved.path, "sha256": saved.sha256, "size": saved.size},
             status=status.HTTP_201_CREATED,
