@@ -493,6 +493,10 @@ SILENCED_SYSTEM_CHECKS = (
 # --- REST framework -----------------------------------------------------------------
 # https://www.django-rest-framework.org/api-guide/settings/
 REST_FRAMEWORK = {
+    # ``?format=`` given empty is refused as an unknown format, not ignored.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": (
+        "accounts.api.negotiation.StrictFormatNegotiation"
+    ),
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

@@ -84,8 +84,9 @@ class LoopbackRunnerClient(RunnerClient):
             headers={**sent, "Host": self._host},
         )
         if response.streaming:
+            # Read whole, the test client's wrapper closes the response (without
+            # closing the database connection, as a second close() here would).
             content = b"".join(response.streaming_content)  # type: ignore[attr-defined]
-            response.close()
         else:
             content = response.content
         # The body is whole here: no Content-Length for urllib3 to hold it to (a
