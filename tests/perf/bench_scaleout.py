@@ -372,6 +372,8 @@ def start_agents(
         home = work / f"agent-{n}"
         (home / "work").mkdir(parents=True, exist_ok=True)
         env = agent_environment(home, server, tokens[n], broker, f"agent-{n}")
+        # A host keeps its key across rounds (the server pinned it at its first hello).
+        env["REPROGATE_AGENT_STATE_DIR"] = str(work.parent / "agent-state" / f"{n}")
         argv = [sys.executable, "-m", "reprogate_agent"]
         agents.append(_spawn(f"agent-{n}", argv, env, home, home / "agent.log"))
     deadline = time.monotonic() + READY_TIMEOUT_S
