@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 SCHEMA: Final = "reprogate.lab-policy/v1"
 ACCESS: Final = ("r", "rw")
@@ -125,21 +126,30 @@ def _absolute(value: object) -> bool:
     )
 
 
-def _devices(value: object, problems: list[str]) -> None:
+def _objects(
+    value: object, key: str, keys: tuple[str, str], problems: list[str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each object of the list at ``key`` with its path, after the checks every
+    such list shares (a list, at most ``MAX_ITEMS``, objects, known keys)."""
     if not isinstance(value, list):
-        problems.append("devices: must be a list")
+        problems.append(f"{key}: must be a list")
         return
     if len(value) > MAX_ITEMS:
-        problems.append(f"devices: at most {MAX_ITEMS} devices")
-    seen: set[str] = set()
+        problems.append(f"{key}: at most {MAX_ITEMS} {key}")
     for index, item in enumerate(value):
-        where = f"devices[{index}]"
+        where = f"{key}[{index}]"
         if not isinstance(item, dict):
-            problems.append(f"{where}: must be an object with name and access")
+            problems.append(f"{where}: must be an object with {' and '.join(keys)}")
             continue
-        extra = set(item) - {"name", "access"}
+        extra = set(item) - set(keys)
         if extra:
             problems.append(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+        yield where, item
+
+
+def _devices(value: object, problems: list[str]) -> None:
+    seen: set[str] = set()
+    for where, item in _objects(value, "devices", ("name", "access"), problems):
         problem = cdi_name_problem(item.get("name"))
         if problem:
             problems.append(f"{where}.name: {problem}")
@@ -152,21 +162,9 @@ def _devices(value: object, problems: list[str]) -> None:
 
 
 def _endpoints(value: object, problems: list[str]) -> None:
-    if not isinstance(value, list):
-        problems.append("endpoints: must be a list")
-        return
-    if len(value) > MAX_ITEMS:
-        problems.append(f"endpoints: at most {MAX_ITEMS} endpoints")
     names: set[str] = set()
     addresses: set[str] = set()
-    for index, item in enumerate(value):
-        where = f"endpoints[{index}]"
-        if not isinstance(item, dict):
-            problems.append(f"{where}: must be an object with name and address")
-            continue
-        extra = set(item) - {"name", "address"}
-        if extra:
-            problems.append(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+    for where, item in _objects(value, "endpoints", ("name", "address"), problems):
         name = item.get("name")
         if not isinstance(name, str) or not ENDPOINT_NAME.match(name):
             problems.append(
