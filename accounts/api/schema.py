@@ -4,6 +4,7 @@ the error answers every operation documents with the one error shape
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -76,6 +77,20 @@ def _regex_of(field: Any) -> str | None:
     return None
 
 
+# drf-spectacular's pattern of a decimal, ``^-?\d{0,W}(?:\.\d{0,P})?$``, allows
+# "", "." and "-", which DRF refuses as "a valid number is required".
+_DECIMAL = re.compile(r"^\^-\?\\d\{0,(\d+)\}\(\?:\\\.\\d\{0,(\d+)\}\)\?\$$")
+
+
+def _with_a_digit(pattern: str) -> str:
+    """The decimal's pattern with at least one digit (before or after the point)."""
+    match = _DECIMAL.match(pattern)
+    if match is None or int(match[1]) == 0 or int(match[2]) == 0:
+        return pattern
+    whole, places = match[1], match[2]
+    return rf"^-?(?:\d{{1,{whole}}}(?:\.\d{{0,{places}}})?|\.\d{{1,{places}}})$"
+
+
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's schema, plus the error answers an operation can give,
     read from the view: 401 and 403 where it needs a signed-in caller; 404 where
@@ -143,8 +158,10 @@ class AutoSchema(SpectacularAutoSchema):
         elif isinstance(field, serializers.DecimalField):
             if regex is not None:  # the bounds, as a pattern
                 schema["pattern"] = regex
-            elif field.min_value is not None and field.min_value >= 0:
-                schema["pattern"] = schema.get("pattern", "").replace("^-?", "^", 1)
+            else:
+                schema["pattern"] = _with_a_digit(schema.get("pattern", ""))
+                if field.min_value is not None and field.min_value >= 0:
+                    schema["pattern"] = schema["pattern"].replace("^-?", "^", 1)
         return schema
 
     def _get_serializer_name(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from django.http import Http404
@@ -18,6 +17,7 @@ from rest_framework.views import APIView
 from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.views.requests import SignedInApiRequest
+from procurement.api.serializers import ONE_LINE_TEXT, PERCENT_TEXT
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
@@ -224,7 +224,9 @@ class RfpAddendaApi(APIView):
                 ref_name = "AddendumChangesInput"
                 closed = True  # the schema says: no other key (accounts.api.schema)
 
-            title = serializers.CharField(max_length=200, required=False)
+            title = serializers.CharField(
+                max_length=200, required=False, validators=[ONE_LINE_TEXT]
+            )
             description = serializers.CharField(required=False, allow_blank=True)
             questions_deadline = serializers.DateTimeField(
                 required=False, allow_null=True
@@ -245,9 +247,8 @@ class RfpAddendaApi(APIView):
             retest_tolerance_pct = serializers.DecimalField(
                 max_digits=5,
                 decimal_places=2,
-                min_value=Decimal(0),
-                max_value=Decimal(100),
                 required=False,
+                validators=[PERCENT_TEXT],  # 0 to 100, as the pattern says
             )
             retest_vendor_funded = serializers.BooleanField(required=False)
             retest_deadline_days = serializers.IntegerField(

@@ -19,7 +19,11 @@ from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.models import Organisation
 from accounts.views.requests import SignedInApiRequest
-from procurement.api.serializers import OrganisationRefSerializer
+from procurement.api.serializers import (
+    ONE_LINE_TEXT,
+    PERCENT_TEXT,
+    OrganisationRefSerializer,
+)
 from procurement.models import ArtifactKind, Rfp
 from procurement.models.rfp import REFERENCE_VALIDATOR
 from procurement.permissions import can_manage_rfp
@@ -154,6 +158,10 @@ def _rfp_for(request: Request, rfp_id: uuid.UUID, *, manage: bool = False) -> Rf
 class RfpListApi(APIView):
     """RFPs visible to the caller, soonest deadline first (GET); a new draft (POST)."""
 
+    parser_classes = [
+        JSONParser
+    ]  # a form's fields cannot say null (questions_deadline)
+
     class InputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "RfpCreateInput"
@@ -161,7 +169,7 @@ class RfpListApi(APIView):
         reference = serializers.CharField(
             max_length=40, validators=[REFERENCE_VALIDATOR]
         )
-        title = serializers.CharField(max_length=200)
+        title = serializers.CharField(max_length=200, validators=[ONE_LINE_TEXT])
         submission_deadline = serializers.DateTimeField()
         questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
         buyer_organisation = serializers.SlugField(
@@ -259,7 +267,9 @@ class RfpDetailApi(APIView):
         reference = serializers.CharField(
             max_length=40, required=False, validators=[REFERENCE_VALIDATOR]
         )
-        title = serializers.CharField(max_length=200, required=False)
+        title = serializers.CharField(
+            max_length=200, required=False, validators=[ONE_LINE_TEXT]
+        )
         description = serializers.CharField(allow_blank=True, required=False)
         questions_deadline = serializers.DateTimeField(required=False, allow_null=True)
         submission_deadline = serializers.DateTimeField(required=False)
@@ -273,7 +283,7 @@ class RfpDetailApi(APIView):
         acceptance_clause = serializers.CharField(allow_blank=True, required=False)
         retest_clause = serializers.CharField(allow_blank=True, required=False)
         retest_tolerance_pct = serializers.DecimalField(
-            max_digits=5, decimal_places=2, required=False
+            max_digits=5, decimal_places=2, required=False, validators=[PERCENT_TEXT]
         )
         retest_vendor_funded = serializers.BooleanField(required=False)
         retest_deadline_days = serializers.IntegerField(

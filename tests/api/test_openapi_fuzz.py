@@ -69,6 +69,7 @@ REFUSED_BY_STATE: set[tuple[str, str, str | None]] = {
         None,
     ),
     ("POST /api/v1/rfps/", "invalid", "template"),  # no such template
+    ("POST /api/v1/rfps/", "invalid", "reference"),  # one already has it
     ("POST /api/v1/rfps/", "deadline_order", None),
     ("PATCH /api/v1/rfps/{rfp_id}/", "deadline_order", None),
     ("POST /api/v1/rfps/{rfp_id}/addenda/", "invalid", ""),  # only when published

@@ -175,3 +175,29 @@ def test_the_schema_states_what_the_input_fields_refuse() -> None:
     assert inputs["BidDocumentUploadInput"]["properties"]["file"]["format"] == "binary"
     assert paging["limit"]["minimum"] == 1
     assert paging["offset"]["minimum"] == 0
+
+
+def test_a_decimal_input_pattern_needs_a_digit_and_a_title_one_line() -> None:
+    inputs = openapi_document()["components"]["schemas"]
+    cost = inputs["BidCostInputsInput"]["properties"]["hardware_cost"]["pattern"]
+    tolerance = inputs["AddendumChangesInput"]["properties"]["retest_tolerance_pct"]
+    title = inputs["RfpCreateInput"]["properties"]["title"]["pattern"]
+
+    # DRF refuses "", "." and "-" as "a valid number is required"
+    assert [bool(re.fullmatch(cost, v)) for v in ("", ".", "-", "12", ".5", "3.")] == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert [
+        bool(re.fullmatch(tolerance["pattern"], v))
+        for v in ("", "0", "100", "100.00", "100.01", "12.5", "12.345", "101")
+    ] == [False, True, True, True, False, True, False, False]
+    # DRF trims the text first; only a break inside it is refused
+    assert [
+        bool(re.fullmatch(title, v))
+        for v in ("Cache tier", " Cache tier\n", "Cache\ntier", "Cache\x85tier", " ")
+    ] == [True, True, False, False, False]

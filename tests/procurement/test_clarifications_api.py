@@ -262,6 +262,9 @@ def test_api_addendum_issue_is_for_buyers_only(
         ({"submission_deadline": "soon"}, "changes.submission_deadline"),
         ({"retest_vendor_funded": "perhaps"}, "changes.retest_vendor_funded"),
         ({"title": ["a"]}, "changes.title"),
+        ({"title": "Flash\ntier"}, "changes.title"),
+        ({"retest_tolerance_pct": ""}, "changes.retest_tolerance_pct"),
+        ({"retest_tolerance_pct": "100.5"}, "changes.retest_tolerance_pct"),
         ("min_bids=2", "changes"),
     ],
 )

@@ -81,6 +81,20 @@ def test_post_explains_bad_input(buyer: Any, buyer_org: Any, clock: Any) -> None
     assert not Rfp.objects.exists()
 
 
+def test_post_refuses_a_title_of_two_lines_and_trims_one(
+    buyer: Any, buyer_org: Any, clock: Any
+) -> None:
+    api = _api(buyer)
+
+    refused = api.post("/api/v1/rfps/", _new(clock, title="KV\ncache"), format="json")
+    taken = api.post("/api/v1/rfps/", _new(clock, title=" KV cache\n"), format="json")
+
+    assert refused.status_code == 400
+    assert [p["path"] for p in refused.json()["problems"]] == ["title"]
+    assert taken.status_code == 201
+    assert Rfp.objects.get().title == "KV cache"
+
+
 def test_post_refuses_questions_after_submission(
     buyer: Any, buyer_org: Any, clock: Any
 ) -> None:
