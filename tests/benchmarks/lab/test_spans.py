@@ -54,7 +54,9 @@ def line(value: object) -> bytes:
 
 
 def test_a_span_with_otel_attributes_is_read() -> None:
-    value = span("00f067aa0ba902b7", 0, 12, **{"gen_ai.usage.output_tokens": 128})
+    attrs: dict[str, Any] = {"gen_ai.usage.output_tokens": 128}
+
+    value = span("00f067aa0ba902b7", 0, 12, **attrs)
 
     got = span_from_json(value)
 
