@@ -11,7 +11,9 @@
    telemetry sampler runs from just before the harness to just after it, and
    its blob is written in the workspace root, out of the harness's reach;
 4. upload the outputs copied out of the output directory and the runner's
-   artefacts (the telemetry blob) through their own route, then finish with the
+   artefacts (the telemetry blob; the harness's trace spans from
+   REPROGATE_TRACE_DIR, read as hostile input and normalised into
+   ``spans.jsonl``) through their own route, then finish with the
    run's statement signed by the host key (``reprogate_agent.statement``): the
    server checks it, stores, parses and ends the run.
 
@@ -37,7 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
-from benchmarks.lib.lab.artefacts import TELEMETRY, artefact_digests
+from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY, artefact_digests
 from benchmarks.lib.lab.devices import (
     PolicyRefused,
     block_device_names,
@@ -74,7 +76,7 @@ from reprogate_agent.client import (
     Unreachable,
 )
 from reprogate_agent.statement import signed_statement, utc_now
-from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
+from reprogate_agent.telemetry import RunTelemetry, upload_artefacts, write_spans
 
 logger = logging.getLogger(__name__)
 
@@ -243,6 +245,7 @@ def _execute(
             poll_seconds=POLL_SECONDS,
             extras=extras,
             on_start=telemetry.attach,
+            trace_dir=space.trace_dir,
         )
     finally:
         blob = telemetry.stop()
@@ -257,7 +260,8 @@ def _execute(
         limit_bytes=terms.output_limit_bytes,
     )
     refused = _upload(client, run_id, attempt, collection, reporter)
-    artefacts = {TELEMETRY: blob}
+    spans, span_warnings = write_spans(space.trace_dir, space.root)
+    artefacts = {TELEMETRY: blob, **({SPANS: spans} if spans else {})}
     artefact_warnings = upload_artefacts(
         client, run_id, attempt, artefacts, reporter.write
     )
@@ -265,7 +269,12 @@ def _execute(
     body = {
         "attempt": attempt,
         "result": outcome,
-        "warnings": [*collection.warnings, *refused.values(), *artefact_warnings],
+        "warnings": [
+            *collection.warnings,
+            *refused.values(),
+            *span_warnings,
+            *artefact_warnings,
+        ],
     }
     if terms.host_key is not None:
         uploaded = {f.path: f.sha256 for f in collection.files if f.path not in refused}

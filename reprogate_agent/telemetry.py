@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
 from benchmarks.lib.lab.blocklat import BlockLatencyTracer
+from benchmarks.lib.lab.spans import collect_trace_dir, encode_spans
 from benchmarks.lib.lab.telemetry import Sampler
 from benchmarks.lib.lab.telemetry_blob import encode
 from benchmarks.lib.lab.telemetry_sources import (
@@ -110,6 +111,18 @@ def write_new(path: Path, data: bytes) -> Path:
     with os.fdopen(os.open(path, flags, 0o600), "wb") as sink:
         sink.write(data)
     return path
+
+
+def write_spans(trace_dir: Path, workspace_root: Path) -> tuple[Path | None, list[str]]:
+    """The harness's trace spans (``REPROGATE_TRACE_DIR``) read as hostile
+    input and normalised into ``spans.jsonl`` in the workspace root (None when
+    it wrote none); what was skipped, as the run's warnings."""
+    parsed = collect_trace_dir(trace_dir)
+    if not parsed.spans:
+        return None, parsed.warnings()
+    return write_new(workspace_root / SPANS, encode_spans(parsed.spans)), (
+        parsed.warnings()
+    )
 
 
 def upload_artefacts(

@@ -26,6 +26,7 @@ from benchmarks.lib.sandbox.capabilities import (
 
 BUNDLE_MOUNT: Final = "/sandbox/bundle"
 OUTPUT_MOUNT: Final = "/sandbox/output"
+TRACE_MOUNT: Final = "/sandbox/trace"
 BASE_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # /etc files a harness's tools may need; nothing with secrets.
 ETC_FILES: Final = (
@@ -95,9 +96,15 @@ def entrypoint_argv(bundle_dir: Path, entrypoint: str) -> list[str]:
 
 
 def harness_env(
-    env: Mapping[str, str], *, home: str, tmp: str, output_dir: str
+    env: Mapping[str, str],
+    *,
+    home: str,
+    tmp: str,
+    output_dir: str,
+    trace_dir: str | None = None,
 ) -> dict[str, str]:
-    """Basics, then the runner's ``env``, then REPROGATE_OUTPUT_DIR as seen inside."""
+    """Basics, then the runner's ``env``, then REPROGATE_OUTPUT_DIR (and
+    REPROGATE_TRACE_DIR when the run has one) as seen inside."""
     result = {"PATH": BASE_PATH, "HOME": home, "TMPDIR": tmp, "LANG": "C.UTF-8"}
     for name, value in env.items():
         if not isinstance(name, str) or not _ENV_NAME.match(name):
@@ -106,6 +113,9 @@ def harness_env(
             raise SandboxSetupError(f"environment variable {name} must be a string")
         result[name] = value
     result["REPROGATE_OUTPUT_DIR"] = output_dir
+    result.pop("REPROGATE_TRACE_DIR", None)
+    if trace_dir is not None:
+        result["REPROGATE_TRACE_DIR"] = trace_dir
     return result
 
 
@@ -121,13 +131,15 @@ def bwrap_argv(
     disable_userns: bool = False,
     extra: Sequence[str] = (),
     joined_netns: bool = False,
+    trace_dir: Path | None = None,
 ) -> list[str]:
     """``user_namespace``: bwrap's own (always without root); ``disable_userns``:
     in it, the harness can create no user namespace of its own. ``extra``: more
     binds, last (a policy's device nodes, mounts and endpoint
     sockets, ``extras.device_bwrap_args``); ``joined_netns``: the sandbox keeps
     the network namespace it was started in (the run's own, with its endpoint
-    relays) instead of a new empty one."""
+    relays) instead of a new empty one; ``trace_dir``: bound writable at
+    ``TRACE_MOUNT`` (REPROGATE_TRACE_DIR)."""
     args = [bwrap, "--die-with-parent", "--new-session"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
     args += [] if network or joined_netns else ["--unshare-net"]
@@ -151,6 +163,7 @@ def bwrap_argv(
         str(output_dir),
         OUTPUT_MOUNT,
     ]
+    args += ["--bind", str(trace_dir), TRACE_MOUNT] if trace_dir is not None else []
     return [*args, *extra, "--chdir", BUNDLE_MOUNT, "--"]
 
 

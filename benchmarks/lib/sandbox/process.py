@@ -237,12 +237,15 @@ def run_harness(
     method: str | None = None,
     extras: SandboxExtras | None = None,
     on_start: Callable[[Cgroup | None], None] | None = None,
+    trace_dir: Path | None = None,
 ) -> HarnessResult:
     """Run ``entrypoint`` of the bundle in ``bundle_dir`` (a fresh copy, made
     writable for the harness) with ``output_dir`` as REPROGATE_OUTPUT_DIR.
     ``method`` forces "bwrap", "unshare" or "none" (default: the best here);
     ``on_start`` is told the run's cgroup (None without one) once the harness
-    started (the runner's telemetry sampler reads it).
+    started (the runner's telemetry sampler reads it); ``trace_dir``, when
+    given, is REPROGATE_TRACE_DIR (``/sandbox/trace`` under bubblewrap),
+    writable for the harness and handed back like ``output_dir``.
 
     The harness's cwd is the bundle directory (``/sandbox/bundle`` under
     bubblewrap) and REPROGATE_OUTPUT_DIR is set to where ``output_dir`` is seen
@@ -260,6 +263,7 @@ def run_harness(
             limits=limits,
             method=method,
             extras=extras,
+            trace_dir=trace_dir,
         )
     except SandboxSetupError as exc:
         return _error(f"the harness could not start: {exc}", started)

@@ -35,6 +35,7 @@ from benchmarks.lib.sandbox.cgroups import Cgroup, cgroup_create
 from benchmarks.lib.sandbox.command import (
     BUNDLE_MOUNT,
     OUTPUT_MOUNT,
+    TRACE_MOUNT,
     SandboxSetupError,
     bwrap_argv,
     die_with_runner_argv,
@@ -89,11 +90,17 @@ class Plan:
     extras: SandboxExtras = field(default_factory=SandboxExtras)
     extras_dir: Path | None = None  # the run's device nodes and endpoint sockets
     endpoints: EndpointNet | None = None
+    trace_dir: Path | None = None  # REPROGATE_TRACE_DIR, empty
+
+    @property
+    def harness_dirs(self) -> list[Path]:
+        """The folders the harness writes in, owned by its uid while it runs."""
+        dirs = [self.bundle_dir, self.output_dir]
+        return dirs + ([self.trace_dir] if self.trace_dir else [])
 
     @property
     def watched_dirs(self) -> list[Path]:
-        dirs = [self.bundle_dir, self.output_dir]
-        return dirs + ([self.private_tmp] if self.private_tmp else [])
+        return self.harness_dirs + ([self.private_tmp] if self.private_tmp else [])
 
     def preexec(self) -> Callable[[], None]:
         """Runs in the child between fork and exec: join the cgroup, set rlimits."""
@@ -139,9 +146,11 @@ class Plan:
             self.cgroup.remove()
         me, group = os.geteuid(), os.getegid()
         if self.lease is not None:
-            for top in (self.bundle_dir, self.output_dir):
+            for top in self.harness_dirs:
                 chown_tree(top, me, group, only_uid=self.lease.uid)
         self.notes.extend(sanitize_outputs(self.output_dir))
+        if self.trace_dir is not None:
+            self.notes.extend(sanitize_outputs(self.trace_dir, "trace spans"))
         if self.private_tmp is not None:
             shutil.rmtree(self.private_tmp, ignore_errors=True)
         if self.lease is not None:
@@ -149,7 +158,7 @@ class Plan:
         self.isolation["notes"].extend(self.notes)
 
 
-def sanitize_outputs(output_dir: Path) -> list[str]:
+def sanitize_outputs(output_dir: Path, what: str = "outputs") -> list[str]:
     """Remove what a hostile harness could use to make the runner read host files
     later: symbolic links, hard links, devices, FIFOs and sockets."""
     notes = []
@@ -164,7 +173,7 @@ def sanitize_outputs(output_dir: Path) -> list[str]:
                     continue
                 path.unlink()
                 notes.append(
-                    f"removed {path.relative_to(output_dir)} from the outputs "
+                    f"removed {path.relative_to(output_dir)} from the {what} "
                     "(a link or special file)"
                 )
     return notes
@@ -218,15 +227,17 @@ def _attach_extras(plan: Plan, uid: int, gid: int) -> list[str]:
 def _directories(bundle_dir: Path, output_dir: Path) -> tuple[Path, Path]:
     if bundle_dir.is_symlink() or not bundle_dir.is_dir():
         raise SandboxSetupError(f"bundle directory {bundle_dir} does not exist")
-    if output_dir.is_symlink():
-        raise SandboxSetupError(f"output directory {output_dir} is a link")
+    return bundle_dir.resolve(), _writable_dir(output_dir, "output")
+
+
+def _writable_dir(folder: Path, what: str) -> Path:
+    if folder.is_symlink():
+        raise SandboxSetupError(f"{what} directory {folder} is a link")
     try:
-        output_dir.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise SandboxSetupError(
-            f"output directory {output_dir}: {exc.strerror}"
-        ) from exc
-    return bundle_dir.resolve(), output_dir.resolve()
+        raise SandboxSetupError(f"{what} directory {folder}: {exc.strerror}") from exc
+    return folder.resolve()
 
 
 def _rlimits(
@@ -254,6 +265,7 @@ def plan_prepare(
     limits: SandboxLimits,
     method: str | None,
     extras: SandboxExtras | None = None,
+    trace_dir: Path | None = None,
 ) -> Plan:
     support = host_support()
     chosen = _method(method, support)
@@ -261,10 +273,11 @@ def plan_prepare(
     if not extras.empty:
         _check_extras(chosen, support)
     bundle_dir, output_dir = _directories(Path(bundle_dir), Path(output_dir))
+    trace = _writable_dir(Path(trace_dir), "trace") if trace_dir is not None else None
     inner = entrypoint_argv(bundle_dir, entrypoint)
     notes: list[str] = list(extras.notes)
     plan = Plan([], {}, str(bundle_dir), [], {}, bundle_dir, output_dir, notes=notes)
-    plan.extras = extras
+    plan.extras, plan.trace_dir = extras, trace
     try:
         _arrange(plan, chosen, support, inner, env, limits)
     except BaseException:
@@ -285,7 +298,7 @@ def _arrange(
 ) -> None:
     notes = plan.notes
     reachable = chosen == "bwrap" or all(
-        traversable_by_others(d) for d in (plan.bundle_dir, plan.output_dir)
+        traversable_by_others(d) for d in plan.harness_dirs
     )
     if support.uid_drop and reachable:
         plan.lease = uid_lease()
@@ -307,7 +320,7 @@ def _arrange(
         if lease:
             os.chown(plan.private_tmp, lease.uid, lease.gid)
     if lease:
-        for top in (plan.bundle_dir, plan.output_dir):
+        for top in plan.harness_dirs:
             chown_tree(top, lease.uid, lease.gid)
     lock = _userns_lock(chosen, support, lease)
     helpers = HELPERS[chosen] + (NESTED_HELPERS if lock == "nested" else 0)
@@ -332,6 +345,7 @@ def _arrange(
     if chosen == "bwrap":
         home = tmp = SANDBOX_TMP
         output_inside = OUTPUT_MOUNT
+        trace_inside = TRACE_MOUNT if plan.trace_dir else None
         plan.cwd = "/"
         plan.argv = (
             bwrap_argv(
@@ -345,6 +359,7 @@ def _arrange(
                 disable_userns=lock == "direct",
                 extra=extra_args,
                 joined_netns=plan.endpoints is not None and plan.endpoints.joins_netns,
+                trace_dir=plan.trace_dir,
             )
             + drop
             + (userns_lock_argv(support.bwrap or "bwrap") if lock == "nested" else [])
@@ -358,6 +373,7 @@ def _arrange(
     else:
         home = tmp = str(plan.private_tmp)
         output_inside = str(plan.output_dir)
+        trace_inside = str(plan.trace_dir) if plan.trace_dir else None
         prefix = unshare_args(network=limits.network) if chosen == "unshare" else []
         if support.setpriv and (prefix or not drop):
             prefix = die_with_runner_argv(support.setpriv) + prefix
@@ -374,6 +390,7 @@ def _arrange(
         home=home,
         tmp=tmp,
         output_dir=output_inside,
+        trace_dir=trace_inside,
     )
     plan.isolation = _isolation(
         chosen, limits, plan, uid, support, controllers, enforces, lock

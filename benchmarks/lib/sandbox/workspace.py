@@ -48,11 +48,19 @@ class Workspace:
     bundle_dir: Path  # the harness's cwd: the bundle's files, nothing else
     output_dir: Path  # REPROGATE_OUTPUT_DIR, empty
     spool_dir: Path  # the runner's own copies of the outputs
+    trace_dir: Path  # REPROGATE_TRACE_DIR, empty
 
     @classmethod
     def create(cls, root: Path) -> Workspace:
-        space = cls(root, root / "bundle", root / "output", root / "spool")
-        for folder in (space.bundle_dir, space.output_dir, space.spool_dir):
+        space = cls(
+            root, root / "bundle", root / "output", root / "spool", root / "trace"
+        )
+        for folder in (
+            space.bundle_dir,
+            space.output_dir,
+            space.spool_dir,
+            space.trace_dir,
+        ):
             folder.mkdir(mode=0o755)
         space.spool_dir.chmod(0o700)
         return space

@@ -10,6 +10,7 @@ from benchmarks.lib.sandbox.capabilities import SANDBOX_TMP as INSIDE_TMP
 from benchmarks.lib.sandbox.command import (
     BUNDLE_MOUNT,
     OUTPUT_MOUNT,
+    TRACE_MOUNT,
     SandboxSetupError,
     bwrap_argv,
     entrypoint_argv,
@@ -184,3 +185,38 @@ def test_the_nested_bwrap_locks_user_namespaces_and_keeps_the_view() -> None:
     ]
     assert argv[argv.index("--chdir") + 1] == BUNDLE_MOUNT
     assert argv[-1] == "--"
+
+
+def test_the_trace_dir_is_bound_writable_and_named_in_the_env(tmp_path: Path) -> None:
+    argv = bwrap_argv(
+        "bwrap",
+        bundle_dir=tmp_path / "b",
+        output_dir=tmp_path / "o",
+        network=False,
+        tmp_bytes=None,
+        user_namespace=False,
+        drop_caps=True,
+        trace_dir=tmp_path / "t",
+    )
+    env = harness_env(
+        {"REPROGATE_TRACE_DIR": "/host/path"},
+        home=INSIDE_TMP,
+        tmp=INSIDE_TMP,
+        output_dir=OUTPUT_MOUNT,
+        trace_dir=TRACE_MOUNT,
+    )
+
+    binds = [argv[i : i + 3] for i, a in enumerate(argv) if a.endswith("bind")]
+    assert ["--bind", str(tmp_path / "t"), TRACE_MOUNT] in binds
+    assert env["REPROGATE_TRACE_DIR"] == TRACE_MOUNT
+
+
+def test_without_a_trace_dir_the_harness_gets_no_trace_variable() -> None:
+    env = harness_env(
+        {"REPROGATE_TRACE_DIR": "/host/path"},
+        home=INSIDE_TMP,
+        tmp=INSIDE_TMP,
+        output_dir=OUTPUT_MOUNT,
+    )
+
+    assert "REPROGATE_TRACE_DIR" not in env
