@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from accounts.api.pagination import LimitOffsetPagination
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
+from artifacts.storage.blobs import blob_open
 from benchmarks.models import Campaign, Run
 from benchmarks.selectors.access import (
     bundle_list_startable_by,
@@ -34,7 +35,11 @@ from benchmarks.selectors.campaigns import (
     run_metric_list,
 )
 from benchmarks.selectors.pools import host_status, pool_list_with_hosts
-from benchmarks.selectors.telemetry import run_telemetry
+from benchmarks.selectors.telemetry import (
+    SPANS_MEDIA_TYPE,
+    run_spans_artefact,
+    run_telemetry,
+)
 from benchmarks.services.campaigns import (
     MAX_REPETITIONS,
     campaign_cancel,
@@ -287,6 +292,30 @@ class RunTelemetryApi(APIView):
         if recording is None:
             raise Http404
         return Response(recording.document(str(run.public_id)))
+
+
+class RunSpansApi(APIView):
+    """The run's trace spans as the runner normalised them: one OpenTelemetry
+    span a line (JSON Lines), sorted by start (404 when it has none)."""
+
+    @extend_schema(
+        operation_id="run_spans",
+        responses={
+            (200, SPANS_MEDIA_TYPE): OpenApiResponse(
+                OpenApiTypes.STR, description="One span a line (JSON Lines)."
+            ),
+            404: error_response(404),
+        },
+    )
+    def get(self, request: Request, run_id: uuid.UUID) -> FileResponse:
+        artefact = run_spans_artefact(_run(request, run_id))
+        if artefact is None:
+            raise Http404
+        return FileResponse(
+            blob_open(artefact.blob),
+            content_type=SPANS_MEDIA_TYPE,
+            filename=f"spans-{run_id}.jsonl",
+        )
 
 
 class RunCancelApi(APIView):

@@ -12,6 +12,7 @@ from benchmarks.api.campaigns import (
     PoolListApi,
     RunCancelApi,
     RunDetailApi,
+    RunSpansApi,
     RunTelemetryApi,
 )
 from benchmarks.api.pools import PoolPolicyApi
@@ -71,6 +72,11 @@ urlpatterns = [
         "runs/<uuid:run_id>/telemetry.json",
         RunTelemetryApi.as_view(),
         name="run-telemetry",
+    ),
+    path(
+        "runs/<uuid:run_id>/spans.jsonl",
+        RunSpansApi.as_view(),
+        name="run-spans",
     ),
     path("runs/<uuid:run_id>/cancel/", RunCancelApi.as_view(), name="run-cancel"),
     # runner.py, under runner/

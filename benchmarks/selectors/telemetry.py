@@ -1,13 +1,17 @@
-"""A run's runner artefacts and its telemetry, read back from blob storage."""
+"""A run's runner artefacts, its telemetry and its trace spans, read back from
+blob storage."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 
 from artifacts.storage.blobs import blob_open
-from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
+from benchmarks.lib.lab.spans import Span, parse_lines
 from benchmarks.lib.lab.telemetry_blob import Recording, TelemetryBlobError, decode
 from benchmarks.models import Run, RunArtefact
+
+SPANS_MEDIA_TYPE = "application/jsonl"
 
 
 def run_artefact_list(run: Run) -> QuerySet[RunArtefact]:
@@ -36,3 +40,18 @@ def run_telemetry(run: Run) -> Recording | None:
         return decode(data)
     except TelemetryBlobError:  # checked when it arrived: storage went bad
         return None
+
+
+def run_spans_artefact(run: Run) -> RunArtefact | None:
+    """The run's ``spans.jsonl`` (None when its harness wrote no span)."""
+    return run_artefact_list(run).filter(name=SPANS).first()
+
+
+def run_spans(run: Run) -> list[Span] | None:
+    """The run's trace spans, sorted by start (checked when they arrived), or
+    None when it has none."""
+    artefact = run_spans_artefact(run)
+    if artefact is None:
+        return None
+    with blob_open(artefact.blob) as handle:
+        return parse_lines(handle, SPANS).spans

@@ -1,6 +1,7 @@
 """Runner artefacts on the server (``benchmarks.lib.lab.artefacts``): an
 attempt's uploads beside its outputs (``artefacts/<name>`` in the attempt's
-uploads folder), checked when they arrive (a telemetry blob must decode), stored
+uploads folder), checked when they arrive (a telemetry blob must decode, every
+line of ``spans.jsonl`` must be a span), stored
 as blobs and deposited in escrow with the outputs when the run ends; the
 telemetry blob read back for the API and the run page."""
 
@@ -17,10 +18,12 @@ from typing import Final
 from benchmarks import conf
 from benchmarks.lib.lab.artefacts import (
     RUNNER_ARTEFACTS,
+    SPANS,
     TELEMETRY,
     artefact_name_problem,
     file_sha256,
 )
+from benchmarks.lib.lab.spans import parse_lines
 from benchmarks.lib.lab.telemetry_blob import TelemetryBlobError, decode
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.uploads import attempt_uploads_folder
@@ -55,6 +58,12 @@ def _check(name: str, local: Path) -> None:
         except TelemetryBlobError as error:
             message = f"{name}: {error}"
             raise RunnerError(message, code="artefact_invalid") from error
+    if name == SPANS:
+        with local.open("rb") as handle:
+            parsed = parse_lines(handle, name)
+        if parsed.bad_lines or parsed.notes:
+            problems = "; ".join([*parsed.problems, *parsed.notes][:3])
+            raise RunnerError(problems, code="artefact_invalid")
 
 
 def artefact_write(

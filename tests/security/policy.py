@@ -253,6 +253,7 @@ ROUTES: dict[str, Rule] = {
     "run-cancel": DENY,
     "run-statement": DENY,
     "run-telemetry": DENY,
+    "run-spans": DENY,
     "lab-pool-policy": DENY,
     "lab-host-key": DENY,
     "campaign-evidence": DENY,
