@@ -1,6 +1,7 @@
 """The run page: state and progress with the log tail (polled while the run is
-queued or active), environment and drift, isolation, metrics, raw outputs
-(downloads audited) and the run's timeline; cancelling a run."""
+queued or active), environment and drift, isolation, metrics, the request
+waterfall and the slowest requests joined with the telemetry (trace spans), raw
+outputs (downloads audited) and the run's timeline; cancelling a run."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from accounts.views.disk_full import unless_disk_full
 from accounts.views.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
 from benchmarks.lib.charts import bundle_claims, run_charts, telemetry_charts
+from benchmarks.lib.lab.spans import iso_to_ns, slowest_requests, waterfall
 from benchmarks.models import Run
 from benchmarks.selectors.access import can_operate_campaign, run_get_visible
 from benchmarks.selectors.campaigns import (
@@ -28,7 +30,7 @@ from benchmarks.selectors.campaigns import (
     run_series_list,
 )
 from benchmarks.selectors.isolation import isolation_facts
-from benchmarks.selectors.telemetry import run_telemetry
+from benchmarks.selectors.telemetry import run_spans, run_telemetry
 from benchmarks.services.downloads import run_output_record_download
 from benchmarks.services.runs import run_cancel
 
@@ -51,10 +53,25 @@ def _live_context(request: HttpRequest, run: Run) -> dict[str, object]:
     }
 
 
+def _spans_context(run: Run, telemetry: dict[str, object] | None) -> dict[str, object]:
+    """The request waterfall and the slowest requests, on the telemetry's
+    clock when the run has telemetry."""
+    spans = run_spans(run)
+    if not spans:
+        return {"has_spans": spans is not None, "waterfall": None, "slowest": []}
+    start = iso_to_ns(str(telemetry["started"])) if telemetry else None
+    return {
+        "has_spans": True,
+        "waterfall": waterfall(spans, run_start_ns=start),
+        "slowest": slowest_requests(spans, telemetry, run_start_ns=start),
+    }
+
+
 @login_required
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     run = run_for_request(request, run_id)
     telemetry = run_telemetry(run)
+    document = telemetry.document(str(run.public_id)) if telemetry else None
     drift = sorted(
         run.drift or [], key=lambda d: SEVERITY_ORDER.get(str(d.get("severity")), 3)
     )
@@ -69,10 +86,9 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
             bundle_claims(run.campaign.bundle.manifest),
             run.scenario_name,
         )
-        + telemetry_charts(
-            telemetry.document(str(run.public_id)) if telemetry else None
-        ),
+        + telemetry_charts(document),
         "has_telemetry": telemetry is not None,
+        **_spans_context(run, document),
         "outputs": run_output_list(run),
         "events": run_event_list(run),
         "isolation": isolation_facts(run.isolation),

@@ -336,6 +336,11 @@ class Bar:
     left_pct: float
     width_pct: float
 
+    @property
+    def level(self) -> int:
+        """The depth as the page colours it (0 request … 3 and deeper)."""
+        return min(self.depth, 3)
+
 
 @dataclass(frozen=True)
 class Waterfall:
@@ -343,6 +348,10 @@ class Waterfall:
     end_ns: int
     requests: int  # root spans in the file
     bars: list[Bar]
+
+    @property
+    def window_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / NS_PER_MS
 
 
 def _children(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]]]:
