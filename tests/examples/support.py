@@ -41,11 +41,18 @@ def scenario(bundle: Path, name: str) -> dict[str, Any]:
 
 
 def run_harness(
-    bundle: Path, out: Path, scenario_json: str, path: str = BARE_PATH
+    bundle: Path,
+    out: Path,
+    scenario_json: str,
+    path: str = BARE_PATH,
+    trace: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     out.mkdir(parents=True, exist_ok=True)
     env = {"PATH": path, "REPROGATE_SCENARIO": scenario_json, "REPROGATE_RUN_ID": "t1"}
     env["REPROGATE_OUTPUT_DIR"] = str(out)
+    if trace is not None:
+        trace.mkdir(parents=True, exist_ok=True)
+        env["REPROGATE_TRACE_DIR"] = str(trace)
     return subprocess.run(
         ["/bin/sh", "harness/run.sh"], cwd=bundle, env=env,
         capture_output=True, text=True, check=False, timeout=120,

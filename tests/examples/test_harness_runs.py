@@ -22,9 +22,11 @@ from typing import Any
 
 import pytest
 
+from benchmarks.lib.lab.spans import collect_trace_dir
 from benchmarks.lib.parsers import parse
 from tests.examples.support import (
     BARE_PATH,
+    ROOT,
     VENDORS,
     Run,
     manifest,
@@ -39,7 +41,8 @@ HIGHER_IS_BETTER = {"cache_hit_rate", "output_token_throughput_tps"}
 def runs(
     bundles: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Run]:
-    """(vendor, scenario) -> Run, for cold-c32-b8 and warm-c32-b8 of each vendor."""
+    """(vendor, scenario) -> Run, for cold-c32-b8 and warm-c32-b8 of each vendor;
+    the warm ones with a REPROGATE_TRACE_DIR (``<out>.trace``)."""
     root = tmp_path_factory.mktemp("runs")
     jobs = [(v, c) for v in VENDORS for c in ("cold-c32-b8", "warm-c32-b8")]
 
@@ -47,7 +50,8 @@ def runs(
         vendor, name = job
         s = scenario(bundles[vendor], name)
         out = root / f"{vendor}-{name}"
-        done = run_harness(bundles[vendor], out, json.dumps(s))
+        trace = out.with_suffix(".trace") if name.startswith("warm") else None
+        done = run_harness(bundles[vendor], out, json.dumps(s), trace=trace)
         return Run(vendor, s, done.returncode, done.stdout, done.stderr, out)
 
     with ThreadPoolExecutor(len(jobs)) as pool:
@@ -188,3 +192,33 @@ def test_bolt_over_claims_ttft_and_hit_rate(
             checked += 1
 
     assert checked == 3
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_the_harness_writes_spans_of_its_real_reads(
+    vendor: str, runs: dict[tuple[str, str], Run]
+) -> None:
+    run = runs[(vendor, "warm-c32-b8")]
+
+    parsed = collect_trace_dir(run.out.with_suffix(".trace"))
+
+    assert parsed.warnings() == []
+    by_id = {s.span_id: s for s in parsed.spans}
+    requests = [s for s in parsed.spans if s.name == "request"]
+    reads = [s for s in parsed.spans if s.name == "storage.read"]
+    assert len(requests) == dict(run.metrics)[("requests", "total")]
+    assert reads, "a warm run reads KV blocks back from the SSD tier"
+    chain = [by_id[reads[0].parent_id or ""]]
+    chain.append(by_id[chain[-1].parent_id or ""])
+    chain.append(by_id[chain[-1].parent_id or ""])
+    assert [s.name for s in chain] == ["kv_cache.lookup", "prefill", "request"]
+    block = json.loads((ROOT / "examples" / vendor / "harness/config.json")
+                       .read_text())["tiers"]["block_bytes"]  # fmt: skip
+    assert {r.attributes["reprogate.io.bytes"] for r in reads} == {block}
+    assert all(r.attributes["reprogate.io.offset"] % block == 0 for r in reads)
+    measured_us = dict(run.metrics)[("kv_ssd_read_us", "mean")]
+    spans_us = sum(r.duration_ns for r in reads) / len(reads) / 1000
+    assert spans_us == pytest.approx(measured_us, rel=0.01)
+    hits = sum(int(s.attributes.get("reprogate.kv.hits", 0)) for s in parsed.spans)
+    assert hits > 0
+    assert "spans:" in run.stdout

@@ -14,6 +14,14 @@ For one scenario (REPROGATE_SCENARIO) it writes into REPROGATE_OUTPUT_DIR:
   of it served by the SSD tier, the prefix recomputation share, and the
   measured latency of the real SSD-tier block reads and writes.
 
+When REPROGATE_TRACE_DIR names a directory, it also writes there the trace
+spans of the measured requests (kvsim.jsonl, one OpenTelemetry span a line):
+request -> prefill -> kv_cache.lookup (reprogate.kv.hits / misses) ->
+storage.read (reprogate.io.device / offset / bytes, lasting the measured time
+of that real read). Times are the simulation's milliseconds from the wall-clock
+start of the replay: they follow the wall clock through the arrival window,
+the drain after it runs faster.
+
 The trace covers ``warmup_s`` (config.json) of earlier traffic, then the
 scenario's duration_s; only the latter is measured, in both modes. Cold: the
 tiers are empty when it starts. Warm: the earlier traffic went through the
@@ -56,6 +64,7 @@ import tracegen  # noqa: E402
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 PERCENTILES = (50, 90, 99)
 SERIES_POINTS = 10
+SPANS_FILE = "kvsim.jsonl"
 SHOWN = (
     "ttft_ms",
     "cache_hit_rate",
@@ -347,8 +356,10 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
                 concurrency,
                 scenario["batch_size"],
             )
+            wall0_ns = time.time_ns()
             outcomes = engine.run(measured, pacer(duration, progress))
             summary = summarise(outcomes, cache, scenario)
+            write_spans(outcomes, tier, wall0_ns)
         finally:
             cache.ssd.close()
     finally:
@@ -358,6 +369,73 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
         if m["name"] in SHOWN and m["stat"] in ("p99", "mean"):
             print(f"{m['name']} {m['stat']} = {m['value']} {m['unit']}", flush=True)
     progress(1.0)
+
+
+def _id(size: int, *parts: object) -> str:
+    text = ":".join(str(p) for p in parts)
+    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+
+
+def request_spans(
+    index: int, o: kvsim.Outcome, device: str, at: Any, run_id: str
+) -> list[dict[str, Any]]:
+    """One request's spans: request, prefill, its KV-cache lookup and the
+    SSD-tier reads of that lookup (each as long as the real read took)."""
+    trace = _id(16, run_id, index)
+    found = o.lookup or kvsim.Lookup()
+    request, prefill, lookup = (_id(8, trace, n) for n in ("r", "p", "l"))
+
+    def span(
+        sid: str, parent: str | None, name: str, start: int, end: int, **attrs: Any
+    ) -> dict[str, Any]:
+        body = {"trace_id": trace, "span_id": sid, "name": name}
+        body |= {"parent_id": parent} if parent else {}
+        return body | {"start_ns": start, "end_ns": end, "attributes": attrs}
+
+    spans = [
+        span(request, None, "request", at(o.admitted_ms), at(o.done_ms), **{
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": o.request.prompt_tokens,
+            "gen_ai.usage.output_tokens": o.request.output_tokens,
+            "reprogate.request.id": o.request.id,
+            "reprogate.ttft_ms": round(o.ttft_ms, 3)}),
+        span(prefill, request, "prefill", at(o.prefill_ms), at(o.first_token_ms),
+             **{"reprogate.batch.size": o.batch}),
+    ]  # fmt: skip
+    start = at(o.lookup_ms)
+    reads, clock = [], start
+    for k, (offset, size, seconds) in enumerate(found.reads):
+        took = round(seconds * 1e9)
+        reads.append(span(_id(8, trace, "read", k), lookup, "storage.read", clock,
+                          clock + took, **{"reprogate.io.device": device,
+                                           "reprogate.io.offset": offset,
+                                           "reprogate.io.bytes": size}))  # fmt: skip
+        clock += took
+    spans.append(span(lookup, prefill, "kv_cache.lookup", start, clock, **{
+        "reprogate.kv.hits": found.memory_blocks + found.ssd_blocks,
+        "reprogate.kv.misses": found.misses,
+        "reprogate.kv.ssd_hits": found.ssd_blocks}))  # fmt: skip
+    return spans + reads
+
+
+def write_spans(outcomes: list[kvsim.Outcome], tier: Tier, wall0_ns: int) -> None:
+    """The measured requests' spans in REPROGATE_TRACE_DIR (when it is set)."""
+    folder = os.environ.get("REPROGATE_TRACE_DIR", "")
+    if not folder or not Path(folder).is_dir():
+        return
+    run_id = os.environ.get("REPROGATE_RUN_ID", "local")
+    device = tier.path.name
+
+    def at(ms: float) -> int:
+        return wall0_ns + round(ms * 1e6)
+
+    count = 0
+    with (Path(folder) / SPANS_FILE).open("w", encoding="utf-8") as sink:
+        for index, outcome in enumerate(outcomes):
+            for body in request_spans(index, outcome, device, at, run_id):
+                sink.write(json.dumps(body, separators=(",", ":")) + "\n")
+                count += 1
+    print(f"spans: {count} for {len(outcomes)} requests in {SPANS_FILE}", flush=True)
 
 
 def pacer(duration: float, progress: Progress) -> Any:

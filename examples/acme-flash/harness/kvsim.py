@@ -167,9 +167,16 @@ class SsdTier:
 
 @dataclass
 class Lookup:
+    blocks: int = 0  # the blocks looked up; those after the first miss are missed
     memory_blocks: int = 0
     ssd_blocks: int = 0
     io_s: float = 0.0  # measured time of the real SSD-file reads
+    # each real SSD-tier read: (offset, bytes, measured seconds), in order
+    reads: list[tuple[int, int, float]] = field(default_factory=list)
+
+    @property
+    def misses(self) -> int:
+        return self.blocks - self.memory_blocks - self.ssd_blocks
 
 
 class KvCache:
@@ -190,7 +197,7 @@ class KvCache:
         return keys + [f"{request.session}#{k}" for k in range(shared, total)]
 
     def lookup(self, keys: list[str]) -> Lookup:
-        found = Lookup()
+        found = Lookup(blocks=len(keys))
         for key in keys:
             if self.memory.get(key) is not None:
                 found.memory_blocks += 1
@@ -200,6 +207,8 @@ class KvCache:
             if data is None:
                 break
             found.io_s += sum(self.ssd.read_s[before:])
+            offset = self.ssd.slots[key] * self.block_bytes
+            found.reads.append((offset, len(data), self.ssd.read_s[-1]))
             found.ssd_blocks += 1
             self._to_memory(key, data)
         return found
@@ -224,6 +233,10 @@ class Outcome:
     hit_tokens: int = 0
     ssd_hit_tokens: int = 0  # the part of hit_tokens read from the SSD tier
     shared_hit_tokens: int = 0
+    prefill_ms: float = 0.0  # its batch's prefill started
+    lookup_ms: float = 0.0  # its KV-cache lookup started (after the batch's earlier)
+    lookup: Lookup | None = None
+    batch: int = 0  # the requests in its prefill batch
 
     @property
     def ttft_ms(self) -> float:
@@ -291,7 +304,9 @@ class Engine:
         compute_ms = memory_ms = ssd_ms = io_ms = 0.0
         for outcome in batch:
             keys = self.cache.keys(outcome.request, outcome.request.prompt_tokens)
-            found = self.cache.lookup(keys)
+            outcome.prefill_ms, outcome.lookup_ms = now, now + io_ms
+            outcome.batch = len(batch)
+            found = outcome.lookup = self.cache.lookup(keys)
             hit_blocks = found.memory_blocks + found.ssd_blocks
             outcome.hit_tokens = hit_blocks * self.cache.block_tokens
             outcome.ssd_hit_tokens = found.ssd_blocks * self.cache.block_tokens

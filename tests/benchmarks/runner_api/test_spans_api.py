@@ -97,3 +97,12 @@ def test_a_spans_file_with_a_bad_line_is_refused(
     assert response.status_code == 400
     assert response.json()["code"] == "artefact_invalid"
     assert says in response.json()["message"]
+
+
+def test_the_openapi_document_describes_spans_jsonl() -> None:
+    schema = APIClient().get("/api/v1/schema/", {"format": "json"}).json()
+
+    operation = schema["paths"]["/api/v1/runs/{run_id}/spans.jsonl"]["get"]
+    assert operation["operationId"] == "run_spans"
+    assert list(operation["responses"]["200"]["content"]) == ["application/jsonl"]
+    assert "404" in operation["responses"]
