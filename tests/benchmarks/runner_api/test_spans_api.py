@@ -1,6 +1,7 @@
 """A run's trace spans through the runner-artefact route and
 ``GET /api/v1/runs/<id>/spans.jsonl``: a file that is not all spans is refused;
-kept ones are served, sorted, to whoever may see the run and to no one else."""
+kept ones are served, sorted, to whoever may see the run and to no one else, and
+go into the campaign's evidence package, checked offline."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from tests.benchmarks.runner_api.test_artefacts import (
     live,  # noqa: F401 (fixture)
     put_artefact,
 )
+from tests.benchmarks.runner_api.test_signed_results import _run_blob, verify
+from tests.escrow.package_support import flip, members, replaced
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +109,23 @@ def test_the_openapi_document_describes_spans_jsonl() -> None:
     assert operation["operationId"] == "run_spans"
     assert list(operation["responses"]["200"]["content"]) == ["application/jsonl"]
     assert "404" in operation["responses"]
+
+
+def test_the_campaign_evidence_package_holds_and_checks_the_spans(
+    with_spans: Run, labops: Any, client_for: Any, tmp_path: Path
+) -> None:
+    url = f"/api/v1/campaigns/{with_spans.campaign.public_id}/evidence/"
+    response = client_for(labops).get(url)
+    assert response.status_code == 200
+    package = tmp_path / "campaign.zip"
+    package.write_bytes(b"".join(response.streaming_content))
+    files = members(package)
+
+    run, member = _run_blob(files, "artefact", "runner/spans.jsonl")
+    assert run == str(with_spans.public_id)
+    assert files[member] == SPANS
+    assert verify(package)[0] == 0
+    altered = replaced(package, tmp_path / "a.zip", member, flip(SPANS, 40))
+    code, out = verify(altered)
+    assert code == 1
+    assert f"({member}) is altered" in out
