@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
+from benchmarks.lib.lab.artefacts import RUNNER_ARTEFACTS, SPANS, TELEMETRY
 from benchmarks.lib.lab.blocklat import BlockLatencyTracer
 from benchmarks.lib.lab.spans import collect_trace_dir, encode_spans
 from benchmarks.lib.lab.telemetry import Sampler
@@ -120,9 +120,11 @@ def write_spans(trace_dir: Path, workspace_root: Path) -> tuple[Path | None, lis
     parsed = collect_trace_dir(trace_dir)
     if not parsed.spans:
         return None, parsed.warnings()
-    return write_new(workspace_root / SPANS, encode_spans(parsed.spans)), (
-        parsed.warnings()
-    )
+    data = encode_spans(parsed.spans, limit=RUNNER_ARTEFACTS[SPANS])
+    kept = data.count(b"\n")
+    if kept < len({(s.trace_id, s.span_id) for s in parsed.spans}):
+        parsed.notes.append(f"trace spans: only the first {kept} fit in {SPANS}.")
+    return write_new(workspace_root / SPANS, data), parsed.warnings()
 
 
 def upload_artefacts(

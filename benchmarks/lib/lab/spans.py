@@ -46,8 +46,10 @@ MAX_FILES: Final = 64
 MAX_FILE_BYTES: Final = 64 << 20
 MAX_TOTAL_BYTES: Final = 192 << 20
 MAX_LINE_BYTES: Final = 16 << 10
-MAX_SPANS: Final = 500_000
-MAX_WARNINGS: Final = 20
+MAX_SPANS: Final = 200_000
+MAX_WARNINGS: Final = 5  # bad lines named in the run's warning
+MAX_NOTES: Final = 20  # files skipped, caps reached
+MAX_WARNING_CHARS: Final = 1900  # the runner API keeps warnings of 2,000
 # OpenTelemetry / ReproGate attribute names the page reads.
 KV_HITS: Final = "reprogate.kv.hits"
 KV_MISSES: Final = "reprogate.kv.misses"
@@ -173,8 +175,10 @@ def span_from_line(line: bytes) -> Span:
         value = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise SpanProblem("not UTF-8") from error
-    except ValueError as error:
-        raise SpanProblem(f"not JSON ({error.args[0][:80]})") from error
+    except json.JSONDecodeError as error:
+        raise SpanProblem(f"not JSON ({error.msg} at column {error.colno})") from error
+    except (ValueError, RecursionError) as error:  # huge numbers, deep nesting
+        raise SpanProblem(f"not JSON ({str(error)[:80]})") from error
     return span_from_json(value)
 
 
@@ -193,8 +197,11 @@ class Parsed:
             self.problems.append(f"{where}: {why}")
 
     def warnings(self) -> list[str]:
-        """What a run's warnings say about its spans (empty when all was read)."""
-        found = list(self.notes)
+        """What a run's warnings say about its spans (empty when all was read):
+        at most ``MAX_NOTES`` + 1 lines of at most ``MAX_WARNING_CHARS``."""
+        found = self.notes[:MAX_NOTES]
+        if len(self.notes) > MAX_NOTES:
+            found.append(f"trace spans: {len(self.notes) - MAX_NOTES} more notes.")
         if self.bad_lines:
             shown = "; ".join(self.problems)
             more = self.bad_lines - len(self.problems)
@@ -202,7 +209,7 @@ class Parsed:
             found.append(
                 f"trace spans: {self.bad_lines} bad line(s) skipped: {shown}{tail}."
             )
-        return found
+        return [text[:MAX_WARNING_CHARS] for text in found]
 
 
 def parse_lines(
@@ -233,18 +240,25 @@ def sort_key(span: Span) -> tuple[int, int, str, str]:
     return (span.start_ns, -span.end_ns, span.trace_id, span.span_id)
 
 
-def encode_spans(spans: Iterable[Span]) -> bytes:
+def encode_spans(spans: Iterable[Span], limit: int | None = None) -> bytes:
     """The ``spans.jsonl`` artefact: sorted by start (longest first on a tie),
-    one canonical JSON object a line; a span id seen twice in one trace is kept
-    once (the first by that order)."""
+    one canonical JSON object a line (UTF-8); a span id seen twice in one trace
+    is kept once (the first by that order); the earliest spans that fit in
+    ``limit`` bytes when it is given."""
     seen: set[tuple[str, str]] = set()
-    lines = []
+    lines, size = [], 0
     for span in sorted(spans, key=sort_key):
         if (span.trace_id, span.span_id) in seen:
             continue
         seen.add((span.trace_id, span.span_id))
-        text = json.dumps(span.as_json(), sort_keys=True, separators=(",", ":"))
-        lines.append(text.encode() + b"\n")
+        text = json.dumps(
+            span.as_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        line = text.encode() + b"\n"
+        size += len(line)
+        if limit is not None and size > limit:
+            break
+        lines.append(line)
     return b"".join(lines)
 
 

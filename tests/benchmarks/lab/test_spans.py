@@ -124,6 +124,46 @@ def test_the_artefact_is_sorted_canonical_and_reads_back() -> None:
     assert read_spans(data).spans == [first, later]
 
 
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "not JSON"),
+        (b'{"start_ns": ' + b"9" * 5000 + b"}", "not JSON"),
+        (b"{not json", "not JSON (Expecting property name enclosed in double"),
+    ],
+)
+def test_hostile_json_is_a_bad_line_not_a_crash(line: bytes, why: str) -> None:
+    parsed = read_spans(line)
+
+    assert parsed.bad_lines == 1
+    assert why in parsed.problems[0]
+
+
+def test_many_bad_lines_make_one_bounded_warning() -> None:
+    data = b"".join(b'{"name": "' + b"x" * 300 + b'"}\n' for _ in range(5000))
+
+    parsed = read_spans(data, "f" * 100 + ".jsonl")
+
+    (warning,) = parsed.warnings()
+    assert parsed.bad_lines == 5000
+    assert len(warning) <= sp.MAX_WARNING_CHARS
+    assert warning.startswith("trace spans: 5000 bad line(s) skipped: ")
+    assert "(and 4995 more)" in warning
+
+
+def test_non_ascii_attributes_keep_their_size_and_a_limit_keeps_the_earliest() -> None:
+    spans = [
+        span_from_json(span(f"00000000000000a{i}", i, i + 1, note="données 速い"))
+        for i in range(1, 4)
+    ]
+    one = len(encode_spans(spans[:1]))
+
+    data = encode_spans(spans, limit=2 * one + 10)
+
+    assert "données 速い".encode() in data
+    assert read_spans(data).spans == spans[:2]
+
+
 def test_a_trace_dir_is_read_without_links_and_within_caps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
