@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import uuid
 from pathlib import PurePosixPath
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,7 +22,13 @@ from accounts.views.disk_full import unless_disk_full
 from accounts.views.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
 from benchmarks.lib.charts import bundle_claims, run_charts, telemetry_charts
-from benchmarks.lib.lab.spans import iso_to_ns, slowest_requests, waterfall
+from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
+from benchmarks.lib.lab.spans import (
+    SpanTree,
+    iso_to_ns,
+    slowest_requests,
+    waterfall,
+)
 from benchmarks.models import Run
 from benchmarks.selectors.access import can_operate_campaign, run_get_visible
 from benchmarks.selectors.campaigns import (
@@ -30,11 +38,16 @@ from benchmarks.selectors.campaigns import (
     run_series_list,
 )
 from benchmarks.selectors.isolation import isolation_facts
-from benchmarks.selectors.telemetry import run_spans, run_telemetry
+from benchmarks.selectors.telemetry import (
+    run_artefact_digests,
+    run_spans,
+    run_telemetry,
+)
 from benchmarks.services.downloads import run_output_record_download
 from benchmarks.services.runs import run_cancel
 
 SEVERITY_ORDER = {"major": 0, "minor": 1, "info": 2}
+TRACE_CACHE_SECONDS = 600
 
 
 def run_for_request(request: HttpRequest, run_id: uuid.UUID) -> Run:
@@ -53,18 +66,24 @@ def _live_context(request: HttpRequest, run: Run) -> dict[str, object]:
     }
 
 
-def _spans_context(run: Run, telemetry: dict[str, object] | None) -> dict[str, object]:
+def _spans_context(run: Run, telemetry: dict[str, Any] | None) -> dict[str, object]:
     """The request waterfall and the slowest requests, on the telemetry's
-    clock when the run has telemetry."""
-    spans = run_spans(run)
-    if not spans:
-        return {"has_spans": spans is not None, "waterfall": None, "slowest": []}
-    start = iso_to_ns(str(telemetry["started"])) if telemetry else None
-    return {
-        "has_spans": True,
-        "waterfall": waterfall(spans, run_start_ns=start),
-        "slowest": slowest_requests(spans, telemetry, run_start_ns=start),
-    }
+    clock when the run has telemetry; kept in the cache under the digests of
+    the spans and the telemetry they are drawn from."""
+    digests = run_artefact_digests(run)
+    if SPANS not in digests:
+        return {"waterfall": None, "slowest": []}
+    key = f"run-trace:{digests[SPANS]}:{digests.get(TELEMETRY, '')}"
+    found = cache.get(key)
+    if found is None:
+        tree = SpanTree.of(run_spans(run) or [])
+        start = iso_to_ns(str(telemetry["started"])) if telemetry else None
+        found = {
+            "waterfall": waterfall(tree, run_start_ns=start),
+            "slowest": slowest_requests(tree, telemetry, run_start_ns=start),
+        }
+        cache.set(key, found, TRACE_CACHE_SECONDS)
+    return found
 
 
 @login_required

@@ -20,6 +20,7 @@ own (``reprogate.kv.hits``, ``reprogate.io.device`` …).
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import os
@@ -236,6 +237,27 @@ def read_spans(data: bytes, where: str = "spans.jsonl") -> Parsed:
     return parse_lines(data.split(b"\n"), where)
 
 
+def read_checked(lines: Iterable[bytes]) -> list[Span]:
+    """The spans of a ``spans.jsonl`` that was checked when it arrived (every
+    line a span: the server's upload check), read without checking again."""
+    found = []
+    for line in lines:
+        if line.strip():
+            v = json.loads(line)
+            found.append(
+                Span(
+                    v["trace_id"],
+                    v["span_id"],
+                    v.get("parent_id"),
+                    v["name"],
+                    v["start_ns"],
+                    v["end_ns"],
+                    v.get("attributes") or {},
+                )
+            )
+    return found
+
+
 def sort_key(span: Span) -> tuple[int, int, str, str]:
     return (span.start_ns, -span.end_ns, span.trace_id, span.span_id)
 
@@ -368,18 +390,30 @@ class Waterfall:
         return (self.end_ns - self.start_ns) / NS_PER_MS
 
 
-def _children(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]]]:
+@dataclass(frozen=True)
+class SpanTree:
     """Root spans (no parent, or a parent not in the file) and children by
-    parent id, both by start."""
-    ids = {s.span_id for s in spans}
-    roots: list[Span] = []
-    children: dict[str, list[Span]] = {}
-    for span in sorted(spans, key=sort_key):
-        if span.parent_id is None or span.parent_id not in ids:
-            roots.append(span)
-        else:
-            children.setdefault(span.parent_id, []).append(span)
-    return roots, children
+    parent id, both by start: what the waterfall and the slowest requests walk."""
+
+    roots: list[Span]
+    children: dict[str, list[Span]]
+
+    @classmethod
+    def of(cls, spans: list[Span]) -> SpanTree:
+        ids = {s.span_id for s in spans}
+        roots: list[Span] = []
+        children: dict[str, list[Span]] = {}
+        for span in sorted(spans, key=sort_key):
+            if span.parent_id is None or span.parent_id not in ids:
+                roots.append(span)
+            else:
+                children.setdefault(span.parent_id, []).append(span)
+        return cls(roots, children)
+
+
+def _children(spans: list[Span] | SpanTree) -> tuple[list[Span], dict[str, list[Span]]]:
+    tree = spans if isinstance(spans, SpanTree) else SpanTree.of(spans)
+    return tree.roots, tree.children
 
 
 def _tree(
@@ -398,7 +432,7 @@ def _tree(
 
 
 def waterfall(
-    spans: list[Span],
+    spans: list[Span] | SpanTree,
     run_start_ns: int | None = None,
     max_requests: int = 40,
     max_per_request: int = 12,
@@ -519,7 +553,7 @@ def _intervals(
 
 
 def slowest_requests(
-    spans: list[Span],
+    spans: list[Span] | SpanTree,
     telemetry: Mapping[str, Any] | None = None,
     count: int = 10,
     run_start_ns: int | None = None,
@@ -532,7 +566,8 @@ def slowest_requests(
         return []
     origin = run_start_ns if run_start_ns is not None else roots[0].start_ns
     found = []
-    for root in sorted(roots, key=lambda s: (-s.duration_ns, s.start_ns))[:count]:
+    longest = heapq.nsmallest(count, roots, key=lambda s: (-s.duration_ns, s.start_ns))
+    for root in longest:
         tree = [s for s, _ in _tree(root, children, 10_000)]
         io = [s for s in tree if IO_BYTES in s.attributes]
         found.append(

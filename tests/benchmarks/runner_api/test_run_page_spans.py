@@ -92,3 +92,22 @@ def test_a_run_without_spans_shows_the_empty_state(
     assert 'data-testid="spans-empty"' in body
     assert 'data-testid="span-waterfall"' not in body
     assert "Trace spans are read when the harness has run." in _text(page.content)
+
+
+def test_the_drawing_is_kept_for_the_next_view(
+    traced: Run, client_for: Any, buyer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = client_for(buyer)
+    url = reverse("benchmarks:run_detail", args=[traced.public_id])
+    first = client.get(url).content.decode()
+
+    def read_again(run: Run) -> None:
+        raise AssertionError("the spans were read again")
+
+    monkeypatch.setattr("benchmarks.views.runs.run_spans", read_again)
+    again = client.get(url).content.decode()
+
+    assert again.count('data-testid="waterfall-row"') == 7
+    assert again.count('data-testid="slow-interval"') == first.count(
+        'data-testid="slow-interval"'
+    )
