@@ -43,12 +43,8 @@ from benchmarks.lib.lab.devices import (
     block_device_names,
     policy_extras,
 )
-from benchmarks.lib.sandbox import (
-    HarnessResult,
-    SandboxLimits,
-    drop_page_cache,
-    run_harness,
-)
+from benchmarks.lib.sandbox import HarnessResult, SandboxLimits, run_harness
+from benchmarks.lib.sandbox.extras import SandboxExtras
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
@@ -72,6 +68,13 @@ from reprogate_agent.client import (
     ServerRefused,
     TokenRefused,
     Unreachable,
+)
+from reprogate_agent.rerun import (
+    cold_cache,
+    keep_pristine,
+    run_checks,
+    seed_rerun,
+    succeeded,
 )
 from reprogate_agent.statement import signed_statement, utc_now
 from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
@@ -211,7 +214,7 @@ def _execute(
         )
         return _fail(client, run_id, attempt, unusable.stop_reason, message, reporter)
     try:
-        prepared = _prepare(client, run, attempt, space, reporter)
+        prepared, cache_check = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:
         return _fail(
             client, run_id, attempt, error.stop_reason, error.message, reporter
@@ -224,6 +227,7 @@ def _execute(
     telemetry = RunTelemetry(
         {**run, "telemetry_devices": watched}, space.root, lambda: reporter.progress
     )
+    pristine = keep_pristine(space, run)
     started = utc_now()
     telemetry.start()
     try:
@@ -231,12 +235,7 @@ def _execute(
             bundle_dir=space.bundle_dir,
             entrypoint=str(run["entrypoint"]),
             output_dir=space.output_dir,
-            env={
-                "REPROGATE_SCENARIO": json.dumps(
-                    run.get("scenario") or {}, sort_keys=True
-                ),
-                "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-            },
+            env=_harness_env(run, run_id, run.get("seed")),
             limits=_limits(run),
             on_line=reporter.on_line,
             should_cancel=reporter.should_cancel,
@@ -256,6 +255,21 @@ def _execute(
         max_files=terms.max_output_files,
         limit_bytes=terms.output_limit_bytes,
     )
+    kept = {f.path: f.sha256 for f in collection.files}
+
+    def rerun(bundle_dir: Path, output_dir: Path, seed: int) -> HarnessResult:
+        return _rerun(run, run_id, extras, reporter, bundle_dir, output_dir, seed)
+
+    seed = seed_rerun(
+        run,
+        space,
+        pristine,
+        {str(path): kept.get(str(path)) for path in run.get("outputs") or []},
+        succeeded(result, reporter.stopped),
+        rerun,
+        lambda: reporter.stopped,
+    )
+    checks = run_checks(run, prepared["environment"], cache_check, seed)
     refused = _upload(client, run_id, attempt, collection, reporter)
     artefacts = {TELEMETRY: blob}
     artefact_warnings = upload_artefacts(
@@ -265,6 +279,7 @@ def _execute(
     body = {
         "attempt": attempt,
         "result": outcome,
+        "checks": checks,
         "warnings": [*collection.warnings, *refused.values(), *artefact_warnings],
     }
     if terms.host_key is not None:
@@ -282,6 +297,7 @@ def _execute(
             artefacts=artefact_digests(artefacts) if not artefact_warnings else {},
             started=started,
             ended=ended,
+            checks=checks,
         )
     answer = client.finish(run_id, body)
     return str(answer.get("state") or "finished")
@@ -293,7 +309,8 @@ def _prepare(
     attempt: int,
     space: Workspace,
     reporter: Reporter,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What ``running`` sends, and the cold-cache check (None: a warm scenario)."""
     bundle = run.get("bundle") or {}
     archive = space.root / "archive"
     sha256, size = str(bundle.get("sha256") or ""), int(bundle.get("size") or 0)
@@ -316,18 +333,50 @@ def _prepare(
     reporter.beat()
     environment = json_safe(capture_environment())
     reporter.beat()
-    cache_dropped = None
-    if (run.get("cold_cache") is True) or (run.get("scenario") or {}).get(
-        "cache"
-    ) == "cold":
-        cache_dropped = drop_page_cache()
-    return {
+    cache_dropped, cache_check = cold_cache(run)
+    prepared = {
         "environment": environment,
         "declared_environment": json_safe(
             declared_environment(files, space.bundle_dir, ENVIRONMENT_MAX_BYTES)
         ),
         "cache_dropped": cache_dropped,
     }
+    return prepared, cache_check
+
+
+def _harness_env(run: Mapping[str, Any], run_id: int, seed: Any) -> dict[str, str]:
+    """REPROGATE_SCENARIO, REPROGATE_RUN_ID and (when the claim gave one, or
+    for a re-run) REPROGATE_SEED."""
+    env = {
+        "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
+        "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
+    }
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        env["REPROGATE_SEED"] = str(seed)
+    return env
+
+
+def _rerun(
+    run: Mapping[str, Any],
+    run_id: int,
+    extras: SandboxExtras,
+    reporter: Reporter,
+    bundle_dir: Path,
+    output_dir: Path,
+    seed: int,
+) -> HarnessResult:
+    """The harness once more for ``seed_ignored``: its progress is not the
+    run's (no lines reported), but a refused report stops it as it stops the run."""
+    return run_harness(
+        bundle_dir=bundle_dir,
+        entrypoint=str(run["entrypoint"]),
+        output_dir=output_dir,
+        env=_harness_env(run, run_id, seed),
+        limits=_limits(run),
+        should_cancel=reporter.should_cancel,
+        poll_seconds=POLL_SECONDS,
+        extras=extras,
+    )
 
 
 def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
@@ -346,7 +395,7 @@ def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
         )
 
 
-def _limits(run: dict[str, Any]) -> SandboxLimits:
+def _limits(run: Mapping[str, Any]) -> SandboxLimits:
     wall = float(run.get("wall_limit_s") or 3600)
     return SandboxLimits(
         wall_seconds=wall,

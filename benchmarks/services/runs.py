@@ -217,6 +217,7 @@ def run_requeue(*, run: Run, reason: str, actor: Actor = None) -> Run:
         "isolation": {},
         "cache_dropped": None,
         "cache_note": "",
+        "checks": [],
         "output_truncated": False,
     }
     run = run_transition(

@@ -256,6 +256,20 @@ def _stop_loss(s: dict[str, Any], index: _Index) -> dict[str, Any]:
     elif "run_failed" in s:
         hit = [r["id"] for r in index.runs if r["status"] == "failed"]
         text = f"{say.count(len(hit))} failed ({say.runs_list(hit)}); the gate halts."
+    elif "check_flagged" in s:
+        named = s["check_flagged"]
+        ids = [named] if isinstance(named, str) else named
+        found = [
+            (r["id"], [i for i in ids if i in r.get("checks", [])]) for r in index.runs
+        ]
+        found = [(rid, flags) for rid, flags in found if flags]
+        hit = [rid for rid, _ in found]
+        flags = sorted({f for _, fs in found for f in fs}, key=ids.index)
+        text = (
+            f"anti-gaming check{'s' if len(flags) > 1 else ''} "
+            f"{' and '.join(flags)} flagged on "
+            f"{say.count(len(hit))} ({say.runs_list(hit)}); the gate halts."
+        )
     else:
         above = "above" in s
         bound = dec(s["above"] if above else s["below"])

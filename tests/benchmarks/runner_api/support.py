@@ -118,6 +118,7 @@ def signed_statement(
         ended="2026-12-05T04:00:01.500000Z",
         host=WORKER,
         isolation={"network": "none"},
+        seed=run.seed,
     )
     return run_statement_sign(document, key).decode("utf-8")
 
