@@ -35,10 +35,10 @@ SEED_IGNORED: Final = "seed_ignored"
 COLD_CACHE_UNPROVEN: Final = "cold_cache_unproven"
 WORKING_SET_FITS: Final = "working_set_fits_in_memory"
 CHECK_IDS: Final = (SEED_IGNORED, COLD_CACHE_UNPROVEN, WORKING_SET_FITS)
-CHECK_LABELS: Final = {
-    SEED_IGNORED: "Outputs depend on the lab's seed",
-    COLD_CACHE_UNPROVEN: "Cold page cache proven",
-    WORKING_SET_FITS: "Working set larger than the page cache",
+CHECK_LABELS: Final = {  # what a flag says, for people
+    SEED_IGNORED: "Harness ignores the lab's seed",
+    COLD_CACHE_UNPROVEN: "Cold page cache not proven",
+    WORKING_SET_FITS: "Working set fits in host memory",
 }
 MEMINFO: Final = Path("/proc/meminfo")
 COLD_CACHE_FLOOR_BYTES: Final = 64 << 20  # a drop leaving at most this is proven
