@@ -202,7 +202,7 @@ def working_set_check(
         why = "The scenario declares no working_set_bytes."
         return not_applicable(WORKING_SET_FITS, why)
     memory = host_memory_bytes(environment)
-    values = {
+    values: dict[str, Any] = {
         "working_set_bytes": working_set,
         "host_memory_bytes": memory,
         "factor": WORKING_SET_FACTOR,

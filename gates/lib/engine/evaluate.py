@@ -259,12 +259,11 @@ def _stop_loss(s: dict[str, Any], index: _Index) -> dict[str, Any]:
     elif "check_flagged" in s:
         named = s["check_flagged"]
         ids = [named] if isinstance(named, str) else named
-        found = [
+        per_run = [
             (r["id"], [i for i in ids if i in r.get("checks", [])]) for r in index.runs
         ]
-        found = [(rid, flags) for rid, flags in found if flags]
-        hit = [rid for rid, _ in found]
-        flags = sorted({f for _, fs in found for f in fs}, key=ids.index)
+        hit = [rid for rid, flags in per_run if flags]
+        flags = sorted({f for _, fs in per_run for f in fs}, key=ids.index)
         text = (
             f"anti-gaming check{'s' if len(flags) > 1 else ''} "
             f"{' and '.join(flags)} flagged on "
