@@ -23,6 +23,7 @@ from gates.lib.engine.validate import (
     DRIFT_LEVELS,
     InvalidDocument,
     Problem,
+    checks_named,
     plan_problems,
     results_problems,
 )
@@ -257,8 +258,7 @@ def _stop_loss(s: dict[str, Any], index: _Index) -> dict[str, Any]:
         hit = [r["id"] for r in index.runs if r["status"] == "failed"]
         text = f"{say.count(len(hit))} failed ({say.runs_list(hit)}); the gate halts."
     elif "check_flagged" in s:
-        named = s["check_flagged"]
-        ids = [named] if isinstance(named, str) else named
+        ids = checks_named(s)
         per_run = [
             (r["id"], [i for i in ids if i in r.get("checks", [])]) for r in index.runs
         ]

@@ -308,6 +308,12 @@ def _check_ids(c: _Checker, value: Any, path: str) -> None:
             c.add(f"{path}[{index}]", f"names {item} again")
 
 
+def checks_named(condition: dict[str, Any]) -> list[str]:
+    """The check ids a (valid) ``check_flagged`` condition names, as a list."""
+    named = condition.get("check_flagged")
+    return [named] if isinstance(named, str) else list(named or [])
+
+
 def results_problems(results: Any) -> list[Problem]:
     """Every problem of a ``reprogate.results/v1`` document (empty: valid)."""
     c = _Checker()
