@@ -13,14 +13,19 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
+from benchmarks import conf
 from benchmarks.lib.sandbox.capabilities import DROP_CACHES
 from benchmarks.models import Campaign, LabPool, Run, RunOutput
+from benchmarks.services.pools import host_register
+from benchmarks.services.reaper import run_reap
+from benchmarks.services.runs import run_claim, run_report
 from tests.benchmarks.in_process_agent import execute_in_process
 from tests.benchmarks.runner.support import (
     GOOD_HARNESS,
     accepted_bundle,
     runs_of,
     start,
+    worker,
 )
 
 pytestmark = pytest.mark.django_db
@@ -185,3 +190,29 @@ def test_the_run_page_and_api_show_the_seed_and_checks(
     assert api.status_code == 200
     assert api.json()["seed"] == run.seed
     assert api.json()["checks"] == run.checks
+
+
+def test_a_seed_sensitive_run_has_twice_its_wall_limit_before_it_is_reaped(
+    campaign_of: Any, pool: LabPool, clock: Any
+) -> None:
+    campaign = campaign_of(GOOD_HARNESS, _scenario("s", seed_sensitive=True))
+    run = runs_of(campaign)[0]
+    host = host_register(pool=pool, worker=worker())
+    assert run_claim(run_id=run.pk, attempt=1, host=host) is not None
+    once = run.wall_limit_s + conf.wall_grace_seconds()
+
+    for _ in range(int(once / 100) + 1):  # past one harness's limit, beating
+        clock.advance(seconds=100)
+        run_report(run_id=run.pk, attempt=1)
+    kept = run_reap()
+    for _ in range(int(run.wall_limit_s / 100) + 1):  # past the second one's too
+        clock.advance(seconds=100)
+        run_report(run_id=run.pk, attempt=1)
+    reaped = run_reap()
+
+    assert kept.failed == []
+    assert reaped.failed == [run.pk]
+    assert (
+        f"wall-clock limit {2 * run.wall_limit_s} s"
+        in Run.objects.get(pk=run.pk).reason
+    )
