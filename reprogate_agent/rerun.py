@@ -7,6 +7,7 @@ stores them as the run's outputs), their digests compared with the run's."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import secrets
 import shutil
@@ -25,6 +26,8 @@ from benchmarks.lib.lab.checks import (
 )
 from benchmarks.lib.sandbox import HarnessResult, drop_page_cache
 from benchmarks.lib.sandbox.workspace import Workspace
+
+logger = logging.getLogger(__name__)
 
 SEED_LIMIT: Final = 1 << 63
 CHUNK: Final = 1024 * 1024
@@ -60,7 +63,11 @@ def keep_pristine(space: Workspace, run: Mapping[str, Any]) -> Path | None:
     if not seed_sensitive(run.get("scenario") or {}):
         return None
     copy = space.root / RERUN_BUNDLE
-    shutil.copytree(space.bundle_dir, copy, symlinks=True)
+    try:
+        shutil.copytree(space.bundle_dir, copy, symlinks=True)
+    except OSError:  # a full disk: not re-run, so seed_ignored stays unproven
+        logger.exception("the bundle could not be copied for the seed re-run")
+        return None
     return copy
 
 

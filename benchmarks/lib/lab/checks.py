@@ -95,9 +95,10 @@ def seed_check(
         why = "Not re-run: the run itself did not succeed."
         return check(SEED_IGNORED, flagged=False, detail=why, values=values)
     if second is None:
+        rerun = "could not be run" if second_seed is None else "did not succeed"
         why = (
-            f"The re-run with seed {second_seed} did not succeed, so its outputs "
-            "could not be compared with the run's."
+            f"The re-run with another seed {rerun}, so its outputs could not be "
+            "compared with the run's."
         )
         return check(SEED_IGNORED, flagged=True, detail=why, values=values)
     values["outputs"] = {
