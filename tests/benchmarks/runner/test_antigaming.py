@@ -6,6 +6,8 @@ run records the page cache's sizes; the run page and the API show them."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
+from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.lib.sandbox.capabilities import DROP_CACHES
 from benchmarks.models import Campaign, LabPool, Run, RunOutput
@@ -216,3 +219,18 @@ def test_a_seed_sensitive_run_has_twice_its_wall_limit_before_it_is_reaped(
         f"wall-clock limit {2 * run.wall_limit_s} s"
         in Run.objects.get(pk=run.pk).reason
     )
+
+
+def test_the_host_signs_the_seed_and_checks_in_the_run_s_statement(
+    campaign_of: Any,
+) -> None:
+    campaign = campaign_of(IGNORING_HARNESS, _scenario("s", seed_sensitive=True))
+    _, run = execute_in_process(runs_of(campaign)[0])
+
+    with blob_open(run.statement_blob) as stored:
+        envelope = json.loads(stored.read())
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+
+    assert predicate["seed"] == run.seed
+    assert predicate["checks"] == run.checks
+    assert predicate["checks"][0]["flagged"] is True
