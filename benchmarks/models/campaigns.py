@@ -15,6 +15,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import TimeStampedModel
+from benchmarks.lib.lab.checks import flagged_ids
 from benchmarks.models.pools import LabHost, LabPool
 
 
@@ -202,6 +203,11 @@ class Run(TimeStampedModel):
     @property
     def is_final(self) -> bool:
         return not RUN_TRANSITIONS[self.state]
+
+    @property
+    def flagged_checks(self) -> list[str]:
+        """The ids of the run's flagged anti-gaming checks."""
+        return flagged_ids(self.checks)
 
 
 S = Run.State

@@ -234,3 +234,25 @@ def test_the_host_signs_the_seed_and_checks_in_the_run_s_statement(
     assert predicate["seed"] == run.seed
     assert predicate["checks"] == run.checks
     assert predicate["checks"][0]["flagged"] is True
+
+
+def test_the_campaign_page_names_a_run_s_flagged_checks(
+    campaign_of: Any, client_for: Any, buyer: Any
+) -> None:
+    campaign = campaign_of(GOOD_HARNESS, _scenario("a"), _scenario("b"))
+    flagged, _ = runs_of(campaign)
+    Run.objects.filter(pk=flagged.pk).update(checks=[
+        {"id": "seed_ignored", "applicable": True, "flagged": True,
+         "detail": "Same outputs.", "values": {}},
+    ])  # fmt: skip
+
+    page = client_for(buyer).get(
+        reverse("benchmarks:campaign_detail", args=[campaign.public_id])
+    )
+
+    body = page.content.decode()
+    assert body.count('data-testid="run-flagged"') == 1
+    assert (
+        '<span class="run-state drift-major" data-testid="run-flagged">'
+        "seed_ignored</span>" in body
+    )
