@@ -24,7 +24,6 @@ working directory is always deleted."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -43,8 +42,7 @@ from benchmarks.lib.lab.devices import (
     block_device_names,
     policy_extras,
 )
-from benchmarks.lib.sandbox import HarnessResult, SandboxLimits, run_harness
-from benchmarks.lib.sandbox.extras import SandboxExtras
+from benchmarks.lib.sandbox import HarnessResult, run_harness
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
@@ -61,6 +59,13 @@ from benchmarks.lib.sandbox.workspace import (
     extract_archive,
     make_executable,
 )
+from reprogate_agent.checks import (
+    cold_cache,
+    keep_pristine,
+    run_checks,
+    seed_rerun,
+    succeeded,
+)
 from reprogate_agent.client import (
     ClientError,
     Conflict,
@@ -69,19 +74,17 @@ from reprogate_agent.client import (
     TokenRefused,
     Unreachable,
 )
-from reprogate_agent.rerun import (
-    cold_cache,
-    keep_pristine,
-    run_checks,
-    seed_rerun,
-    succeeded,
+from reprogate_agent.harness import (
+    POLL_SECONDS,
+    harness_env,
+    harness_limits,
+    harness_rerun,
 )
 from reprogate_agent.statement import signed_statement, utc_now
 from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS: Final = 0.5
 ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 # The reader's limits for an archive the server accepted already (its own limits
 # were checked at ingest; these only bound a hostile server's answer).
@@ -235,8 +238,8 @@ def _execute(
             bundle_dir=space.bundle_dir,
             entrypoint=str(run["entrypoint"]),
             output_dir=space.output_dir,
-            env=_harness_env(run, run_id, run.get("seed")),
-            limits=_limits(run),
+            env=harness_env(run, run_id, run.get("seed")),
+            limits=harness_limits(run),
             on_line=reporter.on_line,
             should_cancel=reporter.should_cancel,
             poll_seconds=POLL_SECONDS,
@@ -258,7 +261,9 @@ def _execute(
     kept = {f.path: f.sha256 for f in collection.files}
 
     def rerun(bundle_dir: Path, output_dir: Path, seed: int) -> HarnessResult:
-        return _rerun(run, run_id, extras, reporter, bundle_dir, output_dir, seed)
+        return harness_rerun(
+            run, run_id, extras, reporter.should_cancel, bundle_dir, output_dir, seed
+        )
 
     seed = seed_rerun(
         run,
@@ -344,41 +349,6 @@ def _prepare(
     return prepared, cache_check
 
 
-def _harness_env(run: Mapping[str, Any], run_id: int, seed: Any) -> dict[str, str]:
-    """REPROGATE_SCENARIO, REPROGATE_RUN_ID and (when the claim gave one, or
-    for a re-run) REPROGATE_SEED."""
-    env = {
-        "REPROGATE_SCENARIO": json.dumps(run.get("scenario") or {}, sort_keys=True),
-        "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-    }
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        env["REPROGATE_SEED"] = str(seed)
-    return env
-
-
-def _rerun(
-    run: Mapping[str, Any],
-    run_id: int,
-    extras: SandboxExtras,
-    reporter: Reporter,
-    bundle_dir: Path,
-    output_dir: Path,
-    seed: int,
-) -> HarnessResult:
-    """The harness once more for ``seed_ignored``: its progress is not the
-    run's (no lines reported), but a refused report stops it as it stops the run."""
-    return run_harness(
-        bundle_dir=bundle_dir,
-        entrypoint=str(run["entrypoint"]),
-        output_dir=output_dir,
-        env=_harness_env(run, run_id, seed),
-        limits=_limits(run),
-        should_cancel=reporter.should_cancel,
-        poll_seconds=POLL_SECONDS,
-        extras=extras,
-    )
-
-
 def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
     """Refuse an answer that says it is not the bundle the claim named."""
     said = headers.get("x-bundle-sha256", "").strip().lower()
@@ -393,15 +363,6 @@ def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
             "bundle_corrupt",
             f"The server sent {length[:20]} bytes for a bundle of {size} bytes.",
         )
-
-
-def _limits(run: Mapping[str, Any]) -> SandboxLimits:
-    wall = float(run.get("wall_limit_s") or 3600)
-    return SandboxLimits(
-        wall_seconds=wall,
-        cpu_seconds=int(run.get("cpu_seconds") or wall),
-        file_bytes=int(run.get("file_bytes") or (8 << 30)),
-    )
 
 
 def _upload(
