@@ -4,16 +4,21 @@
 2. preparing: stream the bundle into a fresh working directory, checking its
    size and SHA-256 before anything is extracted; extract it safely against the
    manifest's files (``benchmarks.lib.sandbox.workspace``); capture the host's
-   environment; drop the page cache for a cold-cache scenario;
+   environment; drop the page cache for a cold-cache scenario, measuring it
+   before and after;
 3. running: tell the server (it computes the drift), run the harness in the
-   sandbox, reporting its progress and log tail every ``progress_write_seconds``;
+   sandbox with the lab's seed (``REPROGATE_SEED``, ``reprogate_agent.harness``),
+   reporting its progress and log tail every ``progress_write_seconds``;
    a refused report (cancelled, re-queued, finished) kills the harness; the
    telemetry sampler runs from just before the harness to just after it, and
-   its blob is written in the workspace root, out of the harness's reach;
+   its blob is written in the workspace root, out of the harness's reach; a
+   seed_sensitive scenario's harness runs once more with another seed and the
+   run's anti-gaming checks are made (``reprogate_agent.checks``);
 4. upload the outputs copied out of the output directory and the runner's
    artefacts (the telemetry blob) through their own route, then finish with the
-   run's statement signed by the host key (``reprogate_agent.statement``): the
-   server checks it, stores, parses and ends the run.
+   checks and the run's statement signed by the host key
+   (``reprogate_agent.statement``): the server checks it, stores, parses and
+   ends the run.
 
 The pool's policy (devices, endpoints) comes with the claim and is resolved
 here against the host's CDI specs (``benchmarks.lib.lab``); one that cannot be

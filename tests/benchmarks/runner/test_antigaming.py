@@ -139,11 +139,12 @@ def test_a_working_set_that_fits_in_host_memory_is_flagged(campaign_of: Any) -> 
     reason="dropping the page cache needs root outside a container",
 )
 def test_a_cold_cache_run_records_the_sizes_before_and_after_the_drop(
-    campaign_of: Any,
+    campaign_of: Any, client_for: Any, buyer: Any
 ) -> None:
     campaign = campaign_of(GOOD_HARNESS, _scenario("c", cache="cold"))
 
     _, run = execute_in_process(runs_of(campaign)[0])
+    page = client_for(buyer).get(reverse("benchmarks:run_detail", args=[run.public_id]))
 
     check = _check(run, "cold_cache_unproven")
     assert check["applicable"] is True
@@ -154,6 +155,7 @@ def test_a_cold_cache_run_records_the_sizes_before_and_after_the_drop(
     assert isinstance(values["after_bytes"], int)
     proven = values["after_bytes"] <= max(values["before_bytes"] / 2, 64 << 20)
     assert check["flagged"] is not proven
+    assert "before the drop" in page.content.decode().split("run-cache-sizes")[1]
 
 
 @pytest.mark.skipif(
@@ -189,6 +191,7 @@ def test_the_run_page_and_api_show_the_seed_and_checks(
     assert 'data-check="working_set_fits_in_memory" data-flagged="true"' in body
     assert 'data-check="cold_cache_unproven" data-flagged="false"' in body
     assert "not applicable" in body
+    assert "run-cache-sizes" not in body  # a warm scenario
     assert "Harness ignores the lab&#x27;s seed" in body
     assert api.status_code == 200
     assert api.json()["seed"] == run.seed
