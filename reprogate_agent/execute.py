@@ -4,18 +4,22 @@
 2. preparing: stream the bundle into a fresh working directory, checking its
    size and SHA-256 before anything is extracted; extract it safely against the
    manifest's files (``benchmarks.lib.sandbox.workspace``); capture the host's
-   environment; drop the page cache for a cold-cache scenario;
+   environment; drop the page cache for a cold-cache scenario, measuring it
+   before and after;
 3. running: tell the server (it computes the drift), run the harness in the
-   sandbox, reporting its progress and log tail every ``progress_write_seconds``;
+   sandbox with the lab's seed (``REPROGATE_SEED``, ``reprogate_agent.harness``),
+   reporting its progress and log tail every ``progress_write_seconds``;
    a refused report (cancelled, re-queued, finished) kills the harness; the
    telemetry sampler runs from just before the harness to just after it, and
-   its blob is written in the workspace root, out of the harness's reach;
+   its blob is written in the workspace root, out of the harness's reach; a
+   seed_sensitive scenario's harness runs once more with another seed and the
+   run's anti-gaming checks are made (``reprogate_agent.checks``);
 4. upload the outputs copied out of the output directory and the runner's
    artefacts (the telemetry blob; the harness's trace spans from
    REPROGATE_TRACE_DIR, read as hostile input and normalised into
-   ``spans.jsonl``) through their own route, then finish with the
-   run's statement signed by the host key (``reprogate_agent.statement``): the
-   server checks it, stores, parses and ends the run.
+   ``spans.jsonl``) through their own route, then finish with the checks and
+   the run's statement signed by the host key (``reprogate_agent.statement``):
+   the server checks it, stores, parses and ends the run.
 
 The pool's policy (devices, endpoints) comes with the claim and is resolved
 here against the host's CDI specs (``benchmarks.lib.lab``); one that cannot be
@@ -26,7 +30,6 @@ working directory is always deleted."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -45,12 +48,7 @@ from benchmarks.lib.lab.devices import (
     block_device_names,
     policy_extras,
 )
-from benchmarks.lib.sandbox import (
-    HarnessResult,
-    SandboxLimits,
-    drop_page_cache,
-    run_harness,
-)
+from benchmarks.lib.sandbox import HarnessResult, run_harness
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
     RunStopped,
@@ -67,6 +65,13 @@ from benchmarks.lib.sandbox.workspace import (
     extract_archive,
     make_executable,
 )
+from reprogate_agent.checks import (
+    cold_cache,
+    keep_pristine,
+    run_checks,
+    seed_rerun,
+    succeeded,
+)
 from reprogate_agent.client import (
     ClientError,
     Conflict,
@@ -75,12 +80,17 @@ from reprogate_agent.client import (
     TokenRefused,
     Unreachable,
 )
+from reprogate_agent.harness import (
+    POLL_SECONDS,
+    harness_env,
+    harness_limits,
+    harness_rerun,
+)
 from reprogate_agent.statement import signed_statement, utc_now
 from reprogate_agent.telemetry import RunTelemetry, upload_artefacts, write_spans
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS: Final = 0.5
 ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 # The reader's limits for an archive the server accepted already (its own limits
 # were checked at ingest; these only bound a hostile server's answer).
@@ -213,7 +223,7 @@ def _execute(
         )
         return _fail(client, run_id, attempt, unusable.stop_reason, message, reporter)
     try:
-        prepared = _prepare(client, run, attempt, space, reporter)
+        prepared, cache_check = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:
         return _fail(
             client, run_id, attempt, error.stop_reason, error.message, reporter
@@ -226,6 +236,7 @@ def _execute(
     telemetry = RunTelemetry(
         {**run, "telemetry_devices": watched}, space.root, lambda: reporter.progress
     )
+    pristine = keep_pristine(space, run)
     started = utc_now()
     telemetry.start()
     try:
@@ -233,13 +244,8 @@ def _execute(
             bundle_dir=space.bundle_dir,
             entrypoint=str(run["entrypoint"]),
             output_dir=space.output_dir,
-            env={
-                "REPROGATE_SCENARIO": json.dumps(
-                    run.get("scenario") or {}, sort_keys=True
-                ),
-                "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-            },
-            limits=_limits(run),
+            env=harness_env(run, run_id, run.get("seed")),
+            limits=harness_limits(run),
             on_line=reporter.on_line,
             should_cancel=reporter.should_cancel,
             poll_seconds=POLL_SECONDS,
@@ -259,6 +265,23 @@ def _execute(
         max_files=terms.max_output_files,
         limit_bytes=terms.output_limit_bytes,
     )
+    kept = {f.path: f.sha256 for f in collection.files}
+
+    def rerun(bundle_dir: Path, output_dir: Path, seed: int) -> HarnessResult:
+        return harness_rerun(
+            run, run_id, extras, reporter.should_cancel, bundle_dir, output_dir, seed
+        )
+
+    seed = seed_rerun(
+        run,
+        space,
+        pristine,
+        {str(path): kept.get(str(path)) for path in run.get("outputs") or []},
+        succeeded(result, reporter.stopped),
+        rerun,
+        lambda: reporter.stopped,
+    )
+    checks = run_checks(run, prepared["environment"], cache_check, seed)
     refused = _upload(client, run_id, attempt, collection, reporter)
     spans, span_warnings = write_spans(space.trace_dir, space.root)
     artefacts = {TELEMETRY: blob, **({SPANS: spans} if spans else {})}
@@ -269,6 +292,7 @@ def _execute(
     body = {
         "attempt": attempt,
         "result": outcome,
+        "checks": checks,
         "warnings": [
             *collection.warnings,
             *refused.values(),
@@ -291,6 +315,7 @@ def _execute(
             artefacts=artefact_digests(artefacts) if not artefact_warnings else {},
             started=started,
             ended=ended,
+            checks=checks,
         )
     answer = client.finish(run_id, body)
     return str(answer.get("state") or "finished")
@@ -302,7 +327,8 @@ def _prepare(
     attempt: int,
     space: Workspace,
     reporter: Reporter,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What ``running`` sends, and the cold-cache check (None: a warm scenario)."""
     bundle = run.get("bundle") or {}
     archive = space.root / "archive"
     sha256, size = str(bundle.get("sha256") or ""), int(bundle.get("size") or 0)
@@ -325,18 +351,15 @@ def _prepare(
     reporter.beat()
     environment = json_safe(capture_environment())
     reporter.beat()
-    cache_dropped = None
-    if (run.get("cold_cache") is True) or (run.get("scenario") or {}).get(
-        "cache"
-    ) == "cold":
-        cache_dropped = drop_page_cache()
-    return {
+    cache_dropped, cache_check = cold_cache(run)
+    prepared = {
         "environment": environment,
         "declared_environment": json_safe(
             declared_environment(files, space.bundle_dir, ENVIRONMENT_MAX_BYTES)
         ),
         "cache_dropped": cache_dropped,
     }
+    return prepared, cache_check
 
 
 def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
@@ -353,15 +376,6 @@ def check_headers(headers: Mapping[str, str], sha256: str, size: int) -> None:
             "bundle_corrupt",
             f"The server sent {length[:20]} bytes for a bundle of {size} bytes.",
         )
-
-
-def _limits(run: dict[str, Any]) -> SandboxLimits:
-    wall = float(run.get("wall_limit_s") or 3600)
-    return SandboxLimits(
-        wall_seconds=wall,
-        cpu_seconds=int(run.get("cpu_seconds") or wall),
-        file_bytes=int(run.get("file_bytes") or (8 << 30)),
-    )
 
 
 def _upload(

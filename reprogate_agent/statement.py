@@ -43,10 +43,12 @@ def signed_statement(
     started: str,
     ended: str,
     artefacts: Mapping[str, str] | None = None,
+    checks: list[dict[str, Any]] | None = None,
 ) -> str:
     """The DSSE envelope of the run's statement, as text for ``finish``.
     ``run`` is the claim's answer; ``outputs`` path → SHA-256 of the uploaded
-    outputs; ``artefacts`` name → SHA-256 of the uploaded runner artefacts."""
+    outputs; ``artefacts`` name → SHA-256 of the uploaded runner artefacts;
+    ``checks`` the run's anti-gaming checks as ``finish`` sends them."""
     drift = running_answer.get("drift")
     policy = run.get("policy")
     actions = (run.get("scenario") or {}).get("actions")
@@ -71,5 +73,6 @@ def signed_statement(
         policy=policy if isinstance(policy, dict) else None,
         actions=actions if isinstance(actions, list) else [],
         seed=_int(run.get("seed")),
+        checks=checks,
     )
     return run_statement_sign(document, key).decode("utf-8")

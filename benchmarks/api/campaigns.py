@@ -114,6 +114,12 @@ class RunDetailSerializer(RunSummarySerializer):
     isolation = serializers.JSONField()
     policy = serializers.JSONField(help_text="The pool's policy the run ran under.")
     cache_dropped = serializers.BooleanField(allow_null=True)
+    seed = serializers.IntegerField(
+        allow_null=True, help_text="REPROGATE_SEED: the lab's fresh seed for the run."
+    )
+    checks = serializers.JSONField(
+        help_text="The anti-gaming checks: [{id, applicable, flagged, detail, values}]."
+    )
     log_tail = serializers.CharField()
     metrics = MetricSerializer(many=True, source="metrics_list")
 

@@ -279,6 +279,14 @@ class ClaimApi(RunnerApiView):
             attempt = serializers.IntegerField()
             scenario = serializers.JSONField()
             entrypoint = serializers.CharField()
+            outputs = serializers.ListField(
+                child=serializers.CharField(),
+                help_text="The declared outputs' paths (compared by seed_ignored).",
+            )
+            seed = serializers.IntegerField(
+                allow_null=True,
+                help_text="REPROGATE_SEED for the harness: the lab's fresh seed.",
+            )
             files = ClaimedFileSerializer(many=True)
             wall_limit_s = serializers.IntegerField()
             cpu_seconds = serializers.IntegerField()
@@ -588,6 +596,13 @@ class FinishApi(RunnerApiView):
         statement = serializers.CharField(
             required=False, allow_blank=True, default="", max_length=16 * 1024 * 1024
         )
+        checks = serializers.ListField(
+            child=serializers.JSONField(),
+            required=False,
+            default=list,
+            max_length=16,
+            help_text="The run's anti-gaming checks, as its statement names them.",
+        )
 
     @extend_schema(
         operation_id="runner_finish",
@@ -604,6 +619,7 @@ class FinishApi(RunnerApiView):
             result=dict(fields["result"]),
             warnings=fields["warnings"],
             statement=fields["statement"],
+            checks=fields["checks"],
         )
         if state == "stale":
             return _conflict("The run moved on meanwhile.", "stale_attempt")

@@ -181,9 +181,12 @@ def run_statement(
     policy: Mapping[str, Any] | None = None,
     actions: list[Any] | None = None,
     seed: int | None = None,
+    checks: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The run's in-toto Statement v1 (lab-run predicate). A run without an
-    output still has its environment subject; ``ValueError`` for none at all."""
+    output still has its environment subject; ``ValueError`` for none at all.
+    ``checks`` (the anti-gaming checks, ``benchmarks.lib.lab.checks``) are in
+    the predicate when given."""
     predicate = {
         "run": run,
         "attempt": attempt,
@@ -200,6 +203,8 @@ def run_statement(
         "started": started,
         "ended": ended,
     }
+    if checks is not None:
+        predicate["checks"] = list(checks)
     return statement(
         subjects=subjects, predicate_type=PREDICATE_TYPE, predicate=predicate
     )

@@ -4,6 +4,7 @@ through ``benchmarks.services.runs`` (one transaction and one audit row each).""
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from collections.abc import Mapping
 from typing import Final
@@ -14,6 +15,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import TimeStampedModel
+from benchmarks.lib.lab.checks import flagged_ids
 from benchmarks.models.pools import LabHost, LabPool
 
 
@@ -58,6 +60,14 @@ class Campaign(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"campaign {str(self.public_id)[:8]} on {self.pool.name}"
+
+
+SEED_LIMIT: Final = 1 << 63  # a run's seed is in [0, 2^63): a signed 64-bit column
+
+
+def run_seed_new() -> int:
+    """A fresh seed for a run (``REPROGATE_SEED``), made by the server."""
+    return secrets.randbelow(SEED_LIMIT)
 
 
 class Run(TimeStampedModel):
@@ -136,6 +146,11 @@ class Run(TimeStampedModel):
         related_name="+",
     )
     signing_key_fingerprint = models.CharField(max_length=60, blank=True)
+    # Anti-gaming: the lab-issued seed given to the harness as REPROGATE_SEED
+    # (None: a run made before seeds were issued) and the checks the host made
+    # ([{"id", "applicable", "flagged", "detail", "values"}], ``lab.checks``).
+    seed = models.BigIntegerField(null=True, blank=True, default=run_seed_new)
+    checks = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["campaign", "position"]
@@ -162,6 +177,10 @@ class Run(TimeStampedModel):
             models.CheckConstraint(
                 condition=Q(attempt__gte=1), name="benchmarks_run_attempt_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(seed__gte=0) | Q(seed__isnull=True),
+                name="benchmarks_run_seed_range",
+            ),
             models.UniqueConstraint(
                 fields=["campaign", "scenario_name", "repetition"],
                 name="benchmarks_run_unique_scenario_repetition",
@@ -184,6 +203,11 @@ class Run(TimeStampedModel):
     @property
     def is_final(self) -> bool:
         return not RUN_TRANSITIONS[self.state]
+
+    @property
+    def flagged_checks(self) -> list[str]:
+        """The ids of the run's flagged anti-gaming checks."""
+        return flagged_ids(self.checks)
 
 
 S = Run.State

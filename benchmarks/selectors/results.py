@@ -12,7 +12,8 @@ def campaign_run_results(campaign: Campaign) -> QuerySet[Run]:
     """The campaign's runs ordered by scenario, repetition and public id, each
     with ``current_metrics``: the metrics of its current attempt (a re-queued
     run keeps one set) ordered by name, stat, source file, source key. The
-    run's drift list comes along; its log, environment and parse notes do not."""
+    run's drift list and checks come along; its log, environment and parse
+    notes do not."""
     metrics = (
         RunMetric.objects.filter(attempt=F("run__attempt"))
         .only(
@@ -30,7 +31,9 @@ def campaign_run_results(campaign: Campaign) -> QuerySet[Run]:
     )
     return (
         Run.objects.filter(campaign=campaign)
-        .only("id", "public_id", "scenario_name", "repetition", "state", "drift")
+        .only(
+            "id", "public_id", "scenario_name", "repetition", "state", "drift", "checks"
+        )
         .prefetch_related(
             Prefetch("metrics", queryset=metrics, to_attr="current_metrics")
         )

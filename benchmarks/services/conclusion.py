@@ -12,7 +12,7 @@ runner API, ``services.remote``; what a run records as its harness starts is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.lib.sandbox.reporting import clean_text, json_safe
@@ -43,6 +43,7 @@ class Outcome:
     progress: float
     message: str = ""
     stopped: bool = False
+    checks: list[Any] = field(default_factory=list)  # the anti-gaming checks
 
     @property
     def succeeded(self) -> bool:
@@ -62,6 +63,7 @@ class Outcome:
             "output_truncated": self.output_truncated,
             "log_tail": clean_text(self.log_tail),
             "progress": min(1.0, max(0.0, self.progress)),
+            "checks": self.checks,
         }
 
 

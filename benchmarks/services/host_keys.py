@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from django.db import transaction
 
@@ -163,11 +163,13 @@ def run_statement_accept(
     exit_code: object = None,
     stop_reason: str = "",
     artefacts: Mapping[str, str] | None = None,
+    checks: list[Any] | None = None,
 ) -> Blob:
     """Verify the run's statement before the run is accepted (the caller holds
     the run's lock): signed by the host's pinned key, about this run and
     attempt, naming exactly ``outputs`` (path → SHA-256 of what was uploaded),
-    the environment stored at ``running`` and ``artefacts``. The envelope is
+    the environment stored at ``running`` and ``artefacts``, the run's seed and
+    the anti-gaming ``checks`` the finish sends. The envelope is
     stored and recorded on the run; a ``RunnerError`` naming the problem
     otherwise (the run stays as it was)."""
     host = run.host
@@ -212,6 +214,7 @@ def run_statement_accept(
             f"it says the harness ended {said!r}, the finish says "
             f"{{'code': {exit_code!r}, 'stop_reason': {stop_reason!r}}}"
         )
+    problems += _predicate_problems(predicate, run, checks or [])
     if problems:
         raise RunnerError(
             "The run's statement is not this run's: "
@@ -228,3 +231,18 @@ def run_statement_accept(
         host.signing_key_fingerprint,
     )
     return blob
+
+
+def _predicate_problems(predicate: Any, run: Run, checks: list[Any]) -> list[str]:
+    """The seed and the checks as the statement names them, against the run's
+    seed and the checks the finish sends."""
+    said = predicate if isinstance(predicate, dict) else {}
+    problems = []
+    if run.seed is not None and said.get("seed") != run.seed:
+        problems.append(
+            f"it says the harness had seed {said.get('seed')!r}, the lab issued "
+            f"{run.seed}"
+        )
+    if (said.get("checks") or []) != checks:
+        problems.append("its checks are not the ones the finish sends")
+    return problems

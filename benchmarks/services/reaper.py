@@ -35,6 +35,7 @@ from benchmarks.models import Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.selectors.pools import hosts_online
 from benchmarks.services.runs import (
+    run_harness_seconds,
     run_overdue_at,
     run_redispatch,
     run_requeue,
@@ -139,9 +140,10 @@ def _reap_one(run_id: int, now: datetime) -> str:
         _end(run, Run.State.CANCELLED, "cancelled", reason)
         return "cancelled"
     if verdict == "overdue":
+        limit = run_harness_seconds(run)
         reason = (
-            f"No result {run.wall_limit_s + conf.wall_grace_seconds():.0f} s after "
-            f"{worker} claimed it (wall-clock limit {run.wall_limit_s} s plus grace), "
+            f"No result {limit + conf.wall_grace_seconds():.0f} s after "
+            f"{worker} claimed it (wall-clock limit {limit} s plus grace), "
             f"although it still reported at {when}: given up, not retried."
         )
         _end(run, Run.State.FAILED, "worker_unresponsive", reason)

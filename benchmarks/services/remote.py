@@ -44,6 +44,7 @@ from accounts.selectors import clock
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_open
 from benchmarks import conf
+from benchmarks.lib.lab.checks import checks_problems
 from benchmarks.lib.lab.devices import POLICY_REFUSALS
 from benchmarks.lib.sandbox.reporting import clean_text, json_safe
 from benchmarks.lib.sandbox.workspace import output_path_problem
@@ -63,6 +64,7 @@ from benchmarks.services.host_keys import (
     run_statement_accept,
 )
 from benchmarks.services.pools import WorkerIdentity, host_register
+from benchmarks.services.results import declared_outputs
 from benchmarks.services.run_environment import running_fields
 from benchmarks.services.runs import run_claim, run_report, run_transition
 from benchmarks.services.uploads import (
@@ -233,6 +235,8 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
         "attempt": run.attempt,
         "scenario": run.scenario,
         "entrypoint": (manifest.get("harness") or {}).get("entrypoint", ""),
+        "outputs": sorted(declared_outputs(manifest)),  # compared by seed_ignored
+        "seed": run.seed,  # REPROGATE_SEED (None: a run made before seeds)
         "files": files,
         "wall_limit_s": run.wall_limit_s,
         "cpu_seconds": int(run.wall_limit_s * cpus),
@@ -484,12 +488,22 @@ def agent_finish(
     result: dict[str, Any],
     warnings: list[str],
     statement: str | None = None,
+    checks: list[Any] | None = None,
 ) -> str:
-    """End the run the host ran: its statement verified with the host's pinned
-    key first (``host_keys.run_statement_accept``: refused, the run is not
-    accepted and stays running), then its uploaded outputs stored and parsed,
+    """End the run the host ran (with the anti-gaming ``checks`` it made,
+    ``benchmarks.lib.lab.checks``: malformed ones refuse the finish): its
+    statement verified with the host's pinned key first
+    (``host_keys.run_statement_accept``: refused, the run is not accepted and
+    stays running), then its uploaded outputs stored and parsed,
     the run cancelled, timed out, failed or succeeded as a local worker ends it.
     Returns the final state ("stale" if the run moved on meanwhile)."""
+    checks = list(checks or [])
+    problems = checks_problems(checks)
+    if problems:
+        raise RunnerError(
+            "The run's checks are malformed: " + "; ".join(problems[:5]) + ".",
+            code="checks_invalid",
+        )
     with transaction.atomic():
         run = _held(token, run, attempt, {S.RUNNING})
         cancelled = run.cancel_requested_at is not None
@@ -502,6 +516,7 @@ def agent_finish(
             artefacts={a.path: a.sha256 for a in uploaded.artefacts},
             exit_code=result.get("exit_code"),
             stop_reason=str(result.get("stop_reason") or ""),
+            checks=checks,
         )
     duration = result.get("duration_s")
     outcome = Outcome(
@@ -514,6 +529,7 @@ def agent_finish(
         progress=_number(result.get("progress"), 0.0),
         message=clean_text(str(result.get("message") or ""))[:2000],
         stopped=cancelled,
+        checks=json_safe(checks),
     )
     collection = _collection(run.pk, attempt, warnings)
     try:

@@ -217,6 +217,7 @@ def run_requeue(*, run: Run, reason: str, actor: Actor = None) -> Run:
         "isolation": {},
         "cache_dropped": None,
         "cache_note": "",
+        "checks": [],
         "output_truncated": False,
     }
     run = run_transition(
@@ -286,9 +287,16 @@ def runs_dispatch(runs: list[Run]) -> None:
     transaction.on_commit(send)
 
 
+def run_harness_seconds(run: Run) -> int:
+    """The longest its harness may run in all: the wall-clock limit, twice for a
+    seed_sensitive scenario (run once more with another seed, ``seed_ignored``)."""
+    runs = 2 if run.scenario.get("seed_sensitive") is True else 1
+    return run.wall_limit_s * runs
+
+
 def run_overdue_at(run: Run) -> Any:
     """When a claimed run is reaped even though its worker still beats."""
     if run.claimed_at is None:
         return None
     grace = conf.wall_grace_seconds()
-    return run.claimed_at + timedelta(seconds=run.wall_limit_s + grace)
+    return run.claimed_at + timedelta(seconds=run_harness_seconds(run) + grace)

@@ -23,6 +23,7 @@ from accounts.views.requests import SignedInRequest
 from artifacts.storage.blobs import blob_open
 from benchmarks.lib.charts import bundle_claims, run_charts, telemetry_charts
 from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
+from benchmarks.lib.lab.checks import CHECK_LABELS
 from benchmarks.lib.lab.spans import (
     SpanTree,
     iso_to_ns,
@@ -111,8 +112,19 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         "outputs": run_output_list(run),
         "events": run_event_list(run),
         "isolation": isolation_facts(run.isolation),
+        "checks": check_rows(run.checks),
     }
     return render(request, "benchmarks/run_detail.html", context)
+
+
+def check_rows(checks: object) -> list[dict[str, object]]:
+    """The run's anti-gaming checks as the run page lists them."""
+    listed = checks if isinstance(checks, list) else []
+    return [
+        {**c, "label": CHECK_LABELS.get(str(c.get("id")), str(c.get("id")))}
+        for c in listed
+        if isinstance(c, dict)
+    ]
 
 
 @login_required

@@ -31,6 +31,7 @@ STOP_KINDS: Final = (
     ("below", "a value is below"),
     ("drift", "environment drifts"),
     ("run_failed", "a run fails"),
+    ("checks", "an anti-gaming check flags a run"),
 )
 INTEGER = re.compile(r"[+-]?\d{1,30}", re.ASCII)  # longer ones: read as floats
 INDEX = re.compile(r"\d{1,4}", re.ASCII)
@@ -138,11 +139,12 @@ class StopLossRow:
     scenario: str = "*"
     value: str = ""
     drift: str = "major"
+    checks: str = ""  # check_flagged's ids, comma-separated
     prefix: str = ""
     errors: Errors = field(default_factory=dict)
 
     TEXT: ClassVar[tuple[str, ...]] = (
-        "id", "kind", "metric", "stat", "scenario", "value", "drift",
+        "id", "kind", "metric", "stat", "scenario", "value", "drift", "checks",
     )  # fmt: skip
 
     @classmethod
@@ -152,6 +154,10 @@ class StopLossRow:
             row.kind, row.drift = "drift", _text(s["drift_at_least"])
         elif "run_failed" in s:
             row.kind = "run_failed"
+        elif "check_flagged" in s:
+            named = s["check_flagged"]
+            listed = named if isinstance(named, list) else [named]
+            row.kind, row.checks = "checks", ", ".join(_text(n) for n in listed)
         else:
             row.kind = "below" if "below" in s else "above"
             row.value = _text(s.get(row.kind))
@@ -169,6 +175,10 @@ class StopLossRow:
             return {"id": self.id.strip(), "drift_at_least": self.drift}
         if self.kind == "run_failed":
             return {"id": self.id.strip(), "run_failed": True}
+        if self.kind == "checks":
+            ids = [n.strip() for n in self.checks.split(",") if n.strip()]
+            named: Any = ids[0] if len(ids) == 1 else ids  # one id: a string
+            return {"id": self.id.strip(), "check_flagged": named}
         return {
             "id": self.id.strip(),
             "metric": self.metric.strip(),
@@ -420,6 +430,7 @@ STOP_FIELDS: Final = {
     "below": "value",
     "drift_at_least": "drift",
     "run_failed": "kind",
+    "check_flagged": "checks",
 }
 
 

@@ -18,6 +18,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 
 from accounts.models import Organisation
+from gates.lib.engine.validate import checks_named
 from gates.models import (
     CriterionResult,
     Decision,
@@ -78,6 +79,11 @@ class StopLossOutcome:
     runs: list[str]
     reason: str
     condition: dict[str, Any]
+
+    @property
+    def checks(self) -> str:
+        """A ``check_flagged`` condition's check ids, as people read them."""
+        return ", ".join(checks_named(self.condition))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from accounts.selectors.users import organisation_ids_for
 from benchmarks.lib.parsers.model import unit_for_name
 from gates.lib.engine.evaluate import limit_of
 from gates.lib.engine.reasons import fmt
-from gates.lib.engine.validate import plan_problems
+from gates.lib.engine.validate import checks_named, plan_problems
 from gates.models import GatePlan
 from gates.permissions import gate_rows_visible_q
 from procurement.models import Rfp
@@ -158,6 +158,9 @@ def stop_loss_sentence(s: dict[str, Any]) -> str:
         )
     if "run_failed" in s:
         return "Halt when any run fails."
+    if "check_flagged" in s:
+        named = " or ".join(checks_named(s))
+        return f"Halt when the lab's anti-gaming check {named} flags any run."
     bound = "above" if "above" in s else "below"
     unit = unit_for_name(s["metric"]) or ""
     where = "any scenario" if s["scenario"] == "*" else s["scenario"]

@@ -22,6 +22,7 @@ from artifacts.models import Checkpoint, Deposit
 from artifacts.selectors.log import checkpoint_latest, log_origin, log_root, log_size
 from benchmarks.models import Run
 from gates.lib.charts import Figure, criterion_repetitions
+from gates.lib.engine.validate import checks_named
 from gates.lib.report_charts import figures_svg
 from gates.models import Decision, Evaluation
 from gates.selectors.evaluations import scenario_repetitions
@@ -264,6 +265,8 @@ def _condition(spec: dict[str, Any]) -> str:
         return "any run failed"
     if "drift_at_least" in spec:
         return f"environment drift at least {spec['drift_at_least']}"
+    if "check_flagged" in spec:
+        return "anti-gaming check flagged: " + ", ".join(checks_named(spec))
     where = spec.get("scenario", "*")
     scope = "any scenario" if where == "*" else where
     metric = f"{spec.get('metric', '')} {spec.get('stat', '')} in {scope}"

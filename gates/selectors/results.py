@@ -2,7 +2,8 @@
 (docs/gate-documents.md), the measured side of a gate evaluation, read through the
 benchmarks selectors.
 
-Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
+Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``
+and, when one is flagged, ``checks``:
 
 - ``id``: the run's public id (a UUID string), ``scenario``: its scenario name,
   ``repetition``: 1-based.
@@ -46,6 +47,10 @@ Each run is ``{"id", "scenario", "repetition", "status", "drift", "metrics"}``:
     exactly one, and one value when all are equal; otherwise none, since picking
     one job's value would be arbitrary (a criterion on it then reads "not
     measured", and the run page shows every scope).
+- ``checks``, only on a run with a flagged anti-gaming check
+  (``benchmarks.lib.lab.checks``): the flagged ids (``seed_ignored``,
+  ``cold_cache_unproven``, ``working_set_fits_in_memory``), read by a stop-loss
+  ``check_flagged``; left out otherwise, so a document reads as before.
 
 Order is deterministic: runs by scenario, repetition, id; metrics by name and
 stat (one value each). Two queries whatever the number of runs; benchmarks is read
@@ -58,6 +63,7 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 
+from benchmarks.lib.lab.checks import flagged_ids
 from benchmarks.selectors.results import campaign_run_results
 from gates.lib.engine.validate import METRIC_NAME, STATS
 
@@ -138,18 +144,25 @@ def _metrics(run: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def _run(run: Run) -> dict[str, Any]:
+    """One run of the document; ``checks`` (its flagged anti-gaming checks)
+    only when one is flagged, so that a document without any reads as before."""
+    row: dict[str, Any] = {
+        "id": str(run.public_id),
+        "scenario": run.scenario_name,
+        "repetition": run.repetition,
+        "status": run_status(run.state),
+        "drift": run_drift(run.drift),
+        "metrics": _metrics(run),
+    }
+    flagged = flagged_ids(run.checks)
+    if flagged:
+        row["checks"] = flagged
+    return row
+
+
 def results_document(*, campaign: Campaign) -> dict[str, Any]:
     """``reprogate.results/v1`` for the campaign's runs (see the module docstring)."""
-    runs = [
-        {
-            "id": str(run.public_id),
-            "scenario": run.scenario_name,
-            "repetition": run.repetition,
-            "status": run_status(run.state),
-            "drift": run_drift(run.drift),
-            "metrics": _metrics(run),
-        }
-        for run in campaign_run_results(campaign)
-    ]
+    runs = [_run(run) for run in campaign_run_results(campaign)]
     runs.sort(key=lambda r: (r["scenario"], r["repetition"], r["id"]))
     return {"schema": SCHEMA, "runs": runs}

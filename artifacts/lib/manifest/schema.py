@@ -79,6 +79,10 @@ class Scenario:
     concurrency: int
     batch_size: int
     duration_s: float
+    # Anti-gaming: re-run once with another seed, outputs must differ; the data
+    # the harness works on, compared with the lab host's memory.
+    seed_sensitive: bool = False
+    working_set_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,12 @@ class _Validator:
         self.fail(path, f"Must be an integer ≥ {minimum}; got {_show(value)}.")
         return None
 
+    def boolean(self, value: Any, path: str) -> bool | None:
+        if isinstance(value, bool):
+            return value
+        self.fail(path, f"Must be true or false; got {_show(value)}.")
+        return None
+
     def number(self, value: Any, path: str, *, positive: bool = False) -> float | None:
         ok = (
             isinstance(value, int | float)
@@ -269,7 +275,7 @@ def _output(v: _Validator, value: Any, path: str) -> HarnessOutput | None:
 
 def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
     keys = ("name", "cache", "concurrency", "batch_size", "duration_s")
-    obj = v.obj(value, path, keys)
+    obj = v.obj(value, path, keys, ("seed_sensitive", "working_set_bytes"))
     if obj is None:
         return None
     values = (
@@ -286,7 +292,16 @@ def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
         v.field(obj, path, "batch_size", lambda x, p: v.integer(x, p, minimum=1)),
         v.field(obj, path, "duration_s", lambda x, p: v.number(x, p, positive=True)),
     )
-    return None if None in values else Scenario(*values)
+    sensitive = v.field(obj, path, "seed_sensitive", v.boolean)
+    working_set = v.field(
+        obj, path, "working_set_bytes", lambda x, p: v.integer(x, p, minimum=1)
+    )
+    broken = ("seed_sensitive" in obj and sensitive is None) or (
+        "working_set_bytes" in obj and working_set is None
+    )
+    if None in values or broken:
+        return None
+    return Scenario(*values, bool(sensitive), working_set)
 
 
 def _listed(

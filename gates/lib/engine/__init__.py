@@ -77,7 +77,10 @@ Stop-loss
     runs whose drift is at least that level in the order none < minor < major
     (the runner's ``info`` differences count as none, as the server's results
     document writes them); ``run_failed``: runs with status ``failed`` (not
-    ``cancelled`` or ``pending``). Triggered: at least one run; ``runs`` lists
+    ``cancelled`` or ``pending``); ``check_flagged`` (a check id or a list of
+    them: ``seed_ignored``, ``cold_cache_unproven``,
+    ``working_set_fits_in_memory``): runs, whatever their status, whose
+    ``checks`` name one of them. Triggered: at least one run; ``runs`` lists
     them in document order.
 
 Gate

@@ -23,6 +23,7 @@ from gates.lib.engine.validate import (
     DRIFT_LEVELS,
     InvalidDocument,
     Problem,
+    checks_named,
     plan_problems,
     results_problems,
 )
@@ -256,6 +257,18 @@ def _stop_loss(s: dict[str, Any], index: _Index) -> dict[str, Any]:
     elif "run_failed" in s:
         hit = [r["id"] for r in index.runs if r["status"] == "failed"]
         text = f"{say.count(len(hit))} failed ({say.runs_list(hit)}); the gate halts."
+    elif "check_flagged" in s:
+        ids = checks_named(s)
+        per_run = [
+            (r["id"], [i for i in ids if i in r.get("checks", [])]) for r in index.runs
+        ]
+        hit = [rid for rid, flags in per_run if flags]
+        flags = sorted({f for _, fs in per_run for f in fs}, key=ids.index)
+        text = (
+            f"anti-gaming check{'s' if len(flags) > 1 else ''} "
+            f"{' and '.join(flags)} flagged on "
+            f"{say.count(len(hit))} ({say.runs_list(hit)}); the gate halts."
+        )
     else:
         above = "above" in s
         bound = dec(s["above"] if above else s["below"])

@@ -21,6 +21,9 @@ DIRECTIONS: Final = ("lower", "higher")
 ON_HIGH_CV: Final = ("inconclusive", "warn")
 DRIFT_LEVELS: Final = ("none", "minor", "major")  # in this order of severity
 RUN_STATUSES: Final = ("succeeded", "failed", "cancelled", "pending")
+# The anti-gaming checks a lab run records (flagged ids in a results document's
+# ``runs[].checks``; a stop-loss ``check_flagged`` names them).
+CHECKS: Final = ("seed_ignored", "cold_cache_unproven", "working_set_fits_in_memory")
 METRIC_NAME: Final = re.compile(r"^[a-z][a-z0-9_]*$")
 MAGNITUDE: Final = 1e100  # no number is larger: no overflow in any sum or square
 
@@ -244,12 +247,19 @@ def _stop_loss(c: _Checker, item: Any, path: str) -> None:
     if not isinstance(item, dict):
         c.add(path, "must be an object")
         return
-    kinds = [k for k in ("drift_at_least", "run_failed") if k in item]
+    kinds = [k for k in ("drift_at_least", "run_failed", "check_flagged") if k in item]
     if any(k in item for k in ("metric", "stat", "scenario", "above", "below")):
         kinds.append("metric")
     if len(kinds) != 1:
+        # check_flagged is named where it could be meant (the message for two
+        # of the older kinds reads as it always has)
+        told = (
+            ""
+            if len(kinds) > 1 and "check_flagged" not in kinds
+            else (", check_flagged")
+        )
         c.add(path, "must have exactly one of metric (with above or below), "
-              "drift_at_least, run_failed")  # fmt: skip
+              f"drift_at_least, run_failed{told}")  # fmt: skip
         kinds = []
     kind = kinds[0] if kinds else ""
     if kind == "metric":
@@ -272,10 +282,36 @@ def _stop_loss(c: _Checker, item: Any, path: str) -> None:
         c.obj(item, path, ("id", "run_failed"))
         if item["run_failed"] is not True:
             c.add(f"{path}.run_failed", "must be true")
+    elif kind == "check_flagged":
+        c.obj(item, path, ("id", "check_flagged"))
+        _check_ids(c, item["check_flagged"], f"{path}.check_flagged")
     elif "id" not in item:
         c.add(f"{path}.id", "is required")
     if "id" in item:
         c.text(item["id"], f"{path}.id")
+
+
+def _check_ids(c: _Checker, value: Any, path: str) -> None:
+    """One check id, or a non-empty list of distinct ones."""
+    named = "must name " + ", ".join(CHECKS)
+    if isinstance(value, str):
+        if value not in CHECKS:
+            c.add(path, named)
+        return
+    if not isinstance(value, list) or not value:
+        c.add(path, "must be a check id or a non-empty list of them")
+        return
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or item not in CHECKS:
+            c.add(f"{path}[{index}]", named)
+        elif item in value[:index]:
+            c.add(f"{path}[{index}]", f"names {item} again")
+
+
+def checks_named(condition: dict[str, Any]) -> list[str]:
+    """The check ids a (valid) ``check_flagged`` condition names, as a list."""
+    named = condition.get("check_flagged")
+    return [named] if isinstance(named, str) else list(named or [])
 
 
 def results_problems(results: Any) -> list[Problem]:
@@ -294,8 +330,10 @@ def results_problems(results: Any) -> list[Problem]:
 
 def _run(c: _Checker, run: Any, path: str) -> None:
     required = ("id", "scenario", "repetition", "status", "drift", "metrics")
-    if not c.obj(run, path, required):
+    if not c.obj(run, path, required, ("checks",)):
         return
+    if "checks" in run:
+        _flagged(c, run["checks"], f"{path}.checks")
     for key in ("id", "scenario"):
         if key in run:
             c.text(run[key], f"{path}.{key}")
@@ -322,6 +360,19 @@ def _run(c: _Checker, run: Any, path: str) -> None:
                   f"(as {path}.metrics[{seen[identity]}])")  # fmt: skip
         else:
             seen[identity] = index
+
+
+def _flagged(c: _Checker, value: Any, path: str) -> None:
+    """A run's flagged checks: distinct lower_snake ids (ids this engine does
+    not know are kept: a later lab may flag more)."""
+    if not isinstance(value, list):
+        c.add(path, "must be a list")
+        return
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not METRIC_NAME.match(item):
+            c.add(f"{path}[{index}]", "must be a lower_snake check id")
+        elif item in value[:index]:
+            c.add(f"{path}[{index}]", f"names {item} again")
 
 
 def _metric(c: _Checker, m: Any, path: str) -> None:

@@ -92,10 +92,11 @@ def signed_statement(
     exit_code: int | None = 0,
     stop_reason: str = "exited",
     run_public_id: str | None = None,
+    predicate: Mapping[str, Any] | None = None,
 ) -> str:
     """The DSSE envelope the agent sends with ``finish``: its outputs' and
-    runner artefacts' digests and the environment it sent at ``running``,
-    signed with ``key``."""
+    runner artefacts' digests and the environment it sent at ``running``, the
+    run's seed, signed with ``key``; ``predicate`` sets ``seed`` or ``checks``."""
     captured = ENVIRONMENT if environment is None else environment
     document = run_statement(
         subjects=run_subjects(
@@ -118,6 +119,7 @@ def signed_statement(
         ended="2026-12-05T04:00:01.500000Z",
         host=WORKER,
         isolation={"network": "none"},
+        **{"seed": run.seed, **(predicate or {})},
     )
     return run_statement_sign(document, key).decode("utf-8")
 
@@ -130,6 +132,7 @@ def finish(
     outputs: Mapping[str, bytes] | None = None,
     artefacts: Mapping[str, bytes] | None = None,
     statement: str | None = None,
+    checks: list[dict[str, Any]] | None = None,
     **fields: Any,
 ) -> Any:
     """Finish as the agent does, with a statement naming ``outputs`` and
@@ -143,13 +146,16 @@ def finish(
             attempt=attempt,
             exit_code=fields.get("exit_code", 0),
             stop_reason=fields.get("stop_reason", "exited"),
+            predicate={"checks": checks} if checks is not None else None,
         )
-    body = {
+    body: dict[str, Any] = {
         "attempt": attempt,
         "result": result(**fields),
         "warnings": [],
         "statement": statement,
     }
+    if checks is not None:
+        body["checks"] = checks
     return call(client, f"runs/{run.pk}/finish", body)
 
 
