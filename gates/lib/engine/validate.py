@@ -20,7 +20,8 @@ STATS: Final = (
 STAGES: Final = ("lab", "pilot", "canary", "rollout")
 STAGES_WITHOUT_HOSTS: Final = tuple(s for s in STAGES if s != "canary")
 # A canary host's name: a lab host's worker name as the pools page shows it
-# (``<name>@<hostname>``); it becomes part of the host's queue name.
+# (``<name>@<hostname>``); it becomes part of the host's queue name
+# (``benchmarks.lib.queues.HOST_NAME_PATTERN``, the same rule).
 HOST_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,254}$")
 MAX_HOSTS: Final = 100
 DIRECTIONS: Final = ("lower", "higher")
