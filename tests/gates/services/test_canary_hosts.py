@@ -58,7 +58,8 @@ def test_a_canary_gate_runs_only_on_its_hosts(
 ) -> None:
     assert start(plan, "pilot", pool, labops) == [B]
     started = AuditEvent.objects.filter(action="campaign.started").last()
-    assert started is not None and started.data["hosts"] == [B]
+    assert started is not None
+    assert started.data["hosts"] == [B]
 
 
 def test_a_later_gate_runs_on_the_rest_of_the_pool(
