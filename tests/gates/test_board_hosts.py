@@ -105,3 +105,24 @@ def test_the_board_page_and_api_name_the_hosts(
     latest = {g["gate"]: g["latest_evaluation"] for g in vendor["gates"]}
     assert latest["rollout"]["hosts"] == [A, C]
     assert latest["pilot"] is None
+
+
+def test_the_campaign_page_names_its_hosts_and_each_queued_runs(
+    plan: GatePlan, pool: LabPool, labops: Any, client_for: Any
+) -> None:
+    link = gate_campaign_start(plan=plan, gate="rollout", pool=pool, actor=labops)
+    campaign = link.campaign
+    client = client_for(labops)
+
+    page = client.get(reverse("benchmarks:campaign_detail", args=[campaign.public_id]))
+    api = client.get(f"/api/v1/campaigns/{campaign.public_id}/")
+
+    html = page.content.decode()
+    assert (
+        'data-testid="campaign-hosts">Runs only on the hosts '
+        "<code>agent@lab-07</code>, <code>agent@lab-09</code> of <code>gpu-a</code>"
+    ) in html
+    # three runs of cold-c1, round the two hosts
+    assert html.count('data-testid="run-routed">for agent@lab-07<') == 2
+    assert html.count('data-testid="run-routed">for agent@lab-09<') == 1
+    assert api.json()["hosts"] == [A, C]
