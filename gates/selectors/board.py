@@ -186,7 +186,8 @@ def evaluation_hosts(evaluations: list[Evaluation]) -> dict[int, tuple[str, ...]
     )
     ran: dict[int, list[tuple[str, datetime]]] = defaultdict(list)
     for campaign_id, name, finished_at in rows:
-        ran[campaign_id].append((name, finished_at))
+        if finished_at is not None:  # the query asks for ended runs only
+            ran[campaign_id].append((name, finished_at))
     return {
         e.pk: tuple(sorted({n for n, at in ran[e.campaign_id] if at <= e.evaluated_at}))
         for e in evaluations
