@@ -161,6 +161,12 @@ def host_queue_of(answer: dict[str, Any], node_name: str) -> str | None:
     return queue
 
 
+def agent_queues(queue: str, host_queue: str | None) -> list[str]:
+    """What the agent's worker consumes: its pool's queue, then its host's own
+    when the server named one."""
+    return [queue, *([host_queue] if host_queue else [])]
+
+
 def create_worker(
     app: Celery, node_name: str, queue: str, host_queue: str | None = None
 ) -> Any:
@@ -172,7 +178,7 @@ def create_worker(
         hostname=node_name,
         pool_cls="solo",
         concurrency=1,
-        queues=[queue, *([host_queue] if host_queue else [])],
+        queues=agent_queues(queue, host_queue),
         without_gossip=True,
         without_mingle=True,
         without_heartbeat=True,

@@ -51,3 +51,11 @@ def host_queue(pool_name: str, host_name: str) -> str:
 def host_name_routable(host_name: str) -> bool:
     """Whether a host of this name can have a queue of its own."""
     return bool(_HOST_NAME.fullmatch(host_name))
+
+
+def pool_permission(pool_name: str) -> str:
+    """The RabbitMQ permission pattern of the pool's broker user (configure,
+    write and read): the pool's queue and exchange, and its hosts' own, and
+    nothing else (``deploy/rabbitmq/pool-user.sh`` writes the same)."""
+    pool_queue(pool_name)  # the name's rule: no metacharacter but the dot
+    return rf"^pool\.{pool_name}(\.host\.[A-Za-z0-9._@-]+)?$"
