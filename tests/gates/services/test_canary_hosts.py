@@ -5,6 +5,7 @@ runs on the whole pool. Re-test campaigns follow the same rule."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,26 @@ from accounts.models import AuditEvent, Organisation
 from benchmarks.models import LabHost, LabPool
 from benchmarks.services.pools import host_register, host_stop
 from gates.exceptions import GatesError
-from gates.models import GatePlan
+from gates.models import GatePlan, RetestObligation
+from gates.services.obligations import (
+    obligation_campaign_start,
+    obligation_request_retest,
+)
 from gates.services.runs import gate_campaign_start
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import make_pool, worker
-from tests.gates.support import LAB, make_frozen_plan, plan_document
+from tests.benchmarks.runner.support import (
+    GOOD_HARNESS,
+    accepted_bundle,
+    make_pool,
+    worker,
+)
+from tests.gates.support import (
+    FAIL,
+    LAB,
+    evaluate_fixture,  # noqa: F401 (fixture)
+    make_frozen_plan,
+    plan_document,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +133,25 @@ def test_no_host_left_for_the_later_gate_is_refused(
         start(plan, "rollout", pool, labops)
 
     assert refused.value.code == "no_hosts"
+
+
+def test_a_canary_gates_retest_runs_on_its_hosts_too(
+    rfp: Rfp, vendor_a_org: Organisation, vendor_a: Any, buyer: Any, pool: LabPool,
+    labops: Any, evaluate: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    doc = plan_document(rfp.reference, vendor_a_org.slug)
+    doc["gates"][0].update(stage="canary", hosts=[C])
+    plan = make_frozen_plan(rfp, vendor_a_org, buyer, doc)
+    evaluate(plan, FAIL)  # a blocking FAIL: the vendor owes a re-test
+    revised = accepted_bundle(
+        tmp_path / "rev", rfp, vendor_a_org, vendor_a,
+        harness=GOOD_HARNESS + b"\n# revised\n",
+    )  # fmt: skip
+    obligation = obligation_request_retest(
+        obligation=RetestObligation.objects.get(), bundle=revised, actor=vendor_a
+    )
+
+    campaign = obligation_campaign_start(obligation=obligation, pool=pool, actor=labops)
+
+    assert campaign.hosts == [C]
+    assert set(campaign.runs.values_list("routed_to", flat=True)) == {C}
