@@ -173,9 +173,10 @@ def gate_campaign_hosts(
     names a host that is not one of the pool's, or no host is left."""
     unknown = gate_hosts_unknown(plan, gate, pool)
     if unknown:
+        verb = "is not a host" if len(unknown) == 1 else "are not hosts"
         message = (
             f"Gate {gate} runs only on hosts its plan names, and "
-            f"{', '.join(unknown)} is not a host of pool {pool.name}."
+            f"{', '.join(unknown)} {verb} of pool {pool.name}."
         )
         problems = [Problem("unknown_host", message, "pool")]
         raise GatesError(message, code="unknown_host", problems=problems)
