@@ -242,6 +242,7 @@ def gate_campaign_start(
         data={
             **gate_facts(plan, gate, campaign),
             "repetitions": campaign.repetitions,
+            **({"hosts": campaign.hosts} if campaign.hosts else {}),
         },
     )
     return link

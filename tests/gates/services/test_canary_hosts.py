@@ -73,9 +73,10 @@ def test_a_canary_gate_runs_only_on_its_hosts(
     plan: GatePlan, pool: LabPool, labops: Any
 ) -> None:
     assert start(plan, "pilot", pool, labops) == [B]
-    started = AuditEvent.objects.filter(action="campaign.started").last()
-    assert started is not None
-    assert started.data["hosts"] == [B]
+    for action in ("campaign.started", "gate.campaign_started"):
+        started = AuditEvent.objects.filter(action=action).last()
+        assert started is not None
+        assert started.data["hosts"] == [B]
 
 
 def test_a_later_gate_runs_on_the_rest_of_the_pool(
