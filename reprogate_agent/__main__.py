@@ -1,6 +1,7 @@
 """``python -m reprogate_agent``: read the environment, say hello to the server,
-then consume the pool's queue until stopped (SIGTERM: warm shutdown, the run at
-hand finishes first) or until the server refuses the host token.
+then consume the pool's queue and the host's own (as hello names them) until
+stopped (SIGTERM: warm shutdown, the run at hand finishes first) or until the
+server refuses the host token.
 
 Exit status: 0 stopped, 1 the worker stopped on a refusal or an error, 2 the
 environment is wrong, 3 the server refused the token at hello, 4 the server
@@ -28,6 +29,7 @@ from reprogate_agent.beacon import Beacon
 from reprogate_agent.celery_app import (
     create_app,
     create_worker,
+    host_queue_of,
     pool_queue_of,
     register_task,
     stop_worker,
@@ -72,6 +74,7 @@ def main(env: Mapping[str, str]) -> int:
     try:
         answer = _hello(client, options, key)
         queue = pool_queue_of(answer)
+        own_queue = host_queue_of(answer, options.node_name)
     except TokenRefused as refused:
         logger.critical(
             "the server refused the host token (%s): ask the lab operator for a "
@@ -94,14 +97,14 @@ def main(env: Mapping[str, str]) -> int:
         options.node_name,
         answer.get("pool"),
         answer.get("host"),
-        queue,
+        ", ".join([queue, *([own_queue] if own_queue else [])]),
     )
     app = create_app(options, queue)
     register_task(app, client, terms, options)
     beacon = Beacon(client, options.node_name, terms.heartbeat_seconds, stop_worker)
     beacon.start()
     try:
-        worker = create_worker(app, options.node_name, queue)
+        worker = create_worker(app, options.node_name, queue, own_queue)
         worker.start()
         code = int(worker.exitcode or 0)
     finally:

@@ -1,7 +1,8 @@
 """The agent's own Celery app: no Django, no result backend, no events, no remote
-control. It consumes its pool's queue one message at a time (``--pool solo``,
-prefetch 1, ``acks_late``) and knows one task, ``benchmarks.execute_run``, under
-the name and arguments the server sends.
+control. It consumes its pool's queue and its host's own (the runs of a campaign
+bound to named hosts, such as a gate's canary hosts) one message at a time
+(``--pool solo``, prefetch 1, ``acks_late``) and knows one task,
+``benchmarks.execute_run``, under the name and arguments the server sends.
 
 A refused host token stops the agent: the message goes back to the queue (another
 host of the pool takes it) and the worker shuts down after it.
@@ -24,7 +25,12 @@ from celery.platforms import EX_FAILURE
 from celery.worker import state
 from celery.worker.consumer import Consumer
 
-from benchmarks.lib.queues import EXECUTE_RUN, pool_queue
+from benchmarks.lib.queues import (
+    EXECUTE_RUN,
+    host_name_routable,
+    host_queue,
+    pool_queue,
+)
 from reprogate_agent.client import RunnerClient, TokenRefused, Unreachable
 from reprogate_agent.execute import Terms, execute_run
 from reprogate_agent.options import EMBEDDED_BROKER_SCHEME, AgentOptions
@@ -139,15 +145,40 @@ def pool_queue_of(answer: dict[str, Any]) -> str:
     return queue
 
 
-def create_worker(app: Celery, node_name: str, queue: str) -> Any:
-    """The agent's worker: one run at a time, on its pool's queue only, and none
-    of the broker traffic a pool's user may not do (events, gossip, mingle,
-    remote control)."""
+def host_queue_of(answer: dict[str, Any], node_name: str) -> str | None:
+    """The host's own queue ``hello`` named (the runs of campaigns bound to
+    named hosts), checked against the pool's and this agent's names; None when
+    the server names none (its worker name cannot name a queue)."""
+    queue = str(answer.get("host_queue") or "")
+    if not queue:
+        return None
+    pool = str(answer.get("pool") or "")
+    expected = host_queue(pool, node_name) if host_name_routable(node_name) else ""
+    if queue != expected:
+        raise ValueError(
+            f"The server named queue {queue!r} for host {node_name!r} of {pool!r}."
+        )
+    return queue
+
+
+def agent_queues(queue: str, host_queue: str | None) -> list[str]:
+    """What the agent's worker consumes: its pool's queue, then its host's own
+    when the server named one."""
+    return [queue, *([host_queue] if host_queue else [])]
+
+
+def create_worker(
+    app: Celery, node_name: str, queue: str, host_queue: str | None = None
+) -> Any:
+    """The agent's worker: one run at a time, on its pool's queue and its host's
+    own (``host_queue``, when the server named one) only, and none of the
+    broker traffic a pool's user may not do (events, gossip, mingle, remote
+    control)."""
     return app.Worker(
         hostname=node_name,
         pool_cls="solo",
         concurrency=1,
-        queues=[queue],
+        queues=agent_queues(queue, host_queue),
         without_gossip=True,
         without_mingle=True,
         without_heartbeat=True,

@@ -73,6 +73,12 @@ class CampaignSerializer(serializers.Serializer):
     bundle = serializers.UUIDField(source="bundle.public_id")
     bundle_sha256 = serializers.CharField(source="bundle.sha256")
     pool = serializers.CharField(source="pool.name")
+    hosts = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The hosts of the pool (worker names) its runs are bound to: "
+        "a gate's canary hosts, or the rest of the pool after them. Empty: "
+        "any host of the pool.",
+    )
     repetitions = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     cancelled_at = serializers.DateTimeField(allow_null=True)

@@ -39,6 +39,7 @@ from benchmarks.services.remote import (
     agent_finish,
     agent_heartbeat,
     agent_hello,
+    agent_host_queue,
     agent_output_put,
     agent_report,
     agent_run,
@@ -125,7 +126,8 @@ class OkSerializer(serializers.Serializer):
 
 
 class HelloApi(RunnerApiView):
-    """Register the agent's host on its token's pool; learn the queue to consume."""
+    """Register the agent's host on its token's pool; learn the queues to consume
+    (the pool's, and the host's own)."""
 
     class InputSerializer(WorkerSerializer):
         class Meta:
@@ -154,6 +156,12 @@ class HelloApi(RunnerApiView):
         host = serializers.UUIDField()
         pool = serializers.CharField()
         queue = serializers.CharField()
+        host_queue = serializers.CharField(
+            allow_blank=True,
+            help_text="This host's own queue, consumed beside the pool's: the "
+            "runs of a campaign bound to named hosts (a gate's canary hosts). "
+            "Empty when the worker name cannot name a queue.",
+        )
         heartbeat_seconds = serializers.FloatField()
         progress_write_seconds = serializers.FloatField()
         log_tail_chars = serializers.IntegerField()
@@ -188,6 +196,7 @@ class HelloApi(RunnerApiView):
                 "host": str(host.public_id),
                 "pool": token.pool.name,
                 "queue": token.pool.queue,
+                "host_queue": agent_host_queue(host),
                 "heartbeat_seconds": limits.heartbeat_seconds,
                 "progress_write_seconds": limits.progress_write_seconds,
                 "log_tail_chars": limits.log_tail_chars,
@@ -238,8 +247,9 @@ class AttemptSerializer(serializers.Serializer):
 
 
 class ClaimApi(RunnerApiView):
-    """Take the queued run for this host (409: not queued with this attempt, skip
-    the message)."""
+    """Take the queued run for this host (409: not queued with this attempt, or
+    its campaign is bound to hosts that do not include this one; skip the
+    message)."""
 
     class InputSerializer(AttemptSerializer):
         class Meta:

@@ -43,6 +43,11 @@ class Campaign(TimeStampedModel):
     scenarios = models.JSONField(default=list)
     note = models.CharField(max_length=300, blank=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    # The hosts of the pool its runs are bound to, by worker name (a gate's
+    # canary hosts, or the rest of the pool after them): each run is sent to
+    # one of their own queues and no other host may claim it. Empty: the whole
+    # pool, through the pool's queue.
+    hosts = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -100,6 +105,9 @@ class Run(TimeStampedModel):
         LabHost, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     worker_name = models.CharField(max_length=255, blank=True)
+    # The host whose own queue the current attempt was sent to (a campaign
+    # bound to hosts); empty: the pool's queue.
+    routed_to = models.CharField(max_length=255, blank=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -66,6 +66,14 @@ def hosts_online(now: datetime | None = None) -> QuerySet[LabHost]:
     )
 
 
+def pool_host_names(pool: LabPool) -> list[str]:
+    """The worker names of the hosts registered on ``pool``, in name order,
+    but for retired one-shot runners (``host_retired``): the hosts a campaign
+    may be bound to (a gate's canary hosts and the rest of the pool)."""
+    hosts = LabHost.objects.filter(pool=pool).order_by("worker_name")
+    return [h.worker_name for h in hosts if not host_retired(h)]
+
+
 def host_token_list(pool: LabPool | None = None) -> QuerySet[HostToken]:
     """Host tokens (of ``pool``, if given): active ones first, then by name,
     newest first; with who issued and revoked them."""

@@ -18,8 +18,10 @@ from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
+from benchmarks.lib.queues import host_name_routable
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
+from benchmarks.selectors.pools import pool_host_names
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.runs import FINAL, run_cancel, runs_dispatch
 
@@ -34,6 +36,7 @@ def campaign_start_problems(
     repetitions: int,
     actor: User,
     only: Sequence[str] | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Why this campaign may not start (empty when it may)."""
     found: list[Problem] = []
@@ -74,6 +77,24 @@ def campaign_start_problems(
     elif len(scenarios) * repetitions > conf.max_runs_per_campaign():
         message = f"That is more than {conf.max_runs_per_campaign()} runs."
         found.append(Problem("too_many_runs", message, "repetitions"))
+    return found + campaign_hosts_problems(pool=pool, hosts=hosts)
+
+
+def campaign_hosts_problems(
+    *, pool: LabPool, hosts: Sequence[str] | None
+) -> list[Problem]:
+    """Why a campaign may not be bound to ``hosts`` of ``pool`` (each must be
+    a host registered on it, by worker name, that can have its own queue)."""
+    if hosts is None:
+        return []
+    if not hosts:
+        return [Problem("no_hosts", f"No host of {pool.name} is left to run.", "hosts")]
+    known = set(pool_host_names(pool))
+    found = []
+    for index, name in enumerate(hosts):
+        if name not in known or not host_name_routable(name):
+            message = f"{name!r} is not a host of pool {pool.name}."
+            found.append(Problem("unknown_host", message, f"hosts[{index}]"))
     return found
 
 
@@ -95,13 +116,21 @@ def campaign_start(
     actor: User,
     note: str = "",
     scenarios: Sequence[str] | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> Campaign:
     """Create the campaign and its runs; dispatch them after commit.
     ``scenarios``: only these of the harness (a gate re-runs the scenarios its
-    criteria judge), else all of them."""
+    criteria judge), else all of them. ``hosts``: only these hosts of the pool
+    run it (by worker name; each run goes to one of their own queues), else
+    any host of the pool."""
     only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
-        bundle=bundle, pool=pool, repetitions=repetitions, actor=actor, only=only
+        bundle=bundle,
+        pool=pool,
+        repetitions=repetitions,
+        actor=actor,
+        only=only,
+        hosts=hosts,
     )
     if problems:
         error = RunnerConflict if problems[0].code == "sealed" else RunnerError
@@ -119,6 +148,7 @@ def campaign_start(
         repetitions=repetitions,
         scenarios=chosen,
         note=note.strip()[:300],
+        hosts=list(hosts or []),
     )
     runs = [
         Run(
@@ -147,6 +177,7 @@ def campaign_start(
             "scenarios": len(chosen),
             "repetitions": repetitions,
             "runs": len(runs),
+            **({"hosts": campaign.hosts} if campaign.hosts else {}),
         },
     )
     runs_dispatch(list(campaign.runs.select_related("campaign__pool")))

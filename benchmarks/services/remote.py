@@ -10,7 +10,9 @@ token, and the server owns every row and every state change.
 - ``agent_claim`` takes a queued run for the host (``run_claim``); from then on
   the host *holds* the attempt: only it may download the bundle, report, start,
   upload outputs and finish, each naming the attempt (a re-queued run refuses
-  the old one).
+  the old one). A run whose campaign is bound to named hosts
+  (``Campaign.hosts``) is refused to any other host (409, nothing changes);
+  ``agent_hello``'s answer names the host's own queue, where such runs come.
 - Outputs are written by the server into a folder of its own per run attempt,
   under the installation's var directory (``benchmarks.services.uploads``): one
   new file each (``O_EXCL | O_NOFOLLOW``), named by number, its path checked like
@@ -46,6 +48,7 @@ from artifacts.storage.blobs import blob_open
 from benchmarks import conf
 from benchmarks.lib.lab.checks import checks_problems
 from benchmarks.lib.lab.devices import POLICY_REFUSALS
+from benchmarks.lib.queues import host_name_routable, host_queue
 from benchmarks.lib.sandbox.reporting import clean_text, json_safe
 from benchmarks.lib.sandbox.workspace import output_path_problem
 from benchmarks.models import HostToken, LabHost, Run
@@ -156,6 +159,15 @@ def agent_hello(
         host_key_offer(host=host, pem=signing_key)
         host.refresh_from_db()
     return host
+
+
+def agent_host_queue(host: LabHost) -> str:
+    """The host's own queue (``benchmarks.lib.queues.host_queue``), which its
+    agent consumes beside the pool's; empty when its worker name cannot name
+    one (such a host cannot be named by a campaign either)."""
+    if not host_name_routable(host.worker_name):
+        return ""
+    return host_queue(host.pool.name, host.worker_name)
 
 
 @transaction.atomic

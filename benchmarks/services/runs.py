@@ -22,9 +22,10 @@ from accounts.services.actor import Actor, person
 from accounts.services.audit import audit_record
 from accounts.services.transitions import transition
 from benchmarks import conf
-from benchmarks.lib.queues import EXECUTE_RUN
+from benchmarks.lib.queues import EXECUTE_RUN, host_queue
 from benchmarks.models import RUN_TRANSITIONS, LabHost, LabPool, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
+from benchmarks.selectors.routing import run_routes
 from benchmarks.services.common import RunnerConflict, StaleAttempt
 from benchmarks.services.uploads import attempts_uploads_remove_on_commit
 
@@ -117,11 +118,25 @@ def _announce_when_campaign_finished(campaign_id: int) -> None:
 @transaction.atomic
 def run_claim(*, run_id: int, attempt: int, host: LabHost) -> Run | None:
     """Take a queued run for ``host``: None if it is not queued with this
-    attempt any more (a redelivered or stale task), so it never runs twice.
+    attempt any more (a redelivered or stale task), so it never runs twice;
+    ``RunnerConflict`` (nothing changes) if its campaign is bound to hosts
+    (``Campaign.hosts``) that do not include this one.
     The run's row lock orders claims: the second finds it preparing."""
-    run = Run.objects.select_for_update(of=("self",)).filter(pk=run_id).first()
+    run = (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("campaign")
+        .filter(pk=run_id)
+        .first()
+    )
     if run is None or run.attempt != attempt or run.state != Run.State.QUEUED:
         return None
+    bound = run.campaign.hosts
+    if bound and host.worker_name not in bound:
+        raise RunnerConflict(
+            f"The run's campaign runs only on {', '.join(bound)}, not on "
+            f"{host.worker_name}.",
+            code="host_not_named",
+        )
     now = clock.now()
     policy = LabPool.objects.filter(pk=host.pool_id).values_list("policy", flat=True)
     return run_transition(
@@ -258,14 +273,26 @@ def runs_dispatch(runs: list[Run]) -> None:
     broker down, a run not sent stays queued (logged, no error for the caller)
     until the reaper sends it again (``run_redispatch``).
 
+    A run of a campaign bound to hosts goes to the own queue of one of them
+    (``benchmarks.selectors.routing.run_routes``, recorded as ``routed_to``),
+    every other run to its pool's queue.
+
     The message goes by its name (``EXECUTE_RUN``), as the task it names is not
     this module's to import: a lab agent runs it, or the server's runner worker
     (``benchmarks.tasks``), whose tasks call the services that dispatch (the
     reaper re-queues and re-sends)."""
-    Run.objects.filter(pk__in=[r.pk for r in runs]).update(dispatched_at=clock.now())
+    routes = run_routes(runs)
+    now = clock.now()
+    for host in {*routes.values(), ""}:
+        chosen = [r.pk for r in runs if routes.get(r.pk, "") == host]
+        Run.objects.filter(pk__in=chosen).update(dispatched_at=now, routed_to=host)
     grace = int(conf.wall_grace_seconds())
     messages = [
-        ([run.pk, run.attempt], run.campaign.pool.queue, run.wall_limit_s + grace)
+        (
+            [run.pk, run.attempt],
+            _queue(run, routes.get(run.pk)),
+            run.wall_limit_s + grace,
+        )
         for run in runs
     ]
 
@@ -292,6 +319,11 @@ def run_harness_seconds(run: Run) -> int:
     seed_sensitive scenario (run once more with another seed, ``seed_ignored``)."""
     runs = 2 if run.scenario.get("seed_sensitive") is True else 1
     return run.wall_limit_s * runs
+
+
+def _queue(run: Run, host: str | None) -> str:
+    pool = run.campaign.pool
+    return host_queue(pool.name, host) if host else pool.queue
 
 
 def run_overdue_at(run: Run) -> Any:

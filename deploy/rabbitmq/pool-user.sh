@@ -2,9 +2,11 @@
 # pool-user.sh <pool> [<vhost>]: the RabbitMQ user of a lab pool's agents.
 #
 # Creates the user pool-<pool> (or changes its password), with no tags, and
-# permits it on <vhost> (default reprogate) the queue pool.<pool> and the direct
-# exchange of the same name, and nothing else: configure, write and read are all
-# ^pool\.<pool>$ (docs/broker.md says why each is needed).
+# permits it on <vhost> (default reprogate) the queue pool.<pool>, its hosts' own
+# queues pool.<pool>.host.<worker name> and the direct exchanges of the same
+# names, and nothing else: configure, write and read are all
+# ^pool\.<pool>(\.host\.[A-Za-z0-9._@-]+)?$ (benchmarks.lib.queues.pool_permission;
+# docs/broker.md says why each is needed).
 #
 # The password is the first line of stdin when stdin is not a terminal and not
 # empty; otherwise one is generated and printed once on stdout (the only line on
@@ -28,7 +30,7 @@ vhost="${2-reprogate}"
 [ -n "$vhost" ] || die "the vhost must not be empty"
 
 user="pool-$pool"
-only="^pool\\.${pool}\$"
+only="^pool\\.${pool}(\\.host\\.[A-Za-z0-9._@-]+)?\$"
 read_or_generate_password
 vhost_ensure "$vhost"
 user_put "$user"

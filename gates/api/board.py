@@ -42,6 +42,7 @@ def _gate(cell: GateCell) -> dict[str, Any]:
             "score_pct": float(score) if score is not None else None,
             "evaluated_at": evaluation.evaluated_at,
             "plan_version": evaluation.plan_version,  # type: ignore[attr-defined]
+            "hosts": list(cell.hosts),
         }
     return {
         "gate": cell.gate,
@@ -112,6 +113,11 @@ class GateBoardApi(APIView):
                     score_pct = serializers.FloatField(allow_null=True)
                     evaluated_at = serializers.DateTimeField()
                     plan_version = serializers.IntegerField()
+                    hosts = serializers.ListField(
+                        child=serializers.CharField(),
+                        help_text="The lab hosts (worker names) that ran the "
+                        "runs it judged.",
+                    )
 
                 class BoardObligationsSerializer(serializers.Serializer):
                     class Meta:

@@ -36,7 +36,10 @@ class GateCampaignStartApi(APIView):
     the gate judges, ``repetitions`` each, by default the gate's largest
     ``min_runs``) on one of your lab's pools; the gate is evaluated when its runs
     end. Lab operators of a lab the RFP's buyer engages (others who see the plan:
-    403); 409 when the plan is not the current frozen one or the bids are sealed."""
+    403); 409 when the plan is not the current frozen one or the bids are sealed.
+    The runs go only to the gate's hosts of the pool (its canary hosts, or the
+    rest of the pool after an earlier gate's); 400 when the gate names a host the
+    pool lacks, or none is left."""
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -49,14 +52,16 @@ class GateCampaignStartApi(APIView):
         hosts = serializers.ListField(
             child=serializers.CharField(),
             required=False,
-            help_text="Not supported yet: a campaign runs on any host of the pool "
-            "(a request naming hosts is refused with 400).",
+            help_text="Refused (400): the gate plan names a gate's hosts (its "
+            "canary hosts, and the rest of the pool for a later gate), not the "
+            "request. See the output's hosts.",
         )
 
         def validate_hosts(self, value: list[str]) -> list[str]:
             raise serializers.ValidationError(
-                "Choosing hosts is not supported yet: leave 'hosts' out and the "
-                "campaign runs on any host of the pool."
+                "The hosts are not chosen here: the gate plan names a gate's "
+                "canary hosts ('hosts'), and a later gate runs on the rest of the "
+                "pool. Leave 'hosts' out."
             )
 
     class OutputSerializer(serializers.Serializer):
@@ -68,6 +73,12 @@ class GateCampaignStartApi(APIView):
         plan_version = serializers.IntegerField(source="plan.version")
         gate = serializers.CharField()
         pool = serializers.CharField(source="campaign.pool.name")
+        hosts = serializers.ListField(
+            source="campaign.hosts",
+            child=serializers.CharField(),
+            help_text="The hosts of the pool its runs are bound to (the gate's "
+            "canary hosts, or the rest of the pool after them); empty: any host.",
+        )
         bundle_sha256 = serializers.CharField(source="campaign.bundle.sha256")
         repetitions = serializers.IntegerField(source="campaign.repetitions")
         runs = serializers.SerializerMethodField()

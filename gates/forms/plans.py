@@ -35,6 +35,8 @@ STOP_KINDS: Final = (
 )
 INTEGER = re.compile(r"[+-]?\d{1,30}", re.ASCII)  # longer ones: read as floats
 INDEX = re.compile(r"\d{1,4}", re.ASCII)
+HOST_SEPARATORS = re.compile(r"[,\s]+")
+HOST_ENTRY = re.compile(r"^hosts\[(\d+)\]$")
 Errors = dict[str, list[str]]
 
 
@@ -196,6 +198,7 @@ class GateRow:
     pass_pct: str = "90"  # noqa: S105 (a score, not a password)
     warn_pct: str = "75"
     max_extra_runs: str = ""  # kept as it was (not edited here)
+    hosts: str = ""  # canary hosts, by worker name, separated by commas or spaces
     criteria: list[CriterionRow] = field(default_factory=list)
     stop_loss: list[StopLossRow] = field(default_factory=list)
     prefix: str = ""
@@ -203,7 +206,7 @@ class GateRow:
 
     TEXT: ClassVar[tuple[str, ...]] = (
         "name", "stage", "consecutive_passes", "pass_pct", "warn_pct",
-        "max_extra_runs",
+        "max_extra_runs", "hosts",
     )  # fmt: skip
 
     @classmethod
@@ -217,6 +220,7 @@ class GateRow:
             pass_pct=_text(score.get("pass_pct")),
             warn_pct=_text(score.get("warn_pct")),
             max_extra_runs=_text(g.get("max_extra_runs")),
+            hosts=_hosts_text(g.get("hosts")),
             criteria=[CriterionRow.from_document(c) for c in _dicts(g, "criteria")],
             stop_loss=[StopLossRow.from_document(s) for s in _dicts(g, "stop_loss")],
         )
@@ -245,7 +249,16 @@ class GateRow:
         }
         if self.max_extra_runs.strip():
             g["max_extra_runs"] = _integer(self.max_extra_runs)
+        if self.hosts.strip():
+            g["hosts"] = HOST_SEPARATORS.split(self.hosts.strip())
         return g
+
+
+def _hosts_text(hosts: Any) -> str:
+    """A gate's canary hosts as the editor shows them: comma-separated."""
+    if isinstance(hosts, list):
+        return ", ".join(_text(h) for h in hosts)
+    return _text(hosts)
 
 
 def _dicts(value: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -459,6 +472,10 @@ def _place(editor: PlanEditor, path: str, message: str) -> bool:
     if found is None or not _in(editor.gates, int(found["g"])):
         return False
     gate, rest = editor.gates[int(found["g"])], found["rest"]
+    entry = HOST_ENTRY.match(rest or "")
+    if found["list"] is None and entry is not None:
+        _put(gate.errors, "hosts", f"host {int(entry[1]) + 1}: {message}")
+        return True
     if found["list"] is None:
         _row_field(gate, rest, GATE_FIELDS, message)
         return True

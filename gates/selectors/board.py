@@ -1,12 +1,13 @@
 """The gate board of one RFP: each vendor the user may see by the gates of its
-current plan, with the latest evaluation, the decision state, the open re-test
-obligations and whether the latest failure is a lab deviation.
+current plan, with the latest evaluation and the hosts that judged it (ran its
+runs: a canary gate's hosts, the rest of the pool's), the decision state, the
+open re-test obligations and whether the latest failure is a lab deviation.
 
 A constant number of queries whatever the number of vendors: one per kind of
-row for the whole RFP (plans, bidding vendors, latest evaluations, decisions,
-live obligations), grouped in Python. Reads never write: an obligation past its
-deadline counts as expired (``RetestObligation.status_at``) before the beat task
-records it."""
+row for the whole RFP (plans, bidding vendors, latest evaluations, the hosts
+that ran their runs, decisions, live obligations), grouped in Python. Reads
+never write: an obligation past its deadline counts as expired
+(``RetestObligation.status_at``) before the beat task records it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 
 from accounts.models import Organisation
 from accounts.selectors import clock
+from benchmarks.models import Run
 from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
 from procurement.models import Rfp
@@ -62,6 +64,8 @@ class GateCell:
     pending: Decision | None = None  # a promotion waiting for its second sign-off
     obligations: tuple[RetestObligation, ...] = ()  # open or scheduled by the clock
     lab_deviation: bool = False
+    # The hosts (worker names) that ran the runs the latest evaluation judged.
+    hosts: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -165,6 +169,31 @@ def _obligations(
     return _by_key(o for o in found if o.status_at(now) in LIVE)
 
 
+def evaluation_hosts(evaluations: list[Evaluation]) -> dict[int, tuple[str, ...]]:
+    """Per evaluation (by id), the hosts that ran the runs it judged: its
+    campaign's runs ended by the time it was made, by worker name in name
+    order. One query for all of them."""
+    if not evaluations:
+        return {}
+    rows = (
+        Run.objects.filter(
+            campaign_id__in={e.campaign_id for e in evaluations},
+            host__isnull=False,
+            finished_at__isnull=False,
+        )
+        .values_list("campaign_id", "host__worker_name", "finished_at")
+        .order_by()
+    )
+    ran: dict[int, list[tuple[str, datetime]]] = defaultdict(list)
+    for campaign_id, name, finished_at in rows:
+        if finished_at is not None:  # the query asks for ended runs only
+            ran[campaign_id].append((name, finished_at))
+    return {
+        e.pk: tuple(sorted({n for n, at in ran[e.campaign_id] if at <= e.evaluated_at}))
+        for e in evaluations
+    }
+
+
 def _gates(plan: GatePlan | None) -> list[tuple[str, str]]:
     if plan is None:
         return []
@@ -177,6 +206,7 @@ def _cell(
     evaluation: Evaluation | None,
     decisions: list[Decision],
     obligations: list[RetestObligation],
+    hosts: tuple[str, ...] = (),
 ) -> GateCell:
     recorded = [d for d in decisions if d.status == Decision.Status.RECORDED]
     pending = [d for d in decisions if d.status == Decision.Status.PENDING]
@@ -191,6 +221,7 @@ def _cell(
         pending=pending[0] if pending else None,
         obligations=tuple(obligations),
         lab_deviation=deviation,
+        hosts=hosts,
     )
 
 
@@ -214,6 +245,7 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
         (e.vendor_organisation_id, e.gate): e
         for e in latest_evaluations(rfp, vendor_ids)
     }
+    hosts = evaluation_hosts(list(latest.values()))
     decisions = _decisions(rfp, vendor_ids)
     obligations = _obligations(rfp, vendor_ids, clock.now())
     rows = []
@@ -226,11 +258,18 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
                 latest.get((vid, gate)),
                 decisions.get((vid, gate), []),
                 obligations.get((vid, gate), []),
+                _hosts_of(latest.get((vid, gate)), hosts),
             )
             for gate, stage in _gates(frozen or drafts.get(vid))
         )
         rows.append(BoardRow(vendor, frozen, drafts.get(vid), cells))
     return rows
+
+
+def _hosts_of(
+    evaluation: Evaluation | None, hosts: dict[int, tuple[str, ...]]
+) -> tuple[str, ...]:
+    return hosts.get(evaluation.pk, ()) if evaluation is not None else ()
 
 
 def board_gate_names(rows: list[BoardRow]) -> list[str]:

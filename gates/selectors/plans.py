@@ -109,6 +109,7 @@ class GateView:
     warn_pct: Any
     criteria: list[CriterionView]
     stop_loss: list[tuple[str, str]]  # (id, sentence)
+    hosts: tuple[str, ...] = ()  # canary hosts: its runs go only there
 
 
 def _dec(value: Any) -> Decimal:
@@ -186,6 +187,7 @@ def plan_readable(plan: GatePlan) -> list[GateView]:
                 warn_pct=g["score"]["warn_pct"],
                 criteria=[_criterion_view(c) for c in g["criteria"]],
                 stop_loss=[(s["id"], stop_loss_sentence(s)) for s in g["stop_loss"]],
+                hosts=tuple(g.get("hosts", ())),
             )
         )
     return views

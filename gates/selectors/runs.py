@@ -1,5 +1,6 @@
 """Reads of a gate's plan for its campaigns: the runs per scenario a campaign
-needs (``gate_repetitions``), the scenarios it runs (``gate_scenarios``), and the
+needs (``gate_repetitions``), the scenarios it runs (``gate_scenarios``), the
+hosts of the pool it runs on (``gate_hosts``: canary hosts and the rest), and the
 runs an INCONCLUSIVE evaluation still needs (``evaluation_more_runs``). Pure
 functions of the stored documents; ``gates.services.runs`` schedules them."""
 
@@ -11,9 +12,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.urls import reverse
 
 from artifacts.models import Bundle
-from benchmarks.models import Campaign
+from benchmarks.models import Campaign, LabPool
 from benchmarks.selectors.access import bundle_list_startable_by
 from benchmarks.selectors.gate_campaigns import GateChoice, GateLink
+from benchmarks.selectors.pools import pool_host_names
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.decisions import previous_gate_unpromoted
 
@@ -54,6 +56,37 @@ def gate_repetitions(plan: GatePlan, gate: str) -> int:
     gate (a first run or a re-test) needs."""
     spec = next(g for g in plan.plan["gates"] if g["name"] == gate)
     return max((int(c["min_runs"]) for c in spec["criteria"]), default=1)
+
+
+def gate_hosts(plan: GatePlan, gate: str, pool: LabPool) -> list[str] | None:
+    """The hosts of ``pool`` a campaign of the gate is bound to (by worker
+    name), None for the whole pool. A gate naming ``hosts`` (its canary hosts)
+    runs only on them (``gate_hosts_unknown``: those not of the pool). A gate
+    naming none that follows, in the plan, gates naming hosts of this pool runs
+    on the rest: the pool's hosts (``pool_host_names``) those earlier gates do
+    not name (empty when none is left). Otherwise the whole pool."""
+    specs = plan.plan["gates"]
+    index = next(i for i, g in enumerate(specs) if g["name"] == gate)
+    if "hosts" in specs[index]:
+        return [str(h) for h in specs[index]["hosts"]]
+    pool_hosts = pool_host_names(pool)
+    canary = {str(h) for g in specs[:index] for h in g.get("hosts", [])}
+    if not canary & set(pool_hosts):
+        return None
+    return [h for h in pool_hosts if h not in canary]
+
+
+def gate_hosts_unknown(plan: GatePlan, gate: str, pool: LabPool) -> list[str]:
+    """The gate's own ``hosts`` that are not hosts of ``pool``, as paths
+    (``gates[1].hosts[0]``) with the name."""
+    specs = plan.plan["gates"]
+    index = next(i for i, g in enumerate(specs) if g["name"] == gate)
+    known = set(pool_host_names(pool))
+    return [
+        f"gates[{index}].hosts[{j}] {name!r}"
+        for j, name in enumerate(specs[index].get("hosts", []))
+        if name not in known
+    ]
 
 
 def gate_scenarios(plan: GatePlan, gate: str, bundle: Bundle) -> list[str] | None:

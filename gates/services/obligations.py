@@ -51,7 +51,7 @@ from gates.models import (
     RetestObligation,
 )
 from gates.selectors.runs import gate_repetitions, gate_scenarios
-from gates.services.runs import gate_campaign_link
+from gates.services.runs import gate_campaign_hosts, gate_campaign_link
 
 OB = RetestObligation.Status
 LIVE: Final = (OB.OPEN, OB.SCHEDULED)
@@ -340,6 +340,7 @@ def obligation_campaign_start(
         actor=actor,
         note=f"Re-test of {obligation.gate} (attempt {obligation.attempts_used})",
         scenarios=gate_scenarios(plan, obligation.gate, obligation.bundle),
+        hosts=gate_campaign_hosts(plan=plan, gate=obligation.gate, pool=pool),
     )
     obligation.campaign = campaign
     obligation.save(update_fields=["campaign", "updated_at"])

@@ -29,6 +29,8 @@ from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.selectors.runs import (
     evaluation_more_runs,
     gate_choice_list_for,
+    gate_hosts,
+    gate_hosts_unknown,
     gate_repetitions,
     gate_scenarios,
     plan_bundle,
@@ -162,6 +164,33 @@ def gate_top_up(*, evaluation: Evaluation) -> GateCampaign | None:
         return None
 
 
+def gate_campaign_hosts(
+    *, plan: GatePlan, gate: str, pool: LabPool
+) -> list[str] | None:
+    """The hosts of ``pool`` a campaign for the gate is bound to
+    (``gate_hosts``: its canary hosts, or the rest of the pool after an
+    earlier gate's), None for the whole pool; ``GatesError`` when the gate
+    names a host that is not one of the pool's, or no host is left."""
+    unknown = gate_hosts_unknown(plan, gate, pool)
+    if unknown:
+        verb = "is not a host" if len(unknown) == 1 else "are not hosts"
+        message = (
+            f"Gate {gate} runs only on hosts its plan names, and "
+            f"{', '.join(unknown)} {verb} of pool {pool.name}."
+        )
+        problems = [Problem("unknown_host", message, "pool")]
+        raise GatesError(message, code="unknown_host", problems=problems)
+    hosts = gate_hosts(plan, gate, pool)
+    if hosts == []:
+        message = (
+            f"Every host of pool {pool.name} is a canary host of an earlier gate: "
+            f"none is left for gate {gate}."
+        )
+        problems = [Problem("no_hosts", message, "pool")]
+        raise GatesError(message, code="no_hosts", problems=problems)
+    return hosts
+
+
 @transaction.atomic
 def gate_campaign_start(
     *,
@@ -176,7 +205,8 @@ def gate_campaign_start(
     """Start a campaign of the plan's bundle (else the vendor's latest accepted
     one; ``bundle``: the one the lab chose, which must be that one) on ``pool``
     for ``gate`` (``repetitions``: the gate's largest ``min_runs`` when not
-    given); it is evaluated when its runs have finished."""
+    given); it is evaluated when its runs have finished. Its runs go only to
+    the gate's hosts of the pool (``gate_campaign_hosts``)."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
     if plan.status != GatePlan.Status.FROZEN:
         raise GatesConflict("Only the current frozen plan runs.", code="not_frozen")
@@ -201,6 +231,7 @@ def gate_campaign_start(
         actor=actor,
         note=note or f"Gate {gate} of plan v{plan.version}",
         scenarios=gate_scenarios(plan, gate, judged),
+        hosts=gate_campaign_hosts(plan=plan, gate=gate, pool=pool),
     )
     link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(
@@ -211,6 +242,7 @@ def gate_campaign_start(
         data={
             **gate_facts(plan, gate, campaign),
             "repetitions": campaign.repetitions,
+            **({"hosts": campaign.hosts} if campaign.hosts else {}),
         },
     )
     return link

@@ -40,6 +40,7 @@ from urllib.parse import quote
 
 import psycopg
 
+from benchmarks.lib.queues import pool_permission
 from tests import processes
 from tests.processes import PROJECT_DIR
 
@@ -368,7 +369,7 @@ class Stack:
     def pool_broker_url(self, pool: str) -> str:
         """A broker user of ``pool``'s own, allowed only its queue's names."""
         user, password = f"pool-{pool}", _password()
-        only = rf"^pool\.{pool}$"
+        only = pool_permission(pool)
         self._broker_user("pool-user.sh", [pool, self.vhost], user, password, only)
         url = self._amqp(user, password)
         self.broker_users[pool] = url

@@ -26,7 +26,7 @@ import pytest
 from amqp.exceptions import AccessRefused, NotAllowed  # type: ignore[import-untyped]
 from celery import Celery
 
-from benchmarks.lib.queues import pool_queue
+from benchmarks.lib.queues import host_queue, pool_permission, pool_queue
 from reprogate_agent.celery_app import create_app
 from reprogate_agent.options import AgentOptions
 
@@ -38,6 +38,7 @@ HOST = "127.0.0.1:5672"
 SUFFIX = uuid.uuid4().hex[:8]
 POOL_A, POOL_B = f"a-{SUFFIX}", f"b-{SUFFIX}"
 QUEUE_A, QUEUE_B = pool_queue(POOL_A), pool_queue(POOL_B)
+HOST_A = host_queue(POOL_A, "agent@lab-07.example")  # a host's own, of pool a
 
 
 @dataclass
@@ -161,7 +162,7 @@ def test_the_scripts_grant_the_pool_user_its_queue_only_and_no_tags(
 ) -> None:
     done = _ctl("list_permissions", "--silent", "-p", broker.vhost)
     rows = {tuple(line.split("\t")) for line in done.stdout.splitlines()}
-    only_a, only_b = rf"^pool\.{POOL_A}$", rf"^pool\.{POOL_B}$"
+    only_a, only_b = pool_permission(POOL_A), pool_permission(POOL_B)
     assert rows == {
         (broker.server[0], ".*", ".*", ".*"),
         (broker.pool_a[0], only_a, only_a, only_a),
@@ -174,20 +175,23 @@ def test_the_scripts_grant_the_pool_user_its_queue_only_and_no_tags(
     assert len(broker.pool_a[1]) == len(broker.server[1]) == 32
 
 
-def test_the_pool_user_consumes_its_pools_queue(broker: Broker) -> None:
-    _server_sends(broker, QUEUE_A, 41, 1)
+@pytest.mark.parametrize(("queue", "run_id"), [(QUEUE_A, 41), (HOST_A, 45)])
+def test_the_pool_user_consumes_its_pools_queue_and_its_hosts_own(
+    broker: Broker, queue: str, run_id: int
+) -> None:
+    _server_sends(broker, queue, run_id, 1)
     connection = broker.connect(broker.pool_a)
     try:
         channel = connection.channel()
         message = None
         for _ in range(50):
-            message = channel.basic_get(QUEUE_A)
+            message = channel.basic_get(queue)
             if message is not None:
                 break
             time.sleep(0.1)
         assert message is not None
         assert message.headers["task"] == "benchmarks.execute_run"
-        assert message.headers["argsrepr"] == "[41, 1]"
+        assert message.headers["argsrepr"] == f"[{run_id}, 1]"
         channel.basic_ack(message.delivery_tag)
     finally:
         connection.close()
@@ -264,6 +268,11 @@ def test_publishing_to_another_pool_is_refused(broker: Broker) -> None:
         f"{QUEUE_A}-x",  # the pattern is anchored at the end
         f"x{QUEUE_A}",  # ... and at the start
         f"pool-{POOL_A}",  # the dot is a dot, not any character
+        f"{QUEUE_A}.host.",  # a host's own queue names its host
+        f"{QUEUE_A}.hostx.a",
+        f"{QUEUE_A}.other",
+        f"{QUEUE_A}.host.a b",  # a host name of the queues' characters only
+        host_queue(POOL_B, "agent@lab-07"),  # another pool's host
         "",  # a server-named queue (amq.gen-…)
     ],
 )
@@ -400,16 +409,17 @@ def test_the_example_definitions_grant_what_the_scripts_grant() -> None:
         patterns = {grant["configure"], grant["write"], grant["read"]}
         if grant["user"].startswith("pool-"):
             pool = grant["user"].removeprefix("pool-")
-            assert patterns == {rf"^pool\.{pool}$"}
+            assert patterns == {pool_permission(pool)}
         else:
             assert patterns == {".*"}
     assert sum(user.startswith("pool-") for user in users) == 2
 
 
 def _agent_consumes(url: str, queue: str) -> None:
-    """What the agent's worker does with the broker on start: its app's queue
-    (exchange declared, queue declared, bound; then consumed), as
-    ``reprogate_agent.celery_app.create_app`` configures it."""
+    """What the agent's worker does with the broker on start for each of its
+    queues (the pool's, and its host's own): exchange declared, queue declared,
+    bound; then consumed, as ``reprogate_agent.celery_app.create_app``
+    configures it."""
     from kombu import Connection, Consumer
 
     options = AgentOptions(
@@ -429,7 +439,7 @@ def test_each_of_the_three_permissions_is_needed_by_the_agents_worker(
     """Without configure, write or read on its queue the agent's worker cannot
     start; with all three (the script's grant) it can."""
     pool = f"c-{SUFFIX}"
-    user, password, only = f"pool-{pool}", uuid.uuid4().hex, rf"^pool\.{pool}$"
+    user, password, only = f"pool-{pool}", uuid.uuid4().hex, pool_permission(pool)
     url = f"amqp://{user}:{password}@{HOST}/{broker.vhost}"
     assert _ctl("add_user", "--", user, input=password + "\n").returncode == 0
     try:
@@ -441,9 +451,11 @@ def test_each_of_the_three_permissions_is_needed_by_the_agents_worker(
         for grant in grants.values():
             done = _ctl("set_permissions", "-p", broker.vhost, "--", user, *grant)
             assert done.returncode == 0, done.stderr
-            with pytest.raises(AccessRefused):
-                _agent_consumes(url, pool_queue(pool))
+            for queue in (pool_queue(pool), host_queue(pool, "probe@test")):
+                with pytest.raises(AccessRefused):
+                    _agent_consumes(url, queue)
         _ctl("set_permissions", "-p", broker.vhost, "--", user, only, only, only)
         _agent_consumes(url, pool_queue(pool))
+        _agent_consumes(url, host_queue(pool, "probe@test"))
     finally:
         _ctl("delete_user", "--", user)

@@ -30,8 +30,9 @@ from tests.procurement.factories import BidFactory
 
 pytestmark = pytest.mark.django_db
 
-# memberships, plans, bidders, latest evaluations, decisions, live obligations
-BOARD_QUERIES = 6
+# memberships, plans, bidders, latest evaluations, their hosts, decisions, live
+# obligations
+BOARD_QUERIES = 7
 
 
 def _cell(rows: list[BoardRow], slug: str, gate: str = GATE) -> GateCell:

@@ -11,7 +11,10 @@ verdict offline::
 (``.problems``: every problem, each ``path: message``). Numbers must be JSON
 numbers (``int``/``float``, not ``Decimal`` or ``bool``) within ±1e100; a gate may
 carry ``max_extra_runs`` (an integer >= 0, for automatic top-up; the engine does
-not use it); any other unknown key is a problem. What follows is enough to
+not use it) and ``hosts`` (its canary hosts: a non-empty list of unique host
+names, required with stage ``canary`` and the only way to it; the server routes
+the gate's runs by it, the engine does not use it); any other unknown key is a
+problem. What follows is enough to
 reimplement it.
 
 Documents and digests

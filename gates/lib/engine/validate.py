@@ -16,7 +16,14 @@ from gates.lib.engine.documents import PLAN_SCHEMA, RESULTS_SCHEMA
 STATS: Final = (
     "mean", "max", "min", "p50", "p90", "p95", "p99", "p99.5", "p99.9", "p99.99",
 )  # fmt: skip
-STAGES: Final = ("lab", "pilot", "rollout")
+# A ``canary`` gate names its ``hosts``: only a gate that does may take it.
+STAGES: Final = ("lab", "pilot", "canary", "rollout")
+STAGES_WITHOUT_HOSTS: Final = tuple(s for s in STAGES if s != "canary")
+# A canary host's name: a lab host's worker name as the pools page shows it
+# (``<name>@<hostname>``); it becomes part of the host's queue name
+# (``benchmarks.lib.queues.HOST_NAME_PATTERN``, the same rule).
+HOST_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,254}$")
+MAX_HOSTS: Final = 100
 DIRECTIONS: Final = ("lower", "higher")
 ON_HIGH_CV: Final = ("inconclusive", "warn")
 DRIFT_LEVELS: Final = ("none", "minor", "major")  # in this order of severity
@@ -156,12 +163,18 @@ def plan_problems(plan: Any) -> list[Problem]:
 def _gate(c: _Checker, gate: Any, path: str) -> None:
     required = ("name", "stage", "consecutive_passes", "score", "criteria",
                 "stop_loss")  # fmt: skip
-    if not c.obj(gate, path, required, ("max_extra_runs",)):
+    if not c.obj(gate, path, required, ("max_extra_runs", "hosts")):
         return
     if "name" in gate:
         c.text(gate["name"], f"{path}.name")
     if "stage" in gate:
-        c.choice(gate["stage"], f"{path}.stage", STAGES)
+        stages = STAGES if "hosts" in gate else STAGES_WITHOUT_HOSTS
+        if gate["stage"] == "canary" and "hosts" not in gate:
+            c.add(f"{path}.hosts", "is required with stage canary")
+        else:
+            c.choice(gate["stage"], f"{path}.stage", stages)
+    if "hosts" in gate:
+        _hosts(c, gate["hosts"], f"{path}.hosts")
     if "consecutive_passes" in gate:
         c.integer(gate["consecutive_passes"], f"{path}.consecutive_passes", 1)
     if "max_extra_runs" in gate:
@@ -188,6 +201,28 @@ def _gate(c: _Checker, gate: Any, path: str) -> None:
         c.items(gate["stop_loss"], f"{path}.stop_loss",
                 lambda s, p: _stop_loss(c, s, p), non_empty=False)  # fmt: skip
         c.unique(gate["stop_loss"], "id", f"{path}.stop_loss", "names the condition")
+
+
+def _hosts(c: _Checker, hosts: Any, path: str) -> None:
+    """A gate's canary hosts: a non-empty list of unique host names."""
+    if not isinstance(hosts, list):
+        c.add(path, "must be a list of host names")
+        return
+    if not hosts:
+        c.add(path, "must not be empty")
+    elif len(hosts) > MAX_HOSTS:
+        c.add(path, f"must name at most {MAX_HOSTS} hosts")
+    seen: dict[str, int] = {}
+    for index, name in enumerate(hosts):
+        c.text(name, f"{path}[{index}]", HOST_NAME, "a host name (letters, digits "
+               "and . _ @ -, as the pools page shows it)")  # fmt: skip
+        if not isinstance(name, str):
+            continue
+        if name in seen:
+            c.add(f"{path}[{index}]", f"names the host {name!r} again "
+                  f"(as {path}[{seen[name]}])")  # fmt: skip
+        else:
+            seen[name] = index
 
 
 def _criterion(c: _Checker, item: Any, path: str) -> None:

@@ -11,12 +11,13 @@ import pytest
 
 from accounts.models import Organisation
 from benchmarks.models import Campaign, LabPool
+from benchmarks.services.pools import host_register
 from gates.models import Evaluation, GateCampaign, GatePlan
 from gates.tasks import campaign_ended_judge_task
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import make_pool
+from tests.benchmarks.runner.support import make_pool, worker
 from tests.gates.api.support import GATE, PASSING, api
-from tests.gates.support import finish_runs, make_frozen_plan
+from tests.gates.support import finish_runs, make_frozen_plan, plan_document
 
 pytestmark = pytest.mark.django_db
 
@@ -84,12 +85,34 @@ def test_bad_input_is_refused_with_the_field_that_is_wrong(
     assert not Campaign.objects.exists()
 
 
-def test_hosts_are_refused_with_a_sentence_saying_they_are_not_supported(
+def test_hosts_are_refused_with_a_sentence_saying_the_plan_names_them(
     frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
 ) -> None:
     response = run_gate(frozen_plan, labops, hosts=["a1@lab-07"])
 
-    assert "not supported yet" in response.content.decode()
+    assert response.status_code == 400
+    assert "the gate plan names a gate's canary hosts" in response.json()["message"]
+
+
+def test_a_canary_gate_runs_on_its_hosts_and_a_host_the_pool_lacks_is_refused(
+    rfp: Rfp, vendor_a_org: Organisation, buyer: Any, pool: LabPool, labops: Any,
+    gate_bundle: Any,
+) -> None:  # fmt: skip
+    host_register(pool=pool, worker=worker("agent@lab-07"))
+    doc = plan_document(rfp.reference, vendor_a_org.slug)
+    doc["gates"][0].update(stage="canary", hosts=["agent@lab-07"])
+    doc["gates"][1].update(stage="canary", hosts=["agent@lab-99"])
+    plan = make_frozen_plan(rfp, vendor_a_org, buyer, doc)
+
+    started = run_gate(plan, labops)
+    refused = run_gate(plan, labops, gate="pilot")
+
+    assert started.status_code == 201, started.json()
+    assert started.json()["hosts"] == ["agent@lab-07"]
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "unknown_host"
+    assert "gates[1].hosts[0] 'agent@lab-99'" in refused.json()["message"]
+    assert Campaign.objects.count() == 1
 
 
 def test_another_lab_may_not_use_its_pool_for_this_rfp(
