@@ -21,6 +21,7 @@ DIRECTIONS: Final = ("lower", "higher")
 ON_HIGH_CV: Final = ("inconclusive", "warn")
 DRIFT_LEVELS: Final = ("none", "minor", "major")  # in this order of severity
 RUN_STATUSES: Final = ("succeeded", "failed", "cancelled", "pending")
+RUN_ROLES: Final = ("vendor", "baseline")  # absent: vendor
 METRIC_NAME: Final = re.compile(r"^[a-z][a-z0-9_]*$")
 MAGNITUDE: Final = 1e100  # no number is larger: no overflow in any sum or square
 
@@ -190,7 +191,7 @@ def _gate(c: _Checker, gate: Any, path: str) -> None:
 def _criterion(c: _Checker, item: Any, path: str) -> None:
     required = ("id", "metric", "stat", "scenario", "direction", "min_runs",
                 "max_cv_pct", "on_high_cv", "blocking", "weight")  # fmt: skip
-    if not c.obj(item, path, required, ("claim", "band", "threshold")):
+    if not c.obj(item, path, required, ("claim", "band", "threshold", "baseline")):
         return
     for key in ("id", "scenario"):
         if key in item:
@@ -215,6 +216,9 @@ def _criterion(c: _Checker, item: Any, path: str) -> None:
 
 
 def _claim(c: _Checker, item: dict[str, Any], path: str) -> None:
+    if "baseline" in item:
+        _baseline(c, item, path)
+        return
     has_claim, has_threshold = "claim" in item, "threshold" in item
     if has_claim and has_threshold:
         c.add(f"{path}.threshold", "give either claim with band or threshold, not both")
@@ -238,6 +242,23 @@ def _claim(c: _Checker, item: dict[str, Any], path: str) -> None:
         c.number(band["pct"], f"{path}.band.pct", 0, 100)
     else:
         c.number(band["abs"], f"{path}.band.abs", 0)
+
+
+def _baseline(c: _Checker, item: dict[str, Any], path: str) -> None:
+    """``"baseline": {"scenario": "...", "pct": n}``: the limit is the buyer's
+    baseline median in that scenario, pct % on the worse side; no claim, band or
+    threshold beside it."""
+    for key in ("claim", "band", "threshold"):
+        if key in item:
+            message = "does not go with a baseline (give one or the other)"
+            c.add(f"{path}.{key}", message)
+    base = item["baseline"]
+    if not c.obj(base, f"{path}.baseline", ("scenario", "pct")):
+        return
+    if "scenario" in base:
+        c.text(base["scenario"], f"{path}.baseline.scenario")
+    if "pct" in base:
+        c.number(base["pct"], f"{path}.baseline.pct", 0, 100)
 
 
 def _stop_loss(c: _Checker, item: Any, path: str) -> None:
@@ -294,8 +315,10 @@ def results_problems(results: Any) -> list[Problem]:
 
 def _run(c: _Checker, run: Any, path: str) -> None:
     required = ("id", "scenario", "repetition", "status", "drift", "metrics")
-    if not c.obj(run, path, required):
+    if not c.obj(run, path, required, ("role",)):
         return
+    if "role" in run:
+        c.choice(run["role"], f"{path}.role", RUN_ROLES)
     for key in ("id", "scenario"):
         if key in run:
             c.text(run[key], f"{path}.{key}")
