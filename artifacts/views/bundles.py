@@ -1,5 +1,6 @@
 """The vendor's "Signing keys" page: list, register, revoke, download
-allowed_signers (vendors and admins of a vendor organisation only); the bundle
+allowed_signers (vendors and admins of a vendor organisation, buyers and admins
+of a buyer organisation for its baseline bundles); the bundle
 upload page (vendors of an invited organisation) and the bundle page (sealed like
 bids: ``bundle_get_visible``, 404 for anyone else)."""
 
@@ -58,14 +59,14 @@ logger = logging.getLogger(__name__)
 
 
 def _organisation(request: HttpRequest) -> Organisation:
-    """The vendor organisation picked by ``?organisation=`` (default: the first)."""
+    """The organisation picked by ``?organisation=`` (default: the first)."""
     organisations = key_organisation_list_for(request.user)
     slug = request.GET.get("organisation")
     if slug and organisations.exists():
         return get_object_or_404(organisations, slug=slug)
     first = organisations.first()
     if first is None:
-        raise PermissionDenied("Only vendors manage signing keys.")
+        raise PermissionDenied("Only vendors and buyers manage signing keys.")
     return first
 
 
@@ -115,7 +116,7 @@ def signing_key_revoke_view(
     request: SignedInRequest, key_id: uuid.UUID
 ) -> HttpResponse:
     if not key_organisation_list_for(request.user).exists():
-        raise PermissionDenied("Only vendors manage signing keys.")
+        raise PermissionDenied("Only vendors and buyers manage signing keys.")
     key = get_object_or_404(signing_key_list_visible_to(request.user), public_id=key_id)
     try:
         signing_key_revoke(key=key, actor=request.user)

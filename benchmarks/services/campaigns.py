@@ -52,7 +52,7 @@ def campaign_start_problems(
                 "bundle_not_accepted", "Only an accepted bundle is re-run.", "bundle"
             )
         )
-    if bundle.rfp.status not in UNSEALED:
+    if bundle.rfp.status not in UNSEALED and not is_baseline(bundle):
         message = (
             "The RFP's bids are still sealed: campaigns start once they are opened."
         )
@@ -77,6 +77,13 @@ def campaign_start_problems(
     return found
 
 
+def is_baseline(bundle: Bundle) -> bool:
+    """A bundle of the RFP's buyer itself: its campaign is the baseline (the
+    buyer's harness on current infrastructure), not a bid's re-run, so the
+    bids' sealing does not hold it back."""
+    return bundle.organisation_id == bundle.rfp.buyer_organisation_id
+
+
 def _scenarios(
     bundle: Bundle, only: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
@@ -98,7 +105,8 @@ def campaign_start(
 ) -> Campaign:
     """Create the campaign and its runs; dispatch them after commit.
     ``scenarios``: only these of the harness (a gate re-runs the scenarios its
-    criteria judge), else all of them."""
+    criteria judge), else all of them. A bundle of the RFP's buyer makes a
+    ``baseline`` campaign (``is_baseline``), any other a ``vendor`` one."""
     only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
         bundle=bundle, pool=pool, repetitions=repetitions, actor=actor, only=only
@@ -119,6 +127,7 @@ def campaign_start(
         repetitions=repetitions,
         scenarios=chosen,
         note=note.strip()[:300],
+        role=Campaign.Role.BASELINE if is_baseline(bundle) else Campaign.Role.VENDOR,
     )
     runs = [
         Run(
@@ -143,6 +152,7 @@ def campaign_start(
             "rfp": bundle.rfp.reference,
             "vendor": bundle.organisation.slug,
             "bundle_sha256": bundle.sha256,
+            "role": campaign.role,
             "pool": pool.name,
             "scenarios": len(chosen),
             "repetitions": repetitions,
