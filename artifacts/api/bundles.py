@@ -271,8 +271,9 @@ def _rejected(bundle: Bundle) -> Response:
 class BundleListApi(APIView):
     """The bundles of an RFP you may see (GET); upload one (POST, multipart
     field ``file``; an invited vendor's bid bundle, or the RFP's buyer's own
-    baseline bundle, signed with a key of the buyer organisation): 201 accepted, 200 with the bundle accepted before when the
-    same bytes were (nothing new is kept), or 422 with every problem found."""
+    baseline bundle, signed with a key of the buyer organisation): 201
+    accepted, 200 with the bundle accepted before when the same bytes were
+    (nothing new is kept), or 422 with every problem found."""
 
     parser_classes = [MultiPartParser]
     # Read by the OpenAPI schema (a page of the rows, ?limit and ?offset); get()
