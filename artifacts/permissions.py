@@ -48,11 +48,13 @@ def can_manage_keys(user: AnyUser, organisation: Organisation) -> bool:
     """Vendors and admins of a vendor organisation manage its signing keys;
     buyers and admins of a buyer organisation manage the keys its baseline
     bundles are signed with."""
-    roles = {
-        Organisation.Kind.VENDOR: (Role.VENDOR, Role.ADMIN),
-        Organisation.Kind.BUYER: (Role.BUYER, Role.ADMIN),
-    }.get(organisation.kind)
-    return roles is not None and organisation.id in organisation_ids_for(user, *roles)
+    if organisation.kind == Organisation.Kind.VENDOR:
+        roles = VENDOR_SIDE
+    elif organisation.kind == Organisation.Kind.BUYER:
+        roles = MANAGERS
+    else:
+        return False
+    return organisation.id in organisation_ids_for(user, *roles)
 
 
 # --- escrow and fixity ---------------------------------------------------------------

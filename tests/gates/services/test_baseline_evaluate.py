@@ -1,0 +1,183 @@
+"""A gate criterion held to the buyer's baseline, judged on the server: the
+results document carries the RFP's baseline campaign's runs with ``"role":
+"baseline"``, the limit is the baseline's median ± pct, and ``reprogate gate
+evaluate`` (without Django) recomputes the same evaluation bytes from the stored
+plan and results; a plan without baseline criteria gets no baseline runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accounts.models import Organisation
+from artifacts.models import Bundle
+from artifacts.services.keys import signing_key_register
+from benchmarks.models import Campaign
+from gates.exceptions import GatesError
+from gates.models import GatePlan
+from gates.services.evaluations import gate_evaluate
+from procurement.models import Rfp
+from tests.artifacts.corpus.build import corpus_key
+from tests.artifacts.ingest_support import build_bundle, ingest
+from tests.benchmarks.runner.support import (
+    bundle_files,
+    make_pool,
+    runner_manifest,
+    start,
+)
+from tests.gates.engine.support import criterion
+from tests.gates.support import (
+    CRITERION,
+    LAB,
+    PASS,
+    finish_runs,
+    make_frozen_plan,
+    plan_document,
+)
+
+pytestmark = pytest.mark.django_db
+
+RELATIVE = criterion(
+    id="ttft-vs-current", scenario="cold-c1", claim=None, band=None,
+    baseline={"scenario": "warm-c1", "pct": 10},
+)  # fmt: skip
+
+
+@pytest.fixture
+def baseline_campaign(
+    tmp_path: Path, rfp: Rfp, buyer: Any, buyer_org: Organisation, labops: Any
+) -> Any:
+    """``baseline_campaign(values)``: the buyer's own bundle (signed with its
+    key) run by the lab, its warm-c1 runs finished at ``values``."""
+    key = corpus_key(f"org-{buyer_org.slug}")
+    signing_key_register(
+        organisation=buyer_org, public_key_line=key.public_line, actor=buyer
+    )
+    files = bundle_files()
+    manifest = runner_manifest(files, rfp, buyer_org)
+    archive = build_bundle(tmp_path / "base", files, key=key.name, manifest=manifest)
+    bundle = ingest(rfp, buyer_org, buyer, archive)
+    assert bundle.status == Bundle.Status.ACCEPTED, bundle.problems
+
+    def make(values: list[float]) -> Campaign:
+        pool = make_pool(buyer_org.engages.get(kind=Organisation.Kind.LAB), "base")
+        campaign = start(bundle, pool, labops, repetitions=len(values))
+        finish_runs(campaign, {"warm-c1": values})
+        return campaign
+
+    return make
+
+
+def _cli(plan: str, results: str, tmp_path: Path) -> list[str]:
+    """``reprogate gate evaluate`` in a fresh Python without Django."""
+    (tmp_path / "plan.json").write_text(plan, encoding="utf-8")
+    (tmp_path / "results.json").write_text(results, encoding="utf-8")
+    code = (
+        "import sys; from reprogate_cli.main import main; status = main(sys.argv[1:]);"
+        "assert 'django' not in sys.modules, 'django was imported'; sys.exit(status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "gate", "evaluate", "--plan",
+         str(tmp_path / "plan.json"), "--results", str(tmp_path / "results.json")],
+        capture_output=True, text=True, check=False, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_server_and_cli_give_the_same_bytes_for_a_baseline_criterion(
+    rfp: Rfp, vendor_a_org: Organisation, buyer: Any, gate_campaign: Any,
+    baseline_campaign: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    plan = make_frozen_plan(
+        rfp, vendor_a_org, buyer, plan_document(rfp.reference, vendor_a_org.slug,
+                                                criteria=[RELATIVE, CRITERION])
+    )  # fmt: skip
+    baseline = baseline_campaign([200.0, 190.0, 210.0])
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    evaluation = gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+
+    results = json.loads(evaluation.results_document)
+    roles = [(r["scenario"], r.get("role", "vendor")) for r in results["runs"]]
+    assert roles.count(("warm-c1", "baseline")) == 3
+    assert {str(r.public_id) for r in baseline.runs.all()} == {
+        r["id"] for r in results["runs"] if r.get("role") == "baseline"
+    }
+    judged = json.loads(evaluation.evaluation_document)["criteria"][0]
+    assert (judged["verdict"], judged["limit"]) == ("PASS", 220.0)
+    assert judged["baseline"]["median"] == 200.0
+    assert len(judged["runs"]) == 3
+    assert "baseline median 200.0 ms in warm-c1 over 3 runs" in judged["reason"]
+    lines = _cli(evaluation.plan_document, evaluation.results_document, tmp_path)
+    assert lines[0] == evaluation.evaluation_document
+    assert evaluation.max_drift == "none"
+
+
+def test_a_slower_vendor_than_the_baseline_fails(
+    rfp: Rfp, vendor_a_org: Organisation, buyer: Any, gate_campaign: Any,
+    baseline_campaign: Any,
+) -> None:  # fmt: skip
+    plan = make_frozen_plan(
+        rfp, vendor_a_org, buyer,
+        plan_document(rfp.reference, vendor_a_org.slug, criteria=[RELATIVE]),
+    )  # fmt: skip
+    baseline_campaign([150.0, 150.0, 150.0])  # limit 165 ms
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    evaluation = gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+
+    assert evaluation.verdict == "FAIL"
+    [row] = evaluation.criterion_results.all()
+    assert (row.limit, row.claim) == (pytest.approx(165.0), None)
+
+
+def test_no_baseline_campaign_fails_baseline_not_measured(
+    rfp: Rfp, vendor_a_org: Organisation, buyer: Any, gate_campaign: Any
+) -> None:
+    plan = make_frozen_plan(
+        rfp, vendor_a_org, buyer,
+        plan_document(rfp.reference, vendor_a_org.slug, criteria=[RELATIVE]),
+    )  # fmt: skip
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    evaluation = gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+
+    assert evaluation.verdict == "FAIL"
+    [row] = evaluation.criterion_results.all()
+    assert row.limit is None
+    assert "baseline not measured" in row.reason
+
+
+def test_a_plan_without_baseline_criteria_gets_no_baseline_runs(
+    frozen_plan: GatePlan, gate_campaign: Any, baseline_campaign: Any, buyer: Any
+) -> None:
+    baseline_campaign([200.0])
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    evaluation = gate_evaluate(
+        plan=frozen_plan, gate=LAB, campaign=campaign, actor=buyer
+    )
+
+    runs = json.loads(evaluation.results_document)["runs"]
+    assert all("role" not in r for r in runs)
+    assert len(runs) == campaign.runs.count()
+
+
+def test_a_baseline_campaign_is_not_judged_as_the_vendors(
+    frozen_plan: GatePlan, baseline_campaign: Any, buyer: Any
+) -> None:
+    baseline = baseline_campaign([200.0])
+
+    with pytest.raises(GatesError, match="another vendor's bundle"):
+        gate_evaluate(plan=frozen_plan, gate=LAB, campaign=baseline, actor=buyer)
