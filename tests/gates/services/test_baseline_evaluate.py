@@ -15,21 +15,12 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
-from artifacts.models import Bundle
-from artifacts.services.keys import signing_key_register
 from benchmarks.models import Campaign
 from gates.exceptions import GatesError
 from gates.models import GatePlan
 from gates.services.evaluations import gate_evaluate
 from procurement.models import Rfp
-from tests.artifacts.corpus.build import corpus_key
-from tests.artifacts.ingest_support import build_bundle, ingest
-from tests.benchmarks.runner.support import (
-    bundle_files,
-    make_pool,
-    runner_manifest,
-    start,
-)
+from tests.gates.baseline_support import run_baseline
 from tests.gates.engine.support import criterion
 from tests.gates.support import (
     CRITERION,
@@ -49,26 +40,12 @@ RELATIVE = criterion(
 
 
 @pytest.fixture
-def baseline_campaign(
-    tmp_path: Path, rfp: Rfp, buyer: Any, buyer_org: Organisation, labops: Any
-) -> Any:
+def baseline_campaign(tmp_path: Path, rfp: Rfp, buyer: Any, labops: Any) -> Any:
     """``baseline_campaign(values)``: the buyer's own bundle (signed with its
     key) run by the lab, its warm-c1 runs finished at ``values``."""
-    key = corpus_key(f"org-{buyer_org.slug}")
-    signing_key_register(
-        organisation=buyer_org, public_key_line=key.public_line, actor=buyer
-    )
-    files = bundle_files()
-    manifest = runner_manifest(files, rfp, buyer_org)
-    archive = build_bundle(tmp_path / "base", files, key=key.name, manifest=manifest)
-    bundle = ingest(rfp, buyer_org, buyer, archive)
-    assert bundle.status == Bundle.Status.ACCEPTED, bundle.problems
 
     def make(values: list[float]) -> Campaign:
-        pool = make_pool(buyer_org.engages.get(kind=Organisation.Kind.LAB), "base")
-        campaign = start(bundle, pool, labops, repetitions=len(values))
-        finish_runs(campaign, {"warm-c1": values})
-        return campaign
+        return run_baseline(tmp_path / "base", rfp, buyer, labops, {"warm-c1": values})
 
     return make
 
