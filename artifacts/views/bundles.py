@@ -45,6 +45,7 @@ from artifacts.services.ingest import (
     bundle_ingest_outcome,
     bundle_refuse_upload,
     bundle_upload_closed,
+    is_baseline_upload,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -52,7 +53,7 @@ from artifacts.services.keys import (
     signing_key_revoke,
 )
 from procurement.models import Rfp
-from procurement.permissions import bidding_organisation
+from procurement.permissions import bidding_organisation, can_manage_rfp
 from procurement.selectors.rfps import rfp_get_visible_or_404
 
 logger = logging.getLogger(__name__)
@@ -143,11 +144,16 @@ def allowed_signers_download(request: HttpRequest) -> HttpResponse:
 
 
 def _bidder(request: HttpRequest, rfp_id: uuid.UUID) -> tuple[Rfp, Organisation]:
-    """The RFP (404 if invisible) and the invited vendor the user acts for (403)."""
+    """The RFP (404 if invisible) and the invited vendor the user acts for, or
+    the RFP's buyer organisation for a baseline of its own harness (403)."""
     rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = bidding_organisation(request.user, rfp)
+    if organisation is None and can_manage_rfp(request.user, rfp):
+        organisation = rfp.buyer_organisation
     if organisation is None:
-        raise PermissionDenied("Only vendors invited to this RFP upload bundles.")
+        raise PermissionDenied(
+            "Only vendors invited to this RFP and its buyers upload bundles."
+        )
     return rfp, organisation
 
 
@@ -161,6 +167,7 @@ def _upload_page(
     context = {
         "rfp": rfp,
         "organisation": organisation,
+        "baseline": is_baseline_upload(rfp, organisation),
         "closed": bundle_upload_closed(rfp, organisation),
         "retest": retest_window(rfp, organisation),
         "form": BundleUploadForm(),

@@ -191,3 +191,27 @@ def test_the_campaign_api_names_the_role(buyer: Any, baseline: Campaign) -> None
     body = _api(buyer).get(f"/api/v1/campaigns/{baseline.public_id}/").json()
 
     assert (body["role"], body["vendor"]) == ("baseline", "northwind-ai")
+
+
+def test_the_buyer_uploads_a_baseline_from_the_upload_page(
+    client_for: Any, tmp_path: Path, rfp: Rfp, buyer: Any, buyer_org: Organisation
+) -> None:
+    _register_buyer_key(buyer)
+    url = f"/artifacts/rfps/{rfp.public_id}/bundles/upload/"
+    page = client_for(buyer).get(url)
+    with _baseline_archive(tmp_path, rfp, buyer_org).open("rb") as handle:
+        client_for(buyer).post(url, {"file": handle})
+
+    assert 'data-testid="upload-baseline"' in page.content.decode()
+    bundle = Bundle.objects.get()
+    assert (bundle.status, bundle.organisation) == (Bundle.Status.ACCEPTED, buyer_org)
+
+
+def test_an_evaluator_cannot_open_the_upload_page(
+    client_for: Any, rfp: Rfp, evaluator: Any
+) -> None:
+    response = client_for(evaluator).get(
+        f"/artifacts/rfps/{rfp.public_id}/bundles/upload/"
+    )
+
+    assert response.status_code == 403
