@@ -17,8 +17,9 @@ import pytest
 from accounts.models import Organisation
 from benchmarks.models import Campaign
 from gates.exceptions import GatesError
-from gates.models import GatePlan
+from gates.models import GatePlan, RetestObligation
 from gates.services.evaluations import gate_evaluate
+from gates.services.pipeline import gate_judge
 from procurement.models import Rfp
 from tests.gates.baseline_support import run_baseline
 from tests.gates.engine.support import criterion
@@ -158,3 +159,23 @@ def test_a_baseline_campaign_is_not_judged_as_the_vendors(
 
     with pytest.raises(GatesError, match="another vendor's bundle"):
         gate_evaluate(plan=frozen_plan, gate=LAB, campaign=baseline, actor=buyer)
+
+
+def test_baseline_not_measured_raises_no_retest_on_the_vendor(
+    rfp: Rfp, vendor_a_org: Organisation, buyer: Any, gate_campaign: Any,
+    baseline_campaign: Any,
+) -> None:  # fmt: skip
+    plan = make_frozen_plan(
+        rfp, vendor_a_org, buyer,
+        plan_document(rfp.reference, vendor_a_org.slug, criteria=[RELATIVE]),
+    )  # fmt: skip
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+
+    unmeasured = gate_judge(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+    baseline_campaign([150.0, 150.0, 150.0])  # the vendor is slower than 165 ms
+    failed = gate_judge(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+
+    assert (unmeasured.verdict, failed.verdict) == ("FAIL", "FAIL")
+    [obligation] = RetestObligation.objects.all()
+    assert obligation.evaluation == failed
