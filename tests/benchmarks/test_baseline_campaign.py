@@ -215,3 +215,15 @@ def test_an_evaluator_cannot_open_the_upload_page(
     )
 
     assert response.status_code == 403
+
+
+def test_the_lab_pages_mark_the_baseline_campaign(
+    client_for: Any, labops: Any, baseline: Campaign
+) -> None:
+    client = client_for(labops)
+
+    listed = client.get("/lab/campaigns/").content.decode()
+    page = client.get(f"/lab/campaigns/{baseline.public_id}/").content.decode()
+
+    assert 'data-testid="campaign-baseline"' in listed
+    assert 'data-testid="campaign-baseline"' in page
