@@ -89,3 +89,15 @@ def test_current_of_matches_metric_stat_and_scenario(
     }
 
     assert current_of(figures, claim) == expected
+
+
+def test_json_export_carries_the_current_figure(
+    client_for: Any, buyer: Any, labops: Any, rfp: Rfp, tmp_path: Path
+) -> None:
+    run_baseline(tmp_path / "b", rfp, buyer, labops, {"cold-c1": [200.0]})
+
+    body = client_for(buyer).get(f"/rfps/{rfp.public_id}/comparison.json").json()
+
+    for vendor in body["vendors"]:
+        ttft = vendor["claimed_metrics"]["ttft_ms"][0]
+        assert ttft["current"] == {"value": 200.0, "unit": ttft.get("unit", "")}
