@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
 from accounts.models import Organisation
 from benchmarks.models import Campaign
@@ -179,3 +180,31 @@ def test_baseline_not_measured_raises_no_retest_on_the_vendor(
     assert (unmeasured.verdict, failed.verdict) == ("FAIL", "FAIL")
     [obligation] = RetestObligation.objects.all()
     assert obligation.evaluation == failed
+
+
+@pytest.mark.parametrize("measured", [True, False])
+def test_gate_and_criterion_pages_show_a_baseline_criterion(
+    measured: bool, rfp: Rfp, vendor_a_org: Organisation, vendor_a: Any,
+    buyer: Any, gate_campaign: Any, baseline_campaign: Any, client_for: Any,
+) -> None:  # fmt: skip
+    plan = make_frozen_plan(
+        rfp, vendor_a_org, buyer,
+        plan_document(rfp.reference, vendor_a_org.slug, criteria=[RELATIVE]),
+    )  # fmt: skip
+    baseline = baseline_campaign([200.0]) if measured else None
+    campaign = gate_campaign(3)
+    finish_runs(campaign, {"cold-c1": PASS})
+    gate_evaluate(plan=plan, gate=LAB, campaign=campaign, actor=buyer)
+    args = [rfp.public_id, vendor_a_org.slug, LAB]
+
+    for user in (buyer, vendor_a):
+        client = client_for(user)
+        gate = client.get(reverse("gates:gate", args=args))
+        page = client.get(reverse("gates:criterion", args=[*args, RELATIVE["id"]]))
+
+        assert (gate.status_code, page.status_code) == (200, 200)
+        said = "baseline median 200.0 ms" if measured else "baseline not measured"
+        assert said in gate.content.decode()
+        if baseline is not None:  # the baseline's runs are not the vendor's
+            for run in baseline.runs.all():
+                assert str(run.public_id) not in page.content.decode()
