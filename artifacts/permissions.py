@@ -45,11 +45,16 @@ VENDOR_SIDE: Final = (Role.VENDOR, Role.ADMIN)
 
 
 def can_manage_keys(user: AnyUser, organisation: Organisation) -> bool:
-    """Vendors and admins of a vendor organisation manage its signing keys."""
-    return (
-        organisation.kind == Organisation.Kind.VENDOR
-        and organisation.id in organisation_ids_for(user, Role.VENDOR, Role.ADMIN)
-    )
+    """Vendors and admins of a vendor organisation manage its signing keys;
+    buyers and admins of a buyer organisation manage the keys its baseline
+    bundles are signed with."""
+    if organisation.kind == Organisation.Kind.VENDOR:
+        roles = VENDOR_SIDE
+    elif organisation.kind == Organisation.Kind.BUYER:
+        roles = MANAGERS
+    else:
+        return False
+    return organisation.id in organisation_ids_for(user, *roles)
 
 
 # --- escrow and fixity ---------------------------------------------------------------

@@ -50,6 +50,7 @@ class GatesConfig(AppConfig):
         # vendor's claims (procurement must not import gates: its lab-validation
         # provider)
         from gates.selectors.reproduced import (
+            baseline_figures,
             lab_validations_for,
             rfp_uses_lab_validation,
         )
@@ -59,7 +60,9 @@ class GatesConfig(AppConfig):
         )
 
         lab_validation.register(
-            LabValidationProvider(lab_validations_for, rfp_uses_lab_validation)
+            LabValidationProvider(
+                lab_validations_for, rfp_uses_lab_validation, baseline_figures
+            )
         )
         # the lab's campaign form offers the gates a campaign may be run for, and
         # the campaign page names the gates that judge it (benchmarks must not

@@ -451,3 +451,15 @@ def test_gate_documents_example_evaluation_is_what_the_engine_prints() -> None:
     printed = [evaluation_bytes(doc).decode() for doc in evaluate_plan(plan, results)]
 
     assert "\n".join(printed) + "\n" == _block_after(text, "example: evaluation")
+
+
+def test_gate_documents_baseline_example_is_what_the_engine_prints() -> None:
+    text = _text("docs/gate-documents.md")
+    plan = json.loads(_block_after(text, "example: baseline plan"))
+    results = json.loads(_block_after(text, "example: baseline results"))
+
+    printed = [evaluation_bytes(doc).decode() for doc in evaluate_plan(plan, results)]
+
+    assert "\n".join(printed) + "\n" == _block_after(
+        text, "example: baseline evaluation"
+    )

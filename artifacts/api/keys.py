@@ -2,7 +2,8 @@
 one, export them as an ``ssh-keygen`` allowed_signers file.
 
 Keys of organisations the caller does not manage answer 404; callers who manage
-no vendor organisation (the buyer side, labs, auditors) get 403."""
+no keys (evaluators, labs, auditors) get 403. A buyer organisation's buyers and
+admins manage the keys its baseline bundles are signed with."""
 
 from __future__ import annotations
 
@@ -58,12 +59,14 @@ class SigningKeyOutputSerializer(serializers.Serializer):
 
 
 ORGANISATION_PARAMETER = OpenApiParameter(
-    "organisation", str, description="Vendor slug; needed only if you manage several."
+    "organisation",
+    str,
+    description="Organisation slug; needed only if you manage several.",
 )
 
 
 def _organisation_for(user: Any, slug: str | None) -> Organisation:
-    """The vendor organisation to act for: 403 if none, 400 if ambiguous."""
+    """The organisation to act for: 403 if none, 400 if ambiguous."""
     organisations = list(key_organisation_list_for(user))
     if not organisations:
         raise PermissionDenied
@@ -73,7 +76,7 @@ def _organisation_for(user: Any, slug: str | None) -> Organisation:
             raise Http404
     if len(organisations) > 1:
         raise serializers.ValidationError(
-            {"organisation": "You manage several vendors; name one by its slug."}
+            {"organisation": "You manage several organisations; name one by its slug."}
         )
     return organisations[0]
 
@@ -94,7 +97,7 @@ class PublicKeyLineField(serializers.CharField):
 
 
 class SigningKeyListApi(APIView):
-    """Your vendor organisation's signing keys (GET); register one (POST, JSON:
+    """Your organisation's signing keys (GET); register one (POST, JSON:
     a form has no null for ``valid_until``)."""
 
     parser_classes = [JSONParser]

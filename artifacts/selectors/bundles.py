@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Final
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
@@ -64,10 +64,18 @@ def signing_key_status_at(key: SigningKey, at: datetime) -> str:
 
 
 def key_organisation_list_for(user: AnyUser) -> QuerySet[Organisation]:
-    """Vendor organisations whose signing keys the user manages."""
+    """Organisations whose signing keys the user manages: vendor organisations
+    (vendors, admins), and buyer organisations (buyers, admins), which sign the
+    bundles of their own baseline campaigns."""
     return Organisation.objects.filter(
-        kind=Organisation.Kind.VENDOR,
-        id__in=organisation_ids_for(user, Role.VENDOR, Role.ADMIN),
+        Q(
+            kind=Organisation.Kind.VENDOR,
+            id__in=organisation_ids_for(user, Role.VENDOR, Role.ADMIN),
+        )
+        | Q(
+            kind=Organisation.Kind.BUYER,
+            id__in=organisation_ids_for(user, Role.BUYER, Role.ADMIN),
+        )
     )
 
 
@@ -103,7 +111,12 @@ def bundle_list_visible_to(user: AnyUser) -> QuerySet[Bundle]:
         rfp__status__in=UNSEALED,
         status=Bundle.Status.ACCEPTED,
     )
-    return _bundles().filter(Q(organisation_id__in=own) | opened)
+    # the buyer's own baseline bundles: never sealed from the buyer side
+    baseline = Q(
+        organisation_id__in=buyer_side,
+        organisation_id=F("rfp__buyer_organisation_id"),
+    )
+    return _bundles().filter(Q(organisation_id__in=own) | opened | baseline)
 
 
 def bundle_get_visible(user: AnyUser, public_id: uuid.UUID) -> Bundle | None:

@@ -22,6 +22,11 @@ Refusals of the request itself (RFP not open for bids, organisation not invited)
 raise ``ApplicationError`` before any work and leave no row. Nobody on the buyer
 side is told anything: bundles are sealed like bids.
 
+The RFP's buyer organisation may upload bundles of its own harness, signed with
+its own keys: the baseline its lab runs on current infrastructure
+(``is_baseline_upload``). They are no bid: taken whenever the RFP is not
+cancelled, seen by the buyer side and never by a vendor.
+
 The same bytes uploaded again by the same organisation to the same RFP, once
 accepted, are answered with the accepted bundle (``IngestOutcome.created``
 False): no second bundle, deposit or log entry, only a ``bundle.resubmitted``
@@ -363,9 +368,16 @@ def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
 # --- the service ---------------------------------------------------------------------
 
 
+def is_baseline_upload(rfp: Rfp, organisation: Organisation) -> bool:
+    """The RFP's buyer uploads a bundle of its own harness: the baseline its lab
+    runs on current infrastructure (no bid; see ``bundle_upload_closed``)."""
+    return organisation.pk == rfp.buyer_organisation_id
+
+
 def bundle_refuse_upload(*, rfp: Rfp, organisation: Organisation) -> None:
     """Raise ``ApplicationError`` unless ``organisation`` may upload to ``rfp`` now."""
-    if not rfp.invited_vendors.filter(pk=organisation.pk).exists():
+    baseline = is_baseline_upload(rfp, organisation)
+    if not baseline and not rfp.invited_vendors.filter(pk=organisation.pk).exists():
         raise ApplicationError(
             f"{organisation} is not invited to {rfp.reference}.", code="not_invited"
         )
@@ -380,10 +392,13 @@ def bundle_upload_closed(
     """Why ``organisation`` cannot upload to ``rfp`` at ``now`` (default: the
     clock now), None when it can: while the RFP takes submissions
     (``rfp_submissions_closed``), or, unless it was cancelled, with an open
-    re-test to answer (``retest_window``)."""
+    re-test to answer (``retest_window``). The buyer's own baseline bundles are
+    not bids: they are taken whenever the RFP is not cancelled."""
     closed = rfp_submissions_closed(rfp, now)
     if closed is None:
         return None
+    if is_baseline_upload(rfp, organisation):
+        return closed if rfp.status_now == Rfp.Status.CANCELLED else None
     cancelled = rfp.status_now == Rfp.Status.CANCELLED
     return closed if cancelled or not retest_window(rfp, organisation) else None
 

@@ -1,5 +1,6 @@
 """Signing keys: a vendor registers and revokes the OpenSSH keys its bundles are
-signed with, and exports them as an ``ssh-keygen`` allowed_signers file.
+signed with, and exports them as an ``ssh-keygen`` allowed_signers file; a buyer
+organisation does the same for the bundles of its own baseline harness.
 
 A public key belongs to the organisation that registered it first, for good: no
 other organisation can register it, even once it is revoked (an exported
@@ -26,6 +27,9 @@ from artifacts.selectors.bundles import (
     signing_key_list_valid_at,
     signing_key_owner_id,
 )
+
+# Vendors sign their bids' bundles; a buyer signs its own baseline bundles.
+SIGNING_KINDS = (Organisation.Kind.VENDOR, Organisation.Kind.BUYER)
 
 
 def _refuse(code: str, message: str, path: str) -> ApplicationError:
@@ -97,9 +101,10 @@ def signing_key_register(
     valid_until: datetime | None = None,
     actor: User | None,
 ) -> SigningKey:
-    if organisation.kind != Organisation.Kind.VENDOR:
+    if organisation.kind not in SIGNING_KINDS:
         raise ApplicationError(
-            "Only vendor organisations register signing keys.", code="not_vendor"
+            "Only vendor and buyer organisations register signing keys.",
+            code="not_signer",
         )
     parsed = _parse(public_key_line)
     valid_from = valid_from or clock.now()

@@ -1,5 +1,6 @@
 """The vendor's "Signing keys" page: list, register, revoke, download
-allowed_signers (vendors and admins of a vendor organisation only); the bundle
+allowed_signers (vendors and admins of a vendor organisation, buyers and admins
+of a buyer organisation for its baseline bundles); the bundle
 upload page (vendors of an invited organisation) and the bundle page (sealed like
 bids: ``bundle_get_visible``, 404 for anyone else)."""
 
@@ -44,6 +45,7 @@ from artifacts.services.ingest import (
     bundle_ingest_outcome,
     bundle_refuse_upload,
     bundle_upload_closed,
+    is_baseline_upload,
 )
 from artifacts.services.keys import (
     allowed_signers_text,
@@ -51,21 +53,21 @@ from artifacts.services.keys import (
     signing_key_revoke,
 )
 from procurement.models import Rfp
-from procurement.permissions import bidding_organisation
+from procurement.permissions import bidding_organisation, can_manage_rfp
 from procurement.selectors.rfps import rfp_get_visible_or_404
 
 logger = logging.getLogger(__name__)
 
 
 def _organisation(request: HttpRequest) -> Organisation:
-    """The vendor organisation picked by ``?organisation=`` (default: the first)."""
+    """The organisation picked by ``?organisation=`` (default: the first)."""
     organisations = key_organisation_list_for(request.user)
     slug = request.GET.get("organisation")
     if slug and organisations.exists():
         return get_object_or_404(organisations, slug=slug)
     first = organisations.first()
     if first is None:
-        raise PermissionDenied("Only vendors manage signing keys.")
+        raise PermissionDenied("Only vendors and buyers manage signing keys.")
     return first
 
 
@@ -115,7 +117,7 @@ def signing_key_revoke_view(
     request: SignedInRequest, key_id: uuid.UUID
 ) -> HttpResponse:
     if not key_organisation_list_for(request.user).exists():
-        raise PermissionDenied("Only vendors manage signing keys.")
+        raise PermissionDenied("Only vendors and buyers manage signing keys.")
     key = get_object_or_404(signing_key_list_visible_to(request.user), public_id=key_id)
     try:
         signing_key_revoke(key=key, actor=request.user)
@@ -142,11 +144,16 @@ def allowed_signers_download(request: HttpRequest) -> HttpResponse:
 
 
 def _bidder(request: HttpRequest, rfp_id: uuid.UUID) -> tuple[Rfp, Organisation]:
-    """The RFP (404 if invisible) and the invited vendor the user acts for (403)."""
+    """The RFP (404 if invisible) and the invited vendor the user acts for, or
+    the RFP's buyer organisation for a baseline of its own harness (403)."""
     rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     organisation = bidding_organisation(request.user, rfp)
+    if organisation is None and can_manage_rfp(request.user, rfp):
+        organisation = rfp.buyer_organisation
     if organisation is None:
-        raise PermissionDenied("Only vendors invited to this RFP upload bundles.")
+        raise PermissionDenied(
+            "Only vendors invited to this RFP and its buyers upload bundles."
+        )
     return rfp, organisation
 
 
@@ -160,6 +167,7 @@ def _upload_page(
     context = {
         "rfp": rfp,
         "organisation": organisation,
+        "baseline": is_baseline_upload(rfp, organisation),
         "closed": bundle_upload_closed(rfp, organisation),
         "retest": retest_window(rfp, organisation),
         "form": BundleUploadForm(),

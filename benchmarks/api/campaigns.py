@@ -69,7 +69,14 @@ class CampaignSerializer(serializers.Serializer):
 
     id = serializers.UUIDField(source="public_id")
     rfp = serializers.CharField(source="rfp.reference")
-    vendor = serializers.CharField(source="bundle.organisation.slug")
+    vendor = serializers.CharField(
+        source="bundle.organisation.slug",
+        help_text="The bundle's organisation (the buyer's, for a baseline).",
+    )
+    role = serializers.ChoiceField(
+        choices=["vendor", "baseline"],
+        help_text="baseline: the buyer's own harness on current infrastructure.",
+    )
     bundle = serializers.UUIDField(source="bundle.public_id")
     bundle_sha256 = serializers.CharField(source="bundle.sha256")
     pool = serializers.CharField(source="pool.name")

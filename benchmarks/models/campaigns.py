@@ -21,7 +21,16 @@ from benchmarks.models.pools import LabHost, LabPool
 
 class Campaign(TimeStampedModel):
     """A lab operator's re-run of one accepted bundle on one pool. Its status is
-    read from its runs (``benchmarks.selectors.campaign_summary``)."""
+    read from its runs (``benchmarks.selectors.campaign_summary``).
+
+    ``role``: ``vendor``, a vendor's bundle re-run (what gates judge), or
+    ``baseline``, the RFP's buyer's own harness on its current infrastructure
+    (a bundle signed by the buyer organisation, no bid): gate criteria held to
+    the baseline take their limit from its runs."""
+
+    class Role(models.TextChoices):
+        VENDOR = "vendor", "Vendor"
+        BASELINE = "baseline", "Baseline"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     rfp = models.ForeignKey(
@@ -48,12 +57,17 @@ class Campaign(TimeStampedModel):
     # one of their own queues and no other host may claim it. Empty: the whole
     # pool, through the pool's queue.
     hosts = models.JSONField(default=list, blank=True)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VENDOR)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(repetitions__gte=1), name="benchmarks_campaign_repetitions"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=["vendor", "baseline"]),
+                name="benchmarks_campaign_role_valid",
             ),
         ]
         indexes = [

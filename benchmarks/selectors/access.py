@@ -2,11 +2,13 @@
 
 - Lab operators (``labops`` or ``admin`` of a lab organisation) see and operate
   their lab's pools and every campaign run on them; they start campaigns only for
-  RFPs whose buyer engages their lab, once the bids are opened (sealing holds).
+  RFPs whose buyer engages their lab, once the bids are opened (sealing holds),
+  or, at any time, of the buyer's own baseline bundle (a ``baseline`` campaign).
 - The buyer side (buyer, evaluator, admin of the RFP's buyer) and the auditors the
   buyer engaged see the campaigns of the buyer's RFPs, read-only.
 - A vendor sees the campaigns of its own bundles, read-only (its own results,
-  the roles in the README), never another vendor's.
+  the roles in the README), never another vendor's, nor the buyer's baseline
+  campaigns (a gate's evaluation shows the limit the baseline gave).
 - Anyone else: nothing (the pages answer 404).
 """
 
@@ -16,7 +18,7 @@ import uuid
 from typing import Final
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from accounts.models import Organisation, Role
 from accounts.selectors.users import (
@@ -77,13 +79,15 @@ def can_add_runs(user: AnyUser, campaign: Campaign) -> bool:
 
 
 def bundle_list_startable_by(user: AnyUser) -> QuerySet[Bundle]:
-    """Accepted bundles of opened or awarded RFPs whose buyer engages a lab the
-    user operates: what the campaign form offers, newest first."""
+    """Accepted bundles of opened or awarded RFPs, and the buyer's own baseline
+    bundles whatever the RFP's status, whose buyer engages a lab the user
+    operates: what the campaign form offers, newest first."""
     labs = _ids_of_kind(user, Organisation.Kind.LAB, *LAB_ROLES)
+    baseline = Q(organisation_id=F("rfp__buyer_organisation_id"))
     return (
         Bundle.objects.filter(
+            Q(rfp__status__in=UNSEALED) | baseline,
             status=Bundle.Status.ACCEPTED,
-            rfp__status__in=UNSEALED,
             rfp__buyer_organisation__engages__in=labs,
         )
         .distinct()

@@ -39,3 +39,19 @@ def campaign_run_results(campaign: Campaign) -> QuerySet[Run]:
         )
         .order_by("scenario_name", "repetition", "public_id")
     )
+
+
+def baseline_campaign_for(rfp_id: int) -> Campaign | None:
+    """The RFP's baseline campaign that gate criteria held to the baseline read:
+    the newest one, not cancelled, with at least one succeeded run (None: no
+    baseline measured yet)."""
+    return (
+        Campaign.objects.filter(
+            rfp_id=rfp_id,
+            role=Campaign.Role.BASELINE,
+            cancelled_at__isnull=True,
+            runs__state=Run.State.SUCCEEDED,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )

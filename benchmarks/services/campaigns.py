@@ -55,7 +55,7 @@ def campaign_start_problems(
                 "bundle_not_accepted", "Only an accepted bundle is re-run.", "bundle"
             )
         )
-    if bundle.rfp.status not in UNSEALED:
+    if bundle.rfp.status not in UNSEALED and not is_baseline(bundle):
         message = (
             "The RFP's bids are still sealed: campaigns start once they are opened."
         )
@@ -98,6 +98,13 @@ def campaign_hosts_problems(
     return found
 
 
+def is_baseline(bundle: Bundle) -> bool:
+    """A bundle of the RFP's buyer itself: its campaign is the baseline (the
+    buyer's harness on current infrastructure), not a bid's re-run, so the
+    bids' sealing does not hold it back."""
+    return bundle.organisation_id == bundle.rfp.buyer_organisation_id
+
+
 def _scenarios(
     bundle: Bundle, only: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
@@ -122,7 +129,8 @@ def campaign_start(
     ``scenarios``: only these of the harness (a gate re-runs the scenarios its
     criteria judge), else all of them. ``hosts``: only these hosts of the pool
     run it (by worker name; each run goes to one of their own queues), else
-    any host of the pool."""
+    any host of the pool. A bundle of the RFP's buyer makes a ``baseline``
+    campaign (``is_baseline``), any other a ``vendor`` one."""
     only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
         bundle=bundle,
@@ -149,6 +157,7 @@ def campaign_start(
         scenarios=chosen,
         note=note.strip()[:300],
         hosts=list(hosts or []),
+        role=Campaign.Role.BASELINE if is_baseline(bundle) else Campaign.Role.VENDOR,
     )
     runs = [
         Run(
@@ -173,6 +182,7 @@ def campaign_start(
             "rfp": bundle.rfp.reference,
             "vendor": bundle.organisation.slug,
             "bundle_sha256": bundle.sha256,
+            "role": campaign.role,
             "pool": pool.name,
             "scenarios": len(chosen),
             "repetitions": repetitions,

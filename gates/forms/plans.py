@@ -25,6 +25,7 @@ LIMIT_KINDS: Final = (
     ("pct", "claim ± %"),
     ("abs", "claim ± value"),
     ("threshold", "threshold"),
+    ("baseline", "baseline median ± %"),
 )
 STOP_KINDS: Final = (
     ("above", "a value is above"),
@@ -76,6 +77,7 @@ class CriterionRow:
     claim: str = ""
     band: str = ""
     threshold: str = ""
+    baseline_scenario: str = ""  # with limit_kind baseline; its pct is ``band``
     min_runs: str = "3"
     max_cv_pct: str = "15"
     on_high_cv: str = "inconclusive"
@@ -86,7 +88,8 @@ class CriterionRow:
 
     TEXT: ClassVar[tuple[str, ...]] = (
         "id", "metric", "stat", "scenario", "direction", "limit_kind", "claim",
-        "band", "threshold", "min_runs", "max_cv_pct", "on_high_cv", "weight",
+        "band", "threshold", "baseline_scenario", "min_runs", "max_cv_pct",
+        "on_high_cv", "weight",
     )  # fmt: skip
 
     @classmethod
@@ -94,6 +97,10 @@ class CriterionRow:
         raw_band = c.get("band")
         band = raw_band if isinstance(raw_band, dict) else {}
         kind = "threshold" if "threshold" in c else ("abs" if "abs" in band else "pct")
+        raw_base = c.get("baseline")
+        base = raw_base if isinstance(raw_base, dict) else {}
+        if "baseline" in c:
+            kind, band = "baseline", base
         skip = ("band", "limit_kind")
         values: dict[str, Any] = {
             k: _text(c[k]) for k in cls.TEXT if k in c and k not in skip
@@ -102,6 +109,7 @@ class CriterionRow:
             **values,
             limit_kind=kind,
             band=_text(band.get("abs" if kind == "abs" else "pct")),
+            baseline_scenario=_text(base.get("scenario")),
             blocking=c.get("blocking") is not False,
         )
 
@@ -125,6 +133,11 @@ class CriterionRow:
         }
         if self.limit_kind == "threshold":
             c["threshold"] = _number(self.threshold)
+        elif self.limit_kind == "baseline":
+            c["baseline"] = {
+                "scenario": self.baseline_scenario.strip(),
+                "pct": _number(self.band),
+            }
         else:
             c["claim"] = _number(self.claim)
             kind = "abs" if self.limit_kind == "abs" else "pct"
@@ -437,7 +450,12 @@ GATE_FIELDS: Final = {
     "score.warn_pct": "warn_pct",
     "score": "pass_pct",
 }
-CRITERION_FIELDS: Final = {"band.pct": "band", "band.abs": "band"}
+CRITERION_FIELDS: Final = {
+    "band.pct": "band",
+    "band.abs": "band",
+    "baseline.pct": "band",
+    "baseline.scenario": "baseline_scenario",
+}
 STOP_FIELDS: Final = {
     "above": "value",
     "below": "value",

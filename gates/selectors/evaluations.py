@@ -294,8 +294,8 @@ def scenario_repetitions(
     draw their chart from these."""
     reps = []
     for run in results.get("runs", []):
-        if run["scenario"] != scenario:
-            continue
+        if run["scenario"] != scenario or run.get("role", "vendor") != "vendor":
+            continue  # the buyer's baseline runs are not the vendor's repetitions
         found = next(
             (m for m in run["metrics"] if m["name"] == metric and m["stat"] == stat),
             None,

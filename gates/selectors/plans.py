@@ -121,6 +121,18 @@ def _with_unit(value: Any, unit: str) -> str:
     return f"{text} {unit}" if unit else text
 
 
+def _limit_text(c: dict[str, Any], side: str, unit: str) -> str:
+    """The limit in words: a number, or for a criterion held to the buyer's
+    baseline the rule (its number is known once the baseline has run)."""
+    if "baseline" in c:
+        sign = "+" if c["direction"] == "lower" else "-"
+        pct = fmt(_dec(c["baseline"]["pct"]))
+        return (
+            f"{side} the baseline median of {c['baseline']['scenario']} {sign}{pct} %"
+        )
+    return f"{side} {_with_unit(limit_of(c), unit)}"
+
+
 def _criterion_view(c: dict[str, Any]) -> CriterionView:
     unit = unit_for_name(c["metric"]) or ""
     band = c.get("band") or {}
@@ -141,7 +153,7 @@ def _criterion_view(c: dict[str, Any]) -> CriterionView:
         claim=_with_unit(c["claim"], unit) if "claim" in c else "",
         band=band_text,
         threshold=_with_unit(c["threshold"], unit) if "threshold" in c else "",
-        limit=f"{side} {_with_unit(limit_of(c), unit)}",
+        limit=_limit_text(c, side, unit),
         min_runs=c["min_runs"],
         max_cv=f"{fmt(_dec(c['max_cv_pct']))} % (else {c['on_high_cv']})",
         blocking=c["blocking"],

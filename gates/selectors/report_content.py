@@ -196,6 +196,8 @@ def _band(spec: dict[str, Any], unit: str) -> str:
         return f"{num(band['abs'])} {unit}".rstrip()
     if "threshold" in spec:
         return "threshold"
+    if isinstance(spec.get("baseline"), dict):
+        return f"{num(spec['baseline']['pct'])} % of the baseline"
     return DASH
 
 
@@ -204,6 +206,8 @@ def _claim(spec: dict[str, Any]) -> str:
         return num(spec["claim"])
     if "threshold" in spec:
         return f"threshold {num(spec['threshold'])}"
+    if isinstance(spec.get("baseline"), dict):
+        return f"baseline in {spec['baseline']['scenario']}"
     return DASH
 
 

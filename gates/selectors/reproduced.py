@@ -21,7 +21,10 @@ from typing import Any, Final
 from django.db.models import Q
 from django.urls import reverse
 
+from benchmarks.selectors.results import baseline_campaign_for
+from gates.lib.engine.statistics import dec, median
 from gates.models import CriterionResult, Evaluation, GatePlan
+from gates.selectors.results import results_document
 from procurement.models import Bid, Rfp
 from procurement.selectors.reproduced import (
     NOT_REPRODUCED,  # the label without gates too
@@ -202,3 +205,21 @@ def _latest_evaluations(
     for evaluation in Evaluation.objects.filter(which).defer(*_HEAVY):
         latest.setdefault(evaluation.vendor_organisation_id, evaluation)
     return latest
+
+
+def baseline_figures(rfp: Rfp) -> dict[tuple[str, str, str], float]:
+    """The medians of the RFP's baseline campaign (``baseline_campaign_for``):
+    per scenario, metric and stat, the median of its succeeded runs' values as
+    the results document gives them, which is what a criterion held to the
+    baseline takes as its reference. Empty when no baseline was measured."""
+    campaign = baseline_campaign_for(rfp.pk)
+    if campaign is None:
+        return {}
+    values: dict[tuple[str, str, str], list[Decimal]] = {}
+    for run in results_document(campaign=campaign)["runs"]:
+        if run["status"] != "succeeded":
+            continue
+        for m in run["metrics"]:
+            key = (run["scenario"], m["name"], m["stat"])
+            values.setdefault(key, []).append(dec(m["value"]))
+    return {key: float(median(sorted(v))) for key, v in sorted(values.items())}

@@ -53,7 +53,10 @@ and, when one is flagged, ``checks``:
   ``check_flagged``; left out otherwise, so a document reads as before.
 
 Order is deterministic: runs by scenario, repetition, id; metrics by name and
-stat (one value each). Two queries whatever the number of runs; benchmarks is read
+stat (one value each). When the plan holds a criterion to the buyer's baseline,
+the RFP's baseline campaign's runs follow in the same order, each with
+``"role": "baseline"`` (``baseline_for``); otherwise no run carries a role.
+Two queries per campaign whatever the number of runs; benchmarks is read
 through its selectors only.
 """
 
@@ -64,7 +67,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 
 from benchmarks.lib.lab.checks import flagged_ids
-from benchmarks.selectors.results import campaign_run_results
+from benchmarks.selectors.results import baseline_campaign_for, campaign_run_results
 from gates.lib.engine.validate import METRIC_NAME, STATS
 
 if TYPE_CHECKING:
@@ -161,8 +164,35 @@ def _run(run: Run) -> dict[str, Any]:
     return row
 
 
-def results_document(*, campaign: Campaign) -> dict[str, Any]:
-    """``reprogate.results/v1`` for the campaign's runs (see the module docstring)."""
+def _runs(campaign: Campaign) -> list[dict[str, Any]]:
     runs = [_run(run) for run in campaign_run_results(campaign)]
     runs.sort(key=lambda r: (r["scenario"], r["repetition"], r["id"]))
+    return runs
+
+
+def results_document(
+    *, campaign: Campaign, baseline: Campaign | None = None
+) -> dict[str, Any]:
+    """``reprogate.results/v1`` for the campaign's runs (see the module
+    docstring), followed, when ``baseline`` is given, by the baseline campaign's
+    runs in the same form with ``"role": "baseline"`` (never judged as the
+    vendor's; criteria held to the baseline take their limit from them)."""
+    runs = _runs(campaign)
+    if baseline is not None:
+        runs += [{**run, "role": "baseline"} for run in _runs(baseline)]
     return {"schema": SCHEMA, "runs": runs}
+
+
+def plan_needs_baseline(plan: dict[str, Any]) -> bool:
+    """Whether a criterion of the plan is held to the buyer's baseline: only
+    then does its results document carry the baseline's runs (a plan without
+    one is judged on the same bytes as before)."""
+    return any("baseline" in c for gate in plan["gates"] for c in gate["criteria"])
+
+
+def baseline_for(plan: dict[str, Any], campaign: Campaign) -> Campaign | None:
+    """The baseline campaign whose runs join the results document of
+    ``campaign`` under ``plan`` (``baseline_campaign_for`` of its RFP), or None."""
+    if not plan_needs_baseline(plan):
+        return None
+    return baseline_campaign_for(campaign.rfp_id)

@@ -30,7 +30,7 @@ from gates.lib.engine.documents import evaluation_bytes
 from gates.lib.engine.evaluate import evaluate_plan
 from gates.lib.engine.validate import InvalidDocument
 from gates.models import CriterionResult, Evaluation, GatePlan, RetestObligation
-from gates.selectors.results import results_document
+from gates.selectors.results import baseline_for, results_document
 
 DRIFT_ORDER = {"none": 0, "minor": 1, "major": 2}
 
@@ -88,7 +88,9 @@ def gate_evaluate(
     if obligation is None:
         obligation = _obligation_of(campaign, plan, gate)
     plan_doc = plan.plan
-    results = results_document(campaign=campaign)
+    results = results_document(
+        campaign=campaign, baseline=baseline_for(plan_doc, campaign)
+    )
     try:
         documents = evaluate_plan(plan_doc, results)
     except InvalidDocument as invalid:  # a frozen plan was validated: the results
@@ -155,14 +157,16 @@ def _obligation_of(
 def _judged_runs(
     plan_doc: dict[str, Any], gate: str, results: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The succeeded runs in the gate's scenarios (their drift is what the gate's
-    criteria were judged on)."""
+    """The vendor's succeeded runs in the gate's scenarios (their drift is what
+    the gate's criteria were judged on; baseline runs are not the vendor's)."""
     spec = next(g for g in plan_doc["gates"] if g["name"] == gate)
     scenarios = {c["scenario"] for c in spec["criteria"]}
     return [
         r
         for r in results["runs"]
-        if r["status"] == "succeeded" and r["scenario"] in scenarios
+        if r["status"] == "succeeded"
+        and r["scenario"] in scenarios
+        and r.get("role", "vendor") == "vendor"
     ]
 
 

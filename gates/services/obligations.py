@@ -12,7 +12,9 @@ vendor, run by the lab, expired by the clock.
   criteria raises an obligation on the vendor when the judged runs had no major
   drift or the plan accepts the lab's environment (otherwise it is a lab
   deviation, not the vendor's to answer), and no obligation is live for the
-  vendor's gate on the RFP already. A HALTED gate never raises one.
+  vendor's gate on the RFP already. A HALTED gate never raises one, nor does a
+  criterion held to a baseline the lab has not measured ("baseline not
+  measured": no limit, the lab's to fill).
 - ``obligation_request_retest``: the vendor names a revised accepted bundle of
   its own on the RFP; one attempt is used; the lab operators are told.
 - ``obligation_campaign_start``: a lab operator re-runs that bundle; the
@@ -168,7 +170,9 @@ def _vendors_fault(evaluation: Evaluation) -> bool:
 
 
 def _raise(evaluation: Evaluation) -> RetestObligation | None:
-    fails = _blocking_fails(evaluation)
+    # a criterion held to a baseline the lab has not measured has no limit: the
+    # lab's gap to fill, not the vendor's failure to answer
+    fails = [row for row in _blocking_fails(evaluation) if row.limit is not None]
     if evaluation.verdict != "FAIL" or not fails or not _vendors_fault(evaluation):
         return None
     live = RetestObligation.objects.filter(

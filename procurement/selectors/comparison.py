@@ -8,7 +8,7 @@ number of bids, scores, bundles and evaluations (tested with 2 and 20 vendors)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accounts.models import Role
@@ -32,8 +32,11 @@ from procurement.selectors.evaluation import (
 from procurement.selectors.evidence import bid_evidence_for
 from procurement.selectors.evidence_sources import BidEvidence, checklist_of
 from procurement.selectors.reproduced import (
+    BaselineFigures,
     LabValidation,
     ReproducedClaim,
+    baseline_figures_for,
+    current_of,
     lab_validations_for,
     rfp_uses_lab_validation,
 )
@@ -65,6 +68,8 @@ class ComparisonRow:
     lab: LabValidation
     reproduced: list[tuple[str, Sequence[ReproducedClaim]]]
     tco_detail: BidTco
+    # the buyer's baseline medians (its current infrastructure), "vs current"
+    baseline: BaselineFigures = field(default_factory=dict)
 
     @property
     def judged(self) -> list[ReproducedClaim]:
@@ -77,6 +82,12 @@ class ComparisonRow:
         metrics in order), else the first claim at all."""
         every = [rc for _, claims in self.reproduced for rc in claims]
         return next(iter(self.judged), every[0] if every else None)
+
+    @property
+    def headline_current(self) -> float | None:
+        """The baseline's median for the headline claim's metric (None: none)."""
+        headline = self.headline
+        return None if headline is None else current_of(self.baseline, headline.claim)
 
     @property
     def judged_failing(self) -> int:
@@ -156,6 +167,7 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
     artifacts = list(rfp.artifacts.all())
     evidence = _evidence(rfp, bids, artifacts)
     labs = lab_validations_for(rfp, bids)
+    baseline = {} if rfp.is_sealed else baseline_figures_for(rfp)
     rows = []
     for bid in bids:
         lab, claims = labs[bid.vendor_organisation_id], _claims_by_metric(bid, metrics)
@@ -171,6 +183,7 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
                 lab=lab,
                 reproduced=[(m, lab.claims(c)) for m, c in claims],
                 tco_detail=tco,
+                baseline=baseline,
             )
         )
     if visibility.visible:

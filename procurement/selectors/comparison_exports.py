@@ -14,8 +14,9 @@ evaluation of the vendor's lab-validation gate, ``procurement.selectors.reproduc
 - JSON: ``lab_validation`` per vendor (gate, verdict, score, evaluation id,
   url), each claim of ``claimed_metrics`` with ``reproduced`` (criterion,
   verdict, estimate, ci, unit, runs, reason, url of the criterion's page; null:
-  not yet reproduced), and ``tco`` with ``basis``, ``throughput`` and
-  ``claimed`` (the TCO on the claim).
+  not yet reproduced) and ``current`` (the buyer's baseline median for its
+  metric, with its unit; null: no baseline measured it), and ``tco`` with
+  ``basis``, ``throughput`` and ``claimed`` (the TCO on the claim).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from procurement.selectors.reproduced import (
     NOT_REPRODUCED,
     LabValidation,
     ReproducedClaim,
+    current_of,
 )
 
 
@@ -314,9 +316,19 @@ def _json_reproduced(rc: ReproducedClaim) -> dict[str, Any] | None:
     }
 
 
+def _json_current(row: ComparisonRow, rc: ReproducedClaim) -> dict[str, Any] | None:
+    """The buyer's baseline median for the claim's metric (null: none)."""
+    value = current_of(row.baseline, rc.claim)
+    return None if value is None else {"value": value, "unit": rc.unit}
+
+
 def _json_claims(row: ComparisonRow) -> dict[str, list[dict[str, Any]]]:
     return {
-        metric: [rc.claim | {"reproduced": _json_reproduced(rc)} for rc in claims]
+        metric: [
+            rc.claim
+            | {"reproduced": _json_reproduced(rc), "current": _json_current(row, rc)}
+            for rc in claims
+        ]
         for metric, claims in row.reproduced
     }
 

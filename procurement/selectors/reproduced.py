@@ -146,6 +146,29 @@ class LabValidationInUse(Protocol):
         ...
 
 
+# (scenario, metric, stat) -> the median the buyer's baseline campaign measured
+BaselineFigures = Mapping[tuple[str, str, str], float]
+
+
+class BaselineSource(Protocol):
+    def __call__(self, rfp: Rfp) -> BaselineFigures:
+        """The buyer's baseline medians on this RFP (its current infrastructure,
+        run by its lab), empty when none was measured; a fixed query count."""
+        ...
+
+
+def current_of(figures: BaselineFigures, claim: Mapping[str, Any]) -> float | None:
+    """The baseline's median for a claim's metric and stat: in the claim's
+    scenario, else in the only scenario the baseline measured it in (None:
+    the baseline did not measure it, or in several other scenarios)."""
+    metric, stat = str(claim.get("metric") or ""), str(claim.get("stat") or "")
+    exact = figures.get((str(claim.get("scenario") or ""), metric, stat))
+    if exact is not None:
+        return exact
+    others = [v for (_, m, s), v in figures.items() if (m, s) == (metric, stat)]
+    return others[0] if len(others) == 1 else None
+
+
 # --- without gates: nothing reproduced ------------------------------------------------
 
 
@@ -197,16 +220,22 @@ def _no_lab_validation(rfp: Rfp) -> bool:
     return False
 
 
+def _no_baseline(rfp: Rfp) -> BaselineFigures:
+    return {}
+
+
 # --- the registry ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class LabValidationProvider:
-    """What gates registers: the lab validations of an RFP's vendors, and whether
-    the RFP uses lab validation at all."""
+    """What gates registers: the lab validations of an RFP's vendors, whether
+    the RFP uses lab validation at all, and the buyer's baseline figures (what
+    the comparison shows as "vs current")."""
 
     validations_for: LabValidationSource
     in_use: LabValidationInUse
+    baseline_for: BaselineSource = _no_baseline
 
 
 NOTHING_REPRODUCED: Final = LabValidationProvider(
@@ -228,3 +257,8 @@ def lab_validations_for(rfp: Rfp, bids: Iterable[Bid]) -> dict[int, LabValidatio
 def rfp_uses_lab_validation(rfp: Rfp) -> bool:
     """Then an award rests on a passed lab validation or a written reason."""
     return lab_validation.get().in_use(rfp)
+
+
+def baseline_figures_for(rfp: Rfp) -> dict[tuple[str, str, str], float]:
+    """The buyer's baseline medians on the RFP, (scenario, metric, stat) -> median."""
+    return dict(lab_validation.get().baseline_for(rfp))

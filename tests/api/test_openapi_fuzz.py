@@ -89,6 +89,9 @@ REFUSED_BY_STATE: set[tuple[str, str, str | None]] = {
             "bundles/",
         )
     ),
+    # the archive's bytes (format, manifest, signature) are no schema's to state:
+    # the buyer's baseline upload reaches the bundle's checks on any RFP status
+    ("POST /api/v1/rfps/{rfp_id}/bundles/", "bundle_rejected", None),
     *(
         ("POST /api/v1/signing-keys/", code, None)  # the line's form is in the schema
         for code in ("key_malformed", "key_type_mismatch", "key_too_small")

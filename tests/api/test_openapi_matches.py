@@ -103,9 +103,10 @@ def test_error_answers_are_documented_with_the_error_shape(world: World) -> None
             "not_found",
         ),
         (
+            # the buyer manages its organisation's keys: no such organisation
             "/api/v1/signing-keys/allowed_signers?format=txt&organisation=nowhere",
-            403,
-            "permission_denied",
+            404,
+            "not_found",
         ),
     ],
 )

@@ -209,6 +209,7 @@ def test_gates_registers_its_source_when_django_starts() -> None:
     assert lab_validation.get() == LabValidationProvider(
         gates_reproduced.lab_validations_for,
         gates_reproduced.rfp_uses_lab_validation,
+        gates_reproduced.baseline_figures,
     )
 
 

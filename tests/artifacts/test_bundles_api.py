@@ -178,8 +178,22 @@ def test_upload_after_the_deadline_is_refused(
     assert not Bundle.objects.exists()
 
 
-def test_the_buyer_cannot_upload(tmp_path: Path, rfp: Rfp, buyer: Any) -> None:
+def test_the_buyer_cannot_upload_a_vendors_bundle(
+    tmp_path: Path, rfp: Rfp, buyer: Any
+) -> None:
+    # a buyer's upload is a baseline of its own harness: a vendor's signature
+    # does not verify as the buyer organisation's
     response = _post(buyer, rfp, build_bundle(tmp_path))
+
+    assert response.status_code == 422
+    assert "signature_key_not_allowed" in {
+        p["code"] for p in response.json()["problems"]
+    }
+    assert not Bundle.objects.filter(status=Bundle.Status.ACCEPTED).exists()
+
+
+def test_an_evaluator_cannot_upload(tmp_path: Path, rfp: Rfp, evaluator: Any) -> None:
+    response = _post(evaluator, rfp, build_bundle(tmp_path))
 
     assert response.status_code == 403
 

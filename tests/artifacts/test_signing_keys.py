@@ -74,12 +74,13 @@ def test_register_is_audited_in_the_vendor_trail(
     assert event.data["fingerprint"] == key.fingerprint
 
 
-def test_register_is_for_vendor_organisations_only(
-    buyer: Any, buyer_org: Organisation
+def test_register_is_for_vendor_and_buyer_organisations_only(
+    labops: Any, buyer_org: Organisation
 ) -> None:
-    error = _refusal(buyer_org, buyer, public_line("ed25519"))
+    lab = buyer_org.engages.get(kind=Organisation.Kind.LAB)
+    error = _refusal(lab, labops, public_line("ed25519"))
 
-    assert error.code == "not_vendor"
+    assert error.code == "not_signer"
     assert not SigningKey.objects.exists()
 
 
@@ -211,7 +212,7 @@ def test_status_at_names_why_a_key_is_not_valid(
 # --- permissions --------------------------------------------------------------------
 
 
-def test_can_manage_keys_of_own_vendor_organisation_only(
+def test_can_manage_keys_of_own_organisation_only(
     vendor_a: Any, vendor_a_org: Any, vendor_b_org: Any, buyer: Any, buyer_org: Any
 ) -> None:
     admin = UserFactory.create(username="acme-admin")
@@ -223,7 +224,7 @@ def test_can_manage_keys_of_own_vendor_organisation_only(
     assert can_manage_keys(admin, vendor_a_org)
     assert not can_manage_keys(vendor_a, vendor_b_org)
     assert not can_manage_keys(buyer, vendor_a_org)
-    assert not can_manage_keys(buyer_admin, buyer_org)
+    assert can_manage_keys(buyer_admin, buyer_org)  # its baseline bundles' keys
 
 
 # --- allowed_signers ----------------------------------------------------------------

@@ -111,8 +111,10 @@ def test_post_without_a_key_is_400(vendor_a: Any) -> None:
     assert response.json()["problems"][0]["path"] == "public_key"
 
 
-@pytest.mark.parametrize("persona", ["buyer", "evaluator", "auditor", "labops"])
-def test_post_is_for_vendors_only(persona: str, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("persona", ["evaluator", "auditor", "labops"])
+def test_post_is_for_vendors_and_buyers_only(
+    persona: str, request: pytest.FixtureRequest
+) -> None:
     user = request.getfixturevalue(persona)
 
     response = _api(user).post(
@@ -142,8 +144,21 @@ def test_get_lists_only_the_callers_organisation_keys(
     assert body[0]["organisation"] == "acme-flash"
 
 
-def test_get_is_403_for_the_buyer_side(buyer: Any) -> None:
-    assert _api(buyer).get(KEYS).status_code == 403
+def test_get_is_403_for_evaluators(evaluator: Any) -> None:
+    assert _api(evaluator).get(KEYS).status_code == 403
+
+
+def test_a_buyer_lists_its_own_organisations_keys_only(
+    buyer: Any, buyer_org: Any, vendor_a: Any, vendor_a_org: Any
+) -> None:
+    _key(vendor_a_org, vendor_a)
+    own = _key(buyer_org, buyer, "ecdsa-384")
+
+    body = _api(buyer).get(KEYS).json()
+
+    assert [(k["fingerprint"], k["organisation"]) for k in body] == [
+        (own.fingerprint, "northwind-ai")
+    ]
 
 
 def test_revoke_marks_the_key_revoked(vendor_a: Any, vendor_a_org: Any) -> None:
@@ -178,12 +193,13 @@ def test_revoke_twice_is_409(vendor_a: Any, vendor_a_org: Any) -> None:
     assert response.json()["code"] == "key_already_revoked"
 
 
-def test_revoke_is_403_for_the_buyer_side(
-    buyer: Any, vendor_a: Any, vendor_a_org: Any
+def test_revoke_of_a_vendors_key_by_the_buyer_side(
+    buyer: Any, evaluator: Any, vendor_a: Any, vendor_a_org: Any
 ) -> None:
     key = _key(vendor_a_org, vendor_a)
 
-    assert _api(buyer).post(f"{KEYS}{key.public_id}/revoke/").status_code == 403
+    assert _api(evaluator).post(f"{KEYS}{key.public_id}/revoke/").status_code == 403
+    assert _api(buyer).post(f"{KEYS}{key.public_id}/revoke/").status_code == 404
 
 
 def test_allowed_signers_is_plain_text(vendor_a: Any, vendor_a_org: Any) -> None:
@@ -197,8 +213,8 @@ def test_allowed_signers_is_plain_text(vendor_a: Any, vendor_a_org: Any) -> None
     assert key.public_key in response.content.decode()
 
 
-def test_allowed_signers_is_403_for_the_buyer_side(buyer: Any) -> None:
-    response = _api(buyer).get(f"{KEYS}allowed_signers", HTTP_ACCEPT="text/plain")
+def test_allowed_signers_is_403_for_evaluators(evaluator: Any) -> None:
+    response = _api(evaluator).get(f"{KEYS}allowed_signers", HTTP_ACCEPT="text/plain")
 
     assert response.status_code == 403
 
@@ -280,8 +296,8 @@ def test_page_downloads_allowed_signers(
     assert key.public_key in response.content.decode()
 
 
-@pytest.mark.parametrize("persona", ["buyer", "auditor"])
-def test_page_is_for_vendors_only(
+@pytest.mark.parametrize("persona", ["evaluator", "auditor"])
+def test_page_is_for_vendors_and_buyers_only(
     persona: str, request: pytest.FixtureRequest, client_for: Any
 ) -> None:
     user = request.getfixturevalue(persona)

@@ -36,7 +36,20 @@ Numbers
 Values
     Per criterion, the values of the runs with status ``succeeded`` in its
     scenario that report its metric and stat, in document order (``runs``,
-    ``values``). None: FAIL, "not measured".
+    ``values``). None: FAIL, "not measured". Runs with ``"role": "baseline"``
+    are never among them, nor seen by stop-loss (a run without ``role`` is the
+    vendor's).
+
+Baseline criteria
+    A criterion with ``"baseline": {"scenario": s, "pct": p}`` (instead of a
+    claim with band or a threshold) is held to the buyer's current
+    infrastructure: the limit is ``m x (1 + p/100)`` (lower) or ``m x (1 -
+    p/100)`` (higher), m the median (as ``estimate``, exact decimal) of the
+    values of the succeeded baseline runs of scenario s that report the
+    criterion's metric and stat. The criterion's evaluation carries
+    ``baseline``: ``{"scenario", "runs", "values", "median"}``. No such run:
+    FAIL (WARN if not blocking), "baseline not measured", ``limit`` null;
+    otherwise it is judged as any criterion against that limit.
 
 Seed
     ``seed`` = the first 4 bytes, big-endian, of SHA-256 over the UTF-8 text

@@ -41,16 +41,27 @@ Row = tuple[str, float, str]  # run id, value, unit
 
 
 class _Index:
-    """The results document read once: values of succeeded runs per (scenario,
-    metric, stat) and every run's values per (metric, stat), in document order."""
+    """The results document read once: values of the vendor's succeeded runs per
+    (scenario, metric, stat), every vendor run's values per (metric, stat), and
+    the baseline's succeeded runs per (scenario, metric, stat), in document
+    order. Baseline runs (``"role": "baseline"``) are never judged as the
+    vendor's: they only give baseline criteria their limit."""
 
     def __init__(self, results: dict[str, Any]) -> None:
         self.judged: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
         self.any_run: dict[tuple[str, str], list[tuple[str, str, float, str]]] = (
             defaultdict(list)
         )
-        self.runs: list[dict[str, Any]] = results["runs"]
-        for run in self.runs:
+        self.baseline: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+        self.runs: list[dict[str, Any]] = []
+        for run in results["runs"]:
+            if run.get("role", "vendor") == "baseline":
+                if run["status"] == "succeeded":
+                    for m in run["metrics"]:
+                        key = (run["scenario"], m["name"], m["stat"])
+                        self.baseline[key].append((run["id"], m["value"], m["unit"]))
+                continue
+            self.runs.append(run)
             ok = run["status"] == "succeeded"
             for m in run["metrics"]:
                 row = (run["id"], m["value"], m["unit"])
@@ -148,22 +159,57 @@ def limit_of(c: dict[str, Any]) -> Decimal:
     return claim + sign * dec(band["abs"])
 
 
+def _baseline_limit(
+    c: dict[str, Any], rows: list[Row]
+) -> tuple[Decimal, Decimal] | None:
+    """The baseline's median and the limit pct % from it on the worse side
+    (None: the baseline did not measure it)."""
+    if not rows:
+        return None
+    base = median(sorted(dec(r[1]) for r in rows))
+    sign = 1 if c["direction"] == "lower" else -1
+    return base, base * (1 + sign * dec(c["baseline"]["pct"]) / 100)
+
+
 def _criterion(c: dict[str, Any], index: _Index, seed: int) -> dict[str, Any]:
-    limit = limit_of(c)
     rows = index.judged.get((c["scenario"], c["metric"], c["stat"]), [])
     out: dict[str, Any] = {
         "id": c["id"], "verdict": "FAIL", "reason": "", "runs": [r[0] for r in rows],
         "values": [r[1] for r in rows], "estimate": None, "ci": None,
-        "ci_level": CI_LEVEL, "limit": float(limit), "cv_pct": None,
+        "ci_level": CI_LEVEL, "limit": None, "cv_pct": None,
         "more_runs_needed": 0, "seed": seed,
     }  # fmt: skip
     head = f"{say.what(c)}: "
+    unit = next((r[3] for r in index.any_run.get((c["metric"], c["stat"]), [])), "")
+    base: tuple[Decimal, int] | None = None  # the baseline's median and runs
+    if "baseline" in c:
+        scenario = c["baseline"]["scenario"]
+        base_rows = index.baseline.get((scenario, c["metric"], c["stat"]), [])
+        found = _baseline_limit(c, base_rows)
+        out["baseline"] = {
+            "scenario": scenario,
+            "runs": [r[0] for r in base_rows],
+            "values": [r[1] for r in base_rows],
+            "median": None if found is None else float(found[0]),
+        }
+        if found is None:
+            out["reason"] = (
+                f"{head}{say.baseline_missing(c)}; baseline not measured: no "
+                f"succeeded baseline run of {scenario} reports {c['metric']} "
+                f"{c['stat']}. It is judged once the lab's baseline campaign "
+                "measures it."
+            )
+            return _non_blocking(c, out)
+        base, limit = (found[0], len(base_rows)), found[1]
+        unit = unit or base_rows[0][2]
+    else:
+        limit = limit_of(c)
+    out["limit"] = float(limit)
     if not rows:
-        unit = next((r[3] for r in index.any_run.get((c["metric"], c["stat"]), [])), "")
         out["reason"] = (
-            f"{head}{say.claim_part(c, limit, unit)}; not measured: no succeeded run "
-            f"of {c['scenario']} reports {c['metric']} {c['stat']}. It is judged "
-            "once a succeeded run reports it."
+            f"{head}{say.claim_part(c, limit, unit, base)}; not measured: no "
+            f"succeeded run of {c['scenario']} reports {c['metric']} {c['stat']}. "
+            "It is judged once a succeeded run reports it."
         )
         return _non_blocking(c, out)
     unit, n = rows[0][2], len(rows)
@@ -178,7 +224,8 @@ def _criterion(c: dict[str, Any], index: _Index, seed: int) -> dict[str, Any]:
         cv_pct=None if cv_shown is None else float(cv_shown),
     )
     head += (
-        f"{say.claim_part(c, limit, unit)}; {say.measured_part(estimate, ci, n, unit)}"
+        f"{say.claim_part(c, limit, unit, base)}; "
+        f"{say.measured_part(estimate, ci, n, unit)}"
     )
     if n < c["min_runs"]:
         more = c["min_runs"] - n

@@ -30,9 +30,25 @@ def what(c: dict[str, Any]) -> str:
     return f"{c['metric']} {c['stat']} in {c['scenario']}"
 
 
-def claim_part(c: dict[str, Any], limit: Decimal, unit: str) -> str:
+def claim_part(
+    c: dict[str, Any],
+    limit: Decimal,
+    unit: str,
+    baseline: tuple[Decimal, int] | None = None,
+) -> str:
+    """What the measurement is held to: the claim and band, the threshold, or
+    (``baseline``: its median and number of runs) the buyer's baseline."""
     u = _unit(unit)
     side = "up to" if c["direction"] == "lower" else "down to"
+    if baseline is not None:
+        base, n = baseline
+        sign = "+" if c["direction"] == "lower" else "-"
+        pct = fmt(Decimal(repr(c["baseline"]["pct"])))
+        return (
+            f"the current infrastructure's baseline median {fmt_measured(base)}{u} "
+            f"in {c['baseline']['scenario']} over {count(n)}, accepted {side} "
+            f"{fmt(limit)}{u} ({sign}{pct} %)"
+        )
     if "threshold" in c:
         most = "at most" if c["direction"] == "lower" else "at least"
         return f"required {most} {fmt(limit)}{u}"
@@ -43,6 +59,15 @@ def claim_part(c: dict[str, Any], limit: Decimal, unit: str) -> str:
     )  # fmt: skip
     claim = Decimal(repr(c["claim"]))
     return f"claimed {fmt(claim)}{u}, accepted {side} {fmt(limit)}{u} ({width})"
+
+
+def baseline_missing(c: dict[str, Any]) -> str:
+    sign = "+" if c["direction"] == "lower" else "-"
+    pct = fmt(Decimal(repr(c["baseline"]["pct"])))
+    return (
+        f"held to the current infrastructure's baseline in "
+        f"{c['baseline']['scenario']} ({sign}{pct} %)"
+    )
 
 
 def measured_part(

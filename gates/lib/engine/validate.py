@@ -31,6 +31,7 @@ RUN_STATUSES: Final = ("succeeded", "failed", "cancelled", "pending")
 # The anti-gaming checks a lab run records (flagged ids in a results document's
 # ``runs[].checks``; a stop-loss ``check_flagged`` names them).
 CHECKS: Final = ("seed_ignored", "cold_cache_unproven", "working_set_fits_in_memory")
+RUN_ROLES: Final = ("vendor", "baseline")  # absent: vendor
 METRIC_NAME: Final = re.compile(r"^[a-z][a-z0-9_]*$")
 MAGNITUDE: Final = 1e100  # no number is larger: no overflow in any sum or square
 
@@ -228,7 +229,7 @@ def _hosts(c: _Checker, hosts: Any, path: str) -> None:
 def _criterion(c: _Checker, item: Any, path: str) -> None:
     required = ("id", "metric", "stat", "scenario", "direction", "min_runs",
                 "max_cv_pct", "on_high_cv", "blocking", "weight")  # fmt: skip
-    if not c.obj(item, path, required, ("claim", "band", "threshold")):
+    if not c.obj(item, path, required, ("claim", "band", "threshold", "baseline")):
         return
     for key in ("id", "scenario"):
         if key in item:
@@ -253,6 +254,9 @@ def _criterion(c: _Checker, item: Any, path: str) -> None:
 
 
 def _claim(c: _Checker, item: dict[str, Any], path: str) -> None:
+    if "baseline" in item:
+        _baseline(c, item, path)
+        return
     has_claim, has_threshold = "claim" in item, "threshold" in item
     if has_claim and has_threshold:
         c.add(f"{path}.threshold", "give either claim with band or threshold, not both")
@@ -276,6 +280,23 @@ def _claim(c: _Checker, item: dict[str, Any], path: str) -> None:
         c.number(band["pct"], f"{path}.band.pct", 0, 100)
     else:
         c.number(band["abs"], f"{path}.band.abs", 0)
+
+
+def _baseline(c: _Checker, item: dict[str, Any], path: str) -> None:
+    """``"baseline": {"scenario": "...", "pct": n}``: the limit is the buyer's
+    baseline median in that scenario, pct % on the worse side; no claim, band or
+    threshold beside it."""
+    for key in ("claim", "band", "threshold"):
+        if key in item:
+            message = "does not go with a baseline (give one or the other)"
+            c.add(f"{path}.{key}", message)
+    base = item["baseline"]
+    if not c.obj(base, f"{path}.baseline", ("scenario", "pct")):
+        return
+    if "scenario" in base:
+        c.text(base["scenario"], f"{path}.baseline.scenario")
+    if "pct" in base:
+        c.number(base["pct"], f"{path}.baseline.pct", 0, 100)
 
 
 def _stop_loss(c: _Checker, item: Any, path: str) -> None:
@@ -365,10 +386,12 @@ def results_problems(results: Any) -> list[Problem]:
 
 def _run(c: _Checker, run: Any, path: str) -> None:
     required = ("id", "scenario", "repetition", "status", "drift", "metrics")
-    if not c.obj(run, path, required, ("checks",)):
+    if not c.obj(run, path, required, ("checks", "role")):
         return
     if "checks" in run:
         _flagged(c, run["checks"], f"{path}.checks")
+    if "role" in run:
+        c.choice(run["role"], f"{path}.role", RUN_ROLES)
     for key in ("id", "scenario"):
         if key in run:
             c.text(run[key], f"{path}.{key}")
