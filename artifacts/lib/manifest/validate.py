@@ -295,6 +295,14 @@ def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
     return Scenario(*values, kind=str(obj.get("kind", "steady")))
 
 
+def scenario_problems(value: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, message)`` of what is wrong with one scenario object, checked
+    as a manifest's ``harness.scenarios[]`` is (a lab plan's scenarios)."""
+    problems = ProblemList()
+    _scenario(_Validator(problems), value, path)
+    return [(p.path or path, p.message) for p in problems]
+
+
 def _listed(
     v: _Validator, value: Any, path: str, check: Callable[[_Validator, Any, str], Any]
 ) -> list[Any] | None:

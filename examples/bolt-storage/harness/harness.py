@@ -8,6 +8,9 @@ For one scenario (REPROGATE_SCENARIO) it writes into REPROGATE_OUTPUT_DIR:
   (tracegen.py, the workload named in config.json, a seed derived from the
   workload's seed and the scenario's concurrency, so cold and warm runs and
   both batch sizes replay the same requests);
+- in a ``warmup`` scenario, also ``model_load_s``: the example has no model
+  weights, so its load is everything before the first request (the
+  configuration, the workload, the trace, the tiers; the fio job left out);
 - in a ``failover`` scenario, only metrics.json: per-second ``throughput`` and
   ``errors`` series of reads from the lab's NBD endpoint (nbdprobe.py) while
   the lab injects its faults;
@@ -305,6 +308,7 @@ def write_trace(profile: Any, seed: int, out: Path) -> list[Any]:
 
 
 def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
+    loading = time.monotonic()  # a warm-up's model_load_s: up to the first request
     config = load_json(HERE / "config.json")
     workload = load_json(HERE.parent / config["workload"])
     concurrency, duration = scenario["concurrency"], float(scenario["duration_s"])
@@ -321,7 +325,9 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
     try:
         tier = ssd_tier(scratch)
         print(tier.describe(), flush=True)
+        fio_started = time.monotonic()
         print(run_fio(config["fio"], scratch, out, tier), flush=True)
+        loading += time.monotonic() - fio_started  # the fio job is not loading
         progress(0.25)
         seed = scenario_seed(int(workload["requests"]["seed"]), concurrency)
         trace = write_trace(profile, seed, out)
@@ -351,8 +357,14 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
                 concurrency,
                 scenario["batch_size"],
             )
+            load_s = time.monotonic() - loading
             outcomes = engine.run(measured, pacer(duration, progress))
             summary = summarise(outcomes, cache, scenario)
+            if scenario.get("kind") == "warmup":
+                model_load = metric(
+                    "model_load_s", "mean", load_s, "s", scenario["name"]
+                )
+                summary["metrics"].append(model_load)
         finally:
             cache.ssd.close()
     finally:

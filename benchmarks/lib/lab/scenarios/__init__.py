@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from benchmarks.lib.lab.scenarios import failover, steady
+from benchmarks.lib.lab.scenarios import failover, steady, warmup
 from benchmarks.lib.lab.scenarios.base import (
     ScenarioContext,
     ScenarioError,
@@ -30,6 +30,7 @@ Driver = Callable[[ScenarioContext], ScenarioOutcome]
 DRIVERS: Final[Mapping[str, Driver]] = {
     "steady": steady.drive,
     "failover": failover.drive,
+    "warmup": warmup.drive,
     # interference and rollback: registered by their modules' slice
 }
 

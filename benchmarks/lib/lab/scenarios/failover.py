@@ -16,7 +16,8 @@ its ``reprogate-metrics`` output: ``throughput`` (any unit) and ``errors``
 (errors in each interval; a point's time is the end of its interval, in seconds
 from the harness's start), and ``cache_hit_rate`` if it reports one:
 
-- ``failover_errors`` (total): the sum of the ``errors`` series;
+- ``failover_errors`` (stat ``mean``, one value a run, as every scenario
+  metric): the sum of the ``errors`` series;
 - ``failover_first_error_s`` (mean): from the first fault's start to the first
   point with errors (0 when the harness saw errors in the interval the fault
   began in);
@@ -225,9 +226,7 @@ def measure(
 
 def _errors(errors: Series, begun: float) -> list[dict[str, Any]]:
     total = sum(v for _, v in errors.points)
-    found = [
-        metric("failover_errors", "total", total, "count", f"series {ERRORS}: sum")
-    ]
+    found = [metric("failover_errors", "mean", total, "count", f"series {ERRORS}: sum")]
     # a point covers the second before its time: the fault's own second counts
     first = next((t for t, v in errors.points if v > 0 and t > begun), None)
     if first is not None:
