@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks.lib.lab import nbd_fault
-from benchmarks.lib.lab.scenario_document import decode
+from benchmarks.lib.lab.scenario_document import ScenarioDocument, decode
 from benchmarks.lib.sandbox.capabilities import host_support
 from reprogate_agent.client import RunnerClient
 from reprogate_agent.execute import Terms, execute_run
@@ -46,19 +49,15 @@ def export(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         nbd_fault.stop_export(process)
 
 
-@pytest.mark.slow
-def test_a_failover_run_sees_the_errors_and_recovers(
-    fake: FakeServer, tmp_path: Path, export: tuple[int, Path]
-) -> None:
+def _failover_run(
+    fake: FakeServer, tmp_path: Path, export: tuple[int, Path], scenario: dict[str, Any]
+) -> ScenarioDocument:
+    """The scenario run through the agent with the example harness; its
+    ``scenario.json``."""
     port, fault = export
     names = ("run.sh", "harness.py", "kvsim.py", "tracegen.py", "nbdprobe.py")
     files = {f"harness/{n}": (HARNESS / n).read_bytes() for n in names}
     bundle = archive(files)
-    scenario = {
-        "name": "failover-eio", "kind": "failover", "cache": "warm", "concurrency": 1,
-        "batch_size": 1, "duration_s": 8,
-        "actions": [{"at_s": 3, "do": "error_window", "for_s": 2}],
-    }  # fmt: skip
     policy = {
         "schema": "reprogate.lab-policy/v1",
         "endpoints": [{"name": "nbd0", "address": f"tcp:127.0.0.1:{port}"}],
@@ -77,16 +76,31 @@ def test_a_failover_run_sees_the_errors_and_recovers(
     fake.script("runs/7/outputs/metrics.json", Reply(201, {"path": "metrics.json"}))
     fake.script("runs/7/finish", Reply(200, {"state": "succeeded"}))
     client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
-
     work = tmp_path / "work"
     work.mkdir()
+
     assert execute_run(client, Terms("lab-07@h"), work, 7, 1) == "succeeded"
 
     finish = fake.calls("runs/7/finish")[0].json()
     assert finish["result"]["stop_reason"] == "exited", finish["result"]
     (put,) = fake.calls("runs/7/artefacts/scenario.json")
-    document = decode(put.body)
+    return decode(put.body)
+
+
+@pytest.mark.slow
+def test_a_failover_run_sees_the_errors_and_recovers(
+    fake: FakeServer, tmp_path: Path, export: tuple[int, Path]
+) -> None:
+    scenario = {
+        "name": "failover-eio", "kind": "failover", "cache": "warm", "concurrency": 1,
+        "batch_size": 1, "duration_s": 8,
+        "actions": [{"at_s": 3, "do": "error_window", "for_s": 2}],
+    }  # fmt: skip
+
+    document = _failover_run(fake, tmp_path, export, scenario)
+
     found = {m.name: m.value for m in document.metrics}
+    assert "failover_recovery_s" in found, (document.series, document.record["notes"])
     assert found["failover_errors"] > 0
     assert found["failover_recovery_s"] <= 2.5
     assert found["failover_first_error_s"] <= 1.0
@@ -95,3 +109,32 @@ def test_a_failover_run_sees_the_errors_and_recovers(
     netns = document.record["actions"][0]["argument"]["netns"]
     assert netns.startswith("/run/netns/reprogate-")  # the run's, for tc
     assert [s.name for s in document.series] == ["failover_throughput"]
+
+
+@pytest.mark.slow
+def test_a_bandwidth_fault_shapes_the_run_s_own_network(
+    fake: FakeServer, tmp_path: Path, export: tuple[int, Path]
+) -> None:
+    if shutil.which("tc") is None:
+        pytest.skip("needs tc (iproute2)")
+    scenario = {
+        "name": "failover-slow", "kind": "failover", "cache": "warm",
+        "concurrency": 1, "batch_size": 1, "duration_s": 11,
+        "actions": [{"at_s": 3, "do": "bandwidth", "for_s": 4, "rate": "2mbit"}],
+    }  # fmt: skip
+
+    document = _failover_run(fake, tmp_path, export, scenario)
+
+    calls = document.record["actions"]
+    assert [(a["verb"], a["exit_code"]) for a in calls] == [("start", 0), ("stop", 0)]
+    assert "shaped to 2mbit (tbf)" in calls[0]["output"]
+    (throughput,) = document.series
+    # the harness's clock starts a little after the runner's: whole seconds
+    # well inside each side
+    before = [v for t, v in throughput.points if t <= 2]
+    shaped = [v for t, v in throughput.points if 5 <= t <= 6]
+    assert max(shaped) < 0.5 * statistics.median(before)  # 2 Mbit/s: 0.24 MiB/s
+    after = [v for t, v in throughput.points if t >= 9]
+    assert min(after) > 5 * max(shaped)  # unshaped again
+    found = {m.name: m.value for m in document.metrics}
+    assert found["failover_errors"] == 0  # slower, not failing
