@@ -392,20 +392,20 @@ def _upload(
 
 
 def _drive(context: AgentContext) -> ScenarioOutcome | None:
-    """The scenario's driver; a ``ScenarioError`` after the main phase ran is
-    the outcome's failure, one before it (or a cancellation) leaves None and
-    the reason on the context."""
+    """The scenario's driver; a ``ScenarioError`` or a cancellation once a
+    phase ran is the outcome of the main phase (else the latest phase), with
+    the error as its failure; before any phase ran it leaves None and the
+    reason on the context."""
     try:
         return run_scenario(context)
     except (ScenarioError, RunStopped) as error:
         failure = str(error) if isinstance(error, ScenarioError) else None
-        if context.main_result is None:
+        result = context.main_result or context.last_result
+        if result is None:
             context.failure = failure
             return None
         return ScenarioOutcome(
-            result=context.main_result,
-            record={"error": failure or "cancelled"},
-            failure=failure,
+            result=result, record={"error": failure or "cancelled"}, failure=failure
         )
 
 

@@ -69,6 +69,7 @@ class AgentContext:
         self.poll_seconds = poll_seconds
         self.first_start: float | None = None
         self.main_result: HarnessResult | None = None  # the main phase's, once run
+        self.last_result: HarnessResult | None = None  # any phase's, the latest
         self.failure: str | None = None  # why the driver stopped before it ran
         self.netns = ""  # the running phase's network namespace (/run/netns/…)
 
@@ -111,6 +112,7 @@ class AgentContext:
         )
         if phase.name == MAIN:
             self.main_result = result
+        self.last_result = result
         return result
 
     def capture(self) -> dict[str, Any]:

@@ -149,3 +149,28 @@ def test_a_steady_run_sends_no_scenario_document(
 
     assert fake.calls("runs/7/artefacts/scenario.json") == []
     assert fake.calls("runs/7/finish")[0].json()["result"]["stop_reason"] == "exited"
+
+
+def one_phase_then_stuck(context: ScenarioContext) -> ScenarioOutcome:
+    context.run_harness(Phase("a", context.output_dir))
+    raise ScenarioError("The pool's rollback hook did not answer within 30 s.")
+
+
+def test_a_driver_that_stops_after_a_phase_finishes_the_run_failed(
+    fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The phase's outputs are kept; the run ends through finish, not fail."""
+    drivers = cast(dict[str, Any], scenarios.DRIVERS)
+    monkeypatch.setitem(drivers, "stuck", one_phase_then_stuck)
+    _scripted(fake, {"name": "s", "kind": "stuck"})
+
+    execute_run(_client(fake), Terms("lab-07@h"), tmp_path, 7, 1)
+
+    assert fake.calls("runs/7/fail") == []
+    result = fake.calls("runs/7/finish")[0].json()["result"]
+    assert result["stop_reason"] == "scenario_failed"
+    assert "did not answer within 30 s" in result["message"]
+    (out,) = fake.calls("runs/7/outputs/out.txt")
+    assert out.body == b"phase main\n"
+    (put,) = fake.calls("runs/7/artefacts/scenario.json")
+    assert "did not answer" in decode(put.body).record["error"]
