@@ -100,7 +100,9 @@ def test_a_failover_run_sees_the_errors_and_recovers(
     document = _failover_run(fake, tmp_path, export, scenario)
 
     found = {m.name: m.value for m in document.metrics}
-    assert "failover_recovery_s" in found, (document.series, document.record["notes"])
+    assert "failover_recovery_s" in found, (
+        [s.points for s in document.series], document.record["notes"]
+    )
     assert found["failover_errors"] > 0
     assert found["failover_recovery_s"] <= 2.5
     assert found["failover_first_error_s"] <= 1.0

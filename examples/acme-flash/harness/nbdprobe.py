@@ -1,8 +1,9 @@
 """The harness's failover mode (stdlib only): reads 4 KiB blocks at random
 offsets from an NBD export (the endpoint the lab gives the run) for the
-scenario's duration, counting the reads that succeed and those that fail (an
-error reply, a timeout, a dropped connection: the client reconnects), and
-writes per-second series of both to metrics.json (reprogate-metrics):
+scenario's duration at a steady 500 reads a second (RATE; one at a time, a
+late read not made up for), counting the reads that succeed and those that
+fail (an error reply, a timeout, a dropped connection: the client reconnects),
+and writes per-second series of both to metrics.json (reprogate-metrics):
 
 - ``throughput`` (MiB/s) and ``errors`` (failed reads): one point a second,
   its time the end of its second, counted from the probe's start;
@@ -30,6 +31,8 @@ REQUEST_MAGIC = 0x25609513
 REPLY_MAGIC = 0x67446698
 CMD_READ, CMD_DISC = 0, 2
 TIMEOUT_S = 0.5
+RATE = 500  # reads a second offered (a steady load, whatever the host's speed)
+MAX_LAG_S = 0.05  # reads missed by more than this are not made up for
 
 
 class NbdError(Exception):
@@ -116,12 +119,17 @@ def probe(address: str, duration_s: float, seed: int, progress: Any) -> dict[str
     ok, failed = [0] * seconds, [0] * seconds
     started = time.monotonic()
     client: Client | None = None
-    reported = -1
+    reported, due = -1, started
     while (elapsed := time.monotonic() - started) < seconds:
         second = int(elapsed)
         if second != reported and progress is not None:
             progress(elapsed / seconds)
             reported = second
+        # a steady offered load: one read every 1/RATE s, no burst to catch up
+        due = max(due + 1.0 / RATE, time.monotonic() - MAX_LAG_S)
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
         try:
             if client is None:
                 client = Client(address)
