@@ -101,7 +101,8 @@ def test_a_failover_run_sees_the_errors_and_recovers(
 
     found = {m.name: m.value for m in document.metrics}
     assert "failover_recovery_s" in found, (
-        [s.points for s in document.series], document.record["notes"]
+        [s.points for s in document.series],
+        document.record["notes"],
     )
     assert found["failover_errors"] > 0
     assert found["failover_recovery_s"] <= 2.5
