@@ -1,9 +1,9 @@
 """Runner artefacts on the server (``benchmarks.lib.lab.artefacts``): an
 attempt's uploads beside its outputs (``artefacts/<name>`` in the attempt's
-uploads folder), checked when they arrive (a telemetry blob must decode, every
-line of ``spans.jsonl`` must be a span), stored
-as blobs and deposited in escrow with the outputs when the run ends; the
-telemetry blob read back for the API and the run page."""
+uploads folder), checked when they arrive (a telemetry blob or a scenario
+document must decode, every line of ``spans.jsonl`` must be a span), stored as
+blobs and deposited in escrow with the outputs when the run ends; the telemetry
+blob read back for the API and the run page."""
 
 from __future__ import annotations
 
@@ -18,11 +18,14 @@ from typing import Final
 from benchmarks import conf
 from benchmarks.lib.lab.artefacts import (
     RUNNER_ARTEFACTS,
+    SCENARIO,
     SPANS,
     TELEMETRY,
     artefact_name_problem,
     file_sha256,
 )
+from benchmarks.lib.lab.scenario_document import ScenarioDocumentError
+from benchmarks.lib.lab.scenario_document import decode as scenario_decode
 from benchmarks.lib.lab.spans import parse_lines
 from benchmarks.lib.lab.telemetry_blob import TelemetryBlobError, decode
 from benchmarks.services.common import RunnerConflict, RunnerError
@@ -64,6 +67,12 @@ def _check(name: str, local: Path) -> None:
         if parsed.bad_lines or parsed.notes:
             problems = "; ".join([*parsed.problems, *parsed.notes][:3])
             raise RunnerError(problems, code="artefact_invalid")
+    if name == SCENARIO:
+        try:
+            scenario_decode(local.read_bytes())
+        except ScenarioDocumentError as error:
+            message = f"{name}: {error}"
+            raise RunnerError(message, code="artefact_invalid") from error
 
 
 def artefact_write(

@@ -5,7 +5,7 @@ host spreads over scenarios instead of biasing one."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -18,6 +18,7 @@ from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
+from benchmarks.lib.lab.lab_plan import lab_plan_problems, lab_scenarios
 from benchmarks.lib.queues import host_name_routable
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
@@ -37,8 +38,10 @@ def campaign_start_problems(
     actor: User,
     only: Sequence[str] | None = None,
     hosts: Sequence[str] | None = None,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
-    """Why this campaign may not start (empty when it may)."""
+    """Why this campaign may not start (empty when it may). ``lab_plan``: the
+    lab's scenarios and neighbour jobs (``benchmarks.lib.lab.lab_plan``)."""
     found: list[Problem] = []
     if not can_operate_pool(actor, pool):
         found.append(
@@ -68,6 +71,11 @@ def campaign_start_problems(
     if unknown:
         message = "The bundle's harness has no scenario " + ", ".join(unknown) + "."
         found.append(Problem("unknown_scenario", message, "scenarios"))
+    found += [
+        Problem("lab_plan", message, path)
+        for path, message in lab_plan_problems(lab_plan or {}, scenarios)
+    ]
+    scenarios = scenarios + lab_scenarios(lab_plan)
     if not scenarios:
         found.append(
             Problem(
@@ -124,13 +132,16 @@ def campaign_start(
     note: str = "",
     scenarios: Sequence[str] | None = None,
     hosts: Sequence[str] | None = None,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Create the campaign and its runs; dispatch them after commit.
     ``scenarios``: only these of the harness (a gate re-runs the scenarios its
-    criteria judge), else all of them. ``hosts``: only these hosts of the pool
-    run it (by worker name; each run goes to one of their own queues), else
-    any host of the pool. A bundle of the RFP's buyer makes a ``baseline``
-    campaign (``is_baseline``), any other a ``vendor`` one."""
+    criteria judge), else all of them; ``lab_plan``: the lab's own scenarios
+    (run after the bundle's, marked ``"added_by": "lab"``) and neighbour jobs.
+    ``hosts``: only these hosts of the pool run it (by worker name; each run
+    goes to one of their own queues), else any host of the pool. A bundle of
+    the RFP's buyer makes a ``baseline`` campaign (``is_baseline``), any other a
+    ``vendor`` one."""
     only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
         bundle=bundle,
@@ -139,6 +150,7 @@ def campaign_start(
         actor=actor,
         only=only,
         hosts=hosts,
+        lab_plan=lab_plan,
     )
     if problems:
         error = RunnerConflict if problems[0].code == "sealed" else RunnerError
@@ -147,7 +159,8 @@ def campaign_start(
             code=problems[0].code,
             problems=problems,
         )
-    chosen = _scenarios(bundle, only)
+    chosen = _scenarios(bundle, only) + lab_scenarios(lab_plan)
+    neighbours = (lab_plan or {}).get("neighbours") or {}
     campaign = Campaign.objects.create(
         rfp=bundle.rfp,
         bundle=bundle,
@@ -155,6 +168,7 @@ def campaign_start(
         started_by=actor,
         repetitions=repetitions,
         scenarios=chosen,
+        neighbours=neighbours,
         note=note.strip()[:300],
         hosts=list(hosts or []),
         role=Campaign.Role.BASELINE if is_baseline(bundle) else Campaign.Role.VENDOR,
@@ -185,6 +199,7 @@ def campaign_start(
             "role": campaign.role,
             "pool": pool.name,
             "scenarios": len(chosen),
+            "lab_scenarios": len(chosen) - len(_scenarios(bundle, only)),
             "repetitions": repetitions,
             "runs": len(runs),
             **({"hosts": campaign.hosts} if campaign.hosts else {}),

@@ -83,6 +83,7 @@ class Scenario:
     # the harness works on, compared with the lab host's memory.
     seed_sensitive: bool = False
     working_set_bytes: int | None = None
+    kind: str = "steady"  # artifacts.lib.scenario_kinds
 
 
 @dataclass(frozen=True)

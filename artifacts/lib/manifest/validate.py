@@ -39,6 +39,7 @@ from artifacts.lib.manifest.schema import (
     Scenario,
 )
 from artifacts.lib.problems import ProblemList
+from artifacts.lib.scenario_kinds import SCENARIO_FIELDS, scenario_kind_problems
 
 # Path problems the manifest reports under their own code (the others are
 # manifest_schema): what a person must fix in the name, not in the JSON.
@@ -275,9 +276,14 @@ def _output(v: _Validator, value: Any, path: str) -> HarnessOutput | None:
 
 def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
     keys = ("name", "cache", "concurrency", "batch_size", "duration_s")
-    obj = v.obj(value, path, keys, ("seed_sensitive", "working_set_bytes"))
+    obj = v.obj(
+        value, path, keys, ("seed_sensitive", "working_set_bytes", *SCENARIO_FIELDS)
+    )
     if obj is None:
         return None
+    kind_problems = scenario_kind_problems(obj, path)
+    for at, message in kind_problems:
+        v.fail(at, message)
     values = (
         v.field(
             obj,
@@ -299,9 +305,19 @@ def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
     broken = ("seed_sensitive" in obj and sensitive is None) or (
         "working_set_bytes" in obj and working_set is None
     )
-    if None in values or broken:
+    if None in values or broken or kind_problems:
         return None
-    return Scenario(*values, bool(sensitive), working_set)
+    return Scenario(
+        *values, bool(sensitive), working_set, kind=str(obj.get("kind", "steady"))
+    )
+
+
+def scenario_problems(value: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, message)`` of what is wrong with one scenario object, checked
+    as a manifest's ``harness.scenarios[]`` is (a lab plan's scenarios)."""
+    problems = ProblemList()
+    _scenario(_Validator(problems), value, path)
+    return [(p.path or path, p.message) for p in problems]
 
 
 def _listed(
