@@ -59,9 +59,10 @@ class NeighbourJob:
     size: int | None = None  # bytes per device; None: the whole device
     ioengine: str = "psync"
 
-    def fio_args(self, filenames: list[str], output: str) -> list[str]:
+    def fio_args(self, filenames: list[str], output: str | None = None) -> list[str]:
         """fio's command line against ``filenames`` (the sandbox's paths of the
-        policy's block devices), its JSON written to ``output``."""
+        policy's block devices), its JSON report written to ``output`` (to
+        stdout when None)."""
         args = [
             "fio",
             "--name=neighbour",
@@ -74,8 +75,9 @@ class NeighbourJob:
             "--time_based",
             f"--runtime={self.runtime_s or RUNTIME_RANGE[1]}",
             "--output-format=json",
-            f"--output={output}",
         ]
+        if output is not None:
+            args.append(f"--output={output}")
         if self.rate_iops is not None:
             args.append(f"--rate_iops={self.rate_iops}")
         if self.size is not None:
