@@ -24,7 +24,6 @@ working directory is always deleted."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -37,17 +36,24 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from artifacts.lib.archive import ArchiveLimits
 from benchmarks.lib.environment import capture_environment
-from benchmarks.lib.lab.artefacts import TELEMETRY, artefact_digests
+from benchmarks.lib.lab.artefacts import SCENARIO, TELEMETRY, artefact_digests
 from benchmarks.lib.lab.devices import (
     PolicyRefused,
     block_device_names,
     policy_extras,
 )
+from benchmarks.lib.lab.scenarios import DRIVERS, run_scenario
+from benchmarks.lib.lab.scenarios.base import (
+    SCENARIO_FAILED,
+    STEADY,
+    ScenarioError,
+    ScenarioOutcome,
+    scenario_kind,
+)
 from benchmarks.lib.sandbox import (
     HarnessResult,
     SandboxLimits,
     drop_page_cache,
-    run_harness,
 )
 from benchmarks.lib.sandbox.reporting import (
     HarnessReporter,
@@ -73,6 +79,7 @@ from reprogate_agent.client import (
     TokenRefused,
     Unreachable,
 )
+from reprogate_agent.scenario import AgentContext, scenario_artefact
 from reprogate_agent.statement import signed_statement, utc_now
 from reprogate_agent.telemetry import RunTelemetry, upload_artefacts
 
@@ -210,6 +217,13 @@ def _execute(
             unusable.problems
         )
         return _fail(client, run_id, attempt, unusable.stop_reason, message, reporter)
+    kind = scenario_kind(run.get("scenario"))
+    if kind not in DRIVERS:
+        message = (
+            f"This host's agent has no driver for scenario kind {kind[:40]!r} "
+            f"(it knows {', '.join(sorted(DRIVERS))})."
+        )
+        return _fail(client, run_id, attempt, SCENARIO_FAILED, message, reporter)
     try:
         prepared = _prepare(client, run, attempt, space, reporter)
     except WorkspaceError as error:
@@ -224,32 +238,30 @@ def _execute(
     telemetry = RunTelemetry(
         {**run, "telemetry_devices": watched}, space.root, lambda: reporter.progress
     )
+    context = AgentContext(
+        run=run,
+        run_id=run_id,
+        space=space,
+        extras=extras,
+        limits=_limits(run),
+        reporter=reporter,
+        telemetry=telemetry,
+        poll_seconds=POLL_SECONDS,
+    )
     started = utc_now()
     telemetry.start()
     try:
-        result = run_harness(
-            bundle_dir=space.bundle_dir,
-            entrypoint=str(run["entrypoint"]),
-            output_dir=space.output_dir,
-            env={
-                "REPROGATE_SCENARIO": json.dumps(
-                    run.get("scenario") or {}, sort_keys=True
-                ),
-                "REPROGATE_RUN_ID": str(run.get("public_id") or run_id),
-            },
-            limits=_limits(run),
-            on_line=reporter.on_line,
-            should_cancel=reporter.should_cancel,
-            poll_seconds=POLL_SECONDS,
-            extras=extras,
-            on_start=telemetry.attach,
-        )
+        outcome = _drive(context)
     finally:
         blob = telemetry.stop()
     ended = utc_now()
     reporter.write(force=True)
     if reporter.refused is not None:
         raise reporter.refused
+    if outcome is None:  # the driver stopped before the harness ran
+        why = context.failure or "Cancelled before the harness started."
+        reason = "cancelled" if context.failure is None else SCENARIO_FAILED
+        return _fail(client, run_id, attempt, reason, why, reporter)
     collection = collect_outputs(
         space,
         reporter.write,
@@ -258,13 +270,15 @@ def _execute(
     )
     refused = _upload(client, run_id, attempt, collection, reporter)
     artefacts = {TELEMETRY: blob}
+    if scenario_kind(run.get("scenario")) != STEADY:
+        artefacts[SCENARIO] = scenario_artefact(run, outcome, space.root)
     artefact_warnings = upload_artefacts(
         client, run_id, attempt, artefacts, reporter.write
     )
-    outcome = _result(result, reporter, terms)
+    result = _result(outcome, reporter, terms)
     body = {
         "attempt": attempt,
-        "result": outcome,
+        "result": result,
         "warnings": [*collection.warnings, *refused.values(), *artefact_warnings],
     }
     if terms.host_key is not None:
@@ -277,11 +291,12 @@ def _execute(
             worker_name=terms.worker_name,
             environment=prepared["environment"],
             running_answer=answer,
-            result=outcome,
+            result=result,
             outputs=uploaded,
             artefacts=artefact_digests(artefacts) if not artefact_warnings else {},
             started=started,
             ended=ended,
+            actions=_actions(run, outcome),
         )
     answer = client.finish(run_id, body)
     return str(answer.get("state") or "finished")
@@ -376,16 +391,52 @@ def _upload(
     return warnings
 
 
-def _result(result: HarnessResult, reporter: Reporter, terms: Terms) -> dict[str, Any]:
+def _drive(context: AgentContext) -> ScenarioOutcome | None:
+    """The scenario's driver; a ``ScenarioError`` after the main phase ran is
+    the outcome's failure, one before it (or a cancellation) leaves None and
+    the reason on the context."""
+    try:
+        return run_scenario(context)
+    except (ScenarioError, RunStopped) as error:
+        failure = str(error) if isinstance(error, ScenarioError) else None
+        if context.main_result is None:
+            context.failure = failure
+            return None
+        return ScenarioOutcome(
+            result=context.main_result,
+            record={"error": failure or "cancelled"},
+            failure=failure,
+        )
+
+
+def _actions(run: Mapping[str, Any], outcome: ScenarioOutcome) -> list[Any]:
+    """The statement's scenario actions: what the driver recorded doing (the
+    steady kind: the scenario's own ``actions``, as before kinds)."""
+    if scenario_kind(run.get("scenario")) == STEADY:
+        actions = (run.get("scenario") or {}).get("actions")
+    else:
+        actions = outcome.record.get("actions")
+    return json_safe(actions) if isinstance(actions, list) else []
+
+
+def _result(
+    outcome: ScenarioOutcome, reporter: Reporter, terms: Terms
+) -> dict[str, Any]:
+    result = outcome.result
+    stop_reason, message = result.stop_reason, result.message
+    if reporter.stopped:
+        stop_reason = "cancelled"
+    elif outcome.failure and result.succeeded:
+        stop_reason, message = SCENARIO_FAILED, outcome.failure
     return {
         "exit_code": result.exit_code,
-        "stop_reason": "cancelled" if reporter.stopped else result.stop_reason,
+        "stop_reason": stop_reason,
         "isolation": json_safe(result.isolation),
         "duration_s": result.duration_s,
         "output_truncated": result.output_truncated,
         "log_tail": reporter.log_tail() or clean_text(_tails(result, terms)),
         "progress": reporter.progress if reporter.progress is not None else 0.0,
-        "message": result.message,
+        "message": message,
     }
 
 

@@ -43,13 +43,17 @@ def signed_statement(
     started: str,
     ended: str,
     artefacts: Mapping[str, str] | None = None,
+    actions: list[Any] | None = None,
 ) -> str:
     """The DSSE envelope of the run's statement, as text for ``finish``.
     ``run`` is the claim's answer; ``outputs`` path → SHA-256 of the uploaded
-    outputs; ``artefacts`` name → SHA-256 of the uploaded runner artefacts."""
+    outputs; ``artefacts`` name → SHA-256 of the uploaded runner artefacts;
+    ``actions`` what the scenario's driver did (default: the scenario's own
+    ``actions``)."""
     drift = running_answer.get("drift")
     policy = run.get("policy")
-    actions = (run.get("scenario") or {}).get("actions")
+    if actions is None:
+        actions = (run.get("scenario") or {}).get("actions")
     document = run_statement(
         subjects=run_subjects(
             outputs=outputs,

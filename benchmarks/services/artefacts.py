@@ -1,8 +1,8 @@
 """Runner artefacts on the server (``benchmarks.lib.lab.artefacts``): an
 attempt's uploads beside its outputs (``artefacts/<name>`` in the attempt's
-uploads folder), checked when they arrive (a telemetry blob must decode), stored
-as blobs and deposited in escrow with the outputs when the run ends; the
-telemetry blob read back for the API and the run page."""
+uploads folder), checked when they arrive (a telemetry blob or a scenario
+document must decode), stored as blobs and deposited in escrow with the
+outputs when the run ends; the telemetry blob read back for the API and the run page."""
 
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ from typing import Final
 from benchmarks import conf
 from benchmarks.lib.lab.artefacts import (
     RUNNER_ARTEFACTS,
+    SCENARIO,
     TELEMETRY,
     artefact_name_problem,
     file_sha256,
 )
+from benchmarks.lib.lab.scenario_document import ScenarioDocumentError
+from benchmarks.lib.lab.scenario_document import decode as scenario_decode
 from benchmarks.lib.lab.telemetry_blob import TelemetryBlobError, decode
 from benchmarks.services.common import RunnerConflict, RunnerError
 from benchmarks.services.uploads import attempt_uploads_folder
@@ -53,6 +56,12 @@ def _check(name: str, local: Path) -> None:
         try:
             decode(local.read_bytes())
         except TelemetryBlobError as error:
+            message = f"{name}: {error}"
+            raise RunnerError(message, code="artefact_invalid") from error
+    if name == SCENARIO:
+        try:
+            scenario_decode(local.read_bytes())
+        except ScenarioDocumentError as error:
             message = f"{name}: {error}"
             raise RunnerError(message, code="artefact_invalid") from error
 

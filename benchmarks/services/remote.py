@@ -78,7 +78,13 @@ MAX_WARNINGS: Final = 200
 MAX_WARNING_CHARS: Final = 500
 # Why a host may end a run it could not prepare (``agent_fail``).
 PREPARATION_FAILURES: Final = frozenset(
-    {"bundle_corrupt", "bundle_unreadable", "runner_error", *POLICY_REFUSALS}
+    {
+        "bundle_corrupt",
+        "bundle_unreadable",
+        "runner_error",
+        "scenario_failed",
+        *POLICY_REFUSALS,
+    }
 )
 
 

@@ -1,7 +1,8 @@
 """A run's results: its outputs stored as blobs, its declared outputs parsed into
 canonical metrics, and the transaction that ends the run with all of them and
 deposits the outputs in escrow (kind ``run_output``), with the runner's
-artefacts (the telemetry blob; its metrics derived with ``method: "telemetry"``),
+artefacts (the telemetry blob, its metrics derived with ``method: "telemetry"``;
+a scenario driver's ``scenario.json``, its metrics joined with ``method: "scenario"``),
 the host's signed statement, the environment capture it names and the host key
 (documents ``statement.json``, ``environment.json``, ``host_key.pem``). That
 transaction moves the run out of its active state under the worker's attempt, so
@@ -23,7 +24,9 @@ from artifacts.services.escrow import deposit_create
 from artifacts.services.escrow_records import DepositItem
 from artifacts.storage.blobs import blob_put
 from benchmarks.lib.evidence import ENVIRONMENT, HOST_KEY, STATEMENT
-from benchmarks.lib.lab.artefacts import TELEMETRY
+from benchmarks.lib.lab.artefacts import SCENARIO, TELEMETRY
+from benchmarks.lib.lab.scenario_document import ScenarioDocumentError
+from benchmarks.lib.lab.scenario_document import decode as scenario_decode
 from benchmarks.lib.lab.telemetry_blob import TelemetryBlobError, decode
 from benchmarks.lib.lab.telemetry_metrics import telemetry_metrics
 from benchmarks.lib.parsers import Metric, Series, UnknownParser, parse_stream
@@ -118,6 +121,7 @@ def outputs_parse(
         parsed.series += [(path, s) for s in result.series]
         beat()
     _telemetry_parse(collection, parsed)
+    _scenario_parse(collection, parsed)
     _cap(parsed)
     return parsed
 
@@ -134,6 +138,22 @@ def _telemetry_parse(collection: Collection, parsed: Parsed) -> None:
             continue
         path = f"{TELEMETRY_SOURCE}{TELEMETRY}"
         parsed.metrics += [(path, m) for m in telemetry_metrics(recording)]
+
+
+def _scenario_parse(collection: Collection, parsed: Parsed) -> None:
+    """The metrics and series a scenario driver measured, if it sent them
+    (``method: "scenario"``)."""
+    for item in collection.artefacts:
+        if item.path != SCENARIO:
+            continue
+        try:
+            document = scenario_decode(item.local.read_bytes())
+        except (OSError, ScenarioDocumentError) as error:
+            parsed.note("warning", f"{SCENARIO}: {error}")
+            continue
+        path = f"{TELEMETRY_SOURCE}{SCENARIO}"
+        parsed.metrics += [(path, m) for m in document.metrics]
+        parsed.series += [(path, s) for s in document.series]
 
 
 def _cap(parsed: Parsed) -> None:

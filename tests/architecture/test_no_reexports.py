@@ -19,6 +19,7 @@ LIBRARIES = (
     "benchmarks/lib/environment/",
     "benchmarks/lib/sandbox/",
     "benchmarks/lib/workloads/",
+    "benchmarks/lib/lab/scenarios/",
     "gates/lib/engine/",
 )
 

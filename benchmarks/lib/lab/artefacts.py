@@ -15,11 +15,13 @@ from typing import Final
 TELEMETRY: Final = "telemetry.bin"
 ENVIRONMENT: Final = "environment.json"
 SPANS: Final = "spans.jsonl"
+SCENARIO: Final = "scenario.json"  # benchmarks.lib.lab.scenario_document
 # Every name a runner may upload, and the most bytes each may have.
 RUNNER_ARTEFACTS: Final = {
     TELEMETRY: 64 << 20,
     ENVIRONMENT: 16 << 20,
     SPANS: 256 << 20,
+    SCENARIO: 16 << 20,
 }
 CHUNK: Final = 1 << 20
 
