@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.lib.lab.scenario_document import decode, encode
 from benchmarks.lib.lab.scenarios import interference
 from benchmarks.lib.lab.scenarios.base import ScenarioError
+from benchmarks.lib.sandbox.reporting import json_safe
 from tests.benchmarks.lab.loops import loop_device, loop_reason, needs_loop
 from tests.benchmarks.lab.scenario_host import LabContext, device_extras
 
@@ -63,6 +65,10 @@ def test_the_victim_s_throughput_beside_a_neighbour_throttled_to_500_iops(
         "neighbour_start", "neighbour_busy", "neighbour_stop",
     ]  # fmt: skip
     assert outcome.record["fairness"]["demand"]["neighbour"]["iops"] == 500
+    sent = decode(
+        encode("interference", outcome.metrics, [], json_safe(outcome.record))
+    )
+    assert len(sent.metrics) == len(outcome.metrics)
 
 
 def test_a_bad_neighbour_job_fails_the_scenario_with_its_paths(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from benchmarks.lib.lab.scenarios import steady
+from benchmarks.lib.lab.scenarios import interference, rollback, steady
 from benchmarks.lib.lab.scenarios.base import (
     ScenarioContext,
     ScenarioError,
@@ -29,7 +29,8 @@ Driver = Callable[[ScenarioContext], ScenarioOutcome]
 
 DRIVERS: Final[Mapping[str, Driver]] = {
     "steady": steady.drive,
-    # interference and rollback: registered by their modules' slice
+    "interference": interference.drive,
+    "rollback": rollback.drive,
 }
 
 
