@@ -59,11 +59,12 @@ from benchmarks.lib.lab.scenarios.neighbour import (
     parse_neighbour,
 )
 from benchmarks.lib.lab.scenarios.tenants import (
-    MIB,
     NeighbourRun,
     block_paths,
     diskstats,
     diskstats_delta,
+    io_delta,
+    victim_figures,
 )
 from benchmarks.lib.sandbox.limits import SandboxLimits
 
@@ -72,7 +73,6 @@ NEIGHBOUR_ALONE: Final = "neighbour-alone"
 START_TIMEOUT_S: Final = 30.0
 BUSY_TIMEOUT_S: Final = 15.0
 STOP_TIMEOUT_S: Final = 30.0
-SECTOR: Final = 512
 NEIGHBOUR_ALONE_MAX_S: Final = 60.0
 
 
@@ -151,19 +151,6 @@ def _action(context: ScenarioContext, origin: float, do: str) -> dict[str, Any]:
     return {"at_s": round(context.clock() - origin, 3), "do": do}
 
 
-class _Window:
-    """The devices' and the neighbour's counters at a phase's two ends."""
-
-    def __init__(self, devices: list[str], neighbour: NeighbourRun | None) -> None:
-        self.devices, self.neighbour = devices, neighbour
-        self.start: tuple[float, dict[str, dict[str, int]], dict[str, int] | None]
-        self.end: tuple[float, dict[str, dict[str, int]], dict[str, int] | None]
-
-    def mark(self, at: float) -> tuple[float, dict[str, dict[str, int]], Any]:
-        group = self.neighbour.cgroup if self.neighbour else None
-        return at, diskstats(self.devices), group.io_totals() if group else None
-
-
 def _victim_phase(
     context: ScenarioContext,
     phase: Phase,
@@ -172,50 +159,25 @@ def _victim_phase(
     origin: float,
     record: dict[str, Any],
 ) -> dict[str, Any]:
-    window = _Window(devices, neighbour)
+    """Run the phase; the devices' and the neighbour's counters between the
+    harness's start and its end (``window`` None: it never started)."""
+    marks: list[tuple[float, dict[str, dict[str, int]], dict[str, int] | None]] = []
 
-    def started(at: float) -> None:
-        window.start = window.mark(at)
+    def mark(at: float) -> None:
+        group = neighbour.cgroup if neighbour else None
+        marks.append((at, diskstats(devices), group.io_totals() if group else None))
 
     before = context.clock()
-    result = context.run_harness(phase, on_start=started)
-    window.end = window.mark(context.clock())
+    result = context.run_harness(phase, on_start=mark)
+    if marks:
+        mark(context.clock())
     record["phases"].append(phase_summary(phase, result, before - origin))
-    if not hasattr(window, "start"):
-        return {"result": result, "figures": None}
-    return {"result": result, "figures": _victim_figures(window)}
-
-
-def _victim_figures(window: _Window) -> dict[str, Any]:
-    (t0, disk0, group0), (t1, disk1, group1) = window.start, window.end
-    seconds = max(t1 - t0, 1e-6)
-    device = diskstats_delta(disk0, disk1)
-    ios, size, source = device["ios"], device["sectors"] * SECTOR, "diskstats"
-    if window.neighbour is not None:
-        if group0 is not None and group1 is not None:
-            theirs = (
-                group1["reads"] + group1["writes"] - group0["reads"] - group0["writes"]
-            )
-            their_bytes = (
-                group1["read_bytes"]
-                + group1["write_bytes"]
-                - group0["read_bytes"]
-                - group0["write_bytes"]
-            )
-            source = "diskstats less the neighbour's cgroup"
-        else:
-            theirs, their_bytes, source = 0, 0, "pending"
-        ios, size = ios - theirs, size - their_bytes
-    return {
-        "window_s": round(seconds, 3),
-        "device_ios": device["ios"],
-        "device_await_ms": device["ticks_ms"] / device["ios"]
-        if device["ios"]
-        else None,
-        "ios": ios,
-        "bytes": size,
-        "source": source,
-    }
+    if len(marks) != 2:
+        return {"result": result, "window": None}
+    (t0, disk0, io0), (t1, disk1, io1) = marks
+    window = {"seconds": t1 - t0, "device": diskstats_delta(disk0, disk1),
+              "neighbour_io": io_delta(io0, io1)}  # fmt: skip
+    return {"result": result, "window": window}
 
 
 def _demand(
@@ -231,21 +193,23 @@ def _demand(
     if job.rate_iops is not None:
         directions = 2 if job.rw in ("rw", "randrw") else 1
         return {"iops": float(job.rate_iops * directions), "source": "rate_iops"}
-    figures = alone["figures"] or {}
-    seconds = min(NEIGHBOUR_ALONE_MAX_S, max(1.0, float(figures.get("window_s") or 1)))
+    window = alone["window"] or {}
+    seconds = min(NEIGHBOUR_ALONE_MAX_S, max(1.0, float(window.get("seconds") or 1)))
     solo = _neighbour(context, job, NEIGHBOUR_ALONE)
     record["actions"].append(_action(context, origin, "neighbour_alone_start"))
     solo.start()
-    if solo.wait_started(START_TIMEOUT_S):
-        solo.wait_busy(BUSY_TIMEOUT_S, devices)
-        deadline = context.clock() + seconds
-        while context.clock() < deadline:
-            context.beat()
-            time_left = deadline - context.clock()
-            solo.join(min(0.5, max(0.0, time_left)))
-    solo.stop()
-    record["actions"].append(_action(context, origin, "neighbour_alone_stop"))
-    done = solo.join(STOP_TIMEOUT_S)
+    try:
+        if solo.wait_started(START_TIMEOUT_S):
+            solo.wait_busy(BUSY_TIMEOUT_S, devices)
+            deadline = context.clock() + seconds
+            while context.clock() < deadline:
+                context.beat()  # a cancelled run stops here: the finally stops fio
+                if solo.ended(min(0.5, max(0.0, deadline - context.clock()))):
+                    break
+    finally:
+        solo.stop()
+        record["actions"].append(_action(context, origin, "neighbour_alone_stop"))
+        done = solo.join(STOP_TIMEOUT_S)
     fio = done.get("fio") or {}
     record["neighbour_alone"] = done
     return {"iops": float(fio.get("iops") or 0.0), "source": NEIGHBOUR_ALONE}
@@ -259,22 +223,16 @@ def _outcome(
     record: dict[str, Any],
 ) -> ScenarioOutcome:
     fio = done.get("fio")
-    victim_main, victim_alone = main["figures"], alone["figures"]
-    if victim_main is not None and victim_main["source"] == "pending":
-        # no cgroup accounting: the neighbour's fio rate over the window
-        theirs = (fio or {}).get("iops", 0.0) * victim_main["window_s"]
-        their_bytes = (fio or {}).get("mib_s", 0.0) * MIB * victim_main["window_s"]
-        victim_main["ios"] = victim_main["ios"] - round(theirs)
-        victim_main["bytes"] = victim_main["bytes"] - round(their_bytes)
-        victim_main["source"] = "diskstats less the neighbour's fio rate (estimate)"
-    for figures in (victim_main, victim_alone):
-        if figures is not None:
-            figures["ios"], figures["bytes"] = (
-                max(0, figures["ios"]),
-                max(0, figures["bytes"]),
-            )
-            figures["iops"] = figures["ios"] / figures["window_s"]
-            figures["mib_s"] = figures["bytes"] / MIB / figures["window_s"]
+    victim_alone = victim_main = None
+    if alone["window"] is not None:
+        victim_alone = victim_figures(
+            alone["window"]["seconds"], alone["window"]["device"]
+        )
+    if main["window"] is not None:
+        window = main["window"]
+        victim_main = victim_figures(
+            window["seconds"], window["device"], window["neighbour_io"], fio or {}
+        )
     record["tenants"] = {
         "victim": {ALONE: victim_alone, MAIN: victim_main},
         "neighbour": dict(done),

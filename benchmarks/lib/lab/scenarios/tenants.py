@@ -32,6 +32,7 @@ REPORT: Final = "fio.json"
 ENTRYPOINT: Final = "neighbour.sh"
 DISKSTATS: Final = Path("/proc/diskstats")
 MIB: Final = float(1 << 20)
+SECTOR: Final = 512
 SCRIPT: Final = """#!/bin/sh
 # The lab's neighbour job: fio until it ends or the runner asks it to stop.
 {fio} --output="$REPROGATE_OUTPUT_DIR/{report}" &
@@ -58,10 +59,10 @@ def block_paths(extras: SandboxExtras) -> list[str]:
 
 def fio_report(text: str) -> dict[str, Any]:
     """fio's JSON report from its output file, after the lines fio writes
-    before it ("fio: terminating on signal 15")."""
-    start = text.find("\n{")
-    document = json.loads(text if text.startswith("{") else text[start + 1 :])
-    if (start < 0 and not text.startswith("{")) or not isinstance(document, dict):
+    before it ("fio: terminating on signal 15"); ValueError when there is none."""
+    start = 0 if text.startswith("{") else text.find("\n{") + 1
+    document = json.loads(text[start:]) if start or text.startswith("{") else None
+    if not isinstance(document, dict):
         raise ValueError("not a fio JSON report")
     return document
 
@@ -139,6 +140,55 @@ def diskstats_delta(
     return total
 
 
+def io_delta(
+    start: Mapping[str, int] | None, end: Mapping[str, int] | None
+) -> dict[str, int] | None:
+    """A cgroup's ``io_totals`` between two readings as ``ios`` and ``bytes``
+    (None when either reading is: the host accounts no cgroup I/O)."""
+    if start is None or end is None:
+        return None
+    return {
+        "ios": end["reads"] + end["writes"] - start["reads"] - start["writes"],
+        "bytes": end["read_bytes"] + end["write_bytes"]
+        - start["read_bytes"] - start["write_bytes"],
+    }  # fmt: skip
+
+
+def victim_figures(
+    window_s: float,
+    device: Mapping[str, int],
+    neighbour_io: Mapping[str, int] | None = None,
+    neighbour_fio: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The victim's I/O in a window of ``window_s`` seconds: the devices' I/Os
+    (``diskstats_delta``) less the neighbour's in the same window, counted by
+    its cgroup (``neighbour_io``) or else estimated from fio's mean rate
+    (``neighbour_fio``); neither: the devices' alone (no neighbour ran)."""
+    seconds = max(window_s, 1e-6)
+    ios, size = float(device["ios"]), float(device["sectors"] * SECTOR)
+    source = "diskstats"
+    if neighbour_io is not None:
+        ios, size = ios - neighbour_io["ios"], size - neighbour_io["bytes"]
+        source = "diskstats less the neighbour's cgroup"
+    elif neighbour_fio is not None:
+        ios -= float(neighbour_fio.get("iops") or 0) * seconds
+        size -= float(neighbour_fio.get("mib_s") or 0) * MIB * seconds
+        source = "diskstats less the neighbour's fio rate (estimate)"
+    ios, size = max(0.0, ios), max(0.0, size)
+    return {
+        "window_s": round(seconds, 3),
+        "device_ios": device["ios"],
+        "device_await_ms": device["ticks_ms"] / device["ios"]
+        if device["ios"]
+        else None,
+        "ios": round(ios),
+        "bytes": round(size),
+        "iops": ios / seconds,
+        "mib_s": size / MIB / seconds,
+        "source": source,
+    }
+
+
 @dataclass
 class NeighbourRun:
     """The neighbour in its own sandbox; ``start`` → ``wait_started`` →
@@ -214,6 +264,12 @@ class NeighbourRun:
                 return "diskstats"
             time.sleep(0.05)
         return "timeout"
+
+    def ended(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the neighbour to end by itself."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self._thread is None or not self._thread.is_alive()
 
     def stop(self) -> None:
         """Ask the neighbour to end (fio writes its report as it stops)."""
