@@ -43,7 +43,7 @@ def test_a_rollback_whose_hook_changes_nothing_fails_the_run(
         ("finish", Reply(200, {"state": "failed"})),
     ):  # fmt: skip
         fake.script(f"runs/7/{route}", reply)
-    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: 0)
+    client = RunnerClient(fake.url, "rgh_" + "t" * 43, retries=1, sleep=lambda s: None)
 
     assert execute_run(client, Terms("lab-07@h"), tmp_path, 7, 1) == "failed"
 
