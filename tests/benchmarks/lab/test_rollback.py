@@ -132,10 +132,31 @@ def test_a_rollback_needs_a_hook_and_a_target(tmp_path: Path) -> None:
 
     with pytest.raises(ScenarioError, match="names no 'rollback' hook"):
         rollback.drive(no_hook)
-    with pytest.raises(ScenarioError, match='in its "to"'):
+    with pytest.raises(ScenarioError, match=r"scenario\.to: name what the pool"):
         rollback.drive(no_target)
 
     assert no_hook.phases == no_target.phases == []
+
+
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        (None, "to: name what the pool's rollback hook switches to"),
+        ("", "to: name what"),
+        ("x" * 201, "to: name what"),
+        ({}, "to: name what"),
+        (["535"], "to: name what"),
+        ({"firmware": "x" * 2000}, "to: at most 2000 bytes of JSON"),
+        ({"firmware": float("nan")}, "to: must be plain JSON"),
+    ],
+)
+def test_a_rollback_target_is_a_name_or_an_object(target: object, problem: str) -> None:
+    assert rollback.target_problems("535.104") == []
+    assert rollback.target_problems({"driver": "535.104"}) == []
+
+    (found,) = rollback.target_problems(target)
+
+    assert found.startswith(problem)
 
 
 @pytest.mark.parametrize(

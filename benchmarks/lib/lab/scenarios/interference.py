@@ -141,7 +141,7 @@ def _neighbour(context: ScenarioContext, job: NeighbourJob, name: str) -> Neighb
             cpu_seconds=limits.cpu_seconds,
             memory_bytes=min(limits.memory_bytes, 1 << 30),
             file_bytes=64 << 20,
-            processes=16,
+            processes=32,  # fio's threads count
             output_bytes=4 << 20,
         ),
     )

@@ -26,6 +26,7 @@ restores its hosts with its own hooks.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from benchmarks.lib.lab.scenarios.base import (
@@ -46,15 +47,15 @@ VERB: Final = "switch"
 PHASE_A: Final = "a"
 PHASE_B: Final = "b"
 METRICS_FILE_MAX_BYTES: Final = 64 << 20
+MAX_TARGET_CHARS: Final = 200
+MAX_TARGET_BYTES: Final = 2000
 
 
 def drive(context: ScenarioContext) -> ScenarioOutcome:
     scenario = context.run.get("scenario") or {}
-    if scenario.get("to") in (None, "", {}, []):
-        raise ScenarioError(
-            'A rollback scenario names what to switch to in its "to" (the '
-            "previous driver, firmware or setting the pool's rollback hook knows)."
-        )
+    problems = target_problems(scenario.get("to"), "scenario.to")
+    if problems:
+        raise ScenarioError("The rollback scenario cannot run: " + "; ".join(problems))
     hook = hook_path(context.hooks, HOOK)
     origin = context.clock()
     record: dict[str, Any] = {"to": scenario["to"], "phases": [], "actions": []}
@@ -118,6 +119,27 @@ def drive(context: ScenarioContext) -> ScenarioOutcome:
     )
     result = result_a if not result_a.succeeded else result_b
     return ScenarioOutcome(result, metrics, [], record, None if changes else unchanged)
+
+
+def target_problems(value: object, where: str = "to") -> list[str]:
+    """What is wrong with a rollback scenario's ``to`` ([] when it is usable):
+    a name (1 to 200 characters) or a non-empty JSON object of at most
+    ``MAX_TARGET_BYTES``. Django-free, for a campaign's start to call."""
+    if isinstance(value, str) and 0 < len(value.strip()) <= MAX_TARGET_CHARS:
+        return []
+    if isinstance(value, dict) and value:
+        try:
+            size = len(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError):
+            return [f"{where}: must be plain JSON"]
+        if size <= MAX_TARGET_BYTES:
+            return []
+        return [f"{where}: at most {MAX_TARGET_BYTES} bytes of JSON"]
+    return [
+        f"{where}: name what the pool's rollback hook switches to (the previous "
+        "driver, firmware or setting): a name of 1 to "
+        f"{MAX_TARGET_CHARS} characters or a non-empty object"
+    ]
 
 
 def _argument(context: ScenarioContext, to: object) -> dict[str, Any]:
