@@ -70,15 +70,20 @@ class AgentContext:
         self.first_start: float | None = None
         self.main_result: HarnessResult | None = None  # the main phase's, once run
         self.failure: str | None = None  # why the driver stopped before it ran
+        self.netns = ""  # the running phase's network namespace (/run/netns/…)
 
     def run_harness(
         self, phase: Phase, *, on_start: Callable[[float], None] | None = None
     ) -> HarnessResult:
         phase.output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.netns = ""
         now = self.clock()
         self.first_start = now if self.first_start is None else self.first_start
         left = self.limits.wall_seconds - (now - self.first_start)
         limits = _with_wall(self.limits, max(1.0, left))
+
+        def network(path: str) -> None:
+            self.netns = path
 
         def started(group: Cgroup | None) -> None:
             self.telemetry.attach(group)
@@ -102,6 +107,7 @@ class AgentContext:
             poll_seconds=self.poll_seconds,
             extras=self.extras,
             on_start=started,
+            on_network=network,
         )
         if phase.name == MAIN:
             self.main_result = result

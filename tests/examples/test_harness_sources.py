@@ -13,7 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDORS = ("acme-flash", "bolt-storage")
-SHARED = ("harness/run.sh", "harness/harness.py", "harness/kvsim.py")
+SHARED = (
+    "harness/run.sh",
+    "harness/harness.py",
+    "harness/kvsim.py",
+    "harness/nbdprobe.py",
+)
 
 
 @pytest.mark.parametrize("vendor", VENDORS)

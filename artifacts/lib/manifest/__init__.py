@@ -63,6 +63,7 @@ from artifacts.lib.manifest.schema import (
 )
 from artifacts.lib.manifest.validate import (
     parse_manifest,
+    scenario_problems,
 )
 
 __all__ = [
@@ -97,4 +98,5 @@ __all__ = [
     "inspect_bundle",
     "listing_problems",
     "parse_manifest",
+    "scenario_problems",
 ]

@@ -79,6 +79,7 @@ class Scenario:
     concurrency: int
     batch_size: int
     duration_s: float
+    kind: str = "steady"  # artifacts.lib.scenario_kinds
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from artifacts.lib.manifest.schema import (
     Scenario,
 )
 from artifacts.lib.problems import ProblemList
+from artifacts.lib.scenario_kinds import SCENARIO_FIELDS, scenario_kind_problems
 
 # Path problems the manifest reports under their own code (the others are
 # manifest_schema): what a person must fix in the name, not in the JSON.
@@ -269,9 +270,12 @@ def _output(v: _Validator, value: Any, path: str) -> HarnessOutput | None:
 
 def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
     keys = ("name", "cache", "concurrency", "batch_size", "duration_s")
-    obj = v.obj(value, path, keys)
+    obj = v.obj(value, path, keys, SCENARIO_FIELDS)
     if obj is None:
         return None
+    kind_problems = scenario_kind_problems(obj, path)
+    for at, message in kind_problems:
+        v.fail(at, message)
     values = (
         v.field(
             obj,
@@ -286,7 +290,17 @@ def _scenario(v: _Validator, value: Any, path: str) -> Scenario | None:
         v.field(obj, path, "batch_size", lambda x, p: v.integer(x, p, minimum=1)),
         v.field(obj, path, "duration_s", lambda x, p: v.number(x, p, positive=True)),
     )
-    return None if None in values else Scenario(*values)
+    if None in values or kind_problems:
+        return None
+    return Scenario(*values, kind=str(obj.get("kind", "steady")))
+
+
+def scenario_problems(value: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, message)`` of what is wrong with one scenario object, checked
+    as a manifest's ``harness.scenarios[]`` is (a lab plan's scenarios)."""
+    problems = ProblemList()
+    _scenario(_Validator(problems), value, path)
+    return [(p.path or path, p.message) for p in problems]
 
 
 def _listed(

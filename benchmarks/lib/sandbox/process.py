@@ -237,12 +237,15 @@ def run_harness(
     method: str | None = None,
     extras: SandboxExtras | None = None,
     on_start: Callable[[Cgroup | None], None] | None = None,
+    on_network: Callable[[str], None] | None = None,
 ) -> HarnessResult:
     """Run ``entrypoint`` of the bundle in ``bundle_dir`` (a fresh copy, made
     writable for the harness) with ``output_dir`` as REPROGATE_OUTPUT_DIR.
     ``method`` forces "bwrap", "unshare" or "none" (default: the best here);
     ``on_start`` is told the run's cgroup (None without one) once the harness
-    started (the runner's telemetry sampler reads it).
+    started (the runner's telemetry sampler reads it); before it,
+    ``on_network`` is told the run's network namespace (``/run/netns/NAME``)
+    when its endpoints have one (a scenario's fault hook shapes it).
 
     The harness's cwd is the bundle directory (``/sandbox/bundle`` under
     bubblewrap) and REPROGATE_OUTPUT_DIR is set to where ``output_dir`` is seen
@@ -287,6 +290,9 @@ def run_harness(
                 started,
                 plan.isolation,
             )
+        netns = plan.endpoints.netns if plan.endpoints is not None else None
+        if on_network is not None and netns:
+            on_network(f"/run/netns/{netns}")
         if on_start is not None:
             on_start(plan.cgroup)
         for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)):

@@ -8,6 +8,12 @@ For one scenario (REPROGATE_SCENARIO) it writes into REPROGATE_OUTPUT_DIR:
   (tracegen.py, the workload named in config.json, a seed derived from the
   workload's seed and the scenario's concurrency, so cold and warm runs and
   both batch sizes replay the same requests);
+- in a ``warmup`` scenario, also ``model_load_s``: the example has no model
+  weights, so its load is everything before the first request (the
+  configuration, the workload, the trace, the tiers; the fio job left out);
+- in a ``failover`` scenario, only metrics.json: per-second ``throughput`` and
+  ``errors`` series of reads from the lab's NBD endpoint (nbdprobe.py) while
+  the lab injects its faults;
 - metrics.json (reprogate-metrics), from the KV-cache simulator (kvsim.py):
   TTFT, TPOT and end-to-end latency (mean, p50, p90, p99), request and
   output-token throughput, KV-cache hit rate (mean and over time) and the part
@@ -51,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import kvsim  # noqa: E402
+import nbdprobe  # noqa: E402
 import tracegen  # noqa: E402
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -301,6 +308,7 @@ def write_trace(profile: Any, seed: int, out: Path) -> list[Any]:
 
 
 def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
+    loading = time.monotonic()  # a warm-up's model_load_s: up to the first request
     config = load_json(HERE / "config.json")
     workload = load_json(HERE.parent / config["workload"])
     concurrency, duration = scenario["concurrency"], float(scenario["duration_s"])
@@ -317,7 +325,9 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
     try:
         tier = ssd_tier(scratch)
         print(tier.describe(), flush=True)
+        fio_started = time.monotonic()
         print(run_fio(config["fio"], scratch, out, tier), flush=True)
+        loading += time.monotonic() - fio_started  # the fio job is not loading
         progress(0.25)
         seed = scenario_seed(int(workload["requests"]["seed"]), concurrency)
         trace = write_trace(profile, seed, out)
@@ -347,8 +357,14 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
                 concurrency,
                 scenario["batch_size"],
             )
+            load_s = time.monotonic() - loading
             outcomes = engine.run(measured, pacer(duration, progress))
             summary = summarise(outcomes, cache, scenario)
+            if scenario.get("kind") == "warmup":
+                model_load = metric(
+                    "model_load_s", "mean", load_s, "s", scenario["name"]
+                )
+                summary["metrics"].append(model_load)
         finally:
             cache.ssd.close()
     finally:
@@ -357,6 +373,21 @@ def run(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
     for m in summary["metrics"]:
         if m["name"] in SHOWN and m["stat"] in ("p99", "mean"):
             print(f"{m['name']} {m['stat']} = {m['value']} {m['unit']}", flush=True)
+    progress(1.0)
+
+
+def run_probe(scenario: dict[str, Any], out: Path, progress: Progress) -> None:
+    """Failover mode (nbdprobe.py): reads the lab's NBD endpoint for the
+    scenario's duration while the lab injects its faults."""
+    address = nbdprobe.endpoint_address(scenario)
+    seed = int(os.environ.get("REPROGATE_SEED") or 0)
+    print(f"failover: reading {address} for {scenario['duration_s']} s", flush=True)
+    summary = nbdprobe.probe(address, float(scenario["duration_s"]), seed, progress)
+    for item in summary["metrics"] + summary["series"]:
+        item["scenario"] = scenario["name"]
+    (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n")
+    for m in summary["metrics"]:
+        print(f"{m['name']} {m['stat']} = {m['value']} {m['unit']}", flush=True)
     progress(1.0)
 
 
@@ -388,7 +419,10 @@ def main() -> int:
         )
         run_id = os.environ.get("REPROGATE_RUN_ID", "local")
         print(f"scenario {scenario['name']}: {settings} run={run_id}", flush=True)
-        run(scenario, out, Progress())
+        if scenario.get("kind") == "failover":
+            run_probe(scenario, out, Progress())
+        else:
+            run(scenario, out, Progress())
     except BadInput as error:
         print(f"harness: {error}", file=sys.stderr)
         return 2

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from benchmarks.lib.lab.scenarios import interference, rollback, steady
+from benchmarks.lib.lab.scenarios import (
+    failover,
+    interference,
+    rollback,
+    steady,
+    warmup,
+)
 from benchmarks.lib.lab.scenarios.base import (
     ScenarioContext,
     ScenarioError,
@@ -30,6 +36,8 @@ Driver = Callable[[ScenarioContext], ScenarioOutcome]
 DRIVERS: Final[Mapping[str, Driver]] = {
     "steady": steady.drive,
     "interference": interference.drive,
+    "failover": failover.drive,
+    "warmup": warmup.drive,
     "rollback": rollback.drive,
 }
 

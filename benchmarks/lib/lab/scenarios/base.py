@@ -47,16 +47,28 @@ class Phase:
 
 
 class ScenarioContext(Protocol):
-    """What the agent gives a driver. ``on_start`` of ``run_harness`` is called
-    with ``clock()``'s time once the harness has started (its offsets count
+    """What the agent gives a driver (read-only attributes: an implementation
+    may hold them as plain attributes). ``on_start`` of ``run_harness`` is
+    called with ``clock()``'s time once the harness has started (offsets count
     from there)."""
 
-    run: Mapping[str, Any]  # the claim's answer (scenario, policy, ...)
-    work_dir: Path  # the run's workspace root (runner-only files)
-    output_dir: Path  # the main phase's output directory (the run's outputs)
-    hooks: Mapping[str, str]  # the pool policy's operator-named hooks
-    extras: SandboxExtras | None  # the policy's devices and endpoints, resolved
-    limits: SandboxLimits  # the run's sandbox limits
+    @property
+    def run(self) -> Mapping[str, Any]: ...  # the claim's answer (scenario, policy…)
+
+    @property
+    def work_dir(self) -> Path: ...  # the run's workspace root (runner-only files)
+
+    @property
+    def output_dir(self) -> Path: ...  # the main phase's output directory
+
+    @property
+    def hooks(self) -> Mapping[str, str]: ...  # the pool policy's named hooks
+
+    @property
+    def extras(self) -> SandboxExtras | None: ...  # the policy's devices, endpoints
+
+    @property
+    def limits(self) -> SandboxLimits: ...  # the run's sandbox limits
 
     def run_harness(
         self, phase: Phase, *, on_start: Callable[[float], None] | None = None
