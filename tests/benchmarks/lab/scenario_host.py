@@ -45,6 +45,7 @@ class LabContext:
         extras: SandboxExtras | None = None,
         hooks: Mapping[str, str] | None = None,
         wall_seconds: float = 120,
+        claim: Mapping[str, Any] | None = None,
     ) -> None:
         root.mkdir(parents=True, exist_ok=True)
         root.chmod(0o711)  # a dropped uid may reach its two folders
@@ -52,7 +53,11 @@ class LabContext:
         entry = self.space.bundle_dir / ENTRYPOINT
         entry.write_text(harness)
         entry.chmod(0o755)
-        self.run: Mapping[str, Any] = {"scenario": dict(scenario), "public_id": "r-1"}
+        self.run: Mapping[str, Any] = {
+            "scenario": dict(scenario),
+            "public_id": "r-1",
+            **(claim or {}),
+        }
         self.work_dir = root
         self.output_dir = self.space.output_dir
         self.hooks: Mapping[str, str] = dict(hooks or {})

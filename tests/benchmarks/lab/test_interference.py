@@ -25,6 +25,7 @@ exec fio --name=victim --filename="$dev" --rw=randread --bs=4k --direct=1 \\
 """
 NEIGHBOUR = {"rw": "randread", "bs": "4k", "iodepth": 4, "rate_iops": 500,
              "ioengine": "libaio"}  # fmt: skip
+SCENARIO = {"kind": "interference", "neighbour": "noisy-500"}
 
 
 def values(metrics: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
@@ -39,9 +40,10 @@ def test_the_victim_s_throughput_beside_a_neighbour_throttled_to_500_iops(
     with loop_device(tmp_path, "tenants", size_mib=64) as device:
         context = LabContext(
             tmp_path / "run",
-            scenario={"kind": "interference", "neighbour": NEIGHBOUR},
+            scenario=SCENARIO,
             harness=VICTIM.format(runtime=3),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
+            claim={"neighbour_jobs": {"noisy-500": NEIGHBOUR}},
         )
 
         outcome = interference.drive(context)
@@ -75,23 +77,50 @@ def test_a_bad_neighbour_job_fails_the_scenario_with_its_paths(tmp_path: Path) -
     bad = {"rw": "randread", "bs": "4k", "exec_prerun": "rm -rf /", "iodepth": 0}
     context = LabContext(
         tmp_path / "run",
-        scenario={"kind": "interference", "neighbour": bad},
+        scenario=SCENARIO,
         harness="#!/bin/sh\n",
+        claim={"neighbour_jobs": {"noisy-500": bad}},
     )
 
     with pytest.raises(ScenarioError) as failed:
         interference.drive(context)
 
-    assert "scenario.neighbour.exec_prerun: not an allowed option" in str(failed.value)
-    assert "scenario.neighbour.iodepth: 0 is outside" in str(failed.value)
+    said = str(failed.value)
+    assert "neighbour_jobs.noisy-500.exec_prerun: not an allowed option" in said
+    assert "neighbour_jobs.noisy-500.iodepth: 0 is outside" in said
+    assert context.phases == []
+
+
+@pytest.mark.parametrize(
+    ("scenario", "jobs", "said"),
+    [
+        (SCENARIO, {"other": NEIGHBOUR},
+         "neighbour_jobs.noisy-500: no such neighbour job in the lab plan (it has o"),
+        (SCENARIO, None, "neighbour_jobs.noisy-500: no such neighbour job"),
+        ({"kind": "interference", "neighbour": NEIGHBOUR}, {"noisy-500": NEIGHBOUR},
+         "scenario.neighbour: Must name a neighbour job of the lab plan"),
+        ({"kind": "interference"}, {}, "scenario.neighbour: Is required"),
+    ],
+)  # fmt: skip
+def test_the_scenario_names_a_job_of_the_lab_plan(
+    tmp_path: Path, scenario: dict[str, Any], jobs: Any, said: str
+) -> None:
+    context = LabContext(tmp_path / "run", scenario=scenario, harness="#!/bin/sh\n",
+                         claim={"neighbour_jobs": jobs})  # fmt: skip
+
+    with pytest.raises(ScenarioError) as failed:
+        interference.drive(context)
+
+    assert said in str(failed.value)
     assert context.phases == []
 
 
 def test_a_policy_without_block_devices_cannot_interfere(tmp_path: Path) -> None:
     context = LabContext(
         tmp_path / "run",
-        scenario={"kind": "interference", "neighbour": NEIGHBOUR},
+        scenario=SCENARIO,
         harness="#!/bin/sh\n",
+        claim={"neighbour_jobs": {"noisy-500": NEIGHBOUR}},
     )
 
     with pytest.raises(ScenarioError, match="needs block devices"):
@@ -107,9 +136,10 @@ def test_an_unthrottled_neighbour_s_demand_is_measured_alone(tmp_path: Path) -> 
     with loop_device(tmp_path, "greedy", size_mib=64) as device:
         context = LabContext(
             tmp_path / "run",
-            scenario={"kind": "interference", "neighbour": job},
+            scenario={"kind": "interference", "neighbour": "greedy"},
             harness=VICTIM.format(runtime=2),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
+            claim={"neighbour_jobs": {"greedy": job}},
         )
 
         outcome = interference.drive(context)

@@ -11,6 +11,8 @@ import pytest
 from benchmarks.lib.lab.scenarios.fairness import jain_index, normalised
 from benchmarks.lib.lab.scenarios.neighbour import (
     NeighbourError,
+    neighbour_job,
+    neighbour_jobs_problems,
     neighbour_problems,
     parse_neighbour,
 )
@@ -119,3 +121,35 @@ def test_a_share_is_capped_at_the_demand_and_needs_one() -> None:
     assert normalised(700, 500) == 1.0
     assert normalised(10, 0) is None
     assert math.isclose(normalised(0, 500) or 0.0, 0.0)
+
+
+def test_a_lab_plan_s_jobs_are_checked_by_name() -> None:
+    jobs = {
+        "noisy-500": {"rw": "randread", "bs": "4k", "rate_iops": 500},
+        "Bad Name": {"rw": "read", "bs": "4k"},
+        "hog": {"rw": "randwrite", "bs": 1000},
+    }
+
+    problems = neighbour_jobs_problems(jobs)
+
+    assert [p.split(":")[0] for p in problems] == [
+        "neighbour_jobs.Bad Name",
+        "neighbour_jobs.hog.bs",
+    ]
+    assert neighbour_jobs_problems({}) == [
+        "neighbour_jobs: must be an object of neighbour jobs by name"
+    ]
+    assert neighbour_jobs_problems({"a": {"rw": "read", "bs": 512}}) == []
+
+
+def test_a_scenario_s_job_is_found_in_the_plan_by_name() -> None:
+    jobs = {"noisy-500": {"rw": "randread", "bs": "4k", "rate_iops": 500}}
+
+    assert neighbour_job("noisy-500", jobs).rate_iops == 500
+    with pytest.raises(NeighbourError) as missing:
+        neighbour_job("quiet", jobs)
+    assert missing.value.problems == [
+        "neighbour_jobs.quiet: no such neighbour job in the lab plan (it has noisy-500)"
+    ]
+    with pytest.raises(NeighbourError, match=r"neighbour_jobs\.x\.rw: required"):
+        neighbour_job("x", {"x": {"bs": "4k"}})

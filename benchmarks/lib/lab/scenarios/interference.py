@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from artifacts.lib.scenario_kinds import scenario_kind_problems
 from benchmarks.lib.lab.devices import block_device_names
 from benchmarks.lib.lab.scenarios.base import (
     MAIN,
@@ -54,9 +55,10 @@ from benchmarks.lib.lab.scenarios.base import (
 )
 from benchmarks.lib.lab.scenarios.fairness import jain_index, normalised
 from benchmarks.lib.lab.scenarios.neighbour import (
+    JOBS,
     NeighbourError,
     NeighbourJob,
-    parse_neighbour,
+    neighbour_job,
 )
 from benchmarks.lib.lab.scenarios.tenants import (
     NeighbourRun,
@@ -78,8 +80,13 @@ NEIGHBOUR_ALONE_MAX_S: Final = 60.0
 
 def drive(context: ScenarioContext) -> ScenarioOutcome:
     scenario = context.run.get("scenario") or {}
+    problems = [f"{p}: {m}" for p, m in scenario_kind_problems(scenario, "scenario")]
+    if problems:
+        raise ScenarioError(
+            "The interference scenario is not valid: " + "; ".join(problems)
+        )
     try:
-        job = parse_neighbour(scenario.get("neighbour"), "scenario.neighbour")
+        job = neighbour_job(scenario["neighbour"], context.run.get(JOBS))
     except NeighbourError as error:
         raise ScenarioError(
             "The interference scenario's neighbour job is not valid: "
@@ -94,7 +101,7 @@ def drive(context: ScenarioContext) -> ScenarioOutcome:
         )
     origin = context.clock()
     record: dict[str, Any] = {
-        "neighbour": job.as_json(),
+        "neighbour": {"name": scenario["neighbour"], "job": job.as_json()},
         "devices": devices,
         "phases": [],
         "actions": [],

@@ -1,8 +1,10 @@
-"""The neighbour job of an ``interference`` scenario: a small fio vocabulary the
-lab (never the vendor) writes in the scenario's ``neighbour`` object, e.g.
+"""The neighbour jobs of ``interference`` scenarios: the lab (never the vendor)
+defines them by name in the buyer's lab plan, in a small fio vocabulary; a
+scenario names one (``"neighbour": "noisy-500"``) and the run's claim carries
+the plan's jobs as ``neighbour_jobs``:
 
-    {"rw": "randread", "bs": "4k", "iodepth": 4, "rate_iops": 500,
-     "runtime": 30, "size": "64m", "ioengine": "libaio"}
+    {"noisy-500": {"rw": "randread", "bs": "4k", "iodepth": 4, "rate_iops": 500,
+                   "runtime": 30, "size": "64m", "ioengine": "libaio"}}
 
 Only these seven options exist (everything else is refused): ``rw`` (read,
 write, randread, randwrite, rw, randrw), ``bs`` (512 bytes to 16 MiB, a multiple
@@ -15,10 +17,11 @@ whole device) and ``ioengine`` (psync, libaio or io_uring; default psync).
 The runner adds the rest itself: direct I/O on the policy's block devices,
 JSON output to a file of its own.
 
-``neighbour_problems`` names every problem with its path
-(``scenarios[2].neighbour.bs: …``) and is Django-free, so a campaign's start
-can refuse a lab plan before any run is queued; ``parse_neighbour`` returns a
-``NeighbourJob`` or raises ``NeighbourError`` with the problems.
+``neighbour_jobs_problems`` names every problem of a plan's jobs with its path
+(``neighbour_jobs.noisy-500.bs: …``) and is Django-free, so a campaign's start
+can refuse a lab plan before any run is queued; ``neighbour_job`` finds the job
+a scenario names and ``parse_neighbour`` reads one, both raising
+``NeighbourError`` with the problems.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
+
+from artifacts.lib.scenario_kinds import NAME_RE
 
 RW_MODES: Final = ("read", "write", "randread", "randwrite", "rw", "randrw")
 ENGINES: Final = ("psync", "libaio", "io_uring")
@@ -39,6 +44,8 @@ IODEPTH_RANGE: Final = (1, 1024)
 RATE_RANGE: Final = (1, 10_000_000)
 RUNTIME_RANGE: Final = (1, 86_400)
 MIN_SIZE: Final = 4096
+MAX_JOBS: Final = 32
+JOBS: Final = "neighbour_jobs"
 
 
 class NeighbourError(ValueError):
@@ -186,3 +193,33 @@ def parse_neighbour(value: object, where: str = "neighbour") -> NeighbourJob:
         size=size,
         ioengine=str(value.get("ioengine", "psync")),
     )
+
+
+def neighbour_jobs_problems(value: object, where: str = JOBS) -> list[str]:
+    """Every problem of a lab plan's neighbour jobs (an object: name -> job)."""
+    if not isinstance(value, dict) or not value:
+        return [f"{where}: must be an object of neighbour jobs by name"]
+    problems = [f"{where}: at most {MAX_JOBS} jobs"] if len(value) > MAX_JOBS else []
+    for name, job in value.items():
+        if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            problems.append(
+                f"{where}.{str(name)[:64]}: a job's name is lowercase letters, "
+                "digits, '.', '_', '-' (at most 64)"
+            )
+            continue
+        problems += neighbour_problems(job, f"{where}.{name}")
+    return problems
+
+
+def neighbour_job(name: object, jobs: object, where: str = JOBS) -> NeighbourJob:
+    """The job ``name`` of the plan's ``jobs``; NeighbourError when it is not
+    there or not valid."""
+    if not isinstance(jobs, dict) or not isinstance(name, str) or name not in jobs:
+        known = (
+            ", ".join(sorted(str(n) for n in jobs)) if isinstance(jobs, dict) else ""
+        )
+        raise NeighbourError(
+            [f"{where}.{str(name)[:64]}: no such neighbour job in the lab plan"
+             + (f" (it has {known})" if known else "")]
+        )  # fmt: skip
+    return parse_neighbour(jobs[name], f"{where}.{name}")

@@ -26,9 +26,9 @@ restores its hosts with its own hooks.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
+from artifacts.lib.scenario_kinds import scenario_kind_problems
 from benchmarks.lib.lab.scenarios.base import (
     Phase,
     ScenarioContext,
@@ -47,13 +47,11 @@ VERB: Final = "switch"
 PHASE_A: Final = "a"
 PHASE_B: Final = "b"
 METRICS_FILE_MAX_BYTES: Final = 64 << 20
-MAX_TARGET_CHARS: Final = 200
-MAX_TARGET_BYTES: Final = 2000
 
 
 def drive(context: ScenarioContext) -> ScenarioOutcome:
     scenario = context.run.get("scenario") or {}
-    problems = target_problems(scenario.get("to"), "scenario.to")
+    problems = [f"{p}: {m}" for p, m in scenario_kind_problems(scenario, "scenario")]
     if problems:
         raise ScenarioError("The rollback scenario cannot run: " + "; ".join(problems))
     hook = hook_path(context.hooks, HOOK)
@@ -119,27 +117,6 @@ def drive(context: ScenarioContext) -> ScenarioOutcome:
     )
     result = result_a if not result_a.succeeded else result_b
     return ScenarioOutcome(result, metrics, [], record, None if changes else unchanged)
-
-
-def target_problems(value: object, where: str = "to") -> list[str]:
-    """What is wrong with a rollback scenario's ``to`` ([] when it is usable):
-    a name (1 to 200 characters) or a non-empty JSON object of at most
-    ``MAX_TARGET_BYTES``. Django-free, for a campaign's start to call."""
-    if isinstance(value, str) and 0 < len(value.strip()) <= MAX_TARGET_CHARS:
-        return []
-    if isinstance(value, dict) and value:
-        try:
-            size = len(json.dumps(value, allow_nan=False))
-        except (TypeError, ValueError):
-            return [f"{where}: must be plain JSON"]
-        if size <= MAX_TARGET_BYTES:
-            return []
-        return [f"{where}: at most {MAX_TARGET_BYTES} bytes of JSON"]
-    return [
-        f"{where}: name what the pool's rollback hook switches to (the previous "
-        "driver, firmware or setting): a name of 1 to "
-        f"{MAX_TARGET_CHARS} characters or a non-empty object"
-    ]
 
 
 def _argument(context: ScenarioContext, to: object) -> dict[str, Any]:

@@ -9,10 +9,10 @@ The runner calls it as every rollback hook (docs/lab.md):
     switch_hook.py switch '{"to": "mq-deadline", "run": "<run id>",
                             "devices": {"reprogate.dev/block=scratch0": "/dev/loop0"}}'
 
-``to`` is the scheduler's name, or ``{"scheduler": NAME}``. Each block device
-in ``devices`` (the host's nodes) gets that scheduler; the hook prints what it
-switched as JSON and exits 0, or says why not on stderr and exits 1 (2: a
-wrong call). Standard library only: it runs with any ``python3``.
+``to`` is the scheduler's name (``none``, ``mq-deadline``, ``kyber``…). Each
+block device in ``devices`` (the host's nodes) gets that scheduler; the hook
+prints what it switched as JSON and exits 0, or says why not on stderr and
+exits 1 (2: a wrong call). Standard library only: it runs with any ``python3``.
 """
 
 from __future__ import annotations
@@ -42,10 +42,9 @@ def _queue(node: str) -> Path:
 
 
 def switch(argument: dict[str, object]) -> dict[str, dict[str, str | None]]:
-    to = argument.get("to")
-    wanted = to.get("scheduler") if isinstance(to, dict) else to
+    wanted = argument.get("to")
     if not isinstance(wanted, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", wanted):
-        raise ValueError(f"'to' must name a scheduler, not {to!r}")
+        raise ValueError(f"'to' must name a scheduler, not {wanted!r}")
     devices = argument.get("devices")
     if not isinstance(devices, dict) or not devices:
         raise ValueError("no block device to switch (the argument's 'devices')")
