@@ -16,6 +16,12 @@ a process group of its own.
   puts ``reprogate.dev/block=scratch0`` in pool ``local``'s policy; the stop
   detaches it. Elsewhere the policy goes without it and the harnesses run
   file-backed.
+- Where nbdkit is installed, it also supervises the fault export
+  (``benchmarks.lib.lab.nbd_fault``: nbdkit with its error and pause filters on
+  ``lab/fault-nbd/export.img``, on a free loopback port) and the token command
+  names its hook (``lab/hooks/fault``) and, when the agent runs as root, its
+  endpoint ``demo-nbd`` in pool ``local``'s policy: a failover scenario's
+  faults are injected there.
 
 - A process that exits, the web server's included, is started again after a
   back-off (1 s, 2 s, 4 s … at most 30 s; back to 1 s once it stayed up for a
@@ -63,6 +69,7 @@ from types import FrameType
 from typing import BinaryIO
 
 from accounts.lib.runtime import STATUS_FILE
+from benchmarks.lib.lab.nbd_fault import FaultExport, fault_export_prepare
 from benchmarks.lib.lab.scratch import (
     SCRATCH_DEVICE,
     Scratch,
@@ -150,12 +157,17 @@ def last_line(log: Path | None) -> str:
 
 
 def embedded_programs(
-    host: str, port: int, var_dir: Path, env: dict[str, str] | None = None
+    host: str,
+    port: int,
+    var_dir: Path,
+    env: dict[str, str] | None = None,
+    fault: FaultExport | None = None,
 ) -> list[Program]:
     """What ``scripts/run`` supervises, each with its log under ``var_dir/logs``.
     The lab agent runs one run at a time: a pool host runs one benchmark at a
     time. ``env``: the supervisor's environment (the broker and work folder the
-    agent is given are read there)."""
+    agent is given are read there); ``fault``: the fault export (nbdkit) a
+    failover scenario's faults are injected in, where the host has nbdkit."""
     celery = [sys.executable, "-m", "celery", "-A", "config"]
     worker = [*celery, "worker", "--loglevel=INFO"]
     schedule = var_dir / "celerybeat-schedule"
@@ -179,6 +191,8 @@ def embedded_programs(
             [*celery, "beat", "--loglevel=INFO", f"--schedule={schedule}"],
         ),
     ]
+    if fault is not None and fault.argv:
+        programs.append(Program("fault-export", fault.argv))
     for program in programs:
         program.log = var_dir / LOGS_DIR / f"{program.name}.log"
     return programs
@@ -215,9 +229,17 @@ def agent_environment(
     }
 
 
-def agent_token_argv(var_dir: Path, scratch: bool = False) -> list[str]:
+def agent_token_argv(
+    var_dir: Path, scratch: bool = False, fault: FaultExport | None = None
+) -> list[str]:
     """The command that issues the lab agent's token into its file (and puts
-    the scratch device in the pool's policy, or takes it out)."""
+    the scratch device, the fault export's endpoint and hook in the pool's
+    policy, or takes them out)."""
+    faults = []
+    if fault is not None and fault.endpoint:
+        faults.append(f"--fault-endpoint={fault.endpoint}")
+    if fault is not None and fault.hook:
+        faults.append(f"--fault-hook={fault.hook}")
     return [
         sys.executable,
         "manage.py",
@@ -226,16 +248,20 @@ def agent_token_argv(var_dir: Path, scratch: bool = False) -> list[str]:
         f"--pool={EMBEDDED_POOL}",
         f"--host={AGENT_NAME}",
         *([f"--scratch-device={SCRATCH_DEVICE}"] if scratch else []),
+        *faults,
     ]
 
 
 def issue_agent_token(
-    var_dir: Path, say: Callable[[str], None], scratch: bool = False
+    var_dir: Path,
+    say: Callable[[str], None],
+    scratch: bool = False,
+    fault: FaultExport | None = None,
 ) -> bool:
     """A fresh host token for the lab agent, in its file (the previous start's
     revoked); False (said why) when it could not be issued."""
     done = subprocess.run(  # noqa: S603 (argv built here)
-        agent_token_argv(var_dir, scratch),
+        agent_token_argv(var_dir, scratch, fault),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -577,11 +603,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     note = f" — {args.ready_note}" if args.ready_note else ""
     say = print_line
     scratch = attach_scratch(var_dir, say)
-    if not issue_agent_token(var_dir, say, scratch.device is not None):
+    fault = fault_export_prepare(var_dir, root=os.geteuid() == 0)
+    say(f"==> {fault.describe()}")
+    if not issue_agent_token(var_dir, say, scratch.device is not None, fault):
         detach_scratch(var_dir, say)
         return 1
     supervisor = Supervisor(
-        embedded_programs(args.host, args.port, var_dir, dict(os.environ)),
+        embedded_programs(args.host, args.port, var_dir, dict(os.environ), fault),
         status_path=var_dir / STATUS_FILE,
         hold=SqliteHold(embedded_databases(var_dir, dict(os.environ))),
         ready_url=f"{url}/healthz",

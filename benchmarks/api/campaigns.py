@@ -192,6 +192,13 @@ class CampaignListApi(APIView):
         pool = serializers.SlugField(max_length=63, help_text="A pool of your lab.")
         repetitions = serializers.IntegerField(min_value=1, max_value=MAX_REPETITIONS)
         note = serializers.CharField(max_length=300, required=False, default="")
+        lab_plan = serializers.JSONField(
+            required=False,
+            default=None,
+            help_text="The lab's own scenarios (any kind) and neighbour jobs: "
+            '{"scenarios": [...], "neighbours": {"name": {fio options}}}; '
+            "problems are named by their path (lab_plan.scenarios[0].actions[0]).",
+        )
 
     @extend_schema(
         operation_id="campaign_list", responses={200: CampaignSerializer(many=True)}
@@ -231,6 +238,7 @@ class CampaignListApi(APIView):
             repetitions=fields["repetitions"],
             actor=request.user,
             note=fields["note"],
+            lab_plan=fields["lab_plan"],
         )
         return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
 

@@ -32,6 +32,7 @@ class BundleChoiceField(forms.ModelChoiceField):
         )
 
 
+MAX_LAB_PLAN_CHARS = 200_000
 NO_GATE = "This campaign is not linked to a gate: its runs will not be judged"
 
 
@@ -58,6 +59,13 @@ class CampaignStartForm(forms.Form):
     )
     repetitions = forms.IntegerField(min_value=1, max_value=MAX_REPETITIONS, initial=3)
     note = forms.CharField(max_length=300, required=False)
+    lab_plan = forms.CharField(
+        required=False,
+        max_length=MAX_LAB_PLAN_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text="Optional JSON: the lab's own scenarios (e.g. a failover) and "
+        'neighbour jobs, {"scenarios": [...], "neighbours": {...}}; not with a gate.',
+    )
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -81,8 +89,26 @@ class CampaignStartForm(forms.Form):
                 gate=value, bundle=choice.bundle_id, repetitions=choice.repetitions
             )
 
+    def clean_lab_plan(self) -> dict[str, Any] | None:
+        text = self.cleaned_data.get("lab_plan") or ""
+        if not text.strip():
+            return None
+        try:
+            plan = json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"Not JSON: {error}") from None
+        if not isinstance(plan, dict):
+            raise forms.ValidationError("Must be a JSON object.")
+        return plan
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if data.get("gate") and data.get("lab_plan"):
+            self.add_error(
+                "lab_plan",
+                "A gate runs the scenarios its criteria judge: start a campaign "
+                "without a gate for the lab plan's.",
+            )
         choice = self.gates.get(data.get("gate") or "")
         bundle = data.get("bundle")
         if choice is not None and bundle is not None and bundle.pk != choice.bundle_id:

@@ -37,8 +37,11 @@ class Campaign(TimeStampedModel):
     repetitions = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(100)]
     )
-    # The bundle manifest's harness.scenarios, as the campaign was started.
+    # The bundle manifest's harness.scenarios, as the campaign was started, then
+    # the lab plan's (each marked "added_by": "lab").
     scenarios = models.JSONField(default=list)
+    # The lab plan's neighbour jobs: name -> fio job options (interference).
+    neighbours = models.JSONField(default=dict, blank=True)
     note = models.CharField(max_length=300, blank=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
 

@@ -5,7 +5,7 @@ host spreads over scenarios instead of biasing one."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -18,6 +18,7 @@ from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
+from benchmarks.lib.lab.lab_plan import lab_plan_problems, lab_scenarios
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
 from benchmarks.services.common import RunnerConflict, RunnerError
@@ -34,8 +35,10 @@ def campaign_start_problems(
     repetitions: int,
     actor: User,
     only: Sequence[str] | None = None,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
-    """Why this campaign may not start (empty when it may)."""
+    """Why this campaign may not start (empty when it may). ``lab_plan``: the
+    lab's scenarios and neighbour jobs (``benchmarks.lib.lab.lab_plan``)."""
     found: list[Problem] = []
     if not can_operate_pool(actor, pool):
         found.append(
@@ -65,6 +68,11 @@ def campaign_start_problems(
     if unknown:
         message = "The bundle's harness has no scenario " + ", ".join(unknown) + "."
         found.append(Problem("unknown_scenario", message, "scenarios"))
+    found += [
+        Problem("lab_plan", message, path)
+        for path, message in lab_plan_problems(lab_plan or {}, scenarios)
+    ]
+    scenarios = scenarios + lab_scenarios(lab_plan)
     if not scenarios:
         found.append(
             Problem(
@@ -95,13 +103,20 @@ def campaign_start(
     actor: User,
     note: str = "",
     scenarios: Sequence[str] | None = None,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Create the campaign and its runs; dispatch them after commit.
     ``scenarios``: only these of the harness (a gate re-runs the scenarios its
-    criteria judge), else all of them."""
+    criteria judge), else all of them; ``lab_plan``: the lab's own scenarios
+    (run after the bundle's, marked ``"added_by": "lab"``) and neighbour jobs."""
     only = list(scenarios) if scenarios is not None else None
     problems = campaign_start_problems(
-        bundle=bundle, pool=pool, repetitions=repetitions, actor=actor, only=only
+        bundle=bundle,
+        pool=pool,
+        repetitions=repetitions,
+        actor=actor,
+        only=only,
+        lab_plan=lab_plan,
     )
     if problems:
         error = RunnerConflict if problems[0].code == "sealed" else RunnerError
@@ -110,7 +125,8 @@ def campaign_start(
             code=problems[0].code,
             problems=problems,
         )
-    chosen = _scenarios(bundle, only)
+    chosen = _scenarios(bundle, only) + lab_scenarios(lab_plan)
+    neighbours = (lab_plan or {}).get("neighbours") or {}
     campaign = Campaign.objects.create(
         rfp=bundle.rfp,
         bundle=bundle,
@@ -118,6 +134,7 @@ def campaign_start(
         started_by=actor,
         repetitions=repetitions,
         scenarios=chosen,
+        neighbours=neighbours,
         note=note.strip()[:300],
     )
     runs = [
@@ -145,6 +162,7 @@ def campaign_start(
             "bundle_sha256": bundle.sha256,
             "pool": pool.name,
             "scenarios": len(chosen),
+            "lab_scenarios": len(chosen) - len(_scenarios(bundle, only)),
             "repetitions": repetitions,
             "runs": len(runs),
         },

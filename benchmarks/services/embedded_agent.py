@@ -12,8 +12,11 @@ Where the host can, the supervisor also attaches the demo's scratch block device
 (``benchmarks.lib.lab.scratch``) and ``embedded_agent_policy`` puts it in the
 pool's policy (``reprogate.dev/block=scratch0``, read-write); where it cannot,
 the policy loses that device (its other entries stay) and the example harnesses
-run file-backed. Either way through ``pool_policy_set`` (audited), and only when
-the policy changes."""
+run file-backed. Where nbdkit is installed, the supervisor also serves the fault
+export (``benchmarks.lib.lab.nbd_fault``) and the policy names its fault hook
+and, for an agent running as root, its endpoint ``demo-nbd`` (a failover
+scenario's harness reads it). Either way through ``pool_policy_set`` (audited),
+and only when the policy changes."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from django.db import transaction
 
 from accounts.models import Organisation
 from accounts.services.users import organisation_create
+from benchmarks.lib.lab.nbd_fault import FAULT_ENDPOINT, HOOK_PATH
 from benchmarks.lib.lab.policy import SCHEMA as POLICY_SCHEMA
 from benchmarks.lib.lab.scratch import SCRATCH_DEVICE
 from benchmarks.lib.queues import EMBEDDED_POOL
@@ -91,12 +95,43 @@ def scratch_policy(current: object, device: str | None) -> dict[str, object]:
     return policy
 
 
+def fault_policy(
+    current: dict[str, object], endpoint: str | None, hook: str | None
+) -> dict[str, object]:
+    """``current`` with the fault export's endpoint (``demo-nbd``) and the
+    fault hook, or without them (None); its other entries kept. A hook the
+    operator named elsewhere than the embedded default's is left alone."""
+    policy = dict(current)
+    endpoints = [
+        e
+        for e in policy.get("endpoints") or []  # type: ignore[attr-defined]
+        if not (isinstance(e, dict) and e.get("name") == FAULT_ENDPOINT)
+    ]
+    if endpoint:
+        endpoints.append({"name": FAULT_ENDPOINT, "address": endpoint})
+    if endpoints or "endpoints" in policy:
+        policy["endpoints"] = endpoints
+    hooks = dict(policy.get("hooks") or {})  # type: ignore[call-overload]
+    if hook:
+        hooks["fault"] = hook
+    elif str(hooks.get("fault", "")).endswith("/" + HOOK_PATH):
+        del hooks["fault"]
+    if hooks or "hooks" in policy:
+        policy["hooks"] = hooks
+    return policy
+
+
 @transaction.atomic
 def embedded_agent_policy(
-    *, pool_name: str = EMBEDDED_POOL, scratch_device: str | None
+    *,
+    pool_name: str = EMBEDDED_POOL,
+    scratch_device: str | None,
+    fault_endpoint: str | None = None,
+    fault_hook: str | None = None,
 ) -> LabPool:
     """The embedded pool's policy with the scratch device, or without it
-    (``scratch_device`` None: the host has none); unchanged, no write."""
+    (``scratch_device`` None: the host has none), and with the fault export's
+    endpoint and hook, or without them; unchanged, no write."""
     pool = _pool(pool_name)
     current = pool.policy if isinstance(pool.policy, dict) else {}
     named = [
@@ -104,9 +139,13 @@ def embedded_agent_policy(
         for d in current.get("devices") or []
         if isinstance(d, dict) and d.get("name") == SCRATCH_DEVICE
     ]
-    if scratch_device is None and not named:
+    wanted = current
+    if not (scratch_device is None and not named) and not (
+        scratch_device is not None and named == [SCRATCH_RULE]
+    ):
+        wanted = scratch_policy(current, scratch_device)
+    wanted = fault_policy(wanted, fault_endpoint, fault_hook)
+    if wanted == current:
         return pool
-    if scratch_device is not None and named == [SCRATCH_RULE]:
-        return pool
-    wanted = scratch_policy(current, scratch_device)
+    wanted["schema"] = POLICY_SCHEMA
     return pool_policy_set(pool=pool, policy=wanted, actor=None)

@@ -244,6 +244,8 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
         "cpu_seconds": int(run.wall_limit_s * cpus),
         "file_bytes": conf.output_limit_bytes(),
         "cold_cache": run.scenario.get("cache") == "cold",
+        # the lab plan's neighbour job the scenario names (interference)
+        "neighbours": _neighbours(run),
         "policy": run.policy,  # the pool's at the claim (reprogate.lab-policy/v1)
         "bundle": {
             "sha256": bundle.sha256,
@@ -251,6 +253,12 @@ def claimed_run(run: Run, host: LabHost | None = None) -> dict[str, Any]:
             "url": f"/api/v1/runner/runs/{run.pk}/bundle?attempt={run.attempt}",
         },
     }
+
+
+def _neighbours(run: Run) -> dict[str, Any]:
+    name = run.scenario.get("neighbour")
+    jobs = run.campaign.neighbours or {}
+    return {name: jobs[name]} if isinstance(name, str) and name in jobs else {}
 
 
 def _host_threads(host: LabHost | None) -> int:

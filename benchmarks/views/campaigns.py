@@ -15,7 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.exceptions import ApplicationError
+from accounts.exceptions import ApplicationError, Problem
 from accounts.views.requests import SignedInRequest
 from benchmarks.forms.lab import NO_GATE, CampaignStartForm
 from benchmarks.lib.charts import bundle_claims, campaign_charts
@@ -72,8 +72,8 @@ def campaign_start_view(request: SignedInRequest) -> HttpResponse:
             campaign = _start(request, form.cleaned_data)
         except ApplicationError as error:
             for problem in error.problems or []:
-                field = problem.path if problem.path in form.fields else None
-                form.add_error(field, problem.message)
+                field, message = _field_of(problem, form)
+                form.add_error(field, message)
             if not error.problems:
                 form.add_error(None, error.message)
         else:
@@ -89,11 +89,22 @@ def campaign_start_view(request: SignedInRequest) -> HttpResponse:
     )
 
 
+def _field_of(problem: Problem, form: CampaignStartForm) -> tuple[str | None, str]:
+    """The form field a problem belongs to, and its message (a lab plan's
+    problem names its place in the plan)."""
+    if problem.path in form.fields:
+        return problem.path, problem.message
+    if (problem.path or "").startswith("lab_plan"):
+        return "lab_plan", f"{problem.path}: {problem.message}"
+    return None, problem.message
+
+
 def _start(request: SignedInRequest, data: dict[str, Any]) -> Campaign:
     """A campaign for the chosen gate (judged when its runs end), else a plain
     one (not judged)."""
     gate, fields = data["gate"], {k: v for k, v in data.items() if k != "gate"}
-    if gate:
+    if gate:  # the form refuses a lab plan with a gate
+        fields.pop("lab_plan", None)
         return gate_campaign_start(choice=gate, actor=request.user, **fields)
     return campaign_start(actor=request.user, **fields)
 

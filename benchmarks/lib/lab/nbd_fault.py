@@ -27,7 +27,10 @@ convention); the JSON is the scenario's action (``do``, ``at_s``, ``for_s``,
 Exit status 0: done; 2: a bad call; 3: this back-end cannot do it here. One
 line on stdout says what it did, on stderr why not. ``python -m
 benchmarks.lib.lab.nbd_fault STATE_DIR start|stop JSON``; ``write_hook``
-writes the executable the policy names. No Django."""
+writes the executable the policy names. The embedded default
+(``scripts/run``) supervises nbdkit on ``<var>/lab/fault-nbd`` and names the
+endpoint (``demo-nbd``) and ``<var>/lab/hooks/fault`` in pool ``local``'s
+policy (``fault_export_prepare``). No Django."""
 
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,8 +61,53 @@ BURST: Final = "32kb"  # above lo's MTU of 1500 set first
 LATENCY: Final = "400ms"
 
 
+FAULT_ENDPOINT: Final = "demo-nbd"  # the endpoint's name in pool local's policy
+STATE_DIR: Final = "lab/fault-nbd"  # under the var dir
+HOOK_PATH: Final = "lab/hooks/fault"  # under the var dir
+
+
 class Unable(Exception):
     """This back-end cannot perform the action here (exit status 3)."""
+
+
+@dataclass(frozen=True)
+class FaultExport:
+    """The embedded default's export and hook (``fault_export_prepare``):
+    ``argv`` to supervise, the endpoint's address, the hook's path; or the
+    reason there is none (``argv`` empty)."""
+
+    argv: list[str]
+    endpoint: str = ""  # "tcp:127.0.0.1:PORT" where runs may reach it (root)
+    hook: str = ""
+    reason: str = ""
+
+    def describe(self) -> str:
+        """One line for the console."""
+        if not self.argv:
+            return f"no fault export ({self.reason}): failover runs fail here"
+        where = (
+            f"endpoint {FAULT_ENDPOINT} at {self.endpoint}"
+            if self.endpoint
+            else "no endpoint (not root: runs cannot reach it)"
+        )
+        return f"fault export (nbdkit) with {where}; fault hook {self.hook}"
+
+
+def fault_export_prepare(var_dir: Path, *, root: bool) -> FaultExport:
+    """The state directory and the hook under ``var_dir`` and the nbdkit
+    command on a free loopback port, where nbdkit is installed; the endpoint
+    only for an agent running as root (a run reaches a tcp endpoint through a
+    network namespace of its own)."""
+    if shutil.which("nbdkit") is None:
+        return FaultExport([], reason="nbdkit is not installed")
+    state = var_dir / STATE_DIR
+    prepare(state)
+    hook = write_hook(var_dir / HOOK_PATH, state)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    endpoint = f"tcp:127.0.0.1:{port}" if root and shutil.which("ip") else ""
+    return FaultExport(nbdkit_argv(state, port), endpoint, str(hook))
 
 
 def nbdkit_argv(state_dir: Path, port: int, host: str = "127.0.0.1") -> list[str]:

@@ -52,6 +52,18 @@ class Command(BaseCommand):
             help="the demo's scratch block device is attached (its CDI spec "
             "written): put it in the pool's policy; without: take it out",
         )
+        parser.add_argument(
+            "--fault-endpoint",
+            default=None,
+            help="the fault export's address (tcp:127.0.0.1:PORT): the pool's "
+            "endpoint demo-nbd; without: take it out",
+        )
+        parser.add_argument(
+            "--fault-hook",
+            default=None,
+            help="the fault hook's path: the pool's hooks.fault; without: take "
+            "the embedded default's out",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -59,7 +71,10 @@ class Command(BaseCommand):
                 pool_name=options["pool"], host_name=options["host"]
             )
             embedded_agent_policy(
-                pool_name=options["pool"], scratch_device=options["scratch_device"]
+                pool_name=options["pool"],
+                scratch_device=options["scratch_device"],
+                fault_endpoint=options["fault_endpoint"],
+                fault_hook=options["fault_hook"],
             )
         except ApplicationError as error:
             raise CommandError(error.message, returncode=2) from None

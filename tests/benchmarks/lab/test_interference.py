@@ -43,7 +43,7 @@ def test_the_victim_s_throughput_beside_a_neighbour_throttled_to_500_iops(
             scenario=SCENARIO,
             harness=VICTIM.format(runtime=3),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
-            claim={"neighbour_jobs": {"noisy-500": NEIGHBOUR}},
+            claim={"neighbours": {"noisy-500": NEIGHBOUR}},
         )
 
         outcome = interference.drive(context)
@@ -79,15 +79,15 @@ def test_a_bad_neighbour_job_fails_the_scenario_with_its_paths(tmp_path: Path) -
         tmp_path / "run",
         scenario=SCENARIO,
         harness="#!/bin/sh\n",
-        claim={"neighbour_jobs": {"noisy-500": bad}},
+        claim={"neighbours": {"noisy-500": bad}},
     )
 
     with pytest.raises(ScenarioError) as failed:
         interference.drive(context)
 
     said = str(failed.value)
-    assert "neighbour_jobs.noisy-500.exec_prerun: not an allowed option" in said
-    assert "neighbour_jobs.noisy-500.iodepth: 0 is outside" in said
+    assert "neighbours.noisy-500.exec_prerun: not an allowed option" in said
+    assert "neighbours.noisy-500.iodepth: 0 is outside" in said
     assert context.phases == []
 
 
@@ -95,8 +95,8 @@ def test_a_bad_neighbour_job_fails_the_scenario_with_its_paths(tmp_path: Path) -
     ("scenario", "jobs", "said"),
     [
         (SCENARIO, {"other": NEIGHBOUR},
-         "neighbour_jobs.noisy-500: no such neighbour job in the lab plan (it has o"),
-        (SCENARIO, None, "neighbour_jobs.noisy-500: no such neighbour job"),
+         "neighbours.noisy-500: no such neighbour job in the lab plan (it has o"),
+        (SCENARIO, None, "neighbours.noisy-500: no such neighbour job"),
         ({"kind": "interference", "neighbour": NEIGHBOUR}, {"noisy-500": NEIGHBOUR},
          "scenario.neighbour: Must name a neighbour job of the lab plan"),
         ({"kind": "interference"}, {}, "scenario.neighbour: Is required"),
@@ -106,7 +106,7 @@ def test_the_scenario_names_a_job_of_the_lab_plan(
     tmp_path: Path, scenario: dict[str, Any], jobs: Any, said: str
 ) -> None:
     context = LabContext(tmp_path / "run", scenario=scenario, harness="#!/bin/sh\n",
-                         claim={"neighbour_jobs": jobs})  # fmt: skip
+                         claim={"neighbours": jobs})  # fmt: skip
 
     with pytest.raises(ScenarioError) as failed:
         interference.drive(context)
@@ -120,7 +120,7 @@ def test_a_policy_without_block_devices_cannot_interfere(tmp_path: Path) -> None
         tmp_path / "run",
         scenario=SCENARIO,
         harness="#!/bin/sh\n",
-        claim={"neighbour_jobs": {"noisy-500": NEIGHBOUR}},
+        claim={"neighbours": {"noisy-500": NEIGHBOUR}},
     )
 
     with pytest.raises(ScenarioError, match="needs block devices"):
@@ -139,7 +139,7 @@ def test_an_unthrottled_neighbour_s_demand_is_measured_alone(tmp_path: Path) -> 
             scenario={"kind": "interference", "neighbour": "greedy"},
             harness=VICTIM.format(runtime=2),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
-            claim={"neighbour_jobs": {"greedy": job}},
+            claim={"neighbours": {"greedy": job}},
         )
 
         outcome = interference.drive(context)

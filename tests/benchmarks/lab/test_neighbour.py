@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from benchmarks.lib.lab.lab_plan import lab_plan_problems
 from benchmarks.lib.lab.scenarios.fairness import jain_index, normalised
 from benchmarks.lib.lab.scenarios.neighbour import (
     NeighbourError,
     neighbour_job,
-    neighbour_jobs_problems,
+    neighbour_options_problems,
     neighbour_problems,
     parse_neighbour,
 )
@@ -123,23 +124,21 @@ def test_a_share_is_capped_at_the_demand_and_needs_one() -> None:
     assert math.isclose(normalised(0, 500) or 0.0, 0.0)
 
 
-def test_a_lab_plan_s_jobs_are_checked_by_name() -> None:
-    jobs = {
+def test_a_lab_plan_s_jobs_are_checked_in_this_vocabulary_at_its_start() -> None:
+    plan = {"neighbours": {
         "noisy-500": {"rw": "randread", "bs": "4k", "rate_iops": 500},
-        "Bad Name": {"rw": "read", "bs": "4k"},
-        "hog": {"rw": "randwrite", "bs": 1000},
-    }
+        "hog": {"rw": "randwrite", "bs": 1000, "exec_prerun": "sh"},
+    }}  # fmt: skip
 
-    problems = neighbour_jobs_problems(jobs)
+    problems = lab_plan_problems(plan, [], options_check=neighbour_options_problems)
 
-    assert [p.split(":")[0] for p in problems] == [
-        "neighbour_jobs.Bad Name",
-        "neighbour_jobs.hog.bs",
-    ]
-    assert neighbour_jobs_problems({}) == [
-        "neighbour_jobs: must be an object of neighbour jobs by name"
-    ]
-    assert neighbour_jobs_problems({"a": {"rw": "read", "bs": 512}}) == []
+    assert problems == [
+        ("lab_plan.neighbours.hog.exec_prerun",
+         "not an allowed option (allowed: bs, iodepth, ioengine, rate_iops, "
+         "runtime, rw, size)"),
+        ("lab_plan.neighbours.hog.bs",
+         "1000 is not a block size of 512 bytes to 16 MiB in multiples of 512"),
+    ]  # fmt: skip
 
 
 def test_a_scenario_s_job_is_found_in_the_plan_by_name() -> None:
@@ -149,7 +148,7 @@ def test_a_scenario_s_job_is_found_in_the_plan_by_name() -> None:
     with pytest.raises(NeighbourError) as missing:
         neighbour_job("quiet", jobs)
     assert missing.value.problems == [
-        "neighbour_jobs.quiet: no such neighbour job in the lab plan (it has noisy-500)"
+        "neighbours.quiet: no such neighbour job in the lab plan (it has noisy-500)"
     ]
-    with pytest.raises(NeighbourError, match=r"neighbour_jobs\.x\.rw: required"):
+    with pytest.raises(NeighbourError, match=r"neighbours\.x\.rw: required"):
         neighbour_job("x", {"x": {"bs": "4k"}})

@@ -1,7 +1,7 @@
 """The neighbour jobs of ``interference`` scenarios: the lab (never the vendor)
 defines them by name in the buyer's lab plan, in a small fio vocabulary; a
 scenario names one (``"neighbour": "noisy-500"``) and the run's claim carries
-the plan's jobs as ``neighbour_jobs``:
+it as ``neighbours`` (``benchmarks.lib.lab.lab_plan``):
 
     {"noisy-500": {"rw": "randread", "bs": "4k", "iodepth": 4, "rate_iops": 500,
                    "runtime": 30, "size": "64m", "ioengine": "libaio"}}
@@ -17,11 +17,12 @@ whole device) and ``ioengine`` (psync, libaio or io_uring; default psync).
 The runner adds the rest itself: direct I/O on the policy's block devices,
 JSON output to a file of its own.
 
-``neighbour_jobs_problems`` names every problem of a plan's jobs with its path
-(``neighbour_jobs.noisy-500.bs: …``) and is Django-free, so a campaign's start
-can refuse a lab plan before any run is queued; ``neighbour_job`` finds the job
-a scenario names and ``parse_neighbour`` reads one, both raising
-``NeighbourError`` with the problems.
+``neighbour_options_problems`` names every problem of one job with its path
+(``lab_plan.neighbours.noisy-500.bs``) and is Django-free: the lab plan's check
+at a campaign's start takes it as its ``options_check``, so a plan is refused
+before any run is queued; ``neighbour_job`` finds the job a scenario names in
+the claim and ``parse_neighbour`` reads one, both raising ``NeighbourError``
+with the problems (``path: message``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
-
-from artifacts.lib.scenario_kinds import NAME_RE
 
 RW_MODES: Final = ("read", "write", "randread", "randwrite", "rw", "randrw")
 ENGINES: Final = ("psync", "libaio", "io_uring")
@@ -44,8 +43,7 @@ IODEPTH_RANGE: Final = (1, 1024)
 RATE_RANGE: Final = (1, 10_000_000)
 RUNTIME_RANGE: Final = (1, 86_400)
 MIN_SIZE: Final = 4096
-MAX_JOBS: Final = 32
-JOBS: Final = "neighbour_jobs"
+JOBS: Final = "neighbours"  # the lab plan's jobs by name, in the run's claim
 
 
 class NeighbourError(ValueError):
@@ -116,61 +114,78 @@ def _bytes(value: object) -> int | None:
     return None
 
 
+Problems = list[tuple[str, str]]  # (path, message)
+
+
 def _integer(
-    value: object, where: str, low_high: tuple[int, int], problems: list[str]
+    value: object, where: str, low_high: tuple[int, int], problems: Problems
 ) -> int | None:
     low, high = low_high
     if isinstance(value, bool) or not isinstance(value, int):
-        problems.append(f"{where}: must be a whole number from {low} to {high}")
+        problems.append((where, f"must be a whole number from {low} to {high}"))
         return None
     if not low <= value <= high:
-        problems.append(f"{where}: {value} is outside {low} to {high}")
+        problems.append((where, f"{value} is outside {low} to {high}"))
         return None
     return value
 
 
 def _choice(
-    value: object, where: str, allowed: tuple[str, ...], problems: list[str]
+    value: object, where: str, allowed: tuple[str, ...], problems: Problems
 ) -> None:
     if not isinstance(value, str) or value not in allowed:
-        problems.append(f"{where}: {value!r} is not one of {', '.join(allowed)}")
+        problems.append((where, f"{value!r} is not one of {', '.join(allowed)}"))
+
+
+def neighbour_options_problems(options: object, path: str) -> Problems:
+    """Every problem of the job's options at ``path``, as ``(path, message)``:
+    the lab plan's check of its neighbours takes it as its ``options_check``."""
+    return _read(options, path)[1]
 
 
 def neighbour_problems(value: object, where: str = "neighbour") -> list[str]:
-    """Every problem of the neighbour object at ``where``; [] when it is valid."""
-    try:
-        parse_neighbour(value, where)
-    except NeighbourError as error:
-        return error.problems
-    return []
+    """Every problem of the job at ``where`` as ``path: message``; [] when valid."""
+    return [f"{path}: {message}" for path, message in _read(value, where)[1]]
 
 
 def parse_neighbour(value: object, where: str = "neighbour") -> NeighbourJob:
+    job, problems = _read(value, where)
+    if job is None:
+        raise NeighbourError([f"{path}: {message}" for path, message in problems])
+    return job
+
+
+def _read(value: object, where: str) -> tuple[NeighbourJob | None, Problems]:
     if not isinstance(value, dict):
-        raise NeighbourError([f"{where}: must be an object of fio options"])
-    problems: list[str] = []
+        return None, [(where, "must be an object of fio options")]
+    problems: Problems = []
     for key in sorted(set(value) - KEYS, key=str):
         problems.append(
-            f"{where}.{key}: not an allowed option (allowed: {', '.join(sorted(KEYS))})"
+            (
+                f"{where}.{key}",
+                f"not an allowed option (allowed: {', '.join(sorted(KEYS))})",
+            )
         )
     if "rw" not in value:
-        problems.append(f"{where}.rw: required ({', '.join(RW_MODES)})")
+        problems.append((f"{where}.rw", f"required ({', '.join(RW_MODES)})"))
     else:
         _choice(value["rw"], f"{where}.rw", RW_MODES, problems)
     bs = _bytes(value.get("bs"))
     if "bs" not in value:
-        problems.append(f'{where}.bs: required (e.g. 4096 or "4k")')
+        problems.append((f"{where}.bs", 'required (e.g. 4096 or "4k")'))
     elif bs is None or not BS_RANGE[0] <= bs <= BS_RANGE[1] or bs % 512:
-        problems.append(
-            f"{where}.bs: {value['bs']!r} is not a block size of 512 bytes to 16 MiB "
-            "in multiples of 512"
-        )
+        problems.append((
+            f"{where}.bs",
+            f"{value['bs']!r} is not a block size of 512 bytes to 16 MiB in "
+            "multiples of 512",
+        ))  # fmt: skip
     size = _bytes(value.get("size")) if "size" in value else None
     if "size" in value and (size is None or size < MIN_SIZE):
-        problems.append(
-            f"{where}.size: {value['size']!r} is not a size of at least {MIN_SIZE} "
-            'bytes (bytes or "64m", "1g")'
-        )
+        problems.append((
+            f"{where}.size",
+            f"{value['size']!r} is not a size of at least {MIN_SIZE} bytes (bytes "
+            'or "64m", "1g")',
+        ))  # fmt: skip
     numbers = {
         key: _integer(value[key], f"{where}.{key}", bounds, problems)
         for key, bounds in (
@@ -183,8 +198,8 @@ def parse_neighbour(value: object, where: str = "neighbour") -> NeighbourJob:
     if "ioengine" in value:
         _choice(value["ioengine"], f"{where}.ioengine", ENGINES, problems)
     if problems:
-        raise NeighbourError(problems)
-    return NeighbourJob(
+        return None, problems
+    job = NeighbourJob(
         rw=str(value["rw"]),
         bs=int(bs or 0),
         iodepth=numbers.get("iodepth") or 1,
@@ -193,27 +208,12 @@ def parse_neighbour(value: object, where: str = "neighbour") -> NeighbourJob:
         size=size,
         ioengine=str(value.get("ioengine", "psync")),
     )
-
-
-def neighbour_jobs_problems(value: object, where: str = JOBS) -> list[str]:
-    """Every problem of a lab plan's neighbour jobs (an object: name -> job)."""
-    if not isinstance(value, dict) or not value:
-        return [f"{where}: must be an object of neighbour jobs by name"]
-    problems = [f"{where}: at most {MAX_JOBS} jobs"] if len(value) > MAX_JOBS else []
-    for name, job in value.items():
-        if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
-            problems.append(
-                f"{where}.{str(name)[:64]}: a job's name is lowercase letters, "
-                "digits, '.', '_', '-' (at most 64)"
-            )
-            continue
-        problems += neighbour_problems(job, f"{where}.{name}")
-    return problems
+    return job, []
 
 
 def neighbour_job(name: object, jobs: object, where: str = JOBS) -> NeighbourJob:
-    """The job ``name`` of the plan's ``jobs``; NeighbourError when it is not
-    there or not valid."""
+    """The job ``name`` of the lab plan's ``jobs`` (the claim's ``neighbours``);
+    NeighbourError when it is not there or not valid."""
     if not isinstance(jobs, dict) or not isinstance(name, str) or name not in jobs:
         known = (
             ", ".join(sorted(str(n) for n in jobs)) if isinstance(jobs, dict) else ""
