@@ -120,13 +120,13 @@ def drive(context: ScenarioContext) -> ScenarioOutcome:
     neighbour = _neighbour(context, job, "neighbour")
     record["actions"].append(_action(context, origin, "neighbour_start"))
     neighbour.start()
-    busy = "not started"
-    if neighbour.wait_started(START_TIMEOUT_S):
-        busy = neighbour.wait_busy(BUSY_TIMEOUT_S, devices)
-    record["actions"].append(
-        {**_action(context, origin, "neighbour_busy"), "seen": busy}
-    )
-    try:
+    try:  # whatever happens, the neighbour is stopped with the phase
+        busy = "not started"
+        if neighbour.wait_started(START_TIMEOUT_S):
+            busy = neighbour.wait_busy(BUSY_TIMEOUT_S, devices)
+        record["actions"].append(
+            {**_action(context, origin, "neighbour_busy"), "seen": busy}
+        )
         main = _victim_phase(
             context, Phase(MAIN, context.output_dir), devices, neighbour, origin, record
         )
