@@ -19,8 +19,10 @@ from tests.benchmarks.lab.scenario_host import LabContext, device_extras
 
 VICTIM = """#!/bin/sh
 dev=$(printf '%s' "$REPROGATE_DEVICES" | sed 's/.*": *"\\([^"]*\\)".*/\\1/')
+probe='{"name": "probe_ms", "stat": "p99", "value": 1.5, "unit": "ms"}'
+printf '{"metrics": [%s]}' "$probe" > "$REPROGATE_OUTPUT_DIR/metrics.json"
 exec fio --name=victim --filename="$dev" --rw=randread --bs=4k --direct=1 \\
-    --ioengine=psync --time_based --runtime={runtime} --output-format=json \\
+    --ioengine=psync --time_based --runtime=RUNTIME --output-format=json \\
     --output="$REPROGATE_OUTPUT_DIR/victim.json"
 """
 NEIGHBOUR = {"rw": "randread", "bs": "4k", "iodepth": 4, "rate_iops": 500,
@@ -41,7 +43,7 @@ def test_the_victim_s_throughput_beside_a_neighbour_throttled_to_500_iops(
         context = LabContext(
             tmp_path / "run",
             scenario=SCENARIO,
-            harness=VICTIM.format(runtime=3),
+            harness=VICTIM.replace("RUNTIME", "3"),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
             claim={"neighbours": {"noisy-500": NEIGHBOUR}},
         )
@@ -59,6 +61,7 @@ def test_the_victim_s_throughput_beside_a_neighbour_throttled_to_500_iops(
     assert 0 < got["fairness_jain", "mean"] <= 1
     assert ("interference_slowdown_pct", "mean") in got
     assert ("neighbour_read_lat_us", "p99") in got
+    assert got["alone_probe_ms", "p99"] == 1.5  # the harness's own figure, alone
     victim = outcome.record["tenants"]["victim"]["main"]
     assert victim["source"] == "diskstats less the neighbour's cgroup"
     neighbour = outcome.record["tenants"]["neighbour"]
@@ -137,7 +140,7 @@ def test_an_unthrottled_neighbour_s_demand_is_measured_alone(tmp_path: Path) -> 
         context = LabContext(
             tmp_path / "run",
             scenario={"kind": "interference", "neighbour": "greedy"},
-            harness=VICTIM.format(runtime=2),
+            harness=VICTIM.replace("RUNTIME", "2"),
             extras=device_extras(tmp_path / "cdi", {"scratch0": device}),
             claim={"neighbours": {"greedy": job}},
         )

@@ -34,7 +34,9 @@ I/O throughput (positive: slower beside the neighbour), and ``fairness_jain``:
 Jain's index over the two tenants' I/O throughput normalised by their demand,
 capped at 1 (``fairness.py``) — the victim's demand is its IOPS alone, the
 neighbour's its ``rate_iops`` (per direction, as fio applies it: twice for
-rw/randrw) or else its IOPS alone.
+rw/randrw) or else its IOPS alone. The harness's own figures alone (its
+``reprogate-metrics`` outputs of phase ``alone``) are ``alone_<name>``, beside
+the run's own metrics (phase ``main``, under interference).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from benchmarks.lib.lab.scenarios.neighbour import (
     NeighbourJob,
     neighbour_job,
 )
+from benchmarks.lib.lab.scenarios.phase_metrics import phase_metrics
 from benchmarks.lib.lab.scenarios.tenants import (
     NeighbourRun,
     block_paths,
@@ -180,11 +183,11 @@ def _victim_phase(
         mark(context.clock())
     record["phases"].append(phase_summary(phase, result, before - origin))
     if len(marks) != 2:
-        return {"result": result, "window": None}
+        return {"result": result, "window": None, "output_dir": phase.output_dir}
     (t0, disk0, io0), (t1, disk1, io1) = marks
     window = {"seconds": t1 - t0, "device": diskstats_delta(disk0, disk1),
               "neighbour_io": io_delta(io0, io1)}  # fmt: skip
-    return {"result": result, "window": window}
+    return {"result": result, "window": window, "output_dir": phase.output_dir}
 
 
 def _demand(
@@ -245,6 +248,7 @@ def _outcome(
         "neighbour": dict(done),
     }
     metrics = _tenant_metrics(victim_main, victim_alone, fio)
+    metrics += phase_metrics(alone["output_dir"], "alone_", ALONE)
     failure = None
     if fio is None:
         failure = f"The neighbour job gave no figures: {done.get('problem')}"

@@ -40,13 +40,12 @@ from benchmarks.lib.lab.scenarios.base import (
     phase_summary,
 )
 from benchmarks.lib.lab.scenarios.capture_diff import capture_difference
-from benchmarks.lib.parsers import Metric, parse
+from benchmarks.lib.lab.scenarios.phase_metrics import phase_metrics
 
 HOOK: Final = "rollback"
 VERB: Final = "switch"
 PHASE_A: Final = "a"
 PHASE_B: Final = "b"
-METRICS_FILE_MAX_BYTES: Final = 64 << 20
 
 
 def drive(context: ScenarioContext) -> ScenarioOutcome:
@@ -129,23 +128,4 @@ def _argument(context: ScenarioContext, to: object) -> dict[str, Any]:
 
 
 def _phase_metrics(phase: Phase) -> list[dict[str, Any]]:
-    """The phase's ``reprogate-metrics`` figures, named ``phase_<x>_<name>``."""
-    found: dict[tuple[str, str], Metric] = {}
-    for path in sorted(phase.output_dir.rglob("*.json")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        if path.stat().st_size > METRICS_FILE_MAX_BYTES:
-            continue
-        result = parse("reprogate-metrics", path.read_bytes(), source_name=path.name)
-        for m in result.metrics if result.ok else []:
-            found.setdefault((m.name, m.stat), m)
-    return [
-        metric(
-            f"phase_{phase.name}_{m.name}",
-            m.stat,
-            m.value,
-            m.unit,
-            f"phase {phase.name}: {m.source_key}"[:300],
-        )
-        for m in found.values()
-    ]
+    return phase_metrics(phase.output_dir, f"phase_{phase.name}_", phase.name)
