@@ -1,5 +1,5 @@
-"""A per-run control group: process count, memory and CPU accounting, and a way
-to kill everything in it.
+"""A per-run control group: process count, memory, CPU and block I/O
+accounting, and a way to kill everything in it.
 
 cgroup v1 (one hierarchy per controller, as on this project's lab hosts, see
 platform.md §7) or the v2 unified hierarchy. The group is created below the
@@ -19,7 +19,11 @@ from typing import Final
 
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
 SELF_CGROUP: Final = Path("/proc/self/cgroup")
-V1_CONTROLLERS: Final = ("pids", "memory", "cpuacct", "freezer")
+V1_CONTROLLERS: Final = ("pids", "memory", "cpuacct", "freezer", "blkio")
+# cgroup v1 counts a group's I/O on a device (blkio.throttle.io_serviced) only
+# where a throttle rule names the device: the run's block devices get one that
+# never throttles (an IOPS limit no device reaches).
+ACCOUNTING_IOPS: Final = 1_000_000_000
 PREFIX: Final = "reprogate-"
 STALE_SECONDS: Final = 60  # an empty group this old was left by a killed runner
 
@@ -48,6 +52,29 @@ def _keyed(text: str | None, key: str) -> int:
     return 0
 
 
+def _blkio_rw(text: str) -> tuple[int, int]:
+    """(Read, Write) summed over the devices of a v1 ``blkio.throttle`` file."""
+    found = {"Read": 0, "Write": 0}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in found and parts[2].isdigit():
+            found[parts[1]] += int(parts[2])
+    return found["Read"], found["Write"]
+
+
+def _io_stat(text: str) -> dict[str, int]:
+    """A v2 ``io.stat`` summed over its devices."""
+    names = {"rios": "reads", "wios": "writes", "rbytes": "read_bytes",
+             "wbytes": "write_bytes"}  # fmt: skip
+    found = dict.fromkeys(names.values(), 0)
+    for line in text.splitlines():
+        for item in line.split()[1:]:
+            key, _, value = item.partition("=")
+            if key in names and value.isdigit():
+                found[names[key]] += int(value)
+    return found
+
+
 def _own_paths(self_cgroup: Path) -> dict[str, str]:
     """controller -> this process's group path; "" key for the v2 hierarchy."""
     paths: dict[str, str] = {}
@@ -67,6 +94,7 @@ class Cgroup:
     notes: list[str] = field(default_factory=list)
     v2_limits: frozenset[str] = frozenset()  # v2: limits that were written
     device_allow_list: str = "none"  # "cgroup-v1" when a devices list is in force
+    final_io: dict[str, int] | None = None  # io_totals() as the group was removed
 
     @property
     def enforces(self) -> frozenset[str]:
@@ -118,6 +146,30 @@ class Cgroup:
         text = (_read(path) or "").strip() if path else ""
         return int(text) / 1e9 if text.isdigit() else None
 
+    def io_totals(self) -> dict[str, int] | None:
+        """The group's block I/O so far, over all devices: ``reads``, ``writes``
+        (I/Os), ``read_bytes``, ``write_bytes``; None where the host accounts
+        none (no v1 ``blkio`` group, no v2 ``io.stat``)."""
+        if self.version == "v2":
+            path = self._file("io", "io.stat")
+            text = _read(path) if path else None
+            return _io_stat(text) if text is not None else None
+        directory = self.dirs.get("blkio")
+        ios = _read(directory / "blkio.throttle.io_serviced") if directory else None
+        size = (
+            _read(directory / "blkio.throttle.io_service_bytes") if directory else None
+        )
+        if ios is None or size is None:
+            return None
+        reads, writes = _blkio_rw(ios)
+        read_bytes, write_bytes = _blkio_rw(size)
+        return {
+            "reads": reads,
+            "writes": writes,
+            "read_bytes": read_bytes,
+            "write_bytes": write_bytes,
+        }
+
     def kill(self, *, rounds: int = 50) -> int:
         """SIGKILL every process in the group; returns how many survived."""
         kill_file = self._file("", "cgroup.kill") if self.version == "v2" else None
@@ -142,6 +194,9 @@ class Cgroup:
         return len(self.pids())
 
     def remove(self) -> None:
+        """Remove the group (its I/O totals are kept in ``final_io``)."""
+        if self.final_io is None:
+            self.final_io = self.io_totals()
         for directory in self.dirs.values():
             for _ in range(50):
                 try:
@@ -186,7 +241,27 @@ def cgroup_create(
     group, notes = _create_v1(name, own, root, memory_bytes, processes)
     if device_rules is not None:
         notes += _device_list(group, name, own, root, device_rules)
+        notes += _io_accounting(group, device_rules)
     return group, notes
+
+
+def _io_accounting(group: Cgroup | None, rules: list[str]) -> list[str]:
+    """The never-throttling rule that makes cgroup v1 count the group's I/O
+    on each block device of ``rules`` (``devices.allow`` lines)."""
+    directory = group.dirs.get("blkio") if group is not None else None
+    if directory is None:
+        return []
+    limits = directory / "blkio.throttle.read_iops_device"
+    for rule in rules:
+        kind, _, rest = rule.partition(" ")
+        numbers = rest.split(" ")[0]
+        if (
+            kind == "b"
+            and "*" not in numbers
+            and not _write(limits, f"{numbers} {ACCOUNTING_IOPS}")
+        ):
+            return [f"cgroup blkio: no I/O accounting on {numbers} (rule not written)"]
+    return []
 
 
 def _device_list(
@@ -277,7 +352,7 @@ def _create_v2(
     parent = root / own.lstrip("/")
     if not parent.is_dir():
         parent = root
-    wanted = {"pids", "memory", "cpu"} & set(
+    wanted = {"pids", "memory", "cpu", "io"} & set(
         (_read(parent / "cgroup.controllers") or "").split()
     )
     enabled = set((_read(parent / "cgroup.subtree_control") or "").split())

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from benchmarks.lib.lab.scenarios import failover, steady, warmup
+from benchmarks.lib.lab.scenarios import (
+    failover,
+    interference,
+    rollback,
+    steady,
+    warmup,
+)
 from benchmarks.lib.lab.scenarios.base import (
     ScenarioContext,
     ScenarioError,
@@ -29,9 +35,10 @@ Driver = Callable[[ScenarioContext], ScenarioOutcome]
 
 DRIVERS: Final[Mapping[str, Driver]] = {
     "steady": steady.drive,
+    "interference": interference.drive,
     "failover": failover.drive,
     "warmup": warmup.drive,
-    # interference and rollback: registered by their modules' slice
+    "rollback": rollback.drive,
 }
 
 
