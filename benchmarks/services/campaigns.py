@@ -19,6 +19,7 @@ from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
 from benchmarks.lib.lab.lab_plan import lab_plan_problems, lab_scenarios
+from benchmarks.lib.lab.scenarios.neighbour import neighbour_options_problems
 from benchmarks.lib.queues import host_name_routable
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.selectors.access import UNSEALED, can_add_runs, can_operate_pool
@@ -73,7 +74,9 @@ def campaign_start_problems(
         found.append(Problem("unknown_scenario", message, "scenarios"))
     found += [
         Problem("lab_plan", message, path)
-        for path, message in lab_plan_problems(lab_plan or {}, scenarios)
+        for path, message in lab_plan_problems(
+            lab_plan or {}, scenarios, options_check=neighbour_options_problems
+        )
     ]
     scenarios = scenarios + lab_scenarios(lab_plan)
     if not scenarios:
