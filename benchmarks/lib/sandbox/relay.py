@@ -92,6 +92,8 @@ class Relay:
                 thread = threading.Thread(
                     target=self._pump, args=(source, sink, inbound), daemon=True
                 )
+                with self._lock:  # joined at close: its last count is kept
+                    self._threads.append(thread)
                 thread.start()
 
     def _pump(self, source: socket.socket, sink: socket.socket, inbound: bool) -> None:
@@ -115,10 +117,14 @@ class Relay:
             self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
         with self._lock:
-            for sock in self._open:
+            for sock in self._open:  # shutdown wakes a pump blocked in recv
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
                 with contextlib.suppress(OSError):
                     sock.close()
-        for thread in self._threads:
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout=2)
 
     def record(self, via: str) -> dict[str, Any]:
