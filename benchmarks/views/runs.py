@@ -80,7 +80,7 @@ def _spans_context(run: Run, telemetry: dict[str, Any] | None) -> dict[str, obje
         tree = SpanTree.of(run_spans(run) or [])
         start = iso_to_ns(str(telemetry["started"])) if telemetry else None
         found = {
-            "waterfall": waterfall(tree, run_start_ns=start),
+            "waterfall": waterfall(tree, run_start_ns=start, max_requests=15),
             "slowest": slowest_requests(tree, telemetry, run_start_ns=start),
         }
         cache.set(key, found, TRACE_CACHE_SECONDS)
