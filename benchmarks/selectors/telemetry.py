@@ -1,12 +1,17 @@
-"""A run's runner artefacts, its telemetry and its trace spans, read back from
-blob storage."""
+"""A run's runner artefacts, its telemetry, its trace spans and its scenario
+document, read back from blob storage."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from artifacts.storage.blobs import blob_open
-from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
+from benchmarks.lib.lab.artefacts import SCENARIO, SPANS, TELEMETRY
+from benchmarks.lib.lab.scenario_document import (
+    ScenarioDocument,
+    ScenarioDocumentError,
+)
+from benchmarks.lib.lab.scenario_document import decode as scenario_decode
 from benchmarks.lib.lab.spans import Span, read_checked
 from benchmarks.lib.lab.telemetry_blob import Recording, TelemetryBlobError, decode
 from benchmarks.models import Run, RunArtefact
@@ -55,3 +60,21 @@ def run_spans(run: Run) -> list[Span] | None:
         return None
     with blob_open(artefact.blob) as handle:
         return read_checked(handle)
+
+
+def campaign_scenario_documents(campaign_id: int) -> dict[int, ScenarioDocument]:
+    """``{run pk: its scenario.json}`` for the campaign's runs whose current
+    attempt has one (one query, then one blob read per run); a document that
+    no longer decodes (checked when it arrived: storage went bad) is left out."""
+    artefacts = RunArtefact.objects.filter(
+        run__campaign_id=campaign_id, name=SCENARIO, attempt=F("run__attempt")
+    ).select_related("blob")
+    documents: dict[int, ScenarioDocument] = {}
+    for artefact in artefacts:
+        with blob_open(artefact.blob) as handle:
+            data = handle.read()
+        try:
+            documents[artefact.run_id] = scenario_decode(data)
+        except ScenarioDocumentError:
+            continue
+    return documents

@@ -20,7 +20,11 @@ from typing import Any, Final
 
 from artifacts.models import Checkpoint, Deposit
 from artifacts.selectors.log import checkpoint_latest, log_origin, log_root, log_size
+from benchmarks.lib.lab.checks import CHECK_LABELS
+from benchmarks.lib.lab.scenario_document import ScenarioDocument
+from benchmarks.lib.lab.scenarios.base import STEADY, scenario_kind
 from benchmarks.models import Run
+from benchmarks.selectors.telemetry import campaign_scenario_documents
 from gates.lib.charts import Figure, criterion_repetitions
 from gates.lib.engine.validate import checks_named
 from gates.lib.report_charts import figures_svg
@@ -32,6 +36,9 @@ Progress = Callable[[int, str], None]
 DASH: Final = "—"
 # More sections than this and the report opens with a table of contents.
 TOC_MIN_SECTIONS: Final = 4
+# What the runner did, kept short: at most this many actions and changed fields.
+MAX_ACTIONS: Final = 8
+MAX_CHANGES: Final = 5
 
 
 def num(value: Any) -> str:
@@ -122,6 +129,29 @@ class OutputLine:
     size: int
 
 
+@dataclass(frozen=True)
+class CheckLine:
+    """An anti-gaming check the host made on a run (``benchmarks.lib.lab.checks``)."""
+
+    id: str
+    label: str
+    applicable: bool
+    flagged: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class BaselineLine:
+    """A criterion held to the buyer's baseline: the baseline's median and runs
+    as the evaluation document has them."""
+
+    criterion: str
+    scenario: str
+    median: str
+    unit: str
+    runs: list[str]
+
+
 @dataclass
 class RunLine:
     id: str
@@ -138,6 +168,15 @@ class RunLine:
     drift_entries: list[dict[str, str]] = field(default_factory=list)
     outputs: list[OutputLine] = field(default_factory=list)
     output_log_index: int | None = None
+    kind: str = STEADY
+    seed: str = DASH
+    checks: list[CheckLine] = field(default_factory=list)
+    did: list[str] = field(default_factory=list)  # what the runner did
+    scenario_metrics: list[str] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[CheckLine]:
+        return [c for c in self.checks if c.flagged]
 
 
 @dataclass(frozen=True)
@@ -331,10 +370,87 @@ def _drift_entries(drift: Any) -> list[dict[str, str]]:
     ]
 
 
+def check_lines(checks: Any) -> list[CheckLine]:
+    """A run's recorded checks (anything not shaped as one is left out)."""
+    listed = checks if isinstance(checks, list) else []
+    return [
+        CheckLine(
+            id=_text(c.get("id")),
+            label=CHECK_LABELS.get(_text(c.get("id")), _text(c.get("id"))),
+            applicable=bool(c.get("applicable", True)),
+            flagged=bool(c.get("flagged")),
+            detail=_text(c.get("detail")),
+        )
+        for c in listed
+        if isinstance(c, dict)
+    ]
+
+
+def _action(action: Any) -> str:
+    if not isinstance(action, dict):
+        return ""
+    name = action.get("do") or action.get("verb") or action.get("hook") or "action"
+    at = action.get("at_s")
+    failed = action.get("exit_code") not in (None, 0)
+    said = f"{name} at {num(at)} s" if isinstance(at, int | float) else str(name)
+    return f"{said} (exit {action['exit_code']})" if failed else said
+
+
+def scenario_did(record: dict[str, Any]) -> list[str]:
+    """What the runner did, from a ``scenario.json`` record, in a few lines:
+    its phases, its actions (the first ``MAX_ACTIONS``), a rollback's target
+    and the capture's change, and the notes it made."""
+    said: list[str] = []
+    phases = [p for p in record.get("phases") or [] if isinstance(p, dict)]
+    if phases:
+        said.append(
+            "Phases: "
+            + ", ".join(
+                f"{_text(p.get('name'))} ({num(p.get('duration_s'))} s)" for p in phases
+            )
+        )
+    actions = [a for a in map(_action, record.get("actions") or []) if a]
+    if actions:
+        more = len(actions) - MAX_ACTIONS
+        tail = f", and {more} more" if more > 0 else ""
+        said.append("Actions: " + ", ".join(actions[:MAX_ACTIONS]) + tail)
+    if record.get("to") is not None:
+        said.append(f"Rolled back to {_text(record['to'])}")
+    capture = record.get("capture")
+    if isinstance(capture, dict):
+        changes = [c for c in capture.get("difference") or [] if isinstance(c, dict)]
+        paths = [_text(c.get("path") or c.get("field")) for c in changes]
+        more = len(paths) - MAX_CHANGES
+        tail = f", and {more} more" if more > 0 else ""
+        said.append(
+            f"Capture changed in {len(paths)} field(s): "
+            + ", ".join(paths[:MAX_CHANGES])
+            + tail
+            if paths
+            else "Capture unchanged"
+        )
+    notes = record.get("notes")
+    if isinstance(notes, list):
+        said += [_text(n) for n in notes if n][:3]
+    return said
+
+
+def _scenario_facts(line: RunLine, document: ScenarioDocument | None) -> None:
+    if document is None:
+        return
+    line.kind = document.kind
+    line.did = scenario_did(document.record)
+    line.scenario_metrics = [
+        f"{m.name} {m.stat} = {num(m.value)} {m.unit}".rstrip()
+        for m in document.metrics
+    ]
+
+
 def run_lines(evaluation: Evaluation, doc: dict[str, Any]) -> list[RunLine]:
-    """Every run of the evaluation's campaign (two queries): its environment,
-    drift, outputs' digests and output deposit; ``counted`` when a criterion
-    judged it."""
+    """Every run of the evaluation's campaign (three queries): its environment,
+    drift, outputs' digests and output deposit, its scenario kind with what the
+    runner did (its ``scenario.json``), its seed and anti-gaming checks;
+    ``counted`` when a criterion judged it."""
     counted = {r for c in doc.get("criteria", []) for r in c.get("runs", [])}
     runs = (
         Run.objects.filter(campaign_id=evaluation.campaign_id)
@@ -342,6 +458,7 @@ def run_lines(evaluation: Evaluation, doc: dict[str, Any]) -> list[RunLine]:
         .prefetch_related("outputs__blob")
         .order_by("scenario_name", "repetition", "public_id")
     )
+    documents = campaign_scenario_documents(evaluation.campaign_id)
     lines = []
     for run in runs:
         # the run's own capture, else what its host captured when it registered
@@ -368,8 +485,37 @@ def run_lines(evaluation: Evaluation, doc: dict[str, Any]) -> list[RunLine]:
             output_log_index=(
                 run.output_deposit.log_index if run.output_deposit else None
             ),
+            kind=scenario_kind(run.scenario),
+            seed=num(run.seed),
+            checks=check_lines(run.checks),
         )
+        _scenario_facts(line, documents.get(run.pk))
         lines.append(line)
+    return lines
+
+
+def baseline_lines(
+    plan: dict[str, Any], results: dict[str, Any], doc: dict[str, Any], gate: str
+) -> list[BaselineLine]:
+    """The criteria of the evaluation held to the buyer's baseline, with the
+    baseline's median and runs as the evaluation document has them."""
+    specs = {c["id"]: c for c in _gate_spec(plan, gate).get("criteria", [])}
+    units = _units(results)
+    lines = []
+    for done in doc.get("criteria", []):
+        base = done.get("baseline")
+        if not isinstance(base, dict):
+            continue
+        spec = specs.get(done["id"], {})
+        lines.append(
+            BaselineLine(
+                criterion=done["id"],
+                scenario=_text(base.get("scenario")),
+                median=num(base.get("median")),
+                unit=units.get((spec.get("metric", ""), spec.get("stat", "")), ""),
+                runs=[_text(r) for r in base.get("runs", [])],
+            )
+        )
     return lines
 
 
@@ -571,6 +717,7 @@ def evaluation_report_context(
         deposits.append(_deposit_line("This evaluation", evaluation.deposit))
     head = log_head([d.log_index for d in deposits])
     drifted = [r for r in runs if r.drift_entries]
+    hosts = [_text(h) for h in evaluation.campaign.hosts or []]
     context = {
         **_common(evaluation, doc),
         "kind": "Benchmark report",
@@ -588,6 +735,9 @@ def evaluation_report_context(
         "log": head,
         "signer_fingerprint": signer_fingerprint,
         "lab": evaluation.campaign.pool.name,
+        "hosts": hosts,
+        "baselines": baseline_lines(plan, results, doc, evaluation.gate),
+        "flagged_runs": [r for r in runs if r.flagged],
     }
     context["toc"] = report_sections(context)
     context["show_toc"] = len(context["toc"]) > TOC_MIN_SECTIONS
@@ -604,6 +754,7 @@ SECTIONS: Final = (
     ("scenarios", "Scenarios"),
     ("criteria", "Criteria"),
     ("stop-loss", "Stop-loss conditions"),
+    ("lab-facts", "How the lab ran it"),
     ("charts", "Charts"),
     ("environment", "Environment and drift"),
     ("runs", "Runs and their outputs"),
