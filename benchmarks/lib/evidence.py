@@ -16,7 +16,16 @@ spans). For each one:
    whose fingerprint is the leaf's ``host_key_fingerprint``, and holds an in-toto
    Statement v1 with the ``https://reprogate.dev/lab-run/v1`` predicate;
 3. the statement is about the leaf's run and attempt and names exactly the
-   outputs, the environment capture and the runner artefacts the leaf names.
+   outputs, the environment capture and the runner artefacts the leaf names
+   (``runner/scenario.json``, what a scenario driver did and measured, and
+   ``runner/spans.jsonl``, the harness's trace spans, among them);
+4. the lab's seed and the anti-gaming checks the statement's predicate names
+   are well formed (a seed in [0, 2^63) or none; each check once, with its
+   sentence), and the check says the seed and which checks were flagged.
+
+``signed_run_predicates`` gives the predicates of the package's run statements
+that verify, for the gate checks (``gates.lib.engine.evidence``: an
+evaluation's results.json must name the flagged checks its runs' hosts signed).
 
 The host key is bound to the log by the deposit's leaf (the server verified the
 statement with the host's pinned key before it accepted the run); an auditor
@@ -35,6 +44,7 @@ from artifacts.lib.signatures.statement import (
     fingerprint,
     load_public_key,
 )
+from benchmarks.lib.lab.checks import checks_problems, flagged_ids
 from benchmarks.lib.signing import (
     ARTEFACT_PREFIX,
     MAX_STATEMENT_BYTES,
@@ -47,8 +57,16 @@ ENVIRONMENT: Final = "environment.json"
 HOST_KEY: Final = "host_key.pem"
 RUN_OUTPUT: Final = "run_output"
 MAX_KEY: Final = 16 * 1024
+SEED_LIMIT: Final = 1 << 63  # the lab's seeds: a signed 64-bit column
 
-__all__ = ["ENVIRONMENT", "HOST_KEY", "RUN_CHECKS", "STATEMENT", "check_runs"]
+__all__ = [
+    "ENVIRONMENT",
+    "HOST_KEY",
+    "RUN_CHECKS",
+    "STATEMENT",
+    "check_runs",
+    "signed_run_predicates",
+]
 
 
 def _label(role: str, path: str) -> str:
@@ -99,6 +117,67 @@ def _documents(record: dict[str, Any]) -> dict[str, str]:
         for b in record.get("blobs") or []
         if isinstance(b, dict) and b.get("role") in ("document", "artefact")
     }
+
+
+def _lab_facts(predicate: Any) -> tuple[list[str], str]:
+    """How the predicate's seed and anti-gaming checks are malformed, and what
+    they say in words when they are not."""
+    predicate = predicate if isinstance(predicate, dict) else {}
+    problems = []
+    seed = predicate.get("seed")
+    if seed is not None and not (
+        isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT
+    ):
+        problems.append(f"its seed {seed!r} is not one the lab issues")
+    checks = predicate.get("checks")
+    if checks is not None:
+        problems += [f"its {p}" for p in checks_problems(checks)[:5]]
+    if problems:
+        return problems, ""
+    flagged = flagged_ids(checks)
+    said = f"seed {seed}" if seed is not None else "no seed"
+    if checks:
+        said += (
+            f", {len(checks)} anti-gaming checks ("
+            + ("flagged: " + ", ".join(flagged) if flagged else "none flagged")
+            + ")"
+        )
+    return [], said
+
+
+def _statement(
+    package: PackageReader, entry: Entry
+) -> tuple[dict[str, Any] | None, str]:
+    """The run's statement once it verifies with the deposit's host key, whose
+    fingerprint is the leaf's; else None and why."""
+    documents = _documents(entry.record)
+    if STATEMENT not in documents:
+        return None, "the run's deposit holds no host-signed statement"
+    try:
+        envelope = package.blob(documents[STATEMENT], MAX_STATEMENT_BYTES)
+        key = load_public_key(package.blob(documents.get(HOST_KEY, ""), MAX_KEY))
+        if fingerprint(key) != entry.record.get("host_key_fingerprint"):
+            return None, f"{HOST_KEY} is not the leaf's host key"
+        return run_statement_open(envelope, key), ""
+    except (ValueError, StatementError) as error:
+        return None, str(error)
+
+
+def signed_run_predicates(
+    package: PackageReader, entries: list[Entry]
+) -> dict[str, dict[str, Any]]:
+    """run id → the lab-run predicate of its statement, for every run deposit
+    of the package whose statement verifies with its host key (the others are
+    named by ``check_runs``)."""
+    found: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.record.get("kind") != RUN_OUTPUT:
+            continue
+        statement, _why = _statement(package, entry)
+        predicate = statement.get("predicate") if statement else None
+        if isinstance(predicate, dict):
+            found[str(entry.record.get("run"))] = predicate
+    return found
 
 
 def _check_run(
@@ -156,6 +235,8 @@ def _check_run(
         environment_sha256=documents.get(ENVIRONMENT),
         artefacts=artefacts,
     )
+    facts, said = _lab_facts(statement.get("predicate"))
+    problems += facts
     for problem in problems:
         report.failed(subject, f"{STATEMENT}: {problem}")
     if not problems and intact:
@@ -163,7 +244,7 @@ def _check_run(
             subject,
             f"{STATEMENT} is signed by host {record.get('host')} ({shown}) and "
             f"names its {len(outputs)} outputs, the environment and "
-            f"{len(artefacts)} runner artefacts, all intact",
+            f"{len(artefacts)} runner artefacts, all intact; {said}",
         )
 
 

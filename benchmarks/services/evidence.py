@@ -12,6 +12,8 @@ one audit row."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from accounts.exceptions import StateConflict
 from accounts.models import Organisation, Role
 from accounts.selectors.users import organisation_ids_for
@@ -61,6 +63,26 @@ def campaign_run_deposits(campaign: Campaign) -> list[Deposit]:
         .order_by("position")
     )
     return run_deposits(runs)
+
+
+def runs_evidence_deposits(run_ids: Iterable[str]) -> list[Deposit]:
+    """The escrow deposits of the runs of these public ids that have one, and
+    of the bundles they ran (a gate evaluation's baseline runs, from the buyer's
+    own bundle), in log order."""
+    runs = list(
+        Run.objects.filter(public_id__in=list(run_ids), output_deposit__isnull=False)
+        .select_related("output_deposit", "campaign__bundle")
+        .order_by("position")
+    )
+    bundles = {run.campaign.bundle_id: run.campaign.bundle for run in runs}
+    deposits = {
+        d.pk: d
+        for d in [
+            *run_deposits(runs),
+            *(d for b in bundles.values() for d in bundle_deposits(b)),
+        ]
+    }
+    return sorted(deposits.values(), key=lambda d: d.log_index)
 
 
 def _trail(actor: Actor, campaign: Campaign) -> Organisation:

@@ -1,7 +1,10 @@
 """The evidence package of a gate evaluation (docs/reports.md, "Checking a
 report"): the evaluation's deposit (plan.json, results.json, evaluation.json),
 the deposit of the bundle it judged, the deposits of the campaign's runs it
-judged (outputs, runner artefacts, host-signed statements), the report
+judged (outputs, runner artefacts such as scenario.json and spans.jsonl,
+host-signed statements naming each run's seed and anti-gaming checks), for a
+criterion held to the buyer's baseline the deposits of the baseline runs in its
+results document and of the buyer's bundle they ran, the report
 deposits about it (its benchmark report and the acceptance certificates of
 decisions resting on it, those that are ready), their inclusion proofs, the
 signed checkpoint, the log key, the vendor keys, the statement key as
@@ -15,7 +18,9 @@ leaf binds README.txt, the keys and ``keys/reports.pub``, and one audit row.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -30,7 +35,11 @@ from artifacts.models import Deposit
 from artifacts.selectors.escrow import bundle_deposits
 from artifacts.selectors.evidence_package import EvidencePackage
 from artifacts.services.evidence import PackageFile, evidence_package_build
-from benchmarks.services.evidence import campaign_run_deposits, run_steps
+from benchmarks.services.evidence import (
+    campaign_run_deposits,
+    run_steps,
+    runs_evidence_deposits,
+)
 from gates.conf import report_settings
 from gates.lib.engine.evidence import REPORTS_KEY
 from gates.models import Evaluation, Report
@@ -95,6 +104,19 @@ def reports_key_file() -> PackageFile | None:
     return PackageFile(REPORTS_KEY, public_key_pem(key), description)
 
 
+def baseline_run_ids(evaluation: Evaluation) -> list[str]:
+    """The ids of the baseline runs its results document carries (``"role":
+    "baseline"``: a criterion held to the buyer's baseline), in document order."""
+    results: Any = json.loads(evaluation.results_document or "{}")
+    runs = results.get("runs") if isinstance(results, dict) else None
+    listed = runs if isinstance(runs, list) else []
+    return [
+        str(run.get("id"))
+        for run in listed
+        if isinstance(run, dict) and run.get("role") == "baseline"
+    ]
+
+
 def _trail(actor: Actor, evaluation: Evaluation) -> Organisation:
     """The vendor's own download goes to its trail, others to the buyer's."""
     own = organisation_ids_for(actor, Role.VENDOR, Role.ADMIN) if actor else set()
@@ -120,6 +142,7 @@ def evaluation_evidence_prepare(
                 evaluation.deposit,
                 *bundle_deposits(bundle),
                 *campaign_run_deposits(evaluation.campaign),
+                *runs_evidence_deposits(baseline_run_ids(evaluation)),
                 *_report_deposits(evaluation),
             ]
         }.values(),

@@ -1,7 +1,8 @@
 """The gate checks of an evidence package (``reprogate evidence verify``), beyond
 what ``artifacts.lib.evidence.verify`` checks of every package: no Django, only
-the standard library, ``cryptography``, this engine, ``gates.lib.signing.statement``
-and ``artifacts.lib`` (docs/reports.md, "Checking a report").
+the standard library, ``cryptography``, this engine, ``gates.lib.signing.statement``,
+``benchmarks.lib`` (the run statements) and ``artifacts.lib`` (docs/reports.md,
+"Checking a report").
 
 For each ``evaluation`` deposit in the package:
 
@@ -11,7 +12,12 @@ For each ``evaluation`` deposit in the package:
    an evaluation document byte-identical to evaluation.json, with the leaf's
    verdict (else: "results.json / evaluation.json do not give this evaluation:
    <first difference>", naming the input whose digest is not the leaf's);
-3. the bundle it judged is a deposit of the package too.
+3. the bundle it judged is a deposit of the package too;
+4. every run of results.json (the vendor's and, for a criterion held to the
+   buyer's baseline, the baseline's) whose deposit is in the package has in
+   results.json exactly the flagged anti-gaming checks its host signed (the
+   ``checks`` of its statement's predicate, ``benchmarks.lib.evidence``): the
+   stop-loss judged the checks the lab host made, not others.
 
 For each ``report`` deposit (a benchmark report or an acceptance certificate):
 
@@ -42,6 +48,8 @@ from artifacts.lib.evidence.layout import BLOBS_DIR
 from artifacts.lib.evidence.reader import Entry, EvidenceReport, PackageReader
 from artifacts.lib.evidence.verify import PackageCheck
 from artifacts.lib.signatures.statement import StatementError
+from benchmarks.lib.evidence import signed_run_predicates
+from benchmarks.lib.lab.checks import flagged_ids
 from gates.lib.engine.documents import evaluation_bytes, load_json
 from gates.lib.engine.evaluate import evaluate_plan
 from gates.lib.engine.validate import InvalidDocument
@@ -212,11 +220,42 @@ def _criteria(evaluation: bytes) -> dict[str, str] | None:
         return None
 
 
+def check_run_checks(
+    results: Any,
+    signed: dict[str, dict[str, Any]],
+    subject: str,
+    report: EvidenceReport,
+) -> None:
+    """results.json names each run's flagged checks as its host signed them."""
+    runs = results.get("runs") if isinstance(results, dict) else None
+    compared, wrong = 0, False
+    for run in runs if isinstance(runs, list) else []:
+        if not isinstance(run, dict) or str(run.get("id")) not in signed:
+            continue
+        compared += 1
+        said = run.get("checks", [])
+        host = flagged_ids(signed[str(run["id"])].get("checks"))
+        if said != host:
+            wrong = True
+            report.failed(
+                subject,
+                f"results.json says run {run['id']} has the flagged checks "
+                f"{_show(said)}; its host signed {_show(host)}",
+            )
+    if compared and not wrong:
+        report.passed(
+            subject,
+            f"results.json names the flagged anti-gaming checks of its {compared} "
+            "runs in the package as their hosts signed them",
+        )
+
+
 def _check_evaluation(
     package: PackageReader,
     entry: Entry,
     bundles: dict[str, str],
     report: EvidenceReport,
+    signed: dict[str, dict[str, Any]] | None = None,
 ) -> Judged:
     """Re-evaluate; what the evaluation's reports must agree with: the leaf's
     digests and verdict (logged), evaluation.json's criteria if it can be read."""
@@ -246,6 +285,7 @@ def _check_evaluation(
             subject, f"{_changed_inputs(entry, files)} cannot be read as JSON: {error}"
         )
         return judged
+    check_run_checks(results, signed or {}, subject, report)
     try:
         documents = evaluate_plan(plan, results)
     except InvalidDocument as invalid:
@@ -426,9 +466,10 @@ def check_gates(
         return  # a bundle's package
     bundles = _bundles(entries)
     evaluations: dict[str, Judged] = {}
+    signed = signed_run_predicates(package, entries) if "evaluation" in kinds else {}
     for entry in entries:
         if entry.record.get("kind") == "evaluation":
-            judged = _check_evaluation(package, entry, bundles, report)
+            judged = _check_evaluation(package, entry, bundles, report, signed)
             evaluations[str(entry.record.get("evaluation"))] = judged
     key = package.read(REPORTS_KEY)
     for entry in entries:
