@@ -35,7 +35,8 @@ LAB RUN CHECKS (reprogate evidence verify runs these too)
 
 {0}. Runs. A "run_output" deposit's leaf names the run's output files (role
    "output") and, as documents, statement.json, environment.json,
-   host_key.pem and the runner artefacts (runner/<name>: telemetry, spans).
+   host_key.pem and the runner artefacts (runner/<name>: telemetry,
+   spans.jsonl, scenario.json).
    statement.json is a DSSE envelope of an in-toto Statement v1 (predicateType
    https://reprogate.dev/lab-run/v1) signed with the lab host's Ed25519 key,
    host_key.pem: the signature is over PAE(payloadType, payload) =
@@ -43,7 +44,8 @@ LAB RUN CHECKS (reprogate evidence verify runs these too)
    base64-decoded). Its subjects are outputs/<path>, environment.json and
    runner/<name>, each with the SHA-256 of the blob the leaf names; its
    predicate names the run, attempt, campaign, scenario, repetition, policy,
-   isolation, drift, scenario actions, seed, exit status, start and end.
+   isolation, drift, scenario actions, seed, exit status, start and end, and
+   the anti-gaming checks the host made.
 
 {1}. host_key.pem's fingerprint (SHA256: + unpadded base64 of the SHA-256 of the
    raw 32-byte key) is the leaf's host_key_fingerprint; compare the key with the
