@@ -398,8 +398,9 @@ def _action(action: Any) -> str:
 
 def scenario_did(record: dict[str, Any]) -> list[str]:
     """What the runner did, from a ``scenario.json`` record, in a few lines:
-    its phases, its actions (the first ``MAX_ACTIONS``), a rollback's target
-    and the capture's change, and the notes it made."""
+    its phases, its actions (the first ``MAX_ACTIONS``), an interference's
+    neighbour, a warm-up's page-cache drop, a rollback's target and the
+    capture's change, and the notes it made."""
     said: list[str] = []
     phases = [p for p in record.get("phases") or [] if isinstance(p, dict)]
     if phases:
@@ -414,6 +415,17 @@ def scenario_did(record: dict[str, Any]) -> list[str]:
         more = len(actions) - MAX_ACTIONS
         tail = f", and {more} more" if more > 0 else ""
         said.append("Actions: " + ", ".join(actions[:MAX_ACTIONS]) + tail)
+    neighbour = record.get("neighbour")
+    if isinstance(neighbour, dict) and neighbour.get("name"):
+        said.append(f"Neighbour: {_text(neighbour['name'])}")
+    cache = record.get("page_cache")
+    if isinstance(cache, dict) and "dropped" in cache:
+        dropped = cache.get("dropped") is True
+        said.append(
+            "Page cache dropped before the start"
+            if dropped
+            else "Page cache not dropped before the start"
+        )
     if record.get("to") is not None:
         said.append(f"Rolled back to {_text(record['to'])}")
     capture = record.get("capture")

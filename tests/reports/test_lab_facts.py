@@ -64,7 +64,11 @@ DOCUMENTS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
     ),
     "warmup": (
         [{"name": "warmup_s", "stat": "mean", "value": 4.5, "unit": "s"}],
-        {"phases": [{"name": "cold", "duration_s": 20.0}], "cache_dropped": True},
+        {
+            "phases": [{"name": "cold", "duration_s": 20.0}],
+            "page_cache": {"dropped": True, "before_bytes": 9, "after_bytes": 1},
+            "notes": [],
+        },
     ),
     "interference": (
         [{"name": "fairness_jain", "stat": "mean", "value": 0.875, "unit": "ratio"}],
@@ -73,6 +77,7 @@ DOCUMENTS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
                 {"name": "alone", "duration_s": 10.0},
                 {"name": "main", "duration_s": 30.0},
             ],
+            "neighbour": {"name": "noisy-reads", "job": {"rw": "randread"}},
             "actions": [
                 {"at_s": 10.0, "do": "neighbour_start"},
                 {"at_s": 40.0, "do": "neighbour_stop"},
@@ -167,6 +172,8 @@ def test_the_pdf_names_each_kind_its_metrics_and_the_flagged_check(
         assert name in text, name
     assert "kill_path at 10.0 s" in text  # the failover's action
     assert "neighbour_start at 10.0 s" in text
+    assert "Neighbour: noisy-reads" in text
+    assert "Page cache dropped before the start" in text
     assert "Rolled back to v1.4.2" in text
     changed = "Capture changed in 2 field(s): packages[vllm].version, kernel.release"
     assert changed in text
