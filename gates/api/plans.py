@@ -6,6 +6,7 @@ version, and exported as its canonical bytes (the ones evaluations cite by
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,9 @@ from gates.services.plans import (
     plan_update,
 )
 from procurement.models import Rfp
+
+# ?vendor= of the plan list: a slug or nothing (never a NUL for the database).
+VENDOR_SLUG = r"^[-a-zA-Z0-9_]*$"
 
 
 class PlanSerializer(serializers.Serializer):
@@ -144,7 +148,9 @@ class PlanListApi(APIView):
         operation_id="gate_plan_list",
         parameters=[
             *PAGE_PARAMETERS,
-            OpenApiParameter("vendor", str, description="A vendor's slug."),
+            OpenApiParameter(
+                "vendor", str, description="A vendor's slug.", pattern=VENDOR_SLUG
+            ),
         ],
         responses={200: PageSerializer, **READ_ERRORS},
     )
@@ -152,6 +158,10 @@ class PlanListApi(APIView):
         rfp = rfp_for(request.user, rfp_id)
         plans = plan_list_visible_to(request.user).filter(rfp=rfp)
         if vendor := request.query_params.get("vendor", ""):
+            if not re.fullmatch(VENDOR_SLUG, vendor):
+                raise serializers.ValidationError(
+                    {"vendor": "A vendor's slug: letters, digits, '-' and '_'."}
+                )
             plans = plans.filter(vendor_organisation__slug=vendor)
         plans = plans.order_by("vendor_organisation__slug", "-version")
         return page_response(self, request, plans, PlanSerializer)

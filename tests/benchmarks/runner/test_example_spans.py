@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "acme-flash"
 FILES = (
     "harness/run.sh", "harness/harness.py", "harness/kvsim.py",
-    "harness/tracegen.py", "harness/config.json", "workloads/llama70b-chat.json",
+    "harness/tracegen.py", "harness/nbdprobe.py", "harness/config.json",
+    "workloads/llama70b-chat.json",
     "environment/manifest.json",
 )  # fmt: skip
 SCENARIO = {"name": "warm-c8-b8", "cache": "warm", "concurrency": 8,

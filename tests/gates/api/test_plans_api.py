@@ -310,3 +310,17 @@ def test_new_version_of_a_draft_is_a_conflict(draft: Any, buyer: Any) -> None:
     response = api(buyer).post(plan_url(draft, "new-version/"))
 
     assert response.status_code == 409
+
+
+def test_list_filters_by_vendor_and_refuses_a_text_that_is_no_slug(
+    rfp: Rfp, buyer: Any, draft: Any
+) -> None:
+    found = api(buyer).get(plans_url(rfp), {"vendor": "acme-flash"}).json()
+    none = api(buyer).get(plans_url(rfp), {"vendor": "globex"}).json()
+    refused = api(buyer).get(plans_url(rfp), {"vendor": "acme\x00flash"})
+
+    assert {p["vendor"] for p in found["results"]} == {"acme-flash"}
+    assert found["count"] == 2  # the draft and the frozen version
+    assert none["results"] == []
+    assert refused.status_code == 400
+    assert [p["path"] for p in refused.json()["problems"]] == ["vendor"]
