@@ -11,6 +11,7 @@ import http.cookiejar
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -31,7 +32,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 240.0
-PROGRAMS = {"web", "worker", "lab-agent", "beat"}
+# and the demo's fault export (nbdkit) where nbdkit is installed
+PROGRAMS = {"web", "worker", "lab-agent", "beat"} | (
+    {"fault-export"} if shutil.which("nbdkit") else set()
+)
 # A password in the product's environment that a debug page would print.
 CANARY = "canary-pw-7d2a61"
 
