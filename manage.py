@@ -9,7 +9,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    if sys.argv[1:2] == ["makemigrations"]:
+    if sys.argv[1:2] == ["makemigrations"] and not os.environ.get(
+        "DJANGO_SECRET_KEY_FILE"
+    ):
         # Writing or checking migrations signs nothing: a throwaway key lets it run
         # without the production secret (which the settings otherwise require).
         os.environ.setdefault("DJANGO_SECRET_KEY", "makemigrations-only-not-a-secret")

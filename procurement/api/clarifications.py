@@ -260,6 +260,12 @@ class RfpAddendaApi(APIView):
             audit_rights_clause = serializers.CharField(
                 required=False, allow_blank=True
             )
+            dispute_window_days = serializers.IntegerField(
+                required=False, min_value=1, max_value=90
+            )
+            update_deposit_days = serializers.IntegerField(
+                required=False, min_value=1, max_value=365
+            )
             drift_policy = serializers.JSONField(required=False)
 
             def to_internal_value(self, data: Any) -> Any:

@@ -115,6 +115,8 @@ class TermsSerializer(serializers.Serializer):
     retest_deadline_days = serializers.IntegerField()
     retest_max_attempts = serializers.IntegerField()
     audit_rights_clause = serializers.CharField()
+    dispute_window_days = serializers.IntegerField()
+    update_deposit_days = serializers.IntegerField()
     drift_policy = serializers.JSONField()
     standstill_days = serializers.IntegerField()
     frozen_at = serializers.DateTimeField(source="terms_frozen_at", allow_null=True)
@@ -293,6 +295,12 @@ class RfpDetailApi(APIView):
             min_value=1, max_value=10, required=False
         )
         audit_rights_clause = serializers.CharField(allow_blank=True, required=False)
+        dispute_window_days = serializers.IntegerField(
+            min_value=1, max_value=90, required=False
+        )
+        update_deposit_days = serializers.IntegerField(
+            min_value=1, max_value=365, required=False
+        )
         drift_policy = serializers.JSONField(required=False)
         standstill_days = serializers.IntegerField(required=False)
         artifacts = ArtifactSerializer(many=True, required=False)

@@ -19,7 +19,12 @@ def _textarea(rows: int = 4) -> forms.Textarea:
 
 
 # Re-test terms an addendum form may leave empty: they keep their value.
-KEEP_WHEN_EMPTY = ("retest_deadline_days", "retest_max_attempts")
+KEEP_WHEN_EMPTY = (
+    "retest_deadline_days",
+    "retest_max_attempts",
+    "dispute_window_days",
+    "update_deposit_days",
+)
 
 
 class ClarificationAskForm(forms.Form):
@@ -78,6 +83,15 @@ class AddendumForm(forms.Form):
         label="Re-test attempts", min_value=1, max_value=10, required=False
     )
     audit_rights_clause = _text()
+    dispute_window_days = forms.IntegerField(
+        label="Dispute window (days)", min_value=1, max_value=90, required=False
+    )
+    update_deposit_days = forms.IntegerField(
+        label="Update deposit deadline (days)",
+        min_value=1,
+        max_value=365,
+        required=False,
+    )
     drift_policy = forms.JSONField(
         label="Drift policy (JSON; empty for the defaults)",
         required=False,

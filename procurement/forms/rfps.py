@@ -162,6 +162,8 @@ class RfpTermsForm(forms.ModelForm):
             "retest_deadline_days": "Re-test deadline (days after a failed gate)",
             "retest_max_attempts": "Re-test attempts per obligation",
             "audit_rights_clause": "Audit rights (third-party re-runs)",
+            "dispute_window_days": "Dispute window (days a vendor may contest a verdict)",
+            "update_deposit_days": "Update deposit deadline (days after an update)",
             "drift_policy": "Drift policy (JSON; empty for the defaults)",
             "standstill_days": "Standstill period after award (days)",
         }
@@ -181,7 +183,12 @@ class RfpTermsForm(forms.ModelForm):
         for name in self.KEEP_WHEN_EMPTY:  # left empty: the value stays as it is
             self.fields[name].required = False
 
-    KEEP_WHEN_EMPTY = ("retest_deadline_days", "retest_max_attempts")
+    KEEP_WHEN_EMPTY = (
+        "retest_deadline_days",
+        "retest_max_attempts",
+        "dispute_window_days",
+        "update_deposit_days",
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -70,6 +70,39 @@ DEFAULT_ARTIFACTS: Final[list[dict[str, Any]]] = [
         ),
         "mandatory": True,
     },
+    {
+        "kind": "container_image",
+        "title": "Container images",
+        "guidance": (
+            "The images the harness runs in: an OCI image layout inside the bundle, "
+            "or an image reference pinned by its digest."
+        ),
+        "mandatory": False,
+    },
+    {
+        "kind": "iac",
+        "title": "Infrastructure-as-code templates",
+        "guidance": (
+            "Terraform, Kubernetes manifests, Helm charts or Ansible playbooks that "
+            "stand the tested system up."
+        ),
+        "mandatory": False,
+    },
+    {
+        "kind": "runbook",
+        "title": "Operational runbook",
+        "guidance": (
+            "How the buyer's operators install, upgrade, roll back and troubleshoot "
+            "the system after hand-off."
+        ),
+        "mandatory": False,
+    },
+    {
+        "kind": "sbom",
+        "title": "Software bill of materials",
+        "guidance": "SPDX or CycloneDX JSON listing every component and its licence.",
+        "mandatory": False,
+    },
 ]
 
 PERCENTILES: Final = "p50,p95,p99,p99.9"

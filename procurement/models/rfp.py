@@ -72,6 +72,12 @@ class Rfp(TimeStampedModel):
         blank=True,
         help_text="Model families and sizes, concurrency patterns, multi-tenancy.",
     )
+    # The structured technical requirements: a reprogate.rfp-requirements/v1
+    # document less its "artifacts" section, which is the RFP's RequiredArtifact
+    # rows and bid_requires_bundle; {}: none stated yet. Frozen at publication.
+    requirements = models.JSONField(default=dict, blank=True)
+    # A bid must name an accepted bundle covering every mandatory artifact kind.
+    bid_requires_bundle = models.BooleanField(default=False)
     # --- contract terms (frozen at award) ---
     escrow_clause = models.TextField(blank=True)
     # How long escrow deposits are kept; empty: the installation's default
@@ -102,6 +108,15 @@ class Rfp(TimeStampedModel):
         default=2, validators=[MinValueValidator(1), MaxValueValidator(10)]
     )
     audit_rights_clause = models.TextField(blank=True)
+    # How long the judged vendor may contest a gate evaluation (days after it).
+    dispute_window_days = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(90)]
+    )
+    # How long after a firmware, driver or software update reaches the accepted
+    # system the vendor has to deposit it as an update bundle.
+    update_deposit_days = models.PositiveSmallIntegerField(
+        default=30, validators=[MinValueValidator(1), MaxValueValidator(365)]
+    )
     # How environment drift on the lab's runs is graded: a
     # reprogate.drift-policy/v1 document whose rules override the defaults
     # (procurement.lib.drift_policy.DEFAULT_RULES) one by one; {}: the defaults.
@@ -202,6 +217,8 @@ RFP_TERMS_FIELDS: Final = (
     "retest_deadline_days",
     "retest_max_attempts",
     "audit_rights_clause",
+    "dispute_window_days",
+    "update_deposit_days",
     "drift_policy",
     "standstill_days",
 )
@@ -216,6 +233,10 @@ class ArtifactKind(models.TextChoices):
     TRACE = "trace", "Raw and processed traces"
     COST_MODEL = "cost_model", "Cost-model inputs"
     REPORT = "report", "Signed benchmark reports"
+    CONTAINER_IMAGE = "container_image", "Container images"
+    IAC = "iac", "Infrastructure-as-code templates"
+    RUNBOOK = "runbook", "Operational runbook"
+    SBOM = "sbom", "Software bill of materials"
     OTHER = "other", "Other"
 
 

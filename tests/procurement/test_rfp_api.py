@@ -49,7 +49,22 @@ def test_post_creates_a_prefilled_draft(buyer: Any, buyer_org: Any, clock: Any) 
     assert response.status_code == 201
     assert body["status"] == "draft"
     assert body["buyer_organisation"]["slug"] == "northwind-ai"
-    assert len(body["artifacts"]) == 6
+    assert [a["kind"] for a in body["artifacts"] if a["mandatory"]] == [
+        "workload",
+        "environment",
+        "harness",
+        "trace",
+        "cost_model",
+        "report",
+    ]
+    assert {a["kind"] for a in body["artifacts"] if not a["mandatory"]} == {
+        "container_image",
+        "iac",
+        "runbook",
+        "sbom",
+    }
+    assert body["terms"]["dispute_window_days"] == 10
+    assert body["terms"]["update_deposit_days"] == 30
     assert sum(c["weight"] for c in body["criteria"]) == 100
     assert body["terms"]["retest_vendor_funded"] is True
 
