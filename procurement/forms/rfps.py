@@ -162,7 +162,7 @@ class RfpTermsForm(forms.ModelForm):
             "retest_deadline_days": "Re-test deadline (days after a failed gate)",
             "retest_max_attempts": "Re-test attempts per obligation",
             "audit_rights_clause": "Audit rights (third-party re-runs)",
-            "dispute_window_days": "Dispute window (days a vendor may contest a verdict)",
+            "dispute_window_days": "Dispute window (days to contest a verdict)",
             "update_deposit_days": "Update deposit deadline (days after an update)",
             "drift_policy": "Drift policy (JSON; empty for the defaults)",
             "standstill_days": "Standstill period after award (days)",

@@ -7,6 +7,7 @@ import pytest
 
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
+from procurement.lib.defaults import DEFAULT_ARTIFACTS
 from procurement.models import Rfp, RfpTemplate
 from procurement.services.rfps import rfp_set_criteria, rfp_update
 from procurement.services.templates import (
@@ -38,7 +39,7 @@ def test_a_template_holds_the_configuration_only(template: RfpTemplate) -> None:
 
     assert [c["name"] for c in data["criteria"]] == ["Evidence", "TCO"]
     assert data["description"] == "Scope."
-    assert len(data["artifacts"]) == 6
+    assert len(data["artifacts"]) == len(DEFAULT_ARTIFACTS)
     assert data["terms"]["retest_tolerance_pct"] == "10.00"
     for one_tender_only in ("reference", "title", "submission_deadline"):
         assert one_tender_only not in data
