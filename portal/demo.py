@@ -109,6 +109,13 @@ from gates.services.plans import (
     plan_update,
 )
 from gates.services.runs import gate_campaign_start
+from portal.demo_scenarios import (
+    RESILIENCE_GATE,
+    RESILIENCE_REPETITIONS,
+    baseline_sources,
+    resilience_problem,
+    with_resilience_gate,
+)
 from portal.lab_loopback import LoopbackAgent, loopback_agent
 from procurement.lib.defaults import default_configuration
 from procurement.models import Rfp
@@ -143,6 +150,12 @@ SEED_HOST = "seed-demo"  # the synchronous seed's one-shot host on LAB_POOL
 LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
+BUYER = "northwind-ai"  # its baseline bundle is signed with its own demo key
+BASELINE_REPETITIONS = 3
+BASELINE_CAMPAIGN_NOTE = (
+    "Baseline (demo seed): the open harness on today's infrastructure, "
+    "3 repetitions each."
+)
 LAB_GATE = "lab-validation"
 LAB_REPETITIONS = 3  # the default plan's min_runs
 LAB_ENVIRONMENT_NOTE = (
@@ -192,6 +205,7 @@ def demo_seed(
     for vendor, username in DEMO_BUNDLES:
         _seed_bundle(report, vendor=vendor, username=username)
     _open_lab_rfp(report)
+    _seed_baseline_bundle(report)
     if lab_validation or lab_in_background:
         _seed_gate_plans(report)
         lab = _start_lab_campaigns if lab_in_background else _seed_lab_validation
@@ -497,12 +511,14 @@ def _seed_opening_rfp(report: SeedReport, opening_in: timedelta) -> None:
 def lab_plan_document(plan: GatePlan) -> dict[str, object]:
     """The buyer's edit of ``plan`` for v2: lab validation without the
     ``env-drift`` stop-loss (pilot and rollout keep it: they run on the delivered
-    system, which must match the vendor's manifest)."""
+    system, which must match the vendor's manifest), and the lab's resilience
+    gate after it (``portal.demo_scenarios.resilience_gate``: a failover, an
+    interference and a warm-up criterion)."""
     document = plan.plan
     for gate in document["gates"]:
         if gate["name"] == LAB_GATE:
             gate["stop_loss"] = [s for s in gate["stop_loss"] if s["id"] != "env-drift"]
-    return document
+    return with_resilience_gate(document, after=LAB_GATE)
 
 
 def _seed_gate_plans(report: SeedReport) -> None:
@@ -591,11 +607,12 @@ def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
     vendor's start commits alone (``gate_campaign_start``: campaign, gate link and
     audit row together)."""
     todo = _lab_todo()
-    if not todo or not _lab_sandbox_works(report, progress):
+    if not (todo or _baseline_due()) or not _lab_sandbox_works(report, progress):
         return
     labops = get_user_model().objects.get(username="labops")
     pool = LabPool.objects.get(name=LAB_POOL)
     runs = 0
+    resilience = resilience_problem()
     for vendor, plan, _bundle in todo:  # the plan names its bundle
         link = gate_campaign_start(
             plan=plan,
@@ -607,11 +624,26 @@ def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
         )
         runs += link.campaign.runs.count()
         report.created.append(f"{LAB_RFP} campaign {vendor} (queued)")
-    progress(
-        f"The lab re-runs {LAB_RFP}'s two bundles in the background once ReproGate "
-        f"has started ({runs} runs on pool {LAB_POOL}, a few minutes, then lab "
-        "validation is judged): watch them as labops on /lab/campaigns/"
-    )
+        if resilience is None and RESILIENCE_GATE in plan.gate_names:
+            link = gate_campaign_start(
+                plan=plan,
+                gate=RESILIENCE_GATE,
+                pool=pool,
+                actor=labops,
+                repetitions=RESILIENCE_REPETITIONS,
+            )
+            runs += link.campaign.runs.count()
+            report.created.append(f"{LAB_RFP} {RESILIENCE_GATE} campaign {vendor}")
+    baseline = _start_baseline_campaign(report, pool, labops)
+    runs += baseline
+    if todo and resilience is not None:
+        progress(resilience)
+    if runs:
+        progress(
+            f"The lab re-runs {LAB_RFP}'s bundles in the background once ReproGate "
+            f"has started ({runs} runs on pool {LAB_POOL}, a few minutes, then the "
+            "gates are judged): watch them as labops on /lab/campaigns/"
+        )
 
 
 def _seed_lab_validation(report: SeedReport, progress: Progress) -> None:
@@ -683,3 +715,69 @@ def _lab_campaign(
         f"lab validation {evaluation.verdict}"
     )
     report.created.append(f"{LAB_RFP} {LAB_GATE} {vendor} {evaluation.verdict}")
+
+
+# --- RFP-DEMO-2: the buyer's baseline on today's infrastructure -----------------------
+
+
+def _seed_baseline_bundle(report: SeedReport) -> None:
+    """The buyer's baseline bundle on RFP-DEMO-2 (``portal.demo_scenarios``), once:
+    signed with the buyer organisation's own demo key, uploaded by ``buyer``."""
+    rfp = (
+        Rfp.objects.filter(reference=LAB_RFP)
+        .exclude(status=Rfp.Status.CANCELLED)
+        .first()
+    )
+    organisation = Organisation.objects.get(slug=BUYER)
+    if rfp is None or bundle_list_accepted_for(rfp, organisation).exists():
+        return
+    user = get_user_model().objects.get(username="buyer")
+    key = demo_key(BUYER)
+    _register_demo_key(report, organisation, key, user)
+    with tempfile.TemporaryDirectory(prefix="reprogate-demo-") as folder:
+        output = Path(folder) / f"{BUYER}-baseline.tar.gz"
+        build_bundle(
+            baseline_sources(Path(folder)),
+            key=key,
+            output=output,
+            rfp=LAB_RFP,
+            vendor=BUYER,
+        )
+        try:
+            bundle = bundle_ingest(
+                rfp=rfp, organisation=organisation, uploaded_by=user,
+                upload_path=output, filename=output.name,
+            )  # fmt: skip
+        except ApplicationError as error:
+            report.created.append(f"no baseline bundle on {LAB_RFP} ({error.code})")
+            return
+    report.created.append(f"baseline bundle on {LAB_RFP} ({bundle.status})")
+
+
+def _start_baseline_campaign(report: SeedReport, pool: LabPool, labops: object) -> int:
+    """The baseline campaign of the buyer's bundle on pool ``local``, queued for
+    its lab agent, unless RFP-DEMO-2 has one; how many runs it queued."""
+    bundle = _baseline_due()
+    if bundle is None:
+        return 0
+    campaign = campaign_start(
+        bundle=bundle,
+        pool=pool,
+        repetitions=BASELINE_REPETITIONS,
+        actor=labops,  # type: ignore[arg-type]
+        note=BASELINE_CAMPAIGN_NOTE,
+    )
+    report.created.append(f"{LAB_RFP} baseline campaign (queued)")
+    return campaign.runs.count()
+
+
+def _baseline_due() -> Bundle | None:
+    """The buyer's baseline bundle on RFP-DEMO-2 while it has no baseline
+    campaign yet (None: none to start)."""
+    rfp = Rfp.objects.filter(reference=LAB_RFP).first()
+    if rfp is None or rfp.is_sealed:
+        return None
+    if Campaign.objects.filter(rfp=rfp, role=Campaign.Role.BASELINE).exists():
+        return None
+    organisation = Organisation.objects.get(slug=BUYER)
+    return bundle_list_accepted_for(rfp, organisation).order_by("-id").first()

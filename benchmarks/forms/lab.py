@@ -64,7 +64,8 @@ class CampaignStartForm(forms.Form):
         max_length=MAX_LAB_PLAN_CHARS,
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
         help_text="Optional JSON: the lab's own scenarios (e.g. a failover) and "
-        'neighbour jobs, {"scenarios": [...], "neighbours": {...}}; not with a gate.',
+        'neighbour jobs, {"scenarios": [...], "neighbours": {...}}. With a gate, '
+        "its scenarios run beside the ones the gate judges.",
     )
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
@@ -103,12 +104,6 @@ class CampaignStartForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("gate") and data.get("lab_plan"):
-            self.add_error(
-                "lab_plan",
-                "A gate runs the scenarios its criteria judge: start a campaign "
-                "without a gate for the lab plan's.",
-            )
         choice = self.gates.get(data.get("gate") or "")
         bundle = data.get("bundle")
         if choice is not None and bundle is not None and bundle.pk != choice.bundle_id:

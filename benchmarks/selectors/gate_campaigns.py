@@ -14,9 +14,9 @@ its runs are not judged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from accounts.lib.registry import Registry
 
@@ -57,6 +57,7 @@ class GateCampaignStart(Protocol):
         repetitions: int,
         note: str,
         actor: User,
+        lab_plan: Mapping[str, Any] | None = None,
     ) -> Campaign: ...
 
 
@@ -75,6 +76,7 @@ def _no_gate_start(
     repetitions: int,
     note: str,
     actor: User,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> Campaign:
     raise LookupError("No gate campaign source is registered.")
 
@@ -103,6 +105,7 @@ def gate_campaign_start(
     repetitions: int,
     note: str,
     actor: User,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Start the campaign for the chosen gate (the source refuses a gate it does
     not offer, or another bundle than the gate's, with an ``ApplicationError``)."""
@@ -113,6 +116,7 @@ def gate_campaign_start(
         repetitions=repetitions,
         note=note,
         actor=actor,
+        lab_plan=lab_plan,
     )
 
 

@@ -78,3 +78,21 @@ def campaign_scenario_documents(campaign_id: int) -> dict[int, ScenarioDocument]
         except ScenarioDocumentError:
             continue
     return documents
+
+
+def run_scenario_document(run: Run) -> ScenarioDocument | None:
+    """The ``scenario.json`` of the run's current attempt, or None (a steady
+    run has none; one that no longer decodes is left out, as above)."""
+    artefact = (
+        RunArtefact.objects.filter(run=run, name=SCENARIO, attempt=run.attempt)
+        .select_related("blob")
+        .first()
+    )
+    if artefact is None:
+        return None
+    with blob_open(artefact.blob) as handle:
+        data = handle.read()
+    try:
+        return scenario_decode(data)
+    except ScenarioDocumentError:
+        return None

@@ -18,7 +18,11 @@ from accounts.services.actor import Actor
 from accounts.services.audit import audit_record
 from artifacts.models import Bundle
 from benchmarks import conf
-from benchmarks.lib.lab.lab_plan import lab_plan_problems, lab_scenarios
+from benchmarks.lib.lab.lab_plan import (
+    campaign_neighbours,
+    lab_plan_problems,
+    lab_scenarios,
+)
 from benchmarks.lib.lab.scenarios.neighbour import neighbour_options_problems
 from benchmarks.lib.queues import host_name_routable
 from benchmarks.models import Campaign, LabPool, Run
@@ -163,7 +167,7 @@ def campaign_start(
             problems=problems,
         )
     chosen = _scenarios(bundle, only) + lab_scenarios(lab_plan)
-    neighbours = (lab_plan or {}).get("neighbours") or {}
+    neighbours = campaign_neighbours(lab_plan, chosen)
     campaign = Campaign.objects.create(
         rfp=bundle.rfp,
         bundle=bundle,

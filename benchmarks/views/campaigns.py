@@ -103,8 +103,7 @@ def _start(request: SignedInRequest, data: dict[str, Any]) -> Campaign:
     """A campaign for the chosen gate (judged when its runs end), else a plain
     one (not judged)."""
     gate, fields = data["gate"], {k: v for k, v in data.items() if k != "gate"}
-    if gate:  # the form refuses a lab plan with a gate
-        fields.pop("lab_plan", None)
+    if gate:
         return gate_campaign_start(choice=gate, actor=request.user, **fields)
     return campaign_start(actor=request.user, **fields)
 

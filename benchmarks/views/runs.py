@@ -24,6 +24,7 @@ from artifacts.storage.blobs import blob_open
 from benchmarks.lib.charts import bundle_claims, run_charts, telemetry_charts
 from benchmarks.lib.lab.artefacts import SPANS, TELEMETRY
 from benchmarks.lib.lab.checks import CHECK_LABELS
+from benchmarks.lib.lab.scenario_summary import scenario_did
 from benchmarks.lib.lab.spans import (
     SpanTree,
     iso_to_ns,
@@ -41,6 +42,7 @@ from benchmarks.selectors.campaigns import (
 from benchmarks.selectors.isolation import isolation_facts
 from benchmarks.selectors.telemetry import (
     run_artefact_digests,
+    run_scenario_document,
     run_spans,
     run_telemetry,
 )
@@ -113,8 +115,46 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         "events": run_event_list(run),
         "isolation": isolation_facts(run.isolation),
         "checks": check_rows(run.checks),
+        "scenario": _scenario_context(run),
     }
     return render(request, "benchmarks/run_detail.html", context)
+
+
+MAX_ACTION_ROWS = 100
+
+
+def _scenario_context(run: Run) -> dict[str, object] | None:
+    """What the runner did around the harness in a scenario of another kind
+    than steady (its ``scenario.json``), or None."""
+    document = run_scenario_document(run)
+    if document is None:
+        return None
+    actions = document.record.get("actions")
+    return {
+        "kind": document.kind,
+        "did": scenario_did(document.record),
+        "metrics": document.metrics,
+        "actions": [
+            _action_row(a) for a in (actions if isinstance(actions, list) else [])
+        ][:MAX_ACTION_ROWS],
+    }
+
+
+def _action_row(action: object) -> dict[str, object]:
+    """One action of the record as the run page lists it (a record comes from a
+    lab host: what is not shaped as expected shows as a dash)."""
+    row = action if isinstance(action, dict) else {}
+    given = row.get("argument")
+    argument: dict[str, Any] = given if isinstance(given, dict) else {}
+    return {
+        "at_s": row.get("at_s"),
+        "hook": row.get("hook"),
+        "verb": row.get("verb"),
+        "do": argument.get("do"),
+        "for_s": argument.get("for_s"),
+        "exit_code": row.get("exit_code"),
+        "output": str(row.get("output") or "")[:300],
+    }
 
 
 def check_rows(checks: object) -> list[dict[str, object]]:

@@ -57,6 +57,13 @@ class GateCampaignStartApi(APIView):
             "request. See the output's hosts.",
         )
 
+        lab_plan = serializers.JSONField(
+            required=False,
+            help_text="The lab's own scenarios, run beside the ones the gate "
+            'judges, and neighbour jobs: {"scenarios": [...], "neighbours": '
+            "{...}}; every problem is named by its path (lab_plan.…).",
+        )
+
         def validate_hosts(self, value: list[str]) -> list[str]:
             raise serializers.ValidationError(
                 "The hosts are not chosen here: the gate plan names a gate's "
@@ -120,6 +127,7 @@ class GateCampaignStartApi(APIView):
             pool=_pool(request, data.validated_data["pool"]),
             actor=request.user,
             repetitions=data.validated_data.get("repetitions"),
+            lab_plan=data.validated_data.get("lab_plan"),
         )
         body: Any = self.OutputSerializer(link).data
         return Response(body, status=status.HTTP_201_CREATED)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -201,12 +202,15 @@ def gate_campaign_start(
     repetitions: int | None = None,
     bundle: Bundle | None = None,
     note: str = "",
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> GateCampaign:
     """Start a campaign of the plan's bundle (else the vendor's latest accepted
     one; ``bundle``: the one the lab chose, which must be that one) on ``pool``
     for ``gate`` (``repetitions``: the gate's largest ``min_runs`` when not
     given); it is evaluated when its runs have finished. Its runs go only to
-    the gate's hosts of the pool (``gate_campaign_hosts``)."""
+    the gate's hosts of the pool (``gate_campaign_hosts``). ``lab_plan``: the
+    lab's own scenarios, run beside the gate's, and neighbour jobs
+    (``benchmarks.lib.lab.lab_plan``)."""
     plan = GatePlan.objects.select_for_update().get(pk=plan.pk)
     if plan.status != GatePlan.Status.FROZEN:
         raise GatesConflict("Only the current frozen plan runs.", code="not_frozen")
@@ -232,6 +236,7 @@ def gate_campaign_start(
         note=note or f"Gate {gate} of plan v{plan.version}",
         scenarios=gate_scenarios(plan, gate, judged),
         hosts=gate_campaign_hosts(plan=plan, gate=gate, pool=pool),
+        lab_plan=lab_plan,
     )
     link = gate_campaign_link(plan=plan, gate=gate, campaign=campaign, actor=actor)
     audit_record(
@@ -256,6 +261,7 @@ def gate_campaign_start_chosen(
     repetitions: int,
     note: str,
     actor: Any,
+    lab_plan: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """The lab's campaign form with a gate chosen (``gate_choice_list_for``):
     the campaign for that gate (benchmarks' gate campaign source)."""
@@ -272,5 +278,6 @@ def gate_campaign_start_chosen(
         repetitions=repetitions,
         bundle=bundle,
         note=note,
+        lab_plan=lab_plan,
     )
     return link.campaign

@@ -11,6 +11,7 @@ Needs bubblewrap (a failure on CI without it); a few minutes on 2 cores."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,11 +26,14 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import Client
 
+from benchmarks.lib.lab.nbd_fault import FaultExport, fault_export_prepare
 from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
+from benchmarks.services.runs import FINAL
 from config import supervise
 from gates.models import Evaluation, GateCampaign, RetestObligation
 from portal.demo import LAB_RFP
+from portal.demo_scenarios import resilience_problem
 from procurement.models import Rfp
 from tests.browser.lab import postgres_url
 from tests.faults.support import free_port
@@ -98,13 +102,18 @@ def var_dir(tmp_path: Path) -> Path:
     return path
 
 
-def _start_lab(env: dict[str, str], var_dir: Path) -> supervise.Supervisor:
-    """The supervisor's web server, default worker and lab agent (not beat), with
-    the agent's host token issued as a start issues it."""
-    call_command(
-        "embedded_agent_token", f"--token-file={var_dir / supervise.AGENT_TOKEN_FILE}"
+def _start_lab(
+    env: dict[str, str], var_dir: Path, fault: FaultExport
+) -> supervise.Supervisor:
+    """The supervisor's web server, default worker, lab agent and, where nbdkit
+    is installed, the fault export (not beat), with the agent's host token
+    issued as a start issues it (the fault export's hook and endpoint in pool
+    ``local``'s policy)."""
+    argv = supervise.agent_token_argv(var_dir, False, fault)
+    call_command(*argv[argv.index("embedded_agent_token") :])
+    programs = supervise.embedded_programs(
+        "127.0.0.1", free_port(), var_dir, env, fault
     )
-    programs = supervise.embedded_programs("127.0.0.1", free_port(), var_dir, env)
     lab = supervise.Supervisor(
         [p for p in programs if p.name != "beat"],
         status_path=var_dir / "supervisor.json",
@@ -154,17 +163,27 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
     )
     assert seed.returncode == 0, seed.stdout + seed.stderr
     assert "/lab/campaigns/" in seed.stdout
-    links = list(GateCampaign.objects.select_related("campaign"))
+    links = list(GateCampaign.objects.filter(gate="lab-validation"))
     assert len(links) == 2
+    # the lab's resilience gate too, where scripts/run has the fault back-end
+    resilience = resilience_problem() is None
+    assert GateCampaign.objects.count() == (4 if resilience else 2)
+    assert Campaign.objects.filter(role="baseline").count() == 1
     assert not Run.objects.exclude(state=Run.State.QUEUED).exists()  # none ran yet
     rfp = Rfp.objects.get(reference=LAB_RFP)
     assert _board(rfp) == {"Acme Flash": None, "Bolt Storage": None}
 
-    lab = _start_lab(env, var_dir)
+    fault = fault_export_prepare(var_dir, root=os.geteuid() == 0)
+    lab = _start_lab(env, var_dir, fault)
     try:
         deadline = time.monotonic() + EVALUATED_TIMEOUT_S
         log = var_dir / supervise.LOGS_DIR / "lab-agent.log"
-        while GateCampaign.objects.filter(evaluation__isnull=True).exists():
+        while (
+            GateCampaign.objects.filter(evaluation__isnull=True).exists()
+            or Run.objects.filter(campaign__role="baseline")
+            .exclude(state__in=FINAL)
+            .exists()
+        ):
             text = log.read_text(errors="replace")
             runs = list(Run.objects.values_list("scenario_name", "state", "reason"))
             assert all(p.state == "running" for p in lab.programs), text[-4000:]
@@ -174,7 +193,13 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
         lab.stop()
 
     assert _board(rfp) == {"Acme Flash": "PASS", "Bolt Storage": "FAIL"}
-    for link in GateCampaign.objects.select_related("evaluation", "campaign"):
+    if resilience:  # a failover, an interference and a warm-up, all measured
+        _assert_resilience_measured(rfp)
+    baseline = Campaign.objects.get(role="baseline")
+    assert set(baseline.runs.values_list("state", flat=True)) == {Run.State.SUCCEEDED}
+    for link in GateCampaign.objects.filter(gate="lab-validation").select_related(
+        "evaluation", "campaign"
+    ):
         campaign: Campaign = link.campaign
         assert link.evaluation.campaign == campaign
         assert link.evaluation.plan == link.plan  # v2, still the frozen plan
@@ -190,7 +215,29 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
     assert host.worker_name.split("@")[0] == supervise.AGENT_NAME
     assert host.token is not None
     assert host.token.name == supervise.AGENT_NAME
-    obligation = RetestObligation.objects.get()
+    obligation = RetestObligation.objects.get(evaluation__gate="lab-validation")
     assert obligation.vendor_organisation.slug == "bolt-storage"
     assert obligation.status == RetestObligation.Status.OPEN
-    assert Evaluation.objects.count() == 2
+    assert Evaluation.objects.count() == (4 if resilience else 2)
+
+
+def _assert_resilience_measured(rfp: Rfp) -> None:
+    """Each vendor's lab-resilience evaluation judged its three criteria on
+    measured values (whatever the verdict): the fault was injected, the
+    neighbour ran, the model load was timed."""
+    evaluations = Evaluation.objects.filter(rfp=rfp, gate="lab-resilience")
+    assert evaluations.count() == 2
+    for evaluation in evaluations:
+        document = json.loads(evaluation.evaluation_document)
+        criteria = {c["id"]: c for c in document["criteria"]}
+        assert set(criteria) == {
+            "failover-recovery",
+            "interference-fairness",
+            "warmup-model-load",
+        }
+        for criterion in criteria.values():
+            assert len(criterion["values"]) == 2, criterion
+    failover = Run.objects.filter(
+        campaign__rfp=rfp, scenario_name="failover-c8-b8", state=Run.State.SUCCEEDED
+    )
+    assert failover.count() == 4

@@ -88,15 +88,31 @@ def test_seed_freezes_a_default_plan_then_one_accepting_the_lab(
         assert second.lab_environment_note == LAB_ENVIRONMENT_NOTE
         assert "Debian 12" in second.lab_environment_note
         assert first.frozen_by.username == second.frozen_by.username == "buyer"
-        # Only lab validation loses the drift stop-loss; the criteria are v1's.
+        # Only lab validation loses the drift stop-loss; the criteria are v1's,
+        # and the lab's resilience gate follows lab validation.
         assert _stop_loss(first)["lab-validation"] == ["env-drift", "failed-run"]
         assert _stop_loss(second) == {
             "lab-validation": ["failed-run"],
+            "lab-resilience": ["failed-run"],
             "pilot": ["env-drift", "failed-run"],
             "rollout": ["env-drift", "failed-run"],
         }
-        gates = zip(first.plan["gates"], second.plan["gates"], strict=True)
+        kept = [g for g in second.plan["gates"] if g["name"] != "lab-resilience"]
+        gates = zip(first.plan["gates"], kept, strict=True)
         assert all(a["criteria"] == b["criteria"] for a, b in gates)
+        [resilience] = [g for g in second.plan["gates"] if g["stage"] == "lab"][1:]
+        judged = {(c["metric"], c["scenario"]) for c in resilience["criteria"]}
+        assert judged == {
+            ("failover_recovery_s", "failover-c8-b8"),
+            ("fairness_jain", "interference-c8-b8"),
+            ("model_load_s", "warmup-c8-b8"),
+        }
+        kinds = {
+            s["name"]: s.get("kind") for s in bundle.manifest["harness"]["scenarios"]
+        }
+        assert {kinds[scenario] for _, scenario in judged} == {
+            "failover", "interference", "warmup"
+        }  # fmt: skip
 
 
 def test_the_plans_are_made_through_the_audited_plan_services(

@@ -23,11 +23,18 @@ from benchmarks.lib.queues import pool_queue
 from benchmarks.models import Campaign, LabPool, Run
 from benchmarks.services.campaigns import campaign_start
 from gates.models import Evaluation, GateCampaign, GatePlan
-from portal.demo import LAB_CAMPAIGN_NOTE, LAB_POOL, LAB_RFP, demo_seed
+from portal.demo import (
+    BASELINE_CAMPAIGN_NOTE,
+    LAB_CAMPAIGN_NOTE,
+    LAB_POOL,
+    LAB_RFP,
+    demo_seed,
+)
 from tests.benchmarks.runner.support import runs_sent_to
 
 pytestmark = pytest.mark.django_db
 VENDORS = ["acme-flash", "bolt-storage"]
+NO_FAULTS = "Gate lab-resilience needs nbdkit on this host (test)"
 
 
 @pytest.fixture
@@ -40,8 +47,10 @@ def var_dir(settings: Any, tmp_path: Path, clock: Any) -> Path:
 
 @pytest.fixture
 def sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bubblewrap works (as on a lab host); executing a run here is a failure."""
+    """Bubblewrap works (as on a lab host), the fault back-end does not (the
+    resilience gate's test says otherwise); executing a run here is a failure."""
     monkeypatch.setattr(demo, "sandbox_problem", lambda: None)
+    monkeypatch.setattr(demo, "resilience_problem", lambda: NO_FAULTS)
 
     def refuse(*args: Any) -> None:
         raise AssertionError("the seed executed a run")
@@ -76,7 +85,7 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         report = demo_seed(lab_in_background=True, progress=lines.append)
 
-    campaigns = list(Campaign.objects.order_by("id"))
+    campaigns = list(Campaign.objects.filter(role="vendor").order_by("id"))
     assert [c.bundle.organisation.slug for c in campaigns] == VENDORS
     for campaign in campaigns:
         assert campaign.rfp.reference == LAB_RFP
@@ -97,6 +106,15 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
         assert (link.plan.version, link.plan.status) == (2, GatePlan.Status.FROZEN)
         assert link.plan.vendor_organisation == campaign.bundle.organisation
     assert not Evaluation.objects.exists()
+    [baseline] = Campaign.objects.filter(role="baseline")
+    assert baseline.bundle.organisation.slug == "northwind-ai"
+    assert baseline.note == BASELINE_CAMPAIGN_NOTE
+    assert sorted({r.scenario_name for r in baseline.runs.all()}) == [
+        "cold-c32-b8",
+        "warm-c32-b8",
+    ]
+    assert baseline.runs.filter(state=Run.State.QUEUED).count() == 6
+    campaigns.append(baseline)
     queued = Run.objects.filter(campaign__in=campaigns)
     assert sorted(args for args, _ in sent) == sorted([r.pk, 1] for r in queued)
     assert {queue for _, queue in sent} == {pool_queue(LAB_POOL)}
@@ -104,7 +122,8 @@ def test_the_seed_starts_a_gate_campaign_per_vendor_and_runs_nothing(
     assert sorted(e.data["vendor"] for e in started) == VENDORS
     assert {e.actor.username for e in started} == {"labops"}
     assert f"{LAB_RFP} campaign acme-flash (queued)" in report.created
-    [line] = lines
+    said, line = lines
+    assert said == NO_FAULTS
     assert "in the background" in line
     assert f"{queued.count()} runs on pool {LAB_POOL}" in line
     assert "/lab/campaigns/" in line
@@ -180,3 +199,34 @@ def test_the_command_starts_them_and_prints_where_to_watch(
 
     assert GateCampaign.objects.filter(evaluation__isnull=True).count() == 2
     assert "/lab/campaigns/" in out.getvalue()
+
+
+def test_where_faults_can_be_injected_the_resilience_gate_runs_too(
+    var_dir: Path,
+    sandbox: None,
+    sent: list[tuple[list[int], str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(demo, "resilience_problem", lambda: None)
+    lines: list[str] = []
+
+    report = demo_seed(lab_in_background=True, progress=lines.append)
+
+    links = GateCampaign.objects.filter(gate="lab-resilience").order_by("id")
+    assert [link.plan.vendor_organisation.slug for link in links] == VENDORS
+    for link in links:
+        runs = list(link.campaign.runs.order_by("position"))
+        assert sorted({r.scenario_name for r in runs}) == [
+            "failover-c8-b8",
+            "interference-c8-b8",
+            "warmup-c8-b8",
+        ]
+        assert {r.repetition for r in runs} == {1, 2}
+        interference = next(r for r in runs if r.scenario.get("kind") == "interference")
+        assert link.campaign.neighbours == {
+            "noisy-500": {"rw": "randread", "bs": "4k", "iodepth": 8, "rate_iops": 500}
+        }
+        assert interference.scenario["neighbour"] == "noisy-500"
+    assert f"{LAB_RFP} lab-resilience campaign bolt-storage" in report.created
+    [line] = lines
+    assert f"{Run.objects.count()} runs on pool {LAB_POOL}" in line

@@ -20,13 +20,10 @@ from artifacts.storage.blobs import blob_record, blob_write
 from benchmarks.lib.lab.artefacts import SCENARIO
 from benchmarks.lib.lab.checks import check
 from benchmarks.lib.lab.scenario_document import encode
+from benchmarks.lib.lab.scenario_summary import scenario_did
 from benchmarks.models import Campaign, Run, RunArtefact
 from gates.models import Evaluation
-from gates.selectors.report_content import (
-    check_lines,
-    evaluation_report_context,
-    scenario_did,
-)
+from gates.selectors.report_content import check_lines, evaluation_report_context
 from gates.services.report_pdf import render_html, render_pdf
 from procurement.models import Rfp
 from tests.gates.baseline_support import run_baseline

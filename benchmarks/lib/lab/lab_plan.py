@@ -15,7 +15,10 @@ every problem named by its path (``lab_plan.scenarios[0].actions[0].rate``):
 - ``neighbours``: neighbour jobs by name (lowercase letters, digits, ``.``, ``_``,
   ``-``): each an object of fio job options (option name → text or number) that
   the runner runs itself beside an ``interference`` scenario's harness; every
-  interference scenario of the campaign, the bundle's or the lab's, names one.
+  interference scenario of the campaign, the bundle's or the lab's, names one of
+  them or one of the lab's standard jobs (``STANDARD_NEIGHBOURS``: a bundle may
+  declare an interference scenario that any lab can run without a plan); a plan's
+  job of the same name replaces the standard one.
 
 No Django: the campaign start calls it."""
 
@@ -34,6 +37,14 @@ MAX_NEIGHBOURS: Final = 20
 MAX_OPTIONS: Final = 32
 MAX_OPTION_CHARS: Final = 200
 ROOT: Final = "lab_plan"
+
+# The lab's standard neighbour jobs: what a scenario may name without a plan.
+STANDARD_NEIGHBOURS: Final[Mapping[str, Mapping[str, Any]]] = {
+    # Another tenant's random reads, throttled to 500 I/Os per second.
+    "noisy-500": {"rw": "randread", "bs": "4k", "iodepth": 8, "rate_iops": 500},
+    # Another tenant reading as fast as the device lets it.
+    "noisy-max": {"rw": "randread", "bs": "4k", "iodepth": 32},
+}
 
 Problems = list[tuple[str, str]]
 # A neighbour job's options: ``(options, path) -> problems`` (the interference
@@ -79,7 +90,9 @@ def lab_plan_problems(
     ]
     neighbours = plan.get("neighbours", {})
     problems += _neighbours(neighbours, options_check)
-    defined = set(neighbours) if isinstance(neighbours, dict) else set()
+    defined = set(STANDARD_NEIGHBOURS)
+    if isinstance(neighbours, dict):
+        defined |= set(neighbours)
     scenarios = plan.get("scenarios", [])
     if not isinstance(scenarios, list) or len(scenarios) > MAX_SCENARIOS:
         problems.append(
@@ -97,6 +110,21 @@ def lab_plan_problems(
             scenario, f"bundle scenario {scenario.get('name')}", defined
         )
     return problems
+
+
+def campaign_neighbours(
+    plan: Mapping[str, Any] | None, scenarios: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The neighbour jobs a campaign of ``scenarios`` (the bundle's and the
+    plan's, a valid plan) stores: the plan's, and each standard job an
+    interference scenario names that the plan does not define."""
+    jobs: dict[str, Any] = dict((plan or {}).get("neighbours") or {})
+    for scenario in scenarios:
+        name = scenario.get("neighbour")
+        wanted = scenario.get("kind") == "interference" and isinstance(name, str)
+        if wanted and name not in jobs and name in STANDARD_NEIGHBOURS:
+            jobs[str(name)] = dict(STANDARD_NEIGHBOURS[str(name)])
+    return jobs
 
 
 def lab_scenarios(plan: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -151,8 +179,10 @@ def _neighbour_named(
         return [
             (
                 f"{path}.neighbour" if path.startswith(ROOT) else path,
-                f"Names neighbour {name!r}, which the lab plan's neighbours do "
-                "not define.",
+                f"Names neighbour {name!r}, which neither the lab plan's "
+                "neighbours nor the lab's standard ones ("
+                + ", ".join(sorted(STANDARD_NEIGHBOURS))
+                + ") define.",
             )
         ]
     return []

@@ -13,7 +13,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from benchmarks.lib.lab.lab_plan import lab_plan_problems
+from benchmarks.lib.lab.lab_plan import STANDARD_NEIGHBOURS, lab_plan_problems
+from benchmarks.lib.lab.scenarios.neighbour import parse_neighbour
 from benchmarks.models import Campaign, LabPool
 from benchmarks.services.campaigns import campaign_start
 from benchmarks.services.common import RunnerError
@@ -63,8 +64,9 @@ def test_the_lab_s_scenarios_run_after_the_bundle_s_marked_as_the_lab_s(
          "lab_plan.scenarios[0].name", "Repeats the bundle's scenario name"),
         ({"scenarios": [FAILOVER, FAILOVER]},
          "lab_plan.scenarios[1].name", "Repeats another lab scenario name"),
-        ({"scenarios": [NOISY]}, "lab_plan.scenarios[0].neighbour",
-         "which the lab plan's neighbours do not define"),
+        ({"scenarios": [{**NOISY, "neighbour": "hammer"}]},
+         "lab_plan.scenarios[0].neighbour",
+         "which neither the lab plan's neighbours nor the lab's standard ones"),
         ({"scenarios": [{**FAILOVER, "added_by": "vendor"}]},
          "lab_plan.scenarios[0].added_by", "Must be 'lab'"),
         ({"scenarios": [{"name": "x", "kind": "warmup"}]},
@@ -101,17 +103,53 @@ def test_a_bad_lab_plan_is_refused_naming_the_place(
     assert not Campaign.objects.exists()
 
 
-def test_a_bundle_s_interference_scenario_needs_the_lab_s_neighbour() -> None:
-    bundle_scenarios = [NOISY]
+def test_a_bundle_s_interference_scenario_needs_a_neighbour_the_lab_defines() -> None:
+    hammer = {**NOISY, "neighbour": "hammer"}
 
-    assert lab_plan_problems({}, bundle_scenarios) == [
+    assert lab_plan_problems({}, [hammer]) == [
         (
             "bundle scenario noisy",
-            "Names neighbour 'noisy-500', which the lab plan's neighbours do not "
-            "define.",
+            "Names neighbour 'hammer', which neither the lab plan's neighbours nor "
+            "the lab's standard ones (noisy-500, noisy-max) define.",
         )
     ]
-    assert lab_plan_problems({"neighbours": NEIGHBOURS}, bundle_scenarios) == []
+    assert lab_plan_problems({"neighbours": {"hammer": NEIGHBOURS["noisy-500"]}},
+                             [hammer]) == []  # fmt: skip
+    assert lab_plan_problems({}, [NOISY]) == []  # a standard job
+
+
+@pytest.mark.parametrize("name", sorted(STANDARD_NEIGHBOURS))
+def test_the_lab_s_standard_neighbours_are_valid_jobs(name: str) -> None:
+    assert parse_neighbour(STANDARD_NEIGHBOURS[name]).rw == "randread"
+
+
+def test_a_campaign_without_a_plan_stores_the_standard_job_its_scenario_names(
+    bundle: Any, pool: LabPool, labops: Any
+) -> None:
+    plan = {"scenarios": [NOISY]}
+
+    campaign = campaign_start(
+        bundle=bundle, pool=pool, repetitions=1, actor=labops, lab_plan=plan
+    )
+
+    assert campaign.neighbours == {"noisy-500": STANDARD_NEIGHBOURS["noisy-500"]}
+    assert claimed_run(runs_of(campaign)[-1])["neighbours"] == campaign.neighbours
+
+
+def test_a_plan_s_job_of_a_standard_name_replaces_the_standard_one(
+    bundle: Any, pool: LabPool, labops: Any
+) -> None:
+    mine = {"noisy-500": {"rw": "randwrite", "bs": "8k", "rate_iops": 500}}
+
+    campaign = campaign_start(
+        bundle=bundle,
+        pool=pool,
+        repetitions=1,
+        actor=labops,
+        lab_plan={"scenarios": [NOISY], "neighbours": mine},
+    )
+
+    assert campaign.neighbours == mine
 
 
 def test_the_api_takes_a_lab_plan_and_names_its_problems(

@@ -194,3 +194,38 @@ def test_sealed_bids_are_a_conflict(
     assert response.status_code == 409
     assert response.json()["code"] == "sealed"
     assert not Campaign.objects.exists()
+
+
+WARMUP = {
+    "name": "lab-warmup", "kind": "warmup", "cache": "cold", "concurrency": 1,
+    "batch_size": 1, "duration_s": 5,
+}  # fmt: skip
+
+
+def test_a_lab_plan_adds_the_lab_s_scenarios_beside_the_gate_s(
+    frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
+) -> None:
+    response = run_gate(
+        frozen_plan, labops, repetitions=1, lab_plan={"scenarios": [WARMUP]}
+    )
+
+    assert response.status_code == 201, response.json()
+    campaign = Campaign.objects.get(public_id=response.json()["campaign"])
+    assert [r.scenario_name for r in campaign.runs.order_by("position")] == [
+        "cold-c1",
+        "lab-warmup",
+    ]
+    assert campaign.scenarios[-1]["added_by"] == "lab"
+
+
+def test_a_bad_lab_plan_names_its_place_and_starts_nothing(
+    frozen_plan: GatePlan, pool: LabPool, labops: Any, gate_bundle: Any
+) -> None:
+    plan = {"scenarios": [{**WARMUP, "cache": "warm"}]}
+
+    response = run_gate(frozen_plan, labops, lab_plan=plan)
+
+    assert response.status_code == 400
+    paths = [p.get("path") for p in response.json()["problems"]]
+    assert "lab_plan.scenarios[0].cache" in paths
+    assert not Campaign.objects.exists()
