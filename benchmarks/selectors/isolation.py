@@ -36,7 +36,7 @@ LIMITS: Final = {
     "file_bytes": ("Largest file written", "bytes", "files"),
     "output_bytes": ("Outputs kept", "bytes", "output"),
     "processes": ("Processes", "", "processes"),
-    "network": ("Network allowed", "", "network"),
+    "network": ("Open network (beyond the policy's endpoints)", "", "network"),
 }
 SHOWN: Final = frozenset(
     {k for k, _ in TOP}

@@ -235,8 +235,13 @@ def _assert_resilience_measured(rfp: Rfp) -> None:
             "interference-fairness",
             "warmup-model-load",
         }
+        runs = list(
+            Run.objects.filter(campaign=evaluation.campaign).values_list(
+                "scenario_name", "state", "reason"
+            )
+        )
         for criterion in criteria.values():
-            assert len(criterion["values"]) == 2, criterion
+            assert len(criterion["values"]) == 2, (criterion, runs)
     failover = Run.objects.filter(
         campaign__rfp=rfp, scenario_name="failover-c8-b8", state=Run.State.SUCCEEDED
     )

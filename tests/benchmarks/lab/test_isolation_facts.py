@@ -55,3 +55,13 @@ def test_a_record_without_a_policy_shows_none_of_it() -> None:
     assert "Devices" not in labels
     assert "Endpoints" not in labels
     assert "Device allow-list" not in labels
+
+
+def test_the_endpoints_mode_and_the_closed_open_network_do_not_contradict() -> None:
+    record = {**RECORD, "limits": {"network": False}}
+
+    facts = {f.label: f.value for f in isolation_facts(record)}
+
+    assert facts["Network"] == "endpoints"
+    assert facts["Open network (beyond the policy's endpoints)"] == "no"
+    assert "Network allowed" not in facts
