@@ -84,7 +84,9 @@ class Campaign(TimeStampedModel):
         return f"campaign {str(self.public_id)[:8]} on {self.pool.name}"
 
 
-SEED_LIMIT: Final = 1 << 63  # a run's seed is in [0, 2^63): a signed 64-bit column
+# A run's seed is in [0, 2^53): stored in a signed 64-bit column, and an exact
+# integer in every JSON reader (a JavaScript number holds no more).
+SEED_LIMIT: Final = 1 << 53
 
 
 def run_seed_new() -> int:
