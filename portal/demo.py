@@ -614,26 +614,21 @@ def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
     runs = 0
     resilience = resilience_problem()
     for vendor, plan, _bundle in todo:  # the plan names its bundle
-        link = gate_campaign_start(
-            plan=plan,
-            gate=LAB_GATE,
-            pool=pool,
-            actor=labops,
-            repetitions=LAB_REPETITIONS,
-            note=LAB_CAMPAIGN_NOTE,
-        )
-        runs += link.campaign.runs.count()
-        report.created.append(f"{LAB_RFP} campaign {vendor} (queued)")
+        gates = [(LAB_GATE, LAB_REPETITIONS, LAB_CAMPAIGN_NOTE, "campaign")]
         if resilience is None and RESILIENCE_GATE in plan.gate_names:
+            said = f"{RESILIENCE_GATE} campaign"
+            gates.append((RESILIENCE_GATE, RESILIENCE_REPETITIONS, "", said))
+        for gate, repetitions, note, said in gates:
             link = gate_campaign_start(
                 plan=plan,
-                gate=RESILIENCE_GATE,
+                gate=gate,
                 pool=pool,
                 actor=labops,
-                repetitions=RESILIENCE_REPETITIONS,
+                repetitions=repetitions,
+                note=note,
             )
             runs += link.campaign.runs.count()
-            report.created.append(f"{LAB_RFP} {RESILIENCE_GATE} campaign {vendor}")
+            report.created.append(f"{LAB_RFP} {said} {vendor} (queued)")
     baseline = _start_baseline_campaign(report, pool, labops)
     runs += baseline
     if todo and resilience is not None:

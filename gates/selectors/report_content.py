@@ -22,7 +22,7 @@ from artifacts.models import Checkpoint, Deposit
 from artifacts.selectors.log import checkpoint_latest, log_origin, log_root, log_size
 from benchmarks.lib.lab.checks import CHECK_LABELS
 from benchmarks.lib.lab.scenario_document import ScenarioDocument
-from benchmarks.lib.lab.scenario_summary import scenario_did
+from benchmarks.lib.lab.scenario_summary import num, scenario_did
 from benchmarks.lib.lab.scenarios.base import STEADY, scenario_kind
 from benchmarks.models import Run
 from benchmarks.selectors.telemetry import campaign_scenario_documents
@@ -37,19 +37,6 @@ Progress = Callable[[int, str], None]
 DASH: Final = "—"
 # More sections than this and the report opens with a table of contents.
 TOC_MIN_SECTIONS: Final = 4
-# What the runner did, kept short: at most this many actions and changed fields.
-
-
-def num(value: Any) -> str:
-    """A JSON number as the document has it: ``repr`` of a float (``171.0``,
-    ``0.1``, ``1e-07``), ``str`` of an int; a dash for none."""
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
 
 
 def when(moment: datetime | None) -> str:

@@ -227,6 +227,6 @@ def test_where_faults_can_be_injected_the_resilience_gate_runs_too(
             "noisy-500": {"rw": "randread", "bs": "4k", "iodepth": 8, "rate_iops": 500}
         }
         assert interference.scenario["neighbour"] == "noisy-500"
-    assert f"{LAB_RFP} lab-resilience campaign bolt-storage" in report.created
+    assert f"{LAB_RFP} lab-resilience campaign bolt-storage (queued)" in report.created
     [line] = lines
     assert f"{Run.objects.count()} runs on pool {LAB_POOL}" in line
