@@ -9,8 +9,10 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    if sys.argv[1:2] == ["makemigrations"] and not os.environ.get(
-        "DJANGO_SECRET_KEY_FILE"
+    # (unless a key file is named, as scripts/manage names the one it generates)
+    if (
+        sys.argv[1:2] == ["makemigrations"]
+        and "DJANGO_SECRET_KEY_FILE" not in os.environ
     ):
         # Writing or checking migrations signs nothing: a throwaway key lets it run
         # without the production secret (which the settings otherwise require).

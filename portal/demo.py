@@ -182,6 +182,7 @@ def demo_seed(
     *,
     lab_validation: bool = False,
     lab_in_background: bool = False,
+    lab_resilience: bool = True,
     progress: Progress | None = None,
     opening_in: timedelta | None = None,
 ) -> SeedReport:
@@ -192,8 +193,9 @@ def demo_seed(
     ``progress`` each step of the runs. ``lab_in_background``: also the gate plans,
     and the lab's gate campaigns started on pool ``local`` for its lab agent to run
     (the gate is evaluated when they end), telling ``progress`` in one line; not
-    both. ``opening_in``: also RFP-DEMO-3, whose deadline passes that long after
-    this seed, for a two-person opening by hand."""
+    both. ``lab_resilience`` False: no campaign for the lab-resilience gate in
+    the background. ``opening_in``: also RFP-DEMO-3, whose deadline passes that
+    long after this seed, for a two-person opening by hand."""
     if lab_validation and lab_in_background:
         raise ValueError("lab_validation runs the lab here, lab_in_background later")
     report = _seed_records()
@@ -208,8 +210,12 @@ def demo_seed(
     _seed_baseline_bundle(report)
     if lab_validation or lab_in_background:
         _seed_gate_plans(report)
-        lab = _start_lab_campaigns if lab_in_background else _seed_lab_validation
-        lab(report, progress or (lambda line: None))
+        if lab_in_background:
+            _start_lab_campaigns(
+                report, progress or (lambda line: None), lab_resilience
+            )
+        else:
+            _seed_lab_validation(report, progress or (lambda line: None))
     if opening_in is not None:
         _seed_opening_rfp(report, opening_in)
     return report
@@ -599,23 +605,28 @@ def _claimed_scenarios(bundle: Bundle) -> list[str]:
     return sorted({c["scenario"] for c in (bundle.manifest or {}).get("claims", [])})
 
 
-def _start_lab_campaigns(report: SeedReport, progress: Progress) -> None:
+def _start_lab_campaigns(
+    report: SeedReport, progress: Progress, lab_resilience: bool = True
+) -> None:
     """A gate campaign for lab validation per vendor the lab has not run yet, with
     its frozen plan (v2), on pool ``local``, started by ``labops``: the gate's
     scenarios (v2's criteria are the claims), 3 repetitions each, queued for the
     pool's lab agent; the gate is evaluated when the campaign's last run ends. Each
     vendor's start commits alone (``gate_campaign_start``: campaign, gate link and
-    audit row together)."""
+    audit row together). Then, with ``lab_resilience`` and where the host can
+    inject faults, one for the lab-resilience gate too; and the buyer's baseline
+    campaign, once."""
     todo = _lab_todo()
     if not (todo or _baseline_due()) or not _lab_sandbox_works(report, progress):
         return
     labops = get_user_model().objects.get(username="labops")
     pool = LabPool.objects.get(name=LAB_POOL)
     runs = 0
-    resilience = resilience_problem()
+    resilience = resilience_problem() if lab_resilience else None
     for vendor, plan, _bundle in todo:  # the plan names its bundle
         gates = [(LAB_GATE, LAB_REPETITIONS, LAB_CAMPAIGN_NOTE, "campaign")]
-        if resilience is None and RESILIENCE_GATE in plan.gate_names:
+        wanted = lab_resilience and RESILIENCE_GATE in plan.gate_names
+        if wanted and resilience is None:
             said = f"{RESILIENCE_GATE} campaign"
             gates.append((RESILIENCE_GATE, RESILIENCE_REPETITIONS, "", said))
         for gate, repetitions, note, said in gates:

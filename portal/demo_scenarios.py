@@ -22,6 +22,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Final
 
+from benchmarks.lib.lab.scratch import host_reason as scratch_host_reason
+
 EXAMPLES_DIR: Final = Path(__file__).resolve().parent.parent / "examples"
 BASELINE_SOURCE: Final = "acme-flash"  # whose open harness the lab runs
 BASELINE_OVERLAY: Final = "northwind-current"
@@ -96,10 +98,12 @@ def with_resilience_gate(document: dict[str, Any], after: str) -> dict[str, Any]
 def resilience_problem() -> str | None:
     """Why this host cannot run the resilience gate's scenarios (None: it can):
     the fault export needs root (the run's network namespace) and nbdkit, the
-    neighbour fio."""
+    neighbour fio and a block device (``scripts/run``'s loop device)."""
     missing = [tool for tool in RESILIENCE_TOOLS if shutil.which(tool) is None]
     if os.geteuid() != 0:
         missing.insert(0, "root")
+    elif scratch_host_reason() is not None:
+        missing.append("loop devices")
     if not missing:
         return None
     return (

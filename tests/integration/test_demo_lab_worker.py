@@ -7,11 +7,13 @@ token ``embedded_agent_token`` wrote) take their runs from the SQLite broker of 
 var dir, run them in the sandbox, and the gate is evaluated when each campaign's
 last run ends (``campaign_finished`` -> ``gates.campaign_finished``): the gate
 board then shows Acme Flash PASS and Bolt Storage FAIL, which owes a re-test.
+The buyer's baseline campaign runs as well; the lab-resilience gate is left out
+(``--without-lab-resilience``: its drivers have tests of their own with real
+faults, tests/agent), which keeps this to lab validation's runs on a loaded host.
 Needs bubblewrap (a failure on CI without it); a few minutes on 2 cores."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -26,14 +28,12 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import Client
 
-from benchmarks.lib.lab.nbd_fault import FaultExport, fault_export_prepare
 from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
 from benchmarks.services.runs import FINAL
 from config import supervise
 from gates.models import Evaluation, GateCampaign, RetestObligation
 from portal.demo import LAB_RFP
-from portal.demo_scenarios import resilience_problem
 from procurement.models import Rfp
 from tests.browser.lab import postgres_url
 from tests.faults.support import free_port
@@ -102,18 +102,13 @@ def var_dir(tmp_path: Path) -> Path:
     return path
 
 
-def _start_lab(
-    env: dict[str, str], var_dir: Path, fault: FaultExport
-) -> supervise.Supervisor:
-    """The supervisor's web server, default worker, lab agent and, where nbdkit
-    is installed, the fault export (not beat), with the agent's host token
-    issued as a start issues it (the fault export's hook and endpoint in pool
-    ``local``'s policy)."""
-    argv = supervise.agent_token_argv(var_dir, False, fault)
-    call_command(*argv[argv.index("embedded_agent_token") :])
-    programs = supervise.embedded_programs(
-        "127.0.0.1", free_port(), var_dir, env, fault
+def _start_lab(env: dict[str, str], var_dir: Path) -> supervise.Supervisor:
+    """The supervisor's web server, default worker and lab agent (not beat), with
+    the agent's host token issued as a start issues it."""
+    call_command(
+        "embedded_agent_token", f"--token-file={var_dir / supervise.AGENT_TOKEN_FILE}"
     )
+    programs = supervise.embedded_programs("127.0.0.1", free_port(), var_dir, env)
     lab = supervise.Supervisor(
         [p for p in programs if p.name != "beat"],
         status_path=var_dir / "supervisor.json",
@@ -153,7 +148,13 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
 ) -> None:
     env = _embedded_env(shared_database, var_dir)
     seed = subprocess.run(
-        [sys.executable, "manage.py", "seed_demo", "--lab-in-background"],
+        [
+            sys.executable,
+            "manage.py",
+            "seed_demo",
+            "--lab-in-background",
+            "--without-lab-resilience",
+        ],
         cwd=PROJECT_DIR,
         env=env,
         capture_output=True,
@@ -165,16 +166,13 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
     assert "/lab/campaigns/" in seed.stdout
     links = list(GateCampaign.objects.filter(gate="lab-validation"))
     assert len(links) == 2
-    # the lab's resilience gate too, where scripts/run has the fault back-end
-    resilience = resilience_problem() is None
-    assert GateCampaign.objects.count() == (4 if resilience else 2)
+    assert GateCampaign.objects.count() == 2
     assert Campaign.objects.filter(role="baseline").count() == 1
     assert not Run.objects.exclude(state=Run.State.QUEUED).exists()  # none ran yet
     rfp = Rfp.objects.get(reference=LAB_RFP)
     assert _board(rfp) == {"Acme Flash": None, "Bolt Storage": None}
 
-    fault = fault_export_prepare(var_dir, root=os.geteuid() == 0)
-    lab = _start_lab(env, var_dir, fault)
+    lab = _start_lab(env, var_dir)
     try:
         deadline = time.monotonic() + EVALUATED_TIMEOUT_S
         log = var_dir / supervise.LOGS_DIR / "lab-agent.log"
@@ -193,8 +191,6 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
         lab.stop()
 
     assert _board(rfp) == {"Acme Flash": "PASS", "Bolt Storage": "FAIL"}
-    if resilience:  # a failover, an interference and a warm-up, all measured
-        _assert_resilience_measured(rfp)
     baseline = Campaign.objects.get(role="baseline")
     assert set(baseline.runs.values_list("state", flat=True)) == {Run.State.SUCCEEDED}
     for link in GateCampaign.objects.filter(gate="lab-validation").select_related(
@@ -218,31 +214,4 @@ def test_the_lab_agent_runs_the_seeded_campaigns_and_the_board_shows_the_verdict
     obligation = RetestObligation.objects.get(evaluation__gate="lab-validation")
     assert obligation.vendor_organisation.slug == "bolt-storage"
     assert obligation.status == RetestObligation.Status.OPEN
-    assert Evaluation.objects.count() == (4 if resilience else 2)
-
-
-def _assert_resilience_measured(rfp: Rfp) -> None:
-    """Each vendor's lab-resilience evaluation judged its three criteria on
-    measured values (whatever the verdict): the fault was injected, the
-    neighbour ran, the model load was timed."""
-    evaluations = Evaluation.objects.filter(rfp=rfp, gate="lab-resilience")
-    assert evaluations.count() == 2
-    for evaluation in evaluations:
-        document = json.loads(evaluation.evaluation_document)
-        criteria = {c["id"]: c for c in document["criteria"]}
-        assert set(criteria) == {
-            "failover-recovery",
-            "interference-fairness",
-            "warmup-model-load",
-        }
-        runs = list(
-            Run.objects.filter(campaign=evaluation.campaign).values_list(
-                "scenario_name", "state", "reason"
-            )
-        )
-        for criterion in criteria.values():
-            assert len(criterion["values"]) == 2, (criterion, runs)
-    failover = Run.objects.filter(
-        campaign__rfp=rfp, scenario_name="failover-c8-b8", state=Run.State.SUCCEEDED
-    )
-    assert failover.count() == 4
+    assert Evaluation.objects.count() == 2

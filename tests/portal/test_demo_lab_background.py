@@ -230,3 +230,25 @@ def test_where_faults_can_be_injected_the_resilience_gate_runs_too(
     assert f"{LAB_RFP} lab-resilience campaign bolt-storage (queued)" in report.created
     [line] = lines
     assert f"{Run.objects.count()} runs on pool {LAB_POOL}" in line
+
+
+def test_without_lab_resilience_no_resilience_campaign_starts(
+    var_dir: Path,
+    sandbox: None,
+    sent: list[tuple[list[int], str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(demo, "resilience_problem", lambda: None)
+    out = io.StringIO()
+
+    call_command(
+        "seed_demo",
+        "--lab-in-background",
+        "--without-lab-resilience",
+        "--force",
+        stdout=out,
+    )
+
+    assert not GateCampaign.objects.filter(gate="lab-resilience").exists()
+    assert GateCampaign.objects.filter(gate="lab-validation").count() == 2
+    assert "Gate lab-resilience" not in out.getvalue()

@@ -102,6 +102,7 @@ def test_what_the_host_lacks_is_named(
         lambda tool: None if tool in missing else f"/usr/bin/{tool}",
     )
     monkeypatch.setattr(scenarios.os, "geteuid", lambda: uid)
+    monkeypatch.setattr(scenarios, "scratch_host_reason", lambda: None)
 
     problem = resilience_problem()
 
@@ -133,3 +134,13 @@ def test_the_baseline_is_the_open_harness_under_the_lab_s_tier_model(
     assert template["claims"] == []
     environment = json.loads((root / "environment" / "manifest.json").read_text())
     assert "storage_target" not in environment["hosts"]
+
+
+def test_a_host_without_loop_devices_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scenarios.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(scenarios.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(
+        scenarios, "scratch_host_reason", lambda: "no /dev/loop-control"
+    )
+
+    assert "needs loop devices on this host" in (resilience_problem() or "")

@@ -43,6 +43,15 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--without-lab-resilience",
+            action="store_true",
+            help=(
+                "With --lab-in-background: start no campaign for RFP-DEMO-2's "
+                "lab-resilience gate (failover, interference, warm-up), even where "
+                "the host could inject the faults."
+            ),
+        )
+        parser.add_argument(
             "--opening-in",
             type=_minutes,
             metavar="MINUTES",
@@ -58,6 +67,7 @@ class Command(BaseCommand):
         force: bool = False,
         lab_validation: bool = False,
         lab_in_background: bool = False,
+        without_lab_resilience: bool = False,
         opening_in: timedelta | None = None,
         **options: Any,
     ) -> None:
@@ -72,6 +82,7 @@ class Command(BaseCommand):
                 demo_seed(
                     lab_validation=lab_validation,
                     lab_in_background=lab_in_background,
+                    lab_resilience=not without_lab_resilience,
                     progress=self._progress,
                     opening_in=opening_in,
                 )
