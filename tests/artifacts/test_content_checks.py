@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from artifacts.lib.content import content_report
+from artifacts.lib.content import CONTENT_PROBLEMS, content_report
 from artifacts.lib.content.sbom import MAX_DEPTH
 from artifacts.lib.manifest import ManifestFile
 
@@ -134,9 +135,11 @@ def test_a_stray_image_file_is_unrecognised() -> None:
 # --- infrastructure as code ---------------------------------------------------------
 
 GOOD_IAC = {
-    "iac/main.tf": b'resource "null_resource" "target" {\n  triggers = { a = "}" }\n}\n',
+    "iac/main.tf": b'resource "null_resource" "t" {\n  triggers = { a = "}" }\n}\n',
     "iac/vars.tf.json": b'{"variable": {"targets": {"default": 4}}}',
-    "iac/k8s/target.yaml": b"apiVersion: apps/v1\nkind: Deployment\n---\napiVersion: v1\nkind: Service\n",
+    "iac/k8s/target.yaml": (
+        b"apiVersion: apps/v1\nkind: Deployment\n---\napiVersion: v1\nkind: Service\n"
+    ),
     "iac/site.yml": b"- hosts: targets\n  roles: [nvmeof]\n",
     "iac/chart/Chart.yaml": b"apiVersion: v2\nname: kv\nversion: 0.1.0\n",
     "iac/chart/templates/svc.yaml": b"{{ .Values.name }}\n",
@@ -219,7 +222,8 @@ CYCLONEDX = {
     "specVersion": "1.5",
     "components": [
         {"name": "kvsim", "licenses": [{"license": {"id": "Apache-2.0"}}],
-         "components": [{"name": "zstd", "licenses": [{"expression": "BSD-3-Clause OR GPL-2.0-only"}]}]},
+         "components": [{"name": "zstd", "licenses": [
+             {"expression": "BSD-3-Clause OR GPL-2.0-only"}]}]},
         {"name": "fio", "licenses": [{"license": {"name": "GPL-2.0"}}]},
     ],
 }  # fmt: skip
@@ -310,3 +314,9 @@ def test_report_lists_failed_kinds_only_for_kinds_present() -> None:
 
     assert report["failed"] == ["runbook"]
     assert set(report["kinds"]) == {"runbook"}
+
+
+def test_the_bundle_format_lists_every_content_problem_code() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs/bundle-format.md").read_text()
+
+    assert [c for c in CONTENT_PROBLEMS if f"| `{c}` |" not in text] == []
