@@ -143,6 +143,8 @@ GOOD_IAC = {
     "iac/site.yml": b"- hosts: targets\n  roles: [nvmeof]\n",
     "iac/chart/Chart.yaml": b"apiVersion: v2\nname: kv\nversion: 0.1.0\n",
     "iac/chart/templates/svc.yaml": b"{{ .Values.name }}\n",
+    "iac/chart/values.schema.json": b'{"type": "object"}',
+    "iac/chart/.helmignore": b"*.tmp\n",
     "iac/README.md": b"notes",
 }
 
@@ -167,6 +169,7 @@ def test_terraform_kubernetes_ansible_and_helm_pass() -> None:
         ("iac/k8s.yaml", b"name: not a manifest\n", "iac_unrecognised"),
         ("iac/setup.sh", b"#!/bin/sh\n", "iac_unrecognised"),
         ("iac/x.tf.json", b'{"foo": 1}', "iac_unrecognised"),
+        ("iac/chart/Chart.yaml", b"name: kv\n", "iac_unrecognised"),
     ],
 )
 def test_bad_template_is_named(path: str, data: bytes, code: str) -> None:

@@ -6,8 +6,8 @@
   ``.tfvars`` ``name = value`` lines.
 - Kubernetes: YAML (every document) or JSON objects with ``apiVersion`` and ``kind``.
 - Helm: ``Chart.yaml`` with ``apiVersion``, ``name`` and ``version``; the files
-  below its folder are the chart's (``templates/`` are Go templates: only
-  non-empty; other YAML there must parse).
+  below its folder are the chart's (``templates/`` are Go templates and other
+  files only non-empty; YAML outside ``templates/`` must parse).
 - Ansible: a YAML playbook, a list of plays each with ``hosts`` or
   ``import_playbook``.
 Notes (``.md``, ``.txt``) are passed over. YAML is read with the safe loader, at
@@ -38,6 +38,7 @@ _TF_BLOCK = re.compile(rf"^\s*(?:{'|'.join(TF_BLOCKS)})\b[^\n{{]*\{{", re.MULTIL
 _TF_NOISE = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _TFVARS = re.compile(r"^\s*[A-Za-z_][\w-]*\s*=", re.MULTILINE)
 NOTES: Final = (".md", ".txt", ".rst")
+YAML: Final = (".yaml", ".yml")
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -47,7 +48,7 @@ class Unparseable(ValueError):
 
 def _yaml(text: str) -> list[Any]:
     try:
-        documents = []
+        documents: list[Any] = []
         for document in yaml.load_all(text, Loader=_Loader):
             if len(documents) >= MAX_DOCUMENTS:
                 raise Unparseable(f"more than {MAX_DOCUMENTS} documents")
@@ -121,16 +122,18 @@ def _yaml_form(name: str, text: str, in_chart: bool) -> str | None:
 def _form(file: ManifestFile, text: str, charts: Sequence[str]) -> str | None:
     name = file.path
     chart = next((c for c in charts if name.startswith(c + "/")), None)
-    if chart is not None and name.startswith(chart + "/templates/"):
-        return "helm"
+    if chart is not None:  # a Helm chart's file: its YAML must parse
+        if name.startswith(chart + "/templates/") or not name.endswith(YAML):
+            return "helm"
+        return _yaml_form(name, text, in_chart=True)
     if name.endswith(".tf"):
         return _terraform(text)
     if name.endswith(".tfvars"):
         return "terraform" if _TFVARS.search(text) else None
     if name.endswith(".json"):
         return _json_form(name, text)
-    if name.endswith((".yaml", ".yml")):
-        return _yaml_form(name, text, chart is not None)
+    if name.endswith(YAML):
+        return _yaml_form(name, text, in_chart=False)
     return None
 
 
