@@ -15,6 +15,7 @@ from accounts.models import Organisation
 from artifacts.models import Bundle
 from procurement.exceptions import ProcurementError
 from procurement.models import Bid, Rfp
+from procurement.services.bids import bid_reconfirm, bids_require_reconfirmation
 from tests.artifacts.corpus.build import good_files
 from tests.procurement.factories_bids import COVER_NOTE, submit, tender
 from tests.procurement.factories_bundles import accepted_bundle
@@ -175,3 +176,19 @@ def test_page_refuses_and_keeps_what_the_vendor_typed(
     assert "(sbom)" in errors
     assert COVER_NOTE in response.content.decode()
     assert not Bid.objects.exists()
+
+
+def test_reconfirming_under_a_stricter_checklist_is_refused(
+    rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation, tmp_path: Path
+) -> None:
+    bundle = _bundle(rfp, vendor_a_org, tmp_path, COMPLETE)
+    submit(rfp, vendor_a, vendor_a_org, bundle=str(bundle.public_id))
+    rfp.artifacts.filter(kind="iac").update(mandatory=True)  # as an addendum would
+    bids_require_reconfirmation(rfp=rfp, actor=None)
+
+    with pytest.raises(ProcurementError) as refused:
+        bid_reconfirm(rfp=rfp, organisation=vendor_a_org, actor=vendor_a)
+
+    assert refused.value.code == "bundle_incomplete"
+    assert [p.code for p in refused.value.problems] == ["bundle_kind_missing"]
+    assert Bid.objects.get().status == Bid.Status.NEEDS_RECONFIRMATION
