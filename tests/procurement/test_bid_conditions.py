@@ -19,7 +19,11 @@ from procurement.services.bids import bid_reconfirm, bids_require_reconfirmation
 from tests.artifacts.corpus.build import good_files
 from tests.procurement.factories_bids import COVER_NOTE, submit, tender
 from tests.procurement.factories_bundles import accepted_bundle
-from tests.procurement.factories_evaluation import RequiredArtifactFactory
+from tests.procurement.factories_evaluation import (
+    RequiredArtifactFactory,
+    bid_of,
+    opened_rfp,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -192,3 +196,22 @@ def test_reconfirming_under_a_stricter_checklist_is_refused(
     assert refused.value.code == "bundle_incomplete"
     assert [p.code for p in refused.value.problems] == ["bundle_kind_missing"]
     assert Bid.objects.get().status == Bid.Status.NEEDS_RECONFIRMATION
+
+
+def test_buyer_sees_a_failing_mandatory_kind_in_the_comparison(
+    buyer_org: Organisation,
+    vendor_a_org: Organisation,
+    buyer: Any,
+    tmp_path: Path,
+    client_for: Any,
+) -> None:
+    rfp = opened_rfp(buyer_org, [vendor_a_org])
+    RequiredArtifactFactory.create(rfp=rfp, kind="runbook", title="The runbook")
+    bid_of(rfp, vendor_a_org)
+    _bundle(rfp, vendor_a_org, tmp_path, INCOMPLETE)
+
+    page = client_for(buyer).get(f"/rfps/{rfp.public_id}/comparison/").content.decode()
+
+    cell = page[page.index('data-testid="failing-artifacts"') :]
+    assert "<code" in cell
+    assert ">runbook</code>" in cell[: cell.index("</span>")]
