@@ -170,6 +170,8 @@ def test_terraform_kubernetes_ansible_and_helm_pass() -> None:
         ("iac/setup.sh", b"#!/bin/sh\n", "iac_unrecognised"),
         ("iac/x.tf.json", b'{"foo": 1}', "iac_unrecognised"),
         ("iac/chart/Chart.yaml", b"name: kv\n", "iac_unrecognised"),
+        ("iac/deep.yaml", b"[" * 300_000, "iac_unparseable"),
+        ("iac/deep.json", b"[" * 300_000 + b"]" * 300_000, "iac_unparseable"),
     ],
 )
 def test_bad_template_is_named(path: str, data: bytes, code: str) -> None:
