@@ -6,9 +6,11 @@ vendor kept under ``VAR_DIR/demo-keys`` (never in the repository; reused by late
 seeds), and ingested for RFP-DEMO-1 unless the vendor already has an accepted
 bundle there.
 
-RFP-DEMO-2 ("lab validation") is the lab's playground, and its trail reads as a
-real tender in order: published with its submission deadline a few seconds
-ahead, both vendors bid and submit the example bundles, the deadline passes
+RFP-DEMO-2 ("lab validation") is the lab's playground; it takes a bid only with
+a bundle covering its mandatory artifacts (container image and runbook
+included), which the examples do. Its trail reads as a real tender in order:
+published with its submission deadline a few seconds ahead, both vendors bid and
+submit the example bundles, the deadline passes
 (the seed waits for the real clock, doing the rest of its work meanwhile; a
 frozen test clock is moved instead), the deadline service closes it, and two
 buyer-side members request and confirm the opening. Every recorded time and
@@ -157,6 +159,9 @@ BASELINE_CAMPAIGN_NOTE = (
     "3 repetitions each."
 )
 LAB_GATE = "lab-validation"
+# RFP-DEMO-2 takes a bid only with a bundle covering its mandatory artifacts,
+# these two among them (the examples hold an image reference and a runbook).
+LAB_MANDATORY_KINDS = ("container_image", "runbook")
 LAB_REPETITIONS = 3  # the default plan's min_runs
 LAB_ENVIRONMENT_NOTE = (
     "Our reference lab (Debian 12, virtio NICs) stands in for the production GPU "
@@ -383,7 +388,11 @@ def _seed_lab_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
         **default_configuration(),
         "description": "The lab re-runs both vendors' harnesses on its own hosts.",
         "min_bids": 2,
+        "bid_requires_bundle": True,
     }
+    for artifact in configuration["artifacts"]:  # the lab needs these to re-run
+        if artifact["kind"] in LAB_MANDATORY_KINDS:
+            artifact["mandatory"] = True
     rfp = rfp_create(
         reference=LAB_RFP,
         title="Lab validation of the KV-cache tiering bids",

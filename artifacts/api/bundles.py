@@ -222,6 +222,29 @@ class BundleSummarySerializer(serializers.Serializer):
     uploaded_by = serializers.CharField(source="uploaded_by.username")
 
 
+class BundleSbomDocumentSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleSbomDocument"
+
+    path = serializers.CharField()
+    format = serializers.ChoiceField(choices=["spdx", "cyclonedx"])
+    version = serializers.CharField()
+    components = serializers.IntegerField()
+    licences = serializers.ListField(child=serializers.CharField())
+    licences_truncated = serializers.BooleanField()
+
+
+class BundleSbomSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleSbom"
+
+    ok = serializers.BooleanField(help_text="Every sbom file passed its check.")
+    components = serializers.IntegerField(help_text="In all SBOMs together.")
+    licences = serializers.ListField(child=serializers.CharField())
+    documents = BundleSbomDocumentSerializer(many=True, source="items")
+    problems = BundleProblemSerializer(many=True)
+
+
 class BundleDetailSerializer(BundleSummarySerializer):
     class Meta:
         ref_name = "BundleDetail"
@@ -230,6 +253,9 @@ class BundleDetailSerializer(BundleSummarySerializer):
     signature = serializers.SerializerMethodField()
     files = serializers.SerializerMethodField()
     completeness = serializers.JSONField(help_text="reprogate.completeness/v1")
+    sbom = serializers.SerializerMethodField(
+        help_text="What the bundle's SBOMs list (null: no sbom file checked)."
+    )
     claims = serializers.SerializerMethodField()
     problems = BundleProblemSerializer(many=True)
     download_url = serializers.SerializerMethodField()
@@ -244,6 +270,12 @@ class BundleDetailSerializer(BundleSummarySerializer):
     @extend_schema_field(BundleFileSerializer(many=True))
     def get_files(self, bundle: Bundle) -> list[dict[str, Any]]:
         return list(BundleFileSerializer(bundle_file_list(bundle), many=True).data)
+
+    @extend_schema_field(BundleSbomSerializer(allow_null=True))
+    def get_sbom(self, bundle: Bundle) -> dict[str, Any] | None:
+        content = (bundle.completeness or {}).get("content") or {}
+        checked = (content.get("kinds") or {}).get("sbom")
+        return BundleSbomSerializer(checked).data if checked else None
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_claims(self, bundle: Bundle) -> list[Any]:

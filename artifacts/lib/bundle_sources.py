@@ -36,6 +36,10 @@ FOLDER_KINDS: Final[Mapping[str, str]] = {
     "traces": "trace",
     "cost": "cost_model",
     "reports": "report",
+    "containers": "container_image",
+    "iac": "iac",
+    "runbooks": "runbook",
+    "sbom": "sbom",
 }
 
 

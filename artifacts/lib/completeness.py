@@ -5,7 +5,9 @@ JSON-able dict (stored on the bundle, shown on its page, read by the evaluation)
 The report answers four questions:
 
 1. ``artifacts``: which of the RFP's required artifact kinds the bundle lists
-   files of, and which mandatory ones are missing;
+   files of, which mandatory ones are missing, and which kinds fail their
+   content check (``artifacts.lib.content``: container images, IaC, runbooks,
+   SBOMs; the whole content report is the report's ``content``);
 2. ``environment``: whether the environment manifest(s) (files of kind
    ``environment``) name the OS, kernel, driver and firmware versions, the
    NVMe-oF transport and the topology;
@@ -193,7 +195,9 @@ SIGNED_KINDS: Final = frozenset({"report"})
 NOT_VERIFIED: Final = "not_verified"
 
 
-def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
+def _artifact_item(
+    r: RequiredArtifact, paths: Sequence[str], content: Mapping[str, Any]
+) -> dict[str, Any]:
     item: dict[str, Any] = {
         "kind": r.kind,
         "title": r.title,
@@ -201,6 +205,9 @@ def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
         "present": bool(paths),
         "files": len(paths),
     }
+    checked = content.get(r.kind) if paths else None
+    if isinstance(checked, Mapping):  # "passed" or "failed" its content check
+        item["content"] = "passed" if checked.get("ok") else "failed"
     if r.kind in SIGNED_KINDS:
         item["signature"] = NOT_VERIFIED
         item["pdf_files"] = sum(p.lower().endswith(".pdf") for p in paths)
@@ -208,13 +215,18 @@ def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
 
 
 def artifacts_report(
-    required: Sequence[RequiredArtifact], manifest: Manifest
+    required: Sequence[RequiredArtifact],
+    manifest: Manifest,
+    content: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """``content``: the content report's ``kinds`` (kind -> its check)."""
+    checks = content or {}
     paths: dict[str, list[str]] = {}
     for file in manifest.files:
         paths.setdefault(file.kind, []).append(file.path)
-    items = [_artifact_item(r, paths.get(r.kind, [])) for r in required]
+    items = [_artifact_item(r, paths.get(r.kind, []), checks) for r in required]
     missing = [i for i in items if i["mandatory"] and not i["present"]]
+    failed = sorted(k for k, v in checks.items() if not v.get("ok"))
     return {
         "required": items,
         "kinds_present": sorted(paths),
@@ -223,7 +235,8 @@ def artifacts_report(
         "missing_mandatory": [
             {"kind": i["kind"], "title": i["title"]} for i in missing
         ],
-        "complete": not missing,
+        "content_failed": failed,
+        "complete": not missing and not failed,
     }
 
 
@@ -281,11 +294,15 @@ def completeness_report(
     required_artifacts: Sequence[RequiredArtifact] = (),
     required_metrics: Sequence[RequiredMetric] = (),
     environment: Mapping[str, bytes | None] | None = None,
+    content: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole report. ``environment``: the bytes of the manifest's files of
-    kind ``environment`` (None for one that could not be read)."""
+    kind ``environment`` (None for one that could not be read); ``content``: the
+    content report (``artifacts.lib.content.content_report``), kept as the
+    report's ``content`` and judged in ``artifacts``."""
+    kinds = (content or {}).get("kinds") or {}
     parts = {
-        "artifacts": artifacts_report(required_artifacts, manifest),
+        "artifacts": artifacts_report(required_artifacts, manifest, kinds),
         "environment": environment_report(environment or {}),
         "claims": claims_report(manifest),
         "metrics": metrics_report(required_metrics, manifest),
@@ -294,6 +311,7 @@ def completeness_report(
     return {
         "schema": SCHEMA,
         **parts,
+        **({"content": dict(content)} if content is not None else {}),
         "complete": all(checks),
         "score": {"passed": sum(checks), "total": len(checks)},
     }

@@ -64,6 +64,7 @@ def evidence_summary(bundle: Bundle) -> EvidenceSummary:
         metrics_missing=_strings(_part(report, "metrics").get("missing")),
         checks_passed=int(score.get("passed", 0)),
         checks_total=int(score.get("total", 0)),
+        kinds_failing=_strings(_part(report, "content").get("failed")),
     )
 
 

@@ -69,6 +69,7 @@ from artifacts.lib.completeness import (
     environment_paths,
     stats_of,
 )
+from artifacts.lib.content import content_report
 from artifacts.lib.manifest import (
     RESERVED_PATHS,
     BundleInspection,
@@ -242,6 +243,12 @@ def _read_small(spooled: Spooled | None) -> bytes | None:
     return spooled.read()
 
 
+def _read(spool: Spool, path: str) -> bytes | None:
+    """A spooled file's bytes for the content checks (which cap by listed size)."""
+    spooled = spool.files.get(path)
+    return spooled.read() if spooled is not None else None
+
+
 def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
     return completeness_report(
         manifest=manifest,
@@ -255,6 +262,7 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
             path: _read_small(spool.files.get(path))
             for path in environment_paths(manifest)
         },
+        content=content_report(manifest.files, lambda path: _read(spool, path)),
     )
 
 

@@ -36,6 +36,10 @@ def bid_evidence_for(
     return {pk: checklist_of(artifacts, summaries.get(pk)) for pk in ids}
 
 
-def bid_evidence_own(rfp: Rfp, organisation: Organisation) -> BidEvidence:
-    """The vendor's own evidence on the RFP (its bid pages)."""
-    return bid_evidence_for(rfp, [organisation.pk])[organisation.pk]
+def bid_evidence_own(
+    rfp: Rfp, organisation: Organisation, bundle_id: str | None = None
+) -> BidEvidence:
+    """The vendor's own evidence on the RFP (its bid pages): of its accepted
+    bundle ``bundle_id`` (public id) when given, else of its newest."""
+    named = {organisation.pk: bundle_id} if bundle_id else None
+    return bid_evidence_for(rfp, [organisation.pk], named=named)[organisation.pk]

@@ -22,7 +22,8 @@ asked for; the bid services ask only for the bidding vendor's own.
 
 Artifact presence is judged by kind against the RFP's checklist as it stands
 (``checklist_of``), the rule of the bundle's own completeness report: a required
-artifact is present when the bundle lists a file of its kind.
+artifact is present when the bundle lists a file of its kind; a present kind whose
+content check failed at ingest (``kinds_failing``) is flagged as failing.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class EvidenceSummary:
     metrics_missing: tuple[str, ...]  # required metrics no claim covers
     checks_passed: int  # of the report's checks (artifacts, environment, …)
     checks_total: int
+    # kinds present whose content check failed (container images, IaC, …)
+    kinds_failing: tuple[str, ...] = ()
 
     @property
     def environment_ok(self) -> bool:
@@ -208,6 +211,12 @@ class ChecklistItem:
     title: str
     mandatory: bool
     present: bool
+    content_failed: bool = False  # present, but its content check failed
+
+    @property
+    def gap(self) -> bool:
+        """Mandatory, and missing or failing its content check."""
+        return self.mandatory and (not self.present or self.content_failed)
 
     @property
     def signature_unverified(self) -> bool:
@@ -233,6 +242,16 @@ class BidEvidence:
         return [i for i in self.checklist if i.mandatory and not i.present]
 
     @property
+    def mandatory_failing(self) -> list[ChecklistItem]:
+        return [i for i in self.checklist if i.mandatory and i.content_failed]
+
+    @property
+    def mandatory_gaps(self) -> list[ChecklistItem]:
+        """What a bid that must name a complete bundle lacks: mandatory kinds
+        missing or failing their content check."""
+        return [i for i in self.checklist if i.gap]
+
+    @property
     def mandatory_total(self) -> int:
         return sum(1 for i in self.checklist if i.mandatory)
 
@@ -244,10 +263,15 @@ class BidEvidence:
 def checklist_of(
     artifacts: Iterable[RequiredArtifact], summary: EvidenceSummary | None
 ) -> BidEvidence:
-    """The RFP's required artifacts, each present when the bundle has its kind;
-    without a bundle, every one is missing."""
+    """The RFP's required artifacts, each present when the bundle has its kind
+    (and failing when its content check failed); without a bundle, every one is
+    missing."""
     kinds = set(summary.kinds_present) if summary is not None else set()
+    failing = set(summary.kinds_failing) if summary is not None else set()
     items = tuple(
-        ChecklistItem(a.kind, a.title, a.mandatory, a.kind in kinds) for a in artifacts
+        ChecklistItem(
+            a.kind, a.title, a.mandatory, a.kind in kinds, a.kind in kinds & failing
+        )
+        for a in artifacts
     )
     return BidEvidence(summary, items)

@@ -18,9 +18,11 @@ which bundle a bid names is bid content, sealed like the rest (not in the audit
 event, which a buyer-side trail may summarise).
 
 The bundle: a bid names one of its organisation's accepted bundles on the RFP
-(the newest when the vendor names none; no bundle while there is none). Its
-claims and cost inputs are the bundle's manifest claims and cost model, with what
-the vendor typed instead kept and flagged (``procurement.services.bid_inputs``).
+(the newest when the vendor names none; no bundle while there is none); an RFP
+with ``bid_requires_bundle`` refuses a bid whose bundle does not cover its
+mandatory artifacts (``procurement.services.bid_conditions``). Its claims and
+cost inputs are the bundle's manifest claims and cost model, with what the vendor
+typed instead kept and flagged (``procurement.services.bid_inputs``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ from procurement.models import (
 )
 from procurement.selectors.evidence_sources import SignedBundle
 from procurement.selectors.rfps import rfp_submissions_closed
+from procurement.services.bid_conditions import (
+    bid_bundle_conditions_check,
+    bid_named_bundle_check,
+)
 from procurement.services.bid_inputs import (
     StoredDocument,
     bundle_choose,
@@ -110,6 +116,7 @@ def _content(
     """The bundle the bid names, its claims and cost inputs, and where what the
     vendor typed differs from the bundle."""
     chosen = bundle_choose(rfp=rfp, organisation_id=organisation.pk, public_id=bundle)
+    bid_bundle_conditions_check(rfp=rfp, organisation=organisation, bundle=chosen)
     if chosen is None:
         return (
             None,
@@ -351,6 +358,8 @@ def bid_reconfirm(*, rfp: Rfp, organisation: Organisation, actor: User) -> BidRe
             code="reconfirmation_not_needed",
         )
     _check_move(bid, Bid.Status.SUBMITTED)
+    named = str(bid.bundle_public_id) if bid.bundle_public_id else None
+    bid_named_bundle_check(rfp=bid.rfp, organisation=organisation, bundle_id=named)
     documents = bid.documents.filter(superseded_at__isnull=True)
     payload = _payload(bid, documents=documents, inputs=_cost_values(bid))
     bid.commitment = commitment_of(payload)

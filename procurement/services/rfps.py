@@ -49,6 +49,7 @@ CONFIGURATION_FIELDS: Final = (
     "min_bids",
     "addendum_extension_days",
     "workload_requirements",
+    "bid_requires_bundle",
 )
 # configuration key -> (row model, the row's own fields, the field unique per RFP)
 ROWS: Final[dict[str, tuple[type[models.Model], tuple[str, ...], str]]] = {

@@ -219,7 +219,11 @@ def bid_edit(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
         except ApplicationError as exc:
             form.add_problems(exc)
     extra = {"form": form, "bid": bid, **_submissions(rfp)}
-    extra["evidence"] = bid_evidence_own(rfp, organisation)
+    chosen = form.chosen_bundle  # its gaps show before submitting
+    extra["chosen"] = chosen
+    extra["evidence"] = bid_evidence_own(
+        rfp, organisation, chosen.bundle_id if chosen else None
+    )
     context = rfp_page_context(request, rfp, "bids", **extra)
     return render(request, "procurement/bid_form.html", context)
 

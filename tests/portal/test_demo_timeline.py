@@ -87,3 +87,14 @@ def test_the_opened_lab_rfp_shows_its_deadline_as_passed(
     time_left = html.split('data-testid="rfp-time-left">')[1].split("<")[0]
     assert time_left == "(passed)"
     assert "(in " not in html.split('data-testid="rfp-submission-deadline"')[1][:300]
+
+
+def test_the_lab_rfps_bids_name_bundles_that_meet_its_condition(lab_rfp: Rfp) -> None:
+    mandatory = set(
+        lab_rfp.artifacts.filter(mandatory=True).values_list("kind", flat=True)
+    )
+
+    assert lab_rfp.bid_requires_bundle
+    assert {"container_image", "runbook"} <= mandatory
+    assert all(b.bundle_public_id for b in lab_rfp.bids.all())
+    assert lab_rfp.bids.count() == 2

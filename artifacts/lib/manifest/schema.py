@@ -28,6 +28,10 @@ KINDS: Final = (
     "trace",
     "cost_model",
     "report",
+    "container_image",
+    "iac",
+    "runbook",
+    "sbom",
     "other",
 )
 PARSERS: Final = (

@@ -156,6 +156,10 @@ KINDS = {
     "traces": "trace",
     "cost": "cost_model",
     "reports": "report",
+    "containers": "container_image",
+    "iac": "iac",
+    "runbooks": "runbook",
+    "sbom": "sbom",
 }
 
 
