@@ -186,14 +186,30 @@ def environment_report(environment: Mapping[str, bytes | None]) -> dict[str, Any
 # --- artifacts, claims, metrics ----------------------------------------------------
 
 
-# Kinds whose title promises a signature this report does not check: a file of
-# the kind is "supplied", never "signed" (the PDF's own signature is checked
-# apart from this report). Each item of such a kind says so ("signature").
+# Kinds whose title promises a signature: a file of the kind counts only when it
+# is a PDF whose signature validates (``signed_reports``, checked at ingest by
+# ``artifacts.lib.reports``). Without those results (a report rebuilt offline)
+# such an item is "supplied", never "signed" (``NOT_VERIFIED``).
 SIGNED_KINDS: Final = frozenset({"report"})
 NOT_VERIFIED: Final = "not_verified"
 
 
-def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
+def _signature_state(
+    paths: Sequence[str], signed: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """``valid`` when one of the kind's PDFs validates, else the first PDF's
+    state (``invalid``, ``unsigned``, ``unreadable``), else ``no_pdf``."""
+    states = [str(signed[p].get("status")) for p in paths if p in signed]
+    if "valid" in states:
+        return "valid"
+    return states[0] if states else "no_pdf"
+
+
+def _artifact_item(
+    r: RequiredArtifact,
+    paths: Sequence[str],
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     item: dict[str, Any] = {
         "kind": r.kind,
         "title": r.title,
@@ -204,26 +220,66 @@ def _artifact_item(r: RequiredArtifact, paths: Sequence[str]) -> dict[str, Any]:
     if r.kind in SIGNED_KINDS:
         item["signature"] = NOT_VERIFIED
         item["pdf_files"] = sum(p.lower().endswith(".pdf") for p in paths)
+        if signed is not None:
+            item["signature"] = _signature_state(paths, signed)
+            item["supplied"] = bool(paths)
+            item["present"] = item["signature"] == "valid"
     return item
 
 
 def artifacts_report(
-    required: Sequence[RequiredArtifact], manifest: Manifest
+    required: Sequence[RequiredArtifact],
+    manifest: Manifest,
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """``signed``: path -> ``artifacts.lib.reports`` verdict of each PDF of a
+    kind in ``SIGNED_KINDS`` (None: not checked)."""
     paths: dict[str, list[str]] = {}
     for file in manifest.files:
         paths.setdefault(file.kind, []).append(file.path)
-    items = [_artifact_item(r, paths.get(r.kind, [])) for r in required]
+    items = [_artifact_item(r, paths.get(r.kind, []), signed) for r in required]
     missing = [i for i in items if i["mandatory"] and not i["present"]]
     return {
         "required": items,
         "kinds_present": sorted(paths),
+        "kinds_counted": _kinds_counted(paths, signed),
         "mandatory_total": sum(1 for i in items if i["mandatory"]),
         "mandatory_present": sum(1 for i in items if i["mandatory"] and i["present"]),
         "missing_mandatory": [
             {"kind": i["kind"], "title": i["title"]} for i in missing
         ],
         "complete": not missing,
+    }
+
+
+def _kinds_counted(
+    paths: Mapping[str, Sequence[str]], signed: Mapping[str, Mapping[str, Any]] | None
+) -> list[str]:
+    """The kinds present, less signed kinds none of whose PDFs validates."""
+    if signed is None:
+        return sorted(paths)
+    return sorted(
+        kind
+        for kind, kind_paths in paths.items()
+        if kind not in SIGNED_KINDS or _signature_state(kind_paths, signed) == "valid"
+    )
+
+
+def _report_problems(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for part in (item, item.get("statement")):
+        if isinstance(part, Mapping) and isinstance(part.get("problem"), Mapping):
+            found.append({**part["problem"], "path": part.get("path", item["path"])})
+    return found
+
+
+def signed_reports_report(signed: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Every checked PDF's verdict (and its statement's), with the problems."""
+    files = [{**verdict, "path": path} for path, verdict in sorted(signed.items())]
+    return {
+        "files": files,
+        "valid": sum(1 for item in files if item.get("status") == "valid"),
+        "problems": [p for item in files for p in _report_problems(item)],
     }
 
 
@@ -281,19 +337,27 @@ def completeness_report(
     required_artifacts: Sequence[RequiredArtifact] = (),
     required_metrics: Sequence[RequiredMetric] = (),
     environment: Mapping[str, bytes | None] | None = None,
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole report. ``environment``: the bytes of the manifest's files of
-    kind ``environment`` (None for one that could not be read)."""
+    kind ``environment`` (None for one that could not be read). ``signed``: the
+    verdicts on the PDFs of signed kinds (``artifacts.lib.reports``); given,
+    they are listed under ``signed_reports`` (not a check of its own: an
+    invalid one makes its artifact missing)."""
     parts = {
-        "artifacts": artifacts_report(required_artifacts, manifest),
+        "artifacts": artifacts_report(required_artifacts, manifest, signed),
         "environment": environment_report(environment or {}),
         "claims": claims_report(manifest),
         "metrics": metrics_report(required_metrics, manifest),
     }
     checks = [part["complete"] for part in parts.values()]
+    extra = (
+        {"signed_reports": signed_reports_report(signed)} if signed is not None else {}
+    )
     return {
         "schema": SCHEMA,
         **parts,
+        **extra,
         "complete": all(checks),
         "score": {"passed": sum(checks), "total": len(checks)},
     }

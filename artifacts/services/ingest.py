@@ -89,6 +89,7 @@ from artifacts.services.ingest_storage import (
     blobs_may_be_swept_since,
     blobs_store,
 )
+from artifacts.services.report_signatures import bundle_check_reports
 from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
@@ -242,7 +243,9 @@ def _read_small(spooled: Spooled | None) -> bytes | None:
     return spooled.read()
 
 
-def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
+def _completeness(
+    rfp: Rfp, manifest: Manifest, spool: Spool, signed: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     return completeness_report(
         manifest=manifest,
         required_artifacts=[
@@ -255,6 +258,7 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
             path: _read_small(spool.files.get(path))
             for path in environment_paths(manifest)
         },
+        signed=signed,
     )
 
 
@@ -481,7 +485,11 @@ def _ingest(
         earlier = _accepted_before(rfp, organisation, verdict.archive.sha256)
         if earlier is not None:
             raise _AcceptedBefore(earlier)
-        completeness = _completeness(rfp, verdict.manifest, spool)
+        signed = bundle_check_reports(
+            organisation=organisation, manifest=verdict.manifest, spool=spool,
+            at=received_at,
+        )  # fmt: skip
+        completeness = _completeness(rfp, verdict.manifest, spool, signed)
         job = _Accepted(
             rfp, organisation, uploaded_by, name, verdict, completeness, received_at
         )
