@@ -22,7 +22,9 @@ asked for; the bid services ask only for the bidding vendor's own.
 
 Artifact presence is judged by kind against the RFP's checklist as it stands
 (``checklist_of``), the rule of the bundle's own completeness report: a required
-artifact is present when the bundle lists a file of its kind.
+artifact is present when the bundle lists a file of its kind, and for a kind that
+promises a signature (a report) only when one of its PDFs' signatures validated
+at ingest.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class EvidenceSummary:
     metrics_missing: tuple[str, ...]  # required metrics no claim covers
     checks_passed: int  # of the report's checks (artifacts, environment, …)
     checks_total: int
+    # kinds whose signature (a report PDF's) was checked at ingest and validates
+    signed_kinds_verified: tuple[str, ...] = ()
 
     @property
     def environment_ok(self) -> bool:
@@ -208,12 +212,16 @@ class ChecklistItem:
     title: str
     mandatory: bool
     present: bool
+    signature_verified: bool = False
 
     @property
     def signature_unverified(self) -> bool:
-        """A benchmark report is in the bundle, but nothing here has checked its
-        signature: the page says "supplied", never "signed"."""
-        return self.present and self.kind in SIGNED_KINDS
+        """A benchmark report is in the bundle, but its signature was not checked
+        (a bundle from before reports were checked at ingest): the page says
+        "supplied", never "signed"."""
+        return (
+            self.present and self.kind in SIGNED_KINDS and not self.signature_verified
+        )
 
 
 @dataclass(frozen=True)
@@ -247,7 +255,9 @@ def checklist_of(
     """The RFP's required artifacts, each present when the bundle has its kind;
     without a bundle, every one is missing."""
     kinds = set(summary.kinds_present) if summary is not None else set()
+    verified = set(summary.signed_kinds_verified) if summary is not None else set()
     items = tuple(
-        ChecklistItem(a.kind, a.title, a.mandatory, a.kind in kinds) for a in artifacts
+        ChecklistItem(a.kind, a.title, a.mandatory, a.kind in kinds, a.kind in verified)
+        for a in artifacts
     )
     return BidEvidence(summary, items)
