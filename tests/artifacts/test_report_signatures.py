@@ -99,6 +99,17 @@ def test_a_flipped_signed_byte_is_an_invalid_signature(good: bytes) -> None:
     assert verdict["signatures"][0]["intact"] is False
 
 
+def test_a_corrupted_signature_value_is_an_invalid_signature(good: bytes) -> None:
+    start = good.index(b"/Contents <") + len(b"/Contents <")
+    broken = good[:start] + b"00" * 64 + good[start + 128 :]
+
+    verdict = check_pdf(broken)
+
+    assert verdict["status"] == "invalid"
+    assert verdict["problem"]["code"] == "report_signature_invalid"
+    assert verdict["problem"]["message"].startswith("invalid signature: ")
+
+
 def test_a_change_appended_after_signing_is_not_the_whole_document(
     good: bytes,
 ) -> None:

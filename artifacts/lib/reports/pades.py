@@ -41,6 +41,7 @@ from pyhanko.keys import load_certs_from_pemder_data
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.diff_analysis import ModificationLevel
 from pyhanko.sign.validation import validate_pdf_signature
+from pyhanko.sign.validation.pdf_embedded import EmbeddedPdfSignature
 from pyhanko.sign.validation.status import (
     PdfSignatureStatus,
     SignatureCoverageLevel,
@@ -192,44 +193,68 @@ def _signature_problem(facts: dict[str, Any], newest: bool) -> str | None:
     return None
 
 
-def _validate(data: bytes, roots: list[asn1_x509.Certificate]) -> dict[str, Any]:
+def _verdict(
+    status: str, code: str, message: str, signatures: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "signatures": signatures or [],
+        "problem": problem(code, message),
+    }
+
+
+def _invalid(
+    message: str, signatures: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    return _verdict("invalid", "report_signature_invalid", message, signatures)
+
+
+def _why(error: BaseException) -> str:
+    return _text(error) or type(error).__name__
+
+
+def _embedded(data: bytes) -> list[EmbeddedPdfSignature] | dict[str, Any]:
+    """The signatures, oldest first; a verdict when one is present but unreadable."""
     reader = PdfFileReader(io.BytesIO(data), strict=False)
-    embedded = list(reader.embedded_signatures)
+    try:
+        embedded = list(reader.embedded_signatures)
+    except MemoryError:
+        raise
+    except Exception as error:  # the document reads, a signature field does not
+        if b"/ByteRange" not in data:
+            raise
+        return _invalid(
+            f"invalid signature: one is present but unreadable: {_why(error)}."
+        )
+    return sorted(embedded, key=lambda sig: sig.signed_revision)
+
+
+def _validate(data: bytes, roots: list[asn1_x509.Certificate]) -> dict[str, Any]:
+    embedded = _embedded(data)
+    if isinstance(embedded, dict):
+        return embedded
     if not embedded:
         message = "The PDF carries no signature: it is not counted as a signed report."
-        return {
-            "status": "unsigned",
-            "signatures": [],
-            "problem": problem("report_unsigned", message),
-        }
+        return _verdict("unsigned", "report_unsigned", message)
     if len(embedded) > MAX_SIGNATURES:
-        message = f"The PDF carries more than {MAX_SIGNATURES} signatures."
-        return {
-            "status": "invalid",
-            "signatures": [],
-            "problem": problem("report_signature_invalid", message),
-        }
+        return _invalid(f"invalid signature: more than {MAX_SIGNATURES} signatures.")
     context = ValidationContext(trust_roots=roots, allow_fetching=False)
-    embedded.sort(key=lambda sig: sig.signed_revision)
-    signatures = [
-        _facts(
-            sig.field_name,
-            validate_pdf_signature(
+    signatures: list[dict[str, Any]] = []
+    for sig in embedded:
+        try:
+            status = validate_pdf_signature(
                 sig, signer_validation_context=context, ts_validation_context=context
-            ),
-        )
-        for sig in embedded
-    ]
+            )
+        except MemoryError:
+            raise
+        except Exception as error:  # a malformed signature: pyHanko's any failure
+            message = f"{sig.field_name!r} cannot be validated: {_why(error)}"
+            return _invalid(f"invalid signature: {message}.", signatures)
+        signatures.append(_facts(sig.field_name, status))
     for index, facts in enumerate(signatures):
         why = _signature_problem(facts, newest=index == len(signatures) - 1)
         if why is not None:
-            return {
-                "status": "invalid",
-                "signatures": signatures,
-                "problem": problem(
-                    "report_signature_invalid", f"invalid signature: {why}."
-                ),
-            }
+            return _invalid(f"invalid signature: {why}.", signatures)
     return {"status": "valid", "signatures": signatures}
 
 
@@ -238,30 +263,16 @@ def check_pdf(data: bytes, *, trust_roots_pem: bytes = b"") -> dict[str, Any]:
     input: an unreadable PDF or a pyHanko failure is a named problem."""
     roots = trust_roots(trust_roots_pem)
     if b"%PDF-" not in data[:1024]:  # readers accept a header within 1 KiB
-        return {
-            "status": "unreadable",
-            "signatures": [],
-            "problem": problem(
-                "report_unreadable", "The file is not a PDF (no %PDF- header)."
-            ),
-        }
+        message = "The file is not a PDF (no %PDF- header)."
+        return _verdict("unreadable", "report_unreadable", message)
     logging.disable(logging.CRITICAL)  # pyHanko logs tracebacks of hostile input
     try:
         return _validate(data, roots)
     except MemoryError:
         message = "Checking the PDF's signature needed more memory than it may use."
-        return {
-            "status": "unreadable",
-            "signatures": [],
-            "problem": problem("report_unreadable", message),
-        }
+        return _verdict("unreadable", "report_unreadable", message)
     except Exception as error:  # hostile input: any failure of pyHanko's
-        why = _text(error) or type(error).__name__
-        message = f"The PDF could not be read or its signature checked: {why}."
-        return {
-            "status": "unreadable",
-            "signatures": [],
-            "problem": problem("report_unreadable", message),
-        }
+        message = f"The PDF could not be read or its signature checked: {_why(error)}."
+        return _verdict("unreadable", "report_unreadable", message)
     finally:
         logging.disable(logging.NOTSET)
