@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from artifacts.conf import bundle_report_trust_roots_pem
 from artifacts.models import Bundle
 from artifacts.selectors.procurement_hooks import evidence_summary
+from artifacts.services import report_signatures
 from gates.lib.signing.pki import ReportSigner, signer_load_or_create
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import good_files
@@ -170,6 +171,34 @@ def test_a_garbage_pdf_is_a_named_problem_not_a_crash(
     (problem,) = bundle.completeness["signed_reports"]["problems"]
     assert problem["code"] == "report_unreadable"
     assert _report_item(bundle)["present"] is False
+
+
+def test_a_check_past_its_time_is_a_named_problem(
+    settings: Any, vendor_a: Any, vendor_a_org: Any, report_rfp: Rfp,
+    tmp_path: Path, good: bytes,
+) -> None:  # fmt: skip
+    settings.BUNDLE_REPORT_CHECK_SECONDS = 0.01
+
+    bundle = _bundle(report_rfp, vendor_a_org, vendor_a, tmp_path, {PDF_PATH: good})
+
+    (problem,) = bundle.completeness["signed_reports"]["problems"]
+    assert problem["code"] == "report_check_timeout"
+    assert _report_item(bundle)["present"] is False
+
+
+def test_pdfs_past_the_cap_are_named_not_checked(
+    monkeypatch: pytest.MonkeyPatch, vendor_a: Any, vendor_a_org: Any,
+    report_rfp: Rfp, tmp_path: Path, good: bytes,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(report_signatures, "MAX_CHECKED_PDFS", 1)
+    extra = {"reports/a.pdf": good, "reports/b.pdf": good}
+
+    bundle = _bundle(report_rfp, vendor_a_org, vendor_a, tmp_path, extra)
+
+    files = bundle.completeness["signed_reports"]["files"]
+    assert [f["status"] for f in files] == ["valid", "unreadable"]
+    assert files[1]["problem"]["code"] == "report_not_checked"
+    assert _report_item(bundle)["present"] is True  # one valid report counts
 
 
 def test_a_statement_by_another_vendor_is_an_invalid_statement(
