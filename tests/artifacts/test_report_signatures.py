@@ -191,7 +191,16 @@ def test_a_statement_signed_with_a_vendor_key_is_valid(good: bytes) -> None:
     assert verdict["status"] == "valid", verdict
     assert verdict["predicate_type"] == PREDICATE_TYPE
     assert verdict["predicate"] == CLAIMS
+    assert ["users", "32"] in verdict["claims"]  # type: ignore[operator]
     assert verdict["key"] == public_keys("vendor_a")[0].fingerprint
+
+
+def test_nested_claims_are_shown_as_json(good: bytes) -> None:
+    predicate = {"latency": {"p99_ms": 180}, "note": "x" * 500}
+
+    verdict = _check(envelope(good, predicate=predicate), good)
+
+    assert verdict["claims"] == [["latency", '{"p99_ms": 180}'], ["note", "x" * 200]]
 
 
 def test_a_statement_about_other_bytes_is_invalid(good: bytes) -> None:

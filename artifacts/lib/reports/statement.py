@@ -8,7 +8,7 @@ subjects. The predicate says what the report claims; it is kept (up to
 ``check_statement`` returns a JSON-able dict::
 
     {"path", "status": "valid" | "invalid", "key": "<fingerprint>" | None,
-     "predicate_type", "predicate", "subject_name",
+     "predicate_type", "predicate", "claims": [[key, text], …], "subject_name",
      "problem": {"code", "message"}  # absent when valid
     }
 """
@@ -28,6 +28,7 @@ SUFFIXES: Final = (".intoto.json", ".dsse")
 MAX_ENVELOPE_BYTES: Final = 1024 * 1024
 MAX_PREDICATE_BYTES: Final = 16 * 1024
 MAX_TEXT: Final = 200
+MAX_CLAIMS: Final = 50
 
 
 def statement_paths(pdf_path: str) -> tuple[str, ...]:
@@ -86,6 +87,15 @@ def _predicate(document: dict[str, Any]) -> dict[str, Any]:
     return predicate if size <= MAX_PREDICATE_BYTES else {"truncated": True}
 
 
+def _claims(predicate: dict[str, Any]) -> list[list[str]]:
+    """The predicate's top-level entries as ``[key, JSON text]`` pairs to show."""
+    shown = []
+    for key, value in list(predicate.items())[:MAX_CLAIMS]:
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        shown.append([str(key)[:MAX_TEXT], text[:MAX_TEXT]])
+    return shown
+
+
 def check_statement(
     data: bytes,
     *,
@@ -113,10 +123,12 @@ def check_statement(
         return _invalid(path, f"invalid statement signature: {error.message}")
     except ValueError as error:
         return _invalid(path, f"invalid statement: {error}.")
+    predicate = _predicate(document)
     facts = {
         "key": verified.public_key.fingerprint,
         "predicate_type": str(document.get("predicateType", ""))[:MAX_TEXT],
-        "predicate": _predicate(document),
+        "predicate": predicate,
+        "claims": _claims(predicate),
     }
     name = _subject_name(document, pdf_sha256)
     if name is None:
