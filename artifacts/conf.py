@@ -20,7 +20,12 @@ Bundles:
   files they only contend for the GIL (measured: 2,000 small blobs took 0.3 s
   with one thread, 0.6-0.7 s with four);
 - ``BUNDLE_ENVIRONMENT_MAX_BYTES`` (1 MiB): the largest environment manifest read
-  for the completeness report.
+  for the completeness report;
+- ``BUNDLE_REPORT_TRUST_ROOTS_FILE`` (none): a PEM file of the certificate roots
+  whose signers a signed report PDF's check calls trusted (an untrusted signer
+  is shown as such, never refused); ``BUNDLE_REPORT_MAX_BYTES`` (64 MiB): the
+  largest report PDF checked; ``BUNDLE_REPORT_CHECK_SECONDS`` (30): how long one
+  check (a child process, ``artifacts.lib.reports.bounded``) may take.
 
 Uploads themselves stream to disk (``FILE_UPLOAD_MAX_MEMORY_SIZE``, 2.5 MB by
 default, only decides when Django switches from memory to a temporary file;
@@ -66,6 +71,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, default_storage
 
 from artifacts.lib.archive import ArchiveLimits
+from artifacts.lib.reports.bounded import PdfLimits
+from artifacts.lib.reports.pades import TrustRootsError, trust_roots
 from artifacts.lib.transparency.note import NoteError, check_name
 
 
@@ -91,6 +98,30 @@ def bundle_spool_dir() -> str | None:
 
 def bundle_environment_max_bytes() -> int:
     return int(settings.BUNDLE_ENVIRONMENT_MAX_BYTES)
+
+
+def bundle_report_trust_roots_pem() -> bytes:
+    """The PEM of the roots trusted for report signers (b"" for none); a file
+    that cannot be read or holds no certificate is a configuration error."""
+    configured = str(settings.BUNDLE_REPORT_TRUST_ROOTS_FILE or "")
+    if not configured:
+        return b""
+    try:
+        pem = Path(configured).read_bytes()
+        if not trust_roots(pem):
+            raise TrustRootsError("the file holds no certificate")
+    except (OSError, TrustRootsError) as error:
+        raise ImproperlyConfigured(
+            f"BUNDLE_REPORT_TRUST_ROOTS_FILE {configured}: {error}"
+        ) from None
+    return pem
+
+
+def bundle_report_limits() -> PdfLimits:
+    return PdfLimits(
+        max_bytes=int(settings.BUNDLE_REPORT_MAX_BYTES),
+        timeout_seconds=float(settings.BUNDLE_REPORT_CHECK_SECONDS),
+    )
 
 
 def bundle_storage_is_local() -> bool:

@@ -205,6 +205,16 @@ BUNDLE_STORAGE_THREADS = env_int("BUNDLE_STORAGE_THREADS", default=None, minimum
 BUNDLE_ENVIRONMENT_MAX_BYTES = env_int(
     "BUNDLE_ENVIRONMENT_MAX_BYTES", default=1 * MiB, minimum=1
 )
+# Signed report PDFs (kind "report"): a PEM file of the roots whose signers the
+# bundle page calls trusted (unset: none; an untrusted signer is shown, not refused),
+# the largest PDF checked and the seconds one check may take (a child process).
+BUNDLE_REPORT_TRUST_ROOTS_FILE = env_str("BUNDLE_REPORT_TRUST_ROOTS_FILE", "")
+BUNDLE_REPORT_MAX_BYTES = env_int(
+    "BUNDLE_REPORT_MAX_BYTES", default=64 * MiB, minimum=1
+)
+BUNDLE_REPORT_CHECK_SECONDS = env_float(
+    "BUNDLE_REPORT_CHECK_SECONDS", default=30.0, minimum=1
+)
 
 # --- Internationalisation -----------------------------------------------------------
 LANGUAGE_CODE = "en-gb"

@@ -7,7 +7,8 @@ The report answers four questions:
 1. ``artifacts``: which of the RFP's required artifact kinds the bundle lists
    files of, which mandatory ones are missing, and which kinds fail their
    content check (``artifacts.lib.content``: container images, IaC, runbooks,
-   SBOMs; the whole content report is the report's ``content``);
+   SBOMs; the whole content report is the report's ``content``); a signed
+   report counts only when its signature validates (``signed_reports``);
 2. ``environment``: whether the environment manifest(s) (files of kind
    ``environment``) name the OS, kernel, driver and firmware versions, the
    NVMe-oF transport and the topology;
@@ -188,15 +189,30 @@ def environment_report(environment: Mapping[str, bytes | None]) -> dict[str, Any
 # --- artifacts, claims, metrics ----------------------------------------------------
 
 
-# Kinds whose title promises a signature this report does not check: a file of
-# the kind is "supplied", never "signed" (the PDF's own signature is checked
-# apart from this report). Each item of such a kind says so ("signature").
+# Kinds whose title promises a signature: a file of the kind counts only when it
+# is a PDF whose signature validates (``signed_reports``, checked at ingest by
+# ``artifacts.lib.reports``). Without those results (a report rebuilt offline)
+# such an item is "supplied", never "signed" (``NOT_VERIFIED``).
 SIGNED_KINDS: Final = frozenset({"report"})
 NOT_VERIFIED: Final = "not_verified"
 
 
+def _signature_state(
+    paths: Sequence[str], signed: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """``valid`` when one of the kind's PDFs validates, else the first PDF's
+    state (``invalid``, ``unsigned``, ``unreadable``), else ``no_pdf``."""
+    states = [str(signed[p].get("status")) for p in paths if p in signed]
+    if "valid" in states:
+        return "valid"
+    return states[0] if states else "no_pdf"
+
+
 def _artifact_item(
-    r: RequiredArtifact, paths: Sequence[str], content: Mapping[str, Any]
+    r: RequiredArtifact,
+    paths: Sequence[str],
+    content: Mapping[str, Any],
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     item: dict[str, Any] = {
         "kind": r.kind,
@@ -211,6 +227,10 @@ def _artifact_item(
     if r.kind in SIGNED_KINDS:
         item["signature"] = NOT_VERIFIED
         item["pdf_files"] = sum(p.lower().endswith(".pdf") for p in paths)
+        if signed is not None:
+            item["signature"] = _signature_state(paths, signed)
+            item["supplied"] = bool(paths)
+            item["present"] = item["signature"] == "valid"
     return item
 
 
@@ -218,18 +238,22 @@ def artifacts_report(
     required: Sequence[RequiredArtifact],
     manifest: Manifest,
     content: Mapping[str, Any] | None = None,
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """``content``: the content report's ``kinds`` (kind -> its check)."""
+    """``content``: the content report's ``kinds`` (kind -> its check);
+    ``signed``: path -> ``artifacts.lib.reports`` verdict of each PDF of a kind
+    in ``SIGNED_KINDS`` (None: not checked)."""
     checks = content or {}
     paths: dict[str, list[str]] = {}
     for file in manifest.files:
         paths.setdefault(file.kind, []).append(file.path)
-    items = [_artifact_item(r, paths.get(r.kind, []), checks) for r in required]
+    items = [_artifact_item(r, paths.get(r.kind, []), checks, signed) for r in required]
     missing = [i for i in items if i["mandatory"] and not i["present"]]
     failed = sorted(k for k, v in checks.items() if not v.get("ok"))
     return {
         "required": items,
         "kinds_present": sorted(paths),
+        "kinds_counted": _kinds_counted(paths, signed),
         "mandatory_total": sum(1 for i in items if i["mandatory"]),
         "mandatory_present": sum(1 for i in items if i["mandatory"] and i["present"]),
         "missing_mandatory": [
@@ -237,6 +261,37 @@ def artifacts_report(
         ],
         "content_failed": failed,
         "complete": not missing and not failed,
+    }
+
+
+def _kinds_counted(
+    paths: Mapping[str, Sequence[str]], signed: Mapping[str, Mapping[str, Any]] | None
+) -> list[str]:
+    """The kinds present, less signed kinds none of whose PDFs validates."""
+    if signed is None:
+        return sorted(paths)
+    return sorted(
+        kind
+        for kind, kind_paths in paths.items()
+        if kind not in SIGNED_KINDS or _signature_state(kind_paths, signed) == "valid"
+    )
+
+
+def _report_problems(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for part in (item, item.get("statement")):
+        if isinstance(part, Mapping) and isinstance(part.get("problem"), Mapping):
+            found.append({**part["problem"], "path": part.get("path", item["path"])})
+    return found
+
+
+def signed_reports_report(signed: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Every checked PDF's verdict (and its statement's), with the problems."""
+    files = [{**verdict, "path": path} for path, verdict in sorted(signed.items())]
+    return {
+        "files": files,
+        "valid": sum(1 for item in files if item.get("status") == "valid"),
+        "problems": [p for item in files for p in _report_problems(item)],
     }
 
 
@@ -295,23 +350,32 @@ def completeness_report(
     required_metrics: Sequence[RequiredMetric] = (),
     environment: Mapping[str, bytes | None] | None = None,
     content: Mapping[str, Any] | None = None,
+    signed: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole report. ``environment``: the bytes of the manifest's files of
     kind ``environment`` (None for one that could not be read); ``content``: the
     content report (``artifacts.lib.content.content_report``), kept as the
-    report's ``content`` and judged in ``artifacts``."""
+    report's ``content`` and judged in ``artifacts``. ``signed``: the verdicts
+    on the PDFs of signed kinds (``artifacts.lib.reports``); given, they are
+    listed under ``signed_reports`` (not a check of its own: an invalid one
+    makes its artifact missing)."""
     kinds = (content or {}).get("kinds") or {}
     parts = {
-        "artifacts": artifacts_report(required_artifacts, manifest, kinds),
+        "artifacts": artifacts_report(required_artifacts, manifest, kinds, signed),
         "environment": environment_report(environment or {}),
         "claims": claims_report(manifest),
         "metrics": metrics_report(required_metrics, manifest),
     }
     checks = [part["complete"] for part in parts.values()]
+    extra = (
+        {"signed_reports": signed_reports_report(signed)} if signed is not None else {}
+    )
+    if content is not None:
+        extra["content"] = dict(content)
     return {
         "schema": SCHEMA,
         **parts,
-        **({"content": dict(content)} if content is not None else {}),
+        **extra,
         "complete": all(checks),
         "score": {"passed": sum(checks), "total": len(checks)},
     }

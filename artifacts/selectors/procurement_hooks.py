@@ -39,6 +39,13 @@ def _strings(values: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in values) if isinstance(values, list) else ()
 
 
+def _kinds_counted(artifacts: Mapping[str, Any]) -> tuple[str, ...]:
+    """The kinds that count: a report only with a valid signature (reports made
+    before signatures were checked list ``kinds_present`` only)."""
+    counted = artifacts.get("kinds_counted", artifacts.get("kinds_present"))
+    return _strings(counted)
+
+
 def evidence_summary(bundle: Bundle) -> EvidenceSummary:
     """The bundle's completeness report in short. Read tolerantly: a report
     missing a part counts that part as nothing found."""
@@ -52,7 +59,7 @@ def evidence_summary(bundle: Bundle) -> EvidenceSummary:
         url=reverse("artifacts:bundle_detail", args=[bundle.public_id]),
         sha256=bundle.sha256,
         uploaded_at=bundle.created_at,
-        kinds_present=_strings(_part(report, "artifacts").get("kinds_present")),
+        kinds_present=_kinds_counted(_part(report, "artifacts")),
         environment_named=sum(1 for f in fields if f.get("found") is True),
         environment_total=len(fields),
         environment_missing=tuple(
@@ -65,6 +72,11 @@ def evidence_summary(bundle: Bundle) -> EvidenceSummary:
         checks_passed=int(score.get("passed", 0)),
         checks_total=int(score.get("total", 0)),
         kinds_failing=_strings(_part(report, "content").get("failed")),
+        signed_kinds_verified=tuple(
+            str(item.get("kind"))
+            for item in _part(report, "artifacts").get("required", [])
+            if isinstance(item, Mapping) and item.get("signature") == "valid"
+        ),
     )
 
 

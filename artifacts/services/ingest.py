@@ -90,6 +90,7 @@ from artifacts.services.ingest_storage import (
     blobs_may_be_swept_since,
     blobs_store,
 )
+from artifacts.services.report_signatures import bundle_check_reports
 from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
@@ -249,7 +250,9 @@ def _read(spool: Spool, path: str) -> bytes | None:
     return spooled.read() if spooled is not None else None
 
 
-def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
+def _completeness(
+    rfp: Rfp, manifest: Manifest, spool: Spool, signed: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     return completeness_report(
         manifest=manifest,
         required_artifacts=[
@@ -263,6 +266,7 @@ def _completeness(rfp: Rfp, manifest: Manifest, spool: Spool) -> dict[str, Any]:
             for path in environment_paths(manifest)
         },
         content=content_report(manifest.files, lambda path: _read(spool, path)),
+        signed=signed,
     )
 
 
@@ -489,7 +493,11 @@ def _ingest(
         earlier = _accepted_before(rfp, organisation, verdict.archive.sha256)
         if earlier is not None:
             raise _AcceptedBefore(earlier)
-        completeness = _completeness(rfp, verdict.manifest, spool)
+        signed = bundle_check_reports(
+            organisation=organisation, manifest=verdict.manifest, spool=spool,
+            at=received_at,
+        )  # fmt: skip
+        completeness = _completeness(rfp, verdict.manifest, spool, signed)
         job = _Accepted(
             rfp, organisation, uploaded_by, name, verdict, completeness, received_at
         )

@@ -22,8 +22,10 @@ asked for; the bid services ask only for the bidding vendor's own.
 
 Artifact presence is judged by kind against the RFP's checklist as it stands
 (``checklist_of``), the rule of the bundle's own completeness report: a required
-artifact is present when the bundle lists a file of its kind; a present kind whose
-content check failed at ingest (``kinds_failing``) is flagged as failing.
+artifact is present when the bundle lists a file of its kind, and for a kind that
+promises a signature (a report) only when one of its PDFs' signatures validated
+at ingest; a present kind whose content check failed at ingest (``kinds_failing``)
+is flagged as failing.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class EvidenceSummary:
     checks_total: int
     # kinds present whose content check failed (container images, IaC, …)
     kinds_failing: tuple[str, ...] = ()
+    # kinds whose signature (a report PDF's) was checked at ingest and validates
+    signed_kinds_verified: tuple[str, ...] = ()
 
     @property
     def environment_ok(self) -> bool:
@@ -212,6 +216,7 @@ class ChecklistItem:
     mandatory: bool
     present: bool
     content_failed: bool = False  # present, but its content check failed
+    signature_verified: bool = False
 
     @property
     def gap(self) -> bool:
@@ -220,9 +225,12 @@ class ChecklistItem:
 
     @property
     def signature_unverified(self) -> bool:
-        """A benchmark report is in the bundle, but nothing here has checked its
-        signature: the page says "supplied", never "signed"."""
-        return self.present and self.kind in SIGNED_KINDS
+        """A benchmark report is in the bundle, but its signature was not checked
+        (a bundle from before reports were checked at ingest): the page says
+        "supplied", never "signed"."""
+        return (
+            self.present and self.kind in SIGNED_KINDS and not self.signature_verified
+        )
 
 
 @dataclass(frozen=True)
@@ -268,9 +276,15 @@ def checklist_of(
     missing."""
     kinds = set(summary.kinds_present) if summary is not None else set()
     failing = set(summary.kinds_failing) if summary is not None else set()
+    verified = set(summary.signed_kinds_verified) if summary is not None else set()
     items = tuple(
         ChecklistItem(
-            a.kind, a.title, a.mandatory, a.kind in kinds, a.kind in kinds & failing
+            a.kind,
+            a.title,
+            a.mandatory,
+            a.kind in kinds,
+            content_failed=a.kind in kinds & failing,
+            signature_verified=a.kind in verified,
         )
         for a in artifacts
     )

@@ -201,18 +201,19 @@ def _requiring(rfp: Rfp) -> Rfp:
     return rfp
 
 
-def test_the_bundle_page_says_a_report_is_supplied_not_signed(
+def test_the_bundle_page_says_a_report_without_a_pdf_is_not_counted(
     client_for: Any, vendor_a: Any, rfp: Rfp, tmp_path: Path
 ) -> None:
+    """The good bundle's report is Markdown: supplied, but not a signed PDF."""
     client = client_for(vendor_a)
     html = _upload(client, _requiring(rfp), build_bundle(tmp_path)).content.decode()
 
     assert (
-        'data-testid="signature-not-verified">report supplied, signature not '
-        "verified (no PDF among it)</span>"
+        'data-testid="report-signature-state">1 file supplied, no PDF among it: '
+        "not counted</span>"
     ) in html
     assert "✓</span> Signed reports" not in html
-    assert "?</span> Signed reports" in html
+    assert "✗</span> Signed reports" in html
 
 
 def test_the_bundle_page_shows_every_check_its_score_counts(

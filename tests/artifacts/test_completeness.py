@@ -205,6 +205,62 @@ def test_a_report_file_counts_as_supplied_never_as_signed() -> None:
     assert item["pdf_files"] == 0
 
 
+def _with_pdf() -> Manifest:
+    files = good_files() | {"reports/bench.pdf": b"%PDF-1.7 signed\n"}
+    parsed = parse_manifest(manifest_bytes(good_manifest(files)))
+    assert parsed.manifest is not None, parsed.problems
+    return parsed.manifest
+
+
+@pytest.mark.parametrize(
+    ("status", "present"),
+    [("valid", True), ("invalid", False), ("unsigned", False), ("unreadable", False)],
+)
+def test_a_report_counts_only_when_a_pdf_signature_validated(
+    status: str, present: bool
+) -> None:
+    required = [RequiredArtifact("report", "Signed benchmark reports")]
+    problem = {} if present else {"problem": {"code": "c", "message": "m"}}
+    signed = {"reports/bench.pdf": {"status": status, "signatures": [], **problem}}
+
+    report = completeness_report(
+        manifest=_with_pdf(), required_artifacts=required, signed=signed
+    )
+
+    (item,) = report["artifacts"]["required"]
+    assert item["present"] is present
+    assert item["supplied"] is True
+    assert item["signature"] == status
+    assert ("report" in report["artifacts"]["kinds_counted"]) is present
+    assert "report" in report["artifacts"]["kinds_present"]
+    assert report["signed_reports"]["valid"] == int(present)
+    paths = [p["path"] for p in report["signed_reports"]["problems"]]
+    assert paths == ([] if present else ["reports/bench.pdf"])
+
+
+def test_a_statement_problem_names_the_statement_path() -> None:
+    problem = {"code": "report_statement_invalid", "message": "m"}
+    statement = {
+        "path": "reports/bench.pdf.dsse",
+        "status": "invalid",
+        "problem": problem,
+    }
+    signed = {"reports/bench.pdf": {"status": "valid", "statement": statement}}
+
+    report = completeness_report(manifest=_with_pdf(), signed=signed)
+
+    (found,) = report["signed_reports"]["problems"]
+    assert found["path"] == "reports/bench.pdf.dsse"
+    assert found["code"] == "report_statement_invalid"
+
+
+def test_without_verdicts_there_is_no_signed_reports_part() -> None:
+    report = completeness_report(manifest=_with_pdf())
+
+    assert "signed_reports" not in report
+    assert report["artifacts"]["kinds_counted"] == report["artifacts"]["kinds_present"]
+
+
 def test_other_kinds_carry_no_signature_state() -> None:
     required = [RequiredArtifact("trace", "Raw traces")]
 

@@ -194,3 +194,9 @@ def test_a_supplied_report_has_its_signature_unverified(
     item = ChecklistItem(kind, "Signed benchmark reports", True, present)
 
     assert item.signature_unverified is unverified
+
+
+def test_a_report_whose_signature_validated_is_not_unverified() -> None:
+    item = ChecklistItem("report", "Signed benchmark reports", True, True, True)
+
+    assert item.signature_unverified is False

@@ -12,7 +12,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organisation
+from gates.lib.signing.pki import signer_load_or_create
 from procurement.models import Rfp
+from tests.artifacts.corpus.build import good_files
+from tests.artifacts.signed_report_support import render_pdf, signed
 from tests.procurement.factories import RfpFactory
 from tests.procurement.factories_bundles import PARTIAL_FILES, accepted_bundle
 from tests.procurement.factories_evaluation import (
@@ -103,6 +106,14 @@ def test_the_bid_form_warns_again_beside_the_submit_button(
     assert warning < html.index('data-testid="bid-submit"')
 
 
+@pytest.fixture(scope="module")
+def signed_report(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A report PDF signed with a self-made certificate (a report counts only
+    when its PDF's signature validates)."""
+    signer = signer_load_or_create(tmp_path_factory.mktemp("keys"), create=True)
+    return signed(render_pdf(), signer)
+
+
 @pytest.mark.parametrize("page", [_bids_page, _bid_form])
 def test_a_complete_bundle_gives_no_warning(
     client_for: Any,
@@ -111,9 +122,11 @@ def test_a_complete_bundle_gives_no_warning(
     rfp: Rfp,
     tmp_path: Path,
     page: Any,
+    signed_report: bytes,
 ) -> None:
+    files = good_files() | {"reports/bench.pdf": signed_report}
     accepted_bundle(rfp, vendor_a_org, tmp_path, files=PARTIAL_FILES)
-    accepted_bundle(rfp, vendor_a_org, tmp_path)  # the newest counts
+    accepted_bundle(rfp, vendor_a_org, tmp_path, files=files)  # the newest counts
 
     html = page(client_for(vendor_a), rfp)
 
