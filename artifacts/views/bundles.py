@@ -304,6 +304,10 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
         "claims": (completeness.get("claims") or {}).get("claims")
         or (bundle.manifest or {}).get("claims")
         or [],
+        "update": {
+            "supersedes": (bundle.manifest or {}).get("supersedes"),
+            "changes": (bundle.manifest or {}).get("changes") or [],
+        },
         "own": bidding_organisation(request.user, bundle.rfp) == bundle.organisation,
         "can_upload": bundle_upload_closed(bundle.rfp, bundle.organisation) is None,
     }
