@@ -71,7 +71,8 @@ def test_finding_once_the_deposit_term_passed(
         f"undeposited update: gpu_driver {SEEN} seen on run"
     )
     cited = breach_get(rfp, vendor_a_org.pk, finding.id)
-    assert cited is not None and cited.kind == "undeposited_update"
+    assert cited is not None
+    assert cited.kind == "undeposited_update"
     assert SEEN in cited.statement
 
 

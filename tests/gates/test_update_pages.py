@@ -74,8 +74,10 @@ def test_bundle_page_shows_what_the_update_supersedes_and_changes(
 
     page = client_for(buyer).get(url).content.decode()
 
-    assert "updates" in page and gate_bundle.sha256[:12] in page
-    assert "gpu_driver" in page and "560.35.03" in page
+    assert 'data-testid="bundle-supersedes"' in page
+    assert gate_bundle.sha256[:12] in page
+    assert "gpu_driver" in page
+    assert "560.35.03" in page
 
 
 def test_bundle_api_gives_supersedes_and_changes(
@@ -139,3 +141,18 @@ def test_obligation_api_names_kind_and_no_evaluation(
     assert obligation["kind"] == "update_revalidation"
     assert obligation["evaluation"] is None
     assert obligation["bundle"] == str(update.public_id)
+
+
+def test_obligation_page_says_what_raised_it(
+    update: Bundle, vendor_a: Any, labops: Any, client_for: Any
+) -> None:
+    obligation = update.retest_obligations.get()
+    url = reverse("gates:retest", args=[obligation.public_id])
+
+    page = client_for(vendor_a).get(url).content.decode()
+    lab = client_for(labops).get(reverse("portal:dashboard")).content.decode()
+
+    assert 'data-testid="retest-revalidation"' in page
+    assert update.sha256[:12] in page
+    assert "Start the re-validation of Acme Flash" in lab
+    assert client_for(vendor_a).get(reverse("gates:retests")).status_code == 200
