@@ -156,3 +156,14 @@ def test_obligation_page_says_what_raised_it(
     assert update.sha256[:12] in page
     assert "Start the re-validation of Acme Flash" in lab
     assert client_for(vendor_a).get(reverse("gates:retests")).status_code == 200
+
+
+def test_upload_page_tells_the_awarded_vendor_to_name_what_it_updates(
+    update: Bundle, rfp: Rfp, vendor_a: Any, client_for: Any
+) -> None:
+    url = reverse("artifacts:bundle_upload", args=[rfp.public_id])
+
+    page = client_for(vendor_a).get(url).content.decode()
+
+    assert 'data-testid="upload-update"' in page
+    assert "supersedes" in page

@@ -16,7 +16,10 @@ from artifacts.models import Bundle, Deposit
 from gates.exceptions import GatesConflict
 from gates.models import GatePlan, RetestObligation
 from gates.selectors.board import gate_board
-from gates.services.obligations import obligation_campaign_start
+from gates.services.obligations import (
+    obligation_campaign_start,
+    obligation_transition,
+)
 from procurement.models import Rfp
 from tests.benchmarks.runner.support import make_pool
 from tests.gates.support import (
@@ -125,6 +128,32 @@ def test_canary_gate_is_revalidated_first(
             obligation=found[1], pool=make_pool(lab, name="p"), actor=labops
         )
     assert refused.value.code == "canary_first"
+
+
+def test_rest_of_the_gates_run_once_the_canary_passed(
+    tmp_path: Path, evaluate: Any, rfp: Rfp, vendor_a_org: Organisation,
+    vendor_a: Any, buyer: Any, labops: Any, gate_bundle: Bundle,
+) -> None:  # fmt: skip
+    document = plan_document(rfp.reference, vendor_a_org.slug)
+    canary = {**document["gates"][1], "name": "canary", "stage": "canary"}
+    document["gates"].insert(1, {**canary, "hosts": ["lab-host-1"]})
+    plan = make_frozen_plan(rfp, vendor_a_org, buyer, document)
+    passed_and_awarded(evaluate, plan, rfp, vendor_a_org, buyer)
+    update = update_bundle(
+        tmp_path, rfp, vendor_a_org, vendor_a, supersedes=gate_bundle.sha256,
+        changes=[DRIVER],
+    )  # fmt: skip
+    first, rest = RetestObligation.objects.filter(kind=REVALIDATION).order_by("id")
+    obligation_transition(obligation=first, to="passed", actor=None)
+    lab = buyer.memberships.get().organisation.engages.get(kind="lab")
+
+    campaign = obligation_campaign_start(
+        obligation=rest, pool=make_pool(lab, name="p"), actor=labops
+    )
+
+    assert campaign.bundle == update
+    rest.refresh_from_db()
+    assert rest.campaign == campaign
 
 
 def test_update_before_award_is_refused(
