@@ -15,18 +15,25 @@ class GatesConfig(AppConfig):
         campaign_finished.connect(
             campaign_finished_received, dispatch_uid="gates.campaign_finished"
         )
-        # an escrow release may cite a breached re-test obligation (artifacts
+        # an escrow release may cite a breached re-test obligation or an
+        # undeposited update (artifacts
         # must not import gates: it reads them through its breach source)
         from artifacts.selectors.breaches import breach_source
-        from gates.selectors.breaches import obligation_breaches
+        from gates.selectors.breaches import gate_breaches
 
-        breach_source.register(obligation_breaches)
+        breach_source.register(gate_breaches)
         # ... and a vendor owing a re-test uploads its revised bundle after the
         # submission deadline
         from artifacts.selectors.retest_window import retest_window_source
         from gates.selectors.obligations import retest_upload_window
 
         retest_window_source.register(retest_upload_window)
+        # ... and an accepted update bundle re-opens the gates that passed on the
+        # old environment (a re-validation obligation per gate)
+        from artifacts.services.update_hooks import update_accepted
+        from gates.services.revalidation import update_revalidation_raise
+
+        update_accepted.register(update_revalidation_raise, key=self.name)
         # ... and the daily fixity check compares each evaluation row with its
         # escrow deposit
         from artifacts.services.fixity.sources import fixity_sources

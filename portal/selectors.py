@@ -19,6 +19,7 @@ from accounts.selectors.users import (
 from artifacts.selectors.escrow import escrow_summary_for
 from artifacts.selectors.fixity import fixity_summary_for
 from artifacts.selectors.release import release_summary_for
+from artifacts.selectors.updates import update_list_own
 from benchmarks.selectors.campaigns import campaign_list_needing_lab
 from gates.selectors.attention import gate_attention_for
 from procurement.models import Rfp
@@ -109,6 +110,7 @@ def dashboard_for(user: AnyUser) -> dict[str, object]:
         context["invitations"] = list(
             rfp_list_taking_submissions(rfps, clock.now())[:RECENT]
         )
+        context["update_deposits"] = list(update_list_own(user)[:RECENT])
     if Role.LABOPS in roles:
         context["lab_rfps"] = list(
             rfps.filter(status__in=[Rfp.Status.OPENED, Rfp.Status.AWARDED])[:RECENT]

@@ -107,6 +107,7 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "report.failed": "Signed report failed",
     "report.downloaded": "Signed report downloaded",
     "retest.raised": "Re-test obligation raised",
+    "revalidation.raised": "Update re-validation due",
     "retest.scheduled": "Re-test requested",
     "retest.campaign_started": "Re-test campaign started",
     "retest.reopened": "Re-test failed, attempts left",

@@ -36,6 +36,7 @@ PRODUCT_REGISTRIES: Final = (
     "artifacts.services.fixity.sources.fixity_sources",
     "artifacts.services.fixity.sources.log_record_schemas",
     "artifacts.services.evidence.package_files",
+    "artifacts.services.update_hooks.update_accepted",
     "benchmarks.selectors.gate_campaigns.gate_campaign_source",
 )
 

@@ -206,6 +206,25 @@ class BundleFileSerializer(serializers.Serializer):
     sha256 = serializers.CharField()
 
 
+class BundleChangeSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BundleChange"
+
+    component = serializers.CharField(help_text="gpu_driver, nvme_firmware, kernel…")
+    # "from" is a Python keyword: the field is named in ``get_fields``
+    to = serializers.CharField()
+    note = serializers.CharField(required=False)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        return {
+            "component": fields["component"],
+            "from": serializers.CharField(),
+            "to": fields["to"],
+            "note": fields["note"],
+        }
+
+
 class BundleSummarySerializer(serializers.Serializer):
     class Meta:
         ref_name = "BundleSummary"
@@ -259,6 +278,28 @@ class BundleDetailSerializer(BundleSummarySerializer):
     claims = serializers.SerializerMethodField()
     problems = BundleProblemSerializer(many=True)
     download_url = serializers.SerializerMethodField()
+    supersedes = serializers.SerializerMethodField()
+    supersedes_id = serializers.UUIDField(
+        source="supersedes.public_id",
+        allow_null=True,
+        default=None,
+        help_text="The accepted bundle this update supersedes.",
+    )
+    changes = serializers.SerializerMethodField()
+
+    @extend_schema_field(
+        serializers.CharField(
+            allow_null=True,
+            help_text="An update bundle: the SHA-256 of the accepted bundle it "
+            "updates (null for any other bundle).",
+        )
+    )
+    def get_supersedes(self, bundle: Bundle) -> str | None:
+        return (bundle.manifest or {}).get("supersedes")
+
+    @extend_schema_field(BundleChangeSerializer(many=True))
+    def get_changes(self, bundle: Bundle) -> list[Any]:
+        return list((bundle.manifest or {}).get("changes") or [])
 
     @extend_schema_field(BundleSignatureSerializer(allow_null=True))
     def get_signature(self, bundle: Bundle) -> dict[str, Any] | None:

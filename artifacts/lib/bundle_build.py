@@ -2,10 +2,11 @@
 (docs/bundle-format.md) from a folder of readable sources.
 
 The folder holds the bundle's files and, optionally, ``bundle.json``: the manifest
-template (``rfp``, ``vendor``, ``harness``, ``claims``, ``kinds``, ``x-…``
-extensions). The build lists every file with its size, SHA-256 and kind, writes
-``manifest.json``, signs it as ``ssh-keygen -Y sign -n reprogate-bundle`` would
-(``manifest.json.sig``) and writes a deterministic tar.gz.
+template (``rfp``, ``vendor``, ``harness``, ``claims``, ``supersedes``,
+``changes``, ``kinds``, ``x-…`` extensions). The build lists every file with
+its size, SHA-256 and kind, writes ``manifest.json``, signs it as
+``ssh-keygen -Y sign -n reprogate-bundle`` would (``manifest.json.sig``) and
+writes a deterministic tar.gz.
 
 Decisions:
 - Nothing is skipped except ``bundle.json`` at the root: hidden files are
@@ -171,6 +172,9 @@ def manifest_bytes(
     for key in ("rfp", "vendor", "harness"):
         if document[key] is None:
             del document[key]  # reported by the schema check as required
+    for key in ("supersedes", "changes"):  # an update bundle's (after the award)
+        if key in template:
+            document[key] = template[key]
     document.update({k: v for k, v in template.items() if k.startswith("x-")})
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 

@@ -105,6 +105,19 @@ _CODES: dict[str, str] = {
     "rfp_mismatch": "The manifest names another RFP than the one it was uploaded to.",
     "vendor_mismatch": "The manifest names another vendor than the organisation "
     "that uploaded it.",
+    # -- an update bundle (after the award) -----------------------------------------
+    "changes_without_supersedes": "The manifest lists changes but names no "
+    "accepted bundle it updates (supersedes).",
+    "supersedes_required": "The RFP is awarded: a bundle deposited now is an "
+    "update and names the accepted bundle it updates (supersedes).",
+    "supersedes_unknown": "supersedes names no accepted bundle of the uploading "
+    "vendor on this RFP.",
+    "update_before_award": "The RFP is not awarded yet: update bundles are "
+    "deposited only after the award.",
+    "update_not_awarded_vendor": "The RFP is awarded to another vendor: only the "
+    "awarded vendor deposits update bundles.",
+    "update_not_vendor": "Only the awarded vendor deposits update bundles; the "
+    "buyer's baseline bundles update nothing.",
     # -- signature (codes of artifacts.lib.signatures plus the key registration) --
     "signature_missing": "The bundle has neither manifest.json.sig nor "
     "manifest.json.dsse.",

@@ -84,6 +84,15 @@ class Bundle(TimeStampedModel):
     )
     problems = models.JSONField(default=list, blank=True)  # [{code, message, path}]
     completeness = models.JSONField(default=dict, blank=True)
+    # An update bundle (deposited after the award): the accepted bundle its
+    # manifest's ``supersedes`` names. Its ``changes`` stay in ``manifest``.
+    supersedes = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="updates",
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -41,7 +41,7 @@ def _no_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
     return []
 
 
-# gates' source (``gates.selectors.breaches.obligation_breaches``); without it
+# gates' source (``gates.selectors.breaches.gate_breaches``); without it
 # nothing is citable.
 breach_source: Registry[BreachSource] = Registry(
     "artifacts.selectors.breaches.breach_source", default=_no_breaches

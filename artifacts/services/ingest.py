@@ -80,6 +80,11 @@ from artifacts.lib.problems import BundleProblem, ProblemList
 from artifacts.lib.spool import MEMORY_BUDGET, Spool, Spooled
 from artifacts.models import Bundle, BundleFile
 from artifacts.selectors.retest_window import retest_window
+from artifacts.selectors.updates import (
+    accepted_bundle_with,
+    update_problems,
+    update_window,
+)
 from artifacts.services.bundle_signature import SignatureCheck, bundle_check_signature
 from artifacts.services.escrow import deposit_bundle
 from artifacts.services.ingest_storage import (
@@ -91,6 +96,7 @@ from artifacts.services.ingest_storage import (
     blobs_store,
 )
 from artifacts.services.report_signatures import bundle_check_reports
+from artifacts.services.update_hooks import update_accepted_run
 from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
 from artifacts.storage.bulk import insert_rows
 from artifacts.storage.object_lock import EscrowStorageError
@@ -175,7 +181,20 @@ def _verify(
     problems.extend(inspection.problems)
     problems.extend(signature.problems)
     problems.extend(_path_length_problems(inspection))
+    if inspection.manifest is not None:
+        problems.extend(_update_problems(rfp, organisation, inspection.manifest, at))
     return _Verdict(archive, inspection, signature, problems.as_list())
+
+
+def _update_problems(
+    rfp: Rfp, organisation: Organisation, manifest: Manifest, at: datetime
+) -> list[BundleProblem]:
+    """An update bundle's ``supersedes`` where it was uploaded; after the
+    award a bundle that is no update needs another way in (a re-test owed)."""
+    other_window = rfp_submissions_closed(rfp, at) is None or bool(
+        retest_window(rfp, organisation)
+    )
+    return update_problems(rfp, organisation, manifest, other_window=other_window)
 
 
 # --- records -------------------------------------------------------------------------
@@ -335,6 +354,11 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
     if earlier is not None:  # an identical upload committed meanwhile
         raise _AcceptedBefore(earlier)
     blobs = blob_record_many(stored)
+    superseded = (
+        accepted_bundle_with(rfp, job.organisation, manifest.supersedes)
+        if manifest.supersedes
+        else None
+    )
     bundle = Bundle.objects.create(
         rfp=rfp,
         organisation=job.organisation,
@@ -343,6 +367,7 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
         filename=job.filename,
         archive_blob=blobs[job.verdict.archive.sha256],
         completeness=job.completeness,
+        supersedes=superseded,
         **_manifest_fields(job.verdict),
     )
     insert_rows(
@@ -355,7 +380,11 @@ def _record_accepted(job: _Accepted, stored: list[BlobWrite]) -> Bundle:
     # row is the acceptance's one ``bundle.accepted`` row, naming the deposit
     files = [(f.path, blobs[f.sha256]) for f in manifest.files]
     accepted = _audit_data(rfp, bundle, files=len(manifest.files))
+    if superseded is not None:
+        accepted["supersedes"] = superseded.sha256
     deposit_bundle(bundle=bundle, actor=job.uploaded_by, files=files, accepted=accepted)
+    if superseded is not None:  # re-open what the update calls into question
+        update_accepted_run(bundle=bundle, superseded=superseded, actor=job.uploaded_by)
     return bundle
 
 
@@ -404,15 +433,20 @@ def bundle_upload_closed(
     """Why ``organisation`` cannot upload to ``rfp`` at ``now`` (default: the
     clock now), None when it can: while the RFP takes submissions
     (``rfp_submissions_closed``), or, unless it was cancelled, with an open
-    re-test to answer (``retest_window``). The buyer's own baseline bundles are
-    not bids: they are taken whenever the RFP is not cancelled."""
+    re-test to answer (``retest_window``) or, for the awarded vendor, an update
+    to deposit (``update_window``: the manifest must then say what it updates).
+    The buyer's own baseline bundles are not bids: they are taken whenever the
+    RFP is not cancelled."""
     closed = rfp_submissions_closed(rfp, now)
     if closed is None:
         return None
     if is_baseline_upload(rfp, organisation):
         return closed if rfp.status_now == Rfp.Status.CANCELLED else None
-    cancelled = rfp.status_now == Rfp.Status.CANCELLED
-    return closed if cancelled or not retest_window(rfp, organisation) else None
+    if rfp.status_now == Rfp.Status.CANCELLED:
+        return closed
+    if retest_window(rfp, organisation) or update_window(rfp, organisation):
+        return None
+    return closed
 
 
 @dataclass(frozen=True)

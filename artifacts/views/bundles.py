@@ -38,6 +38,7 @@ from artifacts.selectors.bundles import (
     signing_key_list_visible_to,
 )
 from artifacts.selectors.retest_window import retest_window
+from artifacts.selectors.updates import update_window
 from artifacts.services.ingest import (
     BundleSpoolFullError,
     BundleStorageError,
@@ -170,6 +171,7 @@ def _upload_page(
         "baseline": is_baseline_upload(rfp, organisation),
         "closed": bundle_upload_closed(rfp, organisation),
         "retest": retest_window(rfp, organisation),
+        "update": update_window(rfp, organisation),
         "form": BundleUploadForm(),
         "error": error,
         "bundles": bundle_list_visible_for_rfp(request.user, rfp).filter(
@@ -304,6 +306,10 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
         "claims": (completeness.get("claims") or {}).get("claims")
         or (bundle.manifest or {}).get("claims")
         or [],
+        "update": {
+            "supersedes": (bundle.manifest or {}).get("supersedes"),
+            "changes": (bundle.manifest or {}).get("changes") or [],
+        },
         "own": bidding_organisation(request.user, bundle.rfp) == bundle.organisation,
         "can_upload": bundle_upload_closed(bundle.rfp, bundle.organisation) is None,
     }

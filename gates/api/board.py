@@ -55,6 +55,7 @@ def _gate(cell: GateCell) -> dict[str, Any]:
             "ids": [o.public_id for o in cell.obligations],
         },
         "lab_deviation": cell.lab_deviation,
+        "revalidation_due": cell.revalidation_due,
     }
 
 
@@ -140,6 +141,11 @@ class GateBoardApi(APIView):
                 lab_deviation = serializers.BooleanField(
                     help_text="Failed on a lab environment the plan does not "
                     "accept: the lab's to answer, not the vendor's."
+                )
+                revalidation_due = serializers.BooleanField(
+                    help_text="An update bundle changed the environment the gate "
+                    "passed on: it is re-validated (a live update re-validation "
+                    "obligation)."
                 )
 
             vendor = serializers.CharField(help_text="The vendor organisation's slug.")

@@ -35,7 +35,21 @@ class ObligationSerializer(serializers.Serializer):
     vendor = serializers.CharField(source="vendor_organisation.slug")
     plan = serializers.UUIDField(source="plan.public_id")
     gate = serializers.CharField()
-    evaluation = serializers.UUIDField(source="evaluation.public_id")
+    kind = serializers.ChoiceField(
+        choices=RetestObligation.Kind.choices,
+        help_text="retest: a blocking criterion failed; update_revalidation: an "
+        "update bundle changed the environment the gate passed on.",
+    )
+    evaluation = serializers.UUIDField(
+        source="evaluation.public_id",
+        allow_null=True,
+        default=None,
+        help_text="The evaluation that raised a re-test (null for a re-validation).",
+    )
+    canary_hosts = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="A re-validation runs on these canary hosts first.",
+    )
     criteria = serializers.ListField(child=serializers.CharField())
     reason = serializers.CharField()
     status = serializers.ChoiceField(

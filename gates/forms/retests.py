@@ -21,7 +21,9 @@ class RequestRetestForm(forms.Form):
 
     def __init__(self, *args: Any, obligation: RetestObligation, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        used = [obligation.evaluation.campaign.bundle_id, obligation.bundle_id]
+        used = [obligation.bundle_id]
+        if obligation.evaluation is not None:
+            used.append(obligation.evaluation.campaign.bundle_id)
         bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
         bundle_field.queryset = (
             Bundle.objects.filter(

@@ -8,7 +8,14 @@ or back to ``open`` (it failed and attempts remain) or ``failed`` (attempts
 exhausted); ``open``/``scheduled`` → ``expired`` once the deadline passes.
 Expiry is derived from the clock when read (``status_now``) and persisted by the
 beat task. ``failed`` and ``expired`` are a **breach** (``breached_at``), which an
-escrow release can cite as its condition."""
+escrow release can cite as its condition.
+
+An obligation of kind ``update_revalidation`` is raised by an update bundle the
+awarded vendor deposited whose environment differs from the accepted one's: the
+gate is "re-validation due" until a campaign of the update passes it. It has no
+evaluation behind it; it starts ``scheduled`` with the update as its bundle, and
+when the plan has a canary gate, the canary gate's re-validation runs first
+(``canary_hosts``)."""
 
 from __future__ import annotations
 
@@ -32,6 +39,10 @@ class RetestObligation(TimeStampedModel):
         FAILED = "failed", "Failed"
         EXPIRED = "expired", "Expired"
 
+    class Kind(models.TextChoices):
+        RETEST = "retest", "Re-test"
+        UPDATE_REVALIDATION = "update_revalidation", "Update re-validation"
+
     class CostBearer(models.TextChoices):
         VENDOR = "vendor", "Vendor"
         BUYER = "buyer", "Buyer"
@@ -47,10 +58,19 @@ class RetestObligation(TimeStampedModel):
         "gates.GatePlan", on_delete=models.PROTECT, related_name="obligations"
     )
     gate = models.CharField(max_length=64)
-    # The evaluation whose blocking FAILs created the obligation.
+    kind = models.CharField(max_length=24, choices=Kind.choices, default=Kind.RETEST)
+    # The evaluation whose blocking FAILs created the obligation (none for an
+    # update re-validation: the update bundle raised it).
     evaluation = models.ForeignKey(
-        "gates.Evaluation", on_delete=models.PROTECT, related_name="obligations_raised"
+        "gates.Evaluation",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="obligations_raised",
     )
+    # An update re-validation on a plan with a canary gate: the canary hosts the
+    # update is re-validated on first ([] otherwise).
+    canary_hosts = models.JSONField(default=list, blank=True)
     criteria = models.JSONField(default=list)  # the failing criterion ids
     reason = models.TextField()  # quotes claim, band, estimate and CI
     status = models.CharField(
@@ -98,6 +118,14 @@ class RetestObligation(TimeStampedModel):
                 name="gates_obligation_status_valid",
             ),
             models.CheckConstraint(
+                condition=Q(kind__in=["retest", "update_revalidation"]),
+                name="gates_obligation_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="update_revalidation") | Q(evaluation__isnull=False),
+                name="gates_obligation_retest_has_evaluation",
+            ),
+            models.CheckConstraint(
                 condition=Q(cost_bearer__in=["vendor", "buyer"]),
                 name="gates_obligation_cost_bearer_valid",
             ),
@@ -125,7 +153,12 @@ class RetestObligation(TimeStampedModel):
         ]
 
     def __str__(self) -> str:
-        return f"re-test obligation on {self.gate} ({self.status})"
+        what = "re-validation" if self.is_revalidation else "re-test obligation"
+        return f"{what} on {self.gate} ({self.status})"
+
+    @property
+    def is_revalidation(self) -> bool:
+        return self.kind == self.Kind.UPDATE_REVALIDATION
 
     def status_at(self, now: datetime) -> str:
         """The status the clock gives: a live obligation past its deadline is

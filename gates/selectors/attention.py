@@ -112,7 +112,14 @@ def _retests_due(user: AnyUser) -> list[Attention]:
         Attention(
             "retest",
             o.rfp,
-            f"Re-test of the {o.gate} gate owed "
+            f"Re-validation of the {o.gate} gate due after your update"
+            + (
+                f" (canary hosts {', '.join(o.canary_hosts)} first)"
+                if o.canary_hosts
+                else ""
+            )
+            if o.is_revalidation
+            else f"Re-test of the {o.gate} gate owed "
             f"({o.attempts_left} attempt{'s' if o.attempts_left != 1 else ''} left)",
             reverse("gates:retest", args=[o.public_id]),
             due=o.deadline,
@@ -155,7 +162,15 @@ def _retests_for_the_lab(user: AnyUser) -> list[Attention]:
         Attention(
             "retest_lab",
             o.rfp,
-            f"Start the re-test of {o.vendor_organisation.name}'s {o.gate} gate: "
+            f"Start the re-validation of {o.vendor_organisation.name}'s {o.gate} "
+            "gate: an update changed its environment"
+            + (
+                f" (canary hosts {', '.join(o.canary_hosts)} first)"
+                if o.canary_hosts
+                else ""
+            )
+            if o.is_revalidation
+            else f"Start the re-test of {o.vendor_organisation.name}'s {o.gate} gate: "
             "the vendor asked for it with a revised bundle",
             reverse("gates:retest", args=[o.public_id]),
             due=o.deadline,

@@ -76,6 +76,12 @@ class GateCell:
         return len(self.obligations)
 
     @property
+    def revalidation_due(self) -> bool:
+        """An update of the accepted system re-opened the gate: a live update
+        re-validation obligation is on it."""
+        return any(o.is_revalidation for o in self.obligations)
+
+    @property
     def undecided(self) -> bool:
         """The latest evaluation has no decision resting on it yet."""
         if self.evaluation is None:

@@ -1,7 +1,8 @@
 """The breach source gates gives the escrow release workflow
 (``artifacts.selectors.breaches``): a vendor's failed or expired re-test
 obligations on an RFP, read by the clock (an obligation past its deadline is
-a breach before the beat task persists it), newest first."""
+a breach before the beat task persists it), and its undeposited updates
+(``gates.selectors.undeposited``), newest first (``gate_breaches``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from accounts.selectors import clock
 from artifacts.lib.evidence.layout import format_time
 from artifacts.selectors.breaches import CitedBreach
 from gates.models import RetestObligation
+from gates.selectors.undeposited import undeposited_update_breaches
 from procurement.models import Rfp
 
 OB = RetestObligation.Status
@@ -20,12 +22,16 @@ HOW: dict[str, str] = {OB.FAILED: "failed its last attempt", OB.EXPIRED: "expire
 def obligation_breach(obligation: RetestObligation, status: str) -> CitedBreach:
     breached_at = obligation.breached_at or obligation.deadline
     evaluation = obligation.evaluation
+    raised_by = (
+        f"the evaluation {evaluation.public_id} of "
+        f"{format_time(evaluation.evaluated_at)} (verdict {evaluation.verdict}, "
+        f"evaluation SHA-256 {evaluation.evaluation_sha256})"
+        if evaluation is not None
+        else "an update bundle (re-validation)"
+    )
     statement = (
         f"Re-test obligation {obligation.public_id} on the gate {obligation.gate} "
-        f"of {obligation.rfp.reference}, raised by the evaluation "
-        f"{evaluation.public_id} of {format_time(evaluation.evaluated_at)} "
-        f"(verdict {evaluation.verdict}, evaluation SHA-256 "
-        f"{evaluation.evaluation_sha256}):\n{obligation.reason}\n"
+        f"of {obligation.rfp.reference}, raised by {raised_by}:\n{obligation.reason}\n"
         f"Deadline {format_time(obligation.deadline)}; attempts used "
         f"{obligation.attempts_used} of {obligation.max_attempts}. Breached "
         f"{format_time(breached_at)}: {HOW[status]}."
@@ -53,3 +59,11 @@ def obligation_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
         obligation_breach(o, o.status_at(now)) for o in found if o.status_at(now) in HOW
     ]
     return sorted(breaches, key=lambda b: b.breached_at, reverse=True)
+
+
+def gate_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
+    """Every breach of the vendor's on ``rfp`` an escrow release may cite:
+    breached re-test obligations and undeposited updates, newest first."""
+    found = obligation_breaches(rfp, organisation_id)
+    found += undeposited_update_breaches(rfp, organisation_id)
+    return sorted(found, key=lambda b: b.breached_at, reverse=True)

@@ -57,3 +57,29 @@ def retest_upload_window(rfp: Any, organisation: Any) -> str:
         f"{obligation.deadline:%Y-%m-%d %H:%M} UTC: upload the revised bundle "
         "it will run"
     )
+
+
+def revalidation_canary_pending(obligation: RetestObligation) -> str:
+    """Why the re-validation campaign of ``obligation`` must wait: the canary
+    gate of its plan is still being re-validated on the canary hosts ("" when
+    it need not wait)."""
+    if not obligation.is_revalidation or not obligation.canary_hosts:
+        return ""
+    canary = [
+        g["name"] for g in obligation.plan.plan.get("gates", [])
+        if g.get("stage") == "canary"
+    ]  # fmt: skip
+    if obligation.gate in canary:
+        return ""
+    waiting = RetestObligation.objects.filter(
+        plan_id=obligation.plan_id,
+        gate__in=canary,
+        kind=RetestObligation.Kind.UPDATE_REVALIDATION,
+        status__in=LIVE,
+    ).first()
+    if waiting is None:
+        return ""
+    return (
+        f"Re-validate the update on the canary hosts first: the gate "
+        f"{waiting.gate} ({', '.join(obligation.canary_hosts)}) has not passed yet."
+    )

@@ -52,6 +52,7 @@ from gates.models import (
     GatePlan,
     RetestObligation,
 )
+from gates.selectors.obligations import revalidation_canary_pending
 from gates.selectors.runs import gate_repetitions, gate_scenarios
 from gates.services.runs import gate_campaign_hosts, gate_campaign_link
 
@@ -275,7 +276,9 @@ def _check_bundle(obligation: RetestObligation, bundle: Bundle) -> None:
         raise GatesError("That bundle is another organisation's.", code="bundle")
     if bundle.status != Bundle.Status.ACCEPTED:
         raise GatesError("Only an accepted bundle is re-tested.", code="bundle")
-    used = {obligation.evaluation.campaign.bundle_id, obligation.bundle_id}
+    used = {obligation.bundle_id}
+    if obligation.evaluation is not None:
+        used.add(obligation.evaluation.campaign.bundle_id)
     if bundle.pk in used:
         raise GatesError(
             "That bundle was tested already: upload a revised bundle.",
@@ -336,6 +339,8 @@ def obligation_campaign_start(
             "The re-test campaign of this attempt has started already.",
             code="campaign_started",
         )
+    if waiting := revalidation_canary_pending(obligation):
+        raise GatesConflict(waiting, code="canary_first")
     plan = _current_plan(obligation)
     campaign = campaign_start(
         bundle=obligation.bundle,

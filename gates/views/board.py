@@ -38,6 +38,7 @@ from gates.selectors.runs import (
     gate_choice_list_for,
     gate_choice_value,
 )
+from gates.selectors.undeposited import undeposited_visible
 from procurement.models import Rfp
 from procurement.selectors.rfps import rfp_get_visible_or_404
 from procurement.views.common import rfp_page_context
@@ -71,6 +72,7 @@ def board(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         rows=rows,
         gates=board_gate_names(rows),
         scope=scope,
+        undeposited=undeposited_visible(rfp, scope),
     )
     return render(request, "gates/board.html", context)
 

@@ -193,6 +193,21 @@ def test_rfp_and_vendor_options_override_bundle_json(
     assert "bundle.json" not in members(tmp_path / "b.tar.gz")
 
 
+def test_update_fields_in_bundle_json_reach_the_manifest(
+    key: Path, tmp_path: Path
+) -> None:
+    change = {"component": "nvme_firmware", "from": "0104", "to": "0107"}
+    template = {**TEMPLATE, "supersedes": "c" * 64, "changes": [change]}
+    source = make_source(tmp_path / "src", template)
+
+    assert build(source, key, tmp_path / "b.tar.gz") == 0
+
+    result = parse_manifest(members(tmp_path / "b.tar.gz")["manifest.json"])
+    assert result.manifest is not None
+    assert result.manifest.supersedes == "c" * 64
+    assert [c.to_version for c in result.manifest.changes] == ["0107"]
+
+
 def test_kinds_in_bundle_json_override_the_folders(key: Path, tmp_path: Path) -> None:
     template = {**TEMPLATE, "kinds": {"notes/": "report", "traces/fio.json": "other"}}
     source = make_source(tmp_path / "src", template)

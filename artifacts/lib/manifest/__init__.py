@@ -36,6 +36,7 @@ from artifacts.lib.manifest.inspect import (
 )
 from artifacts.lib.manifest.schema import (
     CACHES,
+    COMPONENTS,
     CREATED_RE,
     DSSE_NAME,
     KINDS,
@@ -53,6 +54,7 @@ from artifacts.lib.manifest.schema import (
     SHA256_RE,
     SIGNATURE_NAME,
     STATS,
+    Change,
     Claim,
     Harness,
     HarnessOutput,
@@ -68,6 +70,7 @@ from artifacts.lib.manifest.validate import (
 
 __all__ = [
     "CACHES",
+    "COMPONENTS",
     "CREATED_RE",
     "DSSE_NAME",
     "KEEP",
@@ -87,6 +90,7 @@ __all__ = [
     "SIGNATURE_NAME",
     "STATS",
     "BundleInspection",
+    "Change",
     "Claim",
     "Harness",
     "HarnessOutput",

@@ -57,6 +57,20 @@ STATS: Final = (
 SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
 METRIC_RE: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 SCENARIO_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# An update bundle's ``changes[].component`` (docs/bundle-format.md).
+COMPONENTS: Final = (
+    "gpu_driver",
+    "gpu_firmware",
+    "cuda",
+    "nvme_firmware",
+    "nic_firmware",
+    "nic_driver",
+    "kernel",
+    "os",
+    "bios",
+    "software",
+    "other",
+)
 CREATED_RE: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|\+00:00)"
 )
@@ -107,6 +121,25 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One entry of an update bundle's ``changes``: what moved from which
+    version to which."""
+
+    component: str
+    from_version: str
+    to_version: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        data = {
+            "component": self.component,
+            "from": self.from_version,
+            "to": self.to_version,
+        }
+        return {**data, "note": self.note} if self.note else data
+
+
+@dataclass(frozen=True)
 class Manifest:
     schema: str
     rfp: str
@@ -116,6 +149,10 @@ class Manifest:
     harness: Harness
     claims: tuple[Claim, ...]
     extensions: Mapping[str, Any] = field(default_factory=dict)
+    # An update bundle: the SHA-256 of the accepted bundle it updates, and what
+    # changed since (both empty on any other bundle).
+    supersedes: str | None = None
+    changes: tuple[Change, ...] = ()
 
     def file(self, path: str) -> ManifestFile | None:
         return next((item for item in self.files if item.path == path), None)

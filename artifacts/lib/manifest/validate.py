@@ -19,6 +19,7 @@ from artifacts.lib.archive import (
 from artifacts.lib.manifest.decode import _at, _check_json, _decode, _show
 from artifacts.lib.manifest.schema import (
     CACHES,
+    COMPONENTS,
     CREATED_RE,
     KINDS,
     MAX_FILES,
@@ -30,6 +31,7 @@ from artifacts.lib.manifest.schema import (
     SCHEMA_ID,
     SHA256_RE,
     STATS,
+    Change,
     Claim,
     Harness,
     HarnessOutput,
@@ -409,9 +411,54 @@ class _Parts:
     vendor: str | None = None
 
 
+def _change(v: _Validator, value: Any, path: str) -> Change | None:
+    obj = v.obj(value, path, ("component", "from", "to"), ("note",))
+    if obj is None:
+        return None
+    component = v.field(obj, path, "component", lambda x, p: v.choice(x, p, COMPONENTS))
+    old = v.field(obj, path, "from", v.text)
+    new = v.field(obj, path, "to", v.text)
+    note = v.field(obj, path, "note", lambda x, p: v.text(x, p, max_length=1000))
+    if old is not None and old == new:
+        v.fail(_at(path, "to"), f"Is the same as from ({_show(old)}): no change.")
+        return None
+    if None in (component, old, new) or ("note" in obj and note is None):
+        return None
+    return Change(component, old, new, note or "")
+
+
+def _update(
+    v: _Validator, top: Mapping[str, Any]
+) -> tuple[str | None, tuple[Change, ...]] | None:
+    """An update bundle's ``supersedes`` and ``changes`` (None: broken)."""
+    supersedes = v.field(
+        top,
+        "",
+        "supersedes",
+        lambda x, p: v.pattern(
+            x, p, SHA256_RE, "the SHA-256 of an accepted bundle (64 lowercase hex)"
+        ),
+    )
+    if "changes" in top and "supersedes" not in top:
+        v.fail(
+            "changes",
+            "Only an update bundle lists changes: name the accepted bundle it "
+            "updates in supersedes.",
+            "changes_without_supersedes",
+        )
+        return None
+    items = v.array(top.get("changes", []), "changes", minimum=0, maximum=MAX_ITEMS)
+    if items is None:
+        return None
+    changes = [_change(v, item, f"changes[{i}]") for i, item in enumerate(items)]
+    valid = tuple(change for change in changes if change is not None)
+    broken = len(valid) != len(changes) or ("supersedes" in top and not supersedes)
+    return None if broken else (supersedes, valid)
+
+
 def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
     required = ("schema", "rfp", "vendor", "created", "files", "harness")
-    top = v.obj(data, "", required, ("claims",))
+    top = v.obj(data, "", required, ("claims", "supersedes", "changes"))
     if top is None:
         return None, _Parts()
     schema = v.field(top, "", "schema", lambda x, p: v.choice(x, p, (SCHEMA_ID,)))
@@ -425,15 +472,19 @@ def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
         else (None, None)
     )
     claims = _listed_claims(v, top.get("claims", []), scenarios)
+    update = _update(v, top)
     parts = _Parts(files, rfp, vendor)
     if schema is None or rfp is None or vendor is None or created is None:
         return None, parts
-    if harness is None or claims is None or not files.ok:
+    if harness is None or claims is None or not files.ok or update is None:
         return None, parts
     extensions = {key: value for key, value in top.items() if key.startswith("x-")}
     valid = tuple(files.valid)
     manifest = Manifest(schema, rfp, vendor, created, valid, harness, tuple(claims))
-    return replace(manifest, extensions=extensions), parts
+    supersedes, changes = update
+    return replace(
+        manifest, extensions=extensions, supersedes=supersedes, changes=changes
+    ), parts
 
 
 def _listed_claims(
