@@ -25,7 +25,15 @@ from artifacts.lib.manifest import KINDS, RESERVED_PATHS
 from artifacts.lib.problems import BundleProblem
 
 TEMPLATE_NAME: Final = "bundle.json"
-TEMPLATE_KEYS: Final = ("rfp", "vendor", "harness", "claims", "kinds")
+TEMPLATE_KEYS: Final = (
+    "rfp",
+    "vendor",
+    "harness",
+    "claims",
+    "kinds",
+    "approach",
+    "workloads",
+)
 MAX_TEMPLATE_BYTES: Final = 4 * 1024 * 1024
 CHUNK_SIZE: Final = 1024 * 1024
 MAX_STORED_PATH: Final = 500  # the server's BundleFile.path

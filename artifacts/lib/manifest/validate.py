@@ -38,6 +38,7 @@ from artifacts.lib.manifest.schema import (
     ManifestResult,
     Scenario,
 )
+from artifacts.lib.manifest.vocabulary import MANIFEST_FIELDS, manifest_vocabulary
 from artifacts.lib.problems import ProblemList
 from artifacts.lib.scenario_kinds import SCENARIO_FIELDS, scenario_kind_problems
 
@@ -411,9 +412,12 @@ class _Parts:
 
 def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
     required = ("schema", "rfp", "vendor", "created", "files", "harness")
-    top = v.obj(data, "", required, ("claims",))
+    top = v.obj(data, "", required, ("claims", *MANIFEST_FIELDS))
     if top is None:
         return None, _Parts()
+    approach, workloads, declared = manifest_vocabulary(top)
+    for at, message in declared:
+        v.fail(at, message)
     schema = v.field(top, "", "schema", lambda x, p: v.choice(x, p, (SCHEMA_ID,)))
     rfp = v.field(top, "", "rfp", v.text)
     vendor = v.field(top, "", "vendor", v.text)
@@ -433,7 +437,10 @@ def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
     extensions = {key: value for key, value in top.items() if key.startswith("x-")}
     valid = tuple(files.valid)
     manifest = Manifest(schema, rfp, vendor, created, valid, harness, tuple(claims))
-    return replace(manifest, extensions=extensions), parts
+    manifest = replace(
+        manifest, extensions=extensions, approach=approach, workloads=workloads
+    )
+    return manifest, parts
 
 
 def _listed_claims(
