@@ -96,9 +96,9 @@ def test_each_row_names_where_its_values_come_from() -> None:
     assert row.required.source == "requirements.workloads[0].params_b"
     assert row.declared is not None
     assert row.declared.source == "manifest.json:workloads[0].params_b"
-    assert _rows(_declared())["fabric.transports"].declared.source == (  # type: ignore[union-attr]
-        "environment/manifest.json:fabric.transport"
-    )
+    transport = _rows(_declared())["fabric.transports"].declared
+    assert transport is not None
+    assert transport.source == "environment/manifest.json:fabric.transport"
 
 
 def test_nothing_declared_is_missing_everywhere() -> None:
