@@ -75,6 +75,11 @@ class Value:
     value: Any
     source: str
 
+    @property
+    def shown(self) -> str:
+        """The value as a page shows it (a list comma-separated)."""
+        return _show(self.value)
+
     def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "source": self.source}
 
