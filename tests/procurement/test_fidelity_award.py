@@ -39,9 +39,13 @@ def rfp(
     approaches = {vendor_a_org.pk: "kv-cache-tiering", vendor_b_org.pk: "local-nvme"}
 
     def declared(
-        rfp: Rfp, ids: Collection[int], named: Mapping[int, str] | None = None
+        rfp: Rfp,
+        organisation_ids: Collection[int],
+        named: Mapping[int, str] | None = None,
     ) -> dict[int, Declared]:
-        return {i: Declared(manifest={"approach": approaches[i]}) for i in ids}
+        return {
+            i: Declared(manifest={"approach": approaches[i]}) for i in organisation_ids
+        }
 
     with declared_source.swapped(declared):
         yield rfp

@@ -41,7 +41,9 @@ def rfp(
     }
 
     def source(
-        rfp: Rfp, ids: Collection[int], named: Mapping[int, str] | None = None
+        rfp: Rfp,
+        organisation_ids: Collection[int],
+        named: Mapping[int, str] | None = None,
     ) -> dict[int, Declared]:
         return {
             i: Declared(
@@ -51,7 +53,7 @@ def rfp(
                     "fabric": {"transport": declared[i][1]},
                 },
             )
-            for i in ids
+            for i in organisation_ids
         }
 
     with declared_source.swapped(source):
