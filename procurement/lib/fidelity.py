@@ -249,7 +249,17 @@ def _span(value: Any) -> tuple[float, float] | None:
     return None
 
 
+def _range(value: Any) -> str:
+    """``[65, 80]`` -> ``65 to 80``."""
+    span = _span(value)
+    if span is None or span[0] == span[1]:
+        return _show(value)
+    return f"{_show(span[0])} to {_show(span[1])}"
+
+
 def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, list):
         return ", ".join(_show(v) for v in value)
     if isinstance(value, float) and value.is_integer():
@@ -323,8 +333,8 @@ def _one_of(required: Any, declared: Any) -> tuple[str, str]:
 
 def _equal(required: Any, declared: Any) -> tuple[str, str]:
     if str(required) == str(declared):
-        return MET, f"{declared}, as required."
-    return CONTRADICTED, f"{declared}, where the RFP requires {required}."
+        return MET, f"{_show(declared)}, as required."
+    return CONTRADICTED, f"{_show(declared)}, where the RFP requires {_show(required)}."
 
 
 def _in_span(required: Any, declared: Any) -> tuple[str, str]:
@@ -332,8 +342,8 @@ def _in_span(required: Any, declared: Any) -> tuple[str, str]:
     if span is None or not isinstance(declared, int | float):
         return MISSING, "Not comparable."
     if span[0] <= declared <= span[1]:
-        return MET, f"{_show(declared)} is within {_show(required)}."
-    return CONTRADICTED, f"{_show(declared)} is outside {_show(required)}."
+        return MET, f"{_show(declared)} is within {_range(required)}."
+    return CONTRADICTED, f"{_show(declared)} is outside {_range(required)}."
 
 
 def _at_least(required: Any, declared: Any) -> tuple[str, str]:
@@ -351,10 +361,10 @@ def _covers(required: Any, declared: Any) -> tuple[str, str]:
         return MISSING, "Not comparable."
     inside = [v for v in levels if span[0] <= v <= span[1]]
     if min(levels) <= span[0] and max(levels) >= span[1]:
-        return MET, f"Levels {_show(levels)} cover {_show(required)}."
+        return MET, f"Levels {_show(levels)} cover {_range(required)}."
     if inside:
-        return PARTIAL, f"Levels {_show(levels)} cover part of {_show(required)}."
-    return CONTRADICTED, f"No level of {_show(levels)} is within {_show(required)}."
+        return PARTIAL, f"Levels {_show(levels)} cover part of {_range(required)}."
+    return CONTRADICTED, f"No level of {_show(levels)} is within {_range(required)}."
 
 
 def _subset(required: Any, declared: Any) -> tuple[str, str]:
