@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Organisation
+from artifacts.lib import bundle_verify
 from artifacts.lib.manifest import parse_manifest
 from artifacts.lib.manifest.vocabulary import (
     environment_declarations,
@@ -185,4 +186,15 @@ def test_ingest_rejects_bad_vocabulary_naming_each_path(
     assert {(p["code"], p.get("path")) for p in bundle.problems} == {
         ("manifest_schema", "approach"),
         ("environment_schema", "environment/manifest.json:fabric.transport"),
+    }
+
+
+def test_the_cli_verify_finds_the_environment_problem_too(tmp_path: Path) -> None:
+    environment = {**ENVIRONMENT, "pinned": {"kernel": ""}}
+    path = _bundle(tmp_path, environment)
+
+    report = bundle_verify.verify_bundle(path, bundle_verify.parse_allowed_signers(""))
+
+    assert ("environment_schema", "environment/manifest.json:pinned.kernel") in {
+        (p.code, p.path) for p in report.problems
     }

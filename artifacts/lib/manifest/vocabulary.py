@@ -35,6 +35,9 @@ PINNED_FIELDS: Final = ("kernel", "gpu_driver", "nvme_firmware", "nic_firmware")
 MANIFEST_FIELDS: Final = ("approach", "workloads")
 ENVIRONMENT_FIELDS: Final = ("accelerators", "fabric", "pinned")
 ENVIRONMENT_MANIFEST: Final = "environment/manifest.json"
+# The most of it the CLI's verify reads (the server's BUNDLE_ENVIRONMENT_MAX_BYTES
+# default).
+ENVIRONMENT_MAX_BYTES: Final = 1024 * 1024
 MAX_WORKLOADS: Final = 100
 MAX_LIST: Final = 64
 SLUG_RE: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
