@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 import pytest
+from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
@@ -108,3 +109,25 @@ def test_the_award_page_asks_for_the_reason(
     assert 'data-testid="award-fidelity-override-input"' in page
     assert "Contradicted: Bolt Storage." in page
     assert refused.status_code == 400
+
+
+def test_the_api_names_the_missing_reason(
+    buyer: Any, rfp: Rfp, vendor_b_org: Organisation
+) -> None:
+    api = APIClient()
+    api.force_authenticate(buyer)
+    url = f"/api/v1/rfps/{rfp.public_id}/award/request/"
+    bid = str(bid_of(rfp, vendor_b_org).public_id)
+
+    refused = api.post(url, {"bid": bid, "rationale": RATIONALE}, format="json")
+    accepted = api.post(
+        url,
+        {"bid": bid, "rationale": RATIONALE, "fidelity_override_reason": REASON},
+        format="json",
+    )
+
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "fidelity_contradicted"
+    assert refused.json()["problems"][0]["path"] == "fidelity_override_reason"
+    assert accepted.status_code == 201
+    assert accepted.json()["fidelity_override_reason"] == REASON
