@@ -15,7 +15,9 @@ Inputs (plain data, no Django):
   ``gpus[0].driver_version``, ``nvme[1].transport`` …) and the run's id. The
   matrix looks facts up by path patterns (``CAPTURE_PATHS``); a pinned field the
   table does not know is looked up by its name as the last part of a path, so the
-  matrix gains captured values as the capture grows.
+  matrix gains captured values as the capture grows. A pinned NVMe firmware is
+  compared on the NVMe devices reached over the transport the bundle declares
+  (the storage offered, not the lab host's own disks).
 
 Verdicts (``met | partial | missing | contradicted``):
 
@@ -599,11 +601,32 @@ def _pinned(req: Mapping[str, Any], dec: Declared, cap: Captured) -> list[Row]:
                 if value
                 else None,
                 _present,
-                captured=_captured_value(cap.find(pattern), cap.run),
+                captured=_captured_value(
+                    _pinned_found(name, pattern, dec, cap), cap.run
+                ),
                 agrees=_all_agree,
             )
         )
     return rows
+
+
+def _pinned_found(
+    name: Any, pattern: str, dec: Declared, cap: Captured
+) -> list[tuple[str, Any]]:
+    """The captured values of a pinned field. NVMe firmware: of the namespaces
+    reached over the transport the bundle declares (the storage offered, not the
+    lab host's own disks), of every NVMe device when it declares none."""
+    found = cap.find(pattern)
+    transport = _map(dec.environment.get("fabric")).get("transport")
+    if name != "nvme_firmware" or not transport:
+        return found
+    return [
+        (path, value)
+        for path, value in found
+        if same_version(
+            transport, cap.facts.get(path.replace(".firmware", ".transport"), "")
+        )
+    ]
 
 
 def _metrics(req: Mapping[str, Any], dec: Declared, cap: Captured) -> list[Row]:

@@ -197,6 +197,25 @@ def test_a_pinned_field_the_table_does_not_know_is_found_by_its_name() -> None:
     assert rows["environment.pinned.bios"].verdict == CONTRADICTED
 
 
+def test_nvme_firmware_is_compared_on_the_declared_transport_only() -> None:
+    requirements = REQUIREMENTS | {"environment": {"pinned": ["nvme_firmware"]}}
+    declared = Declared(
+        environment={"fabric": {"transport": "tcp"}, "pinned": {"nvme_firmware": "1.2"}}
+    )
+    disks = [{"transport": "pcie", "firmware": "9.9"}, {"transport": "tcp"}]
+    remote = [*disks[:1], {"transport": "tcp", "firmware": "1.3"}]
+
+    def verdict(nvme: list[dict[str, str]]) -> str:
+        captured = Captured("r", flatten({"nvme": nvme}))
+        rows = fidelity_matrix(requirements, declared, captured).rows
+        return next(
+            r for r in rows if r.id == "environment.pinned.nvme_firmware"
+        ).verdict
+
+    assert verdict(disks) == MET  # the lab host's own disk is not the offer
+    assert verdict(remote) == CONTRADICTED
+
+
 def test_metrics_and_artifacts_rows() -> None:
     declared = _declared(claims=[{"metric": "ttft_ms", "stat": "p99"}])
     rows = _rows(Declared(kinds=("harness",), manifest=declared.manifest))
