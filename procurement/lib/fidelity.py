@@ -76,11 +76,12 @@ class Value:
 
     value: Any
     source: str
+    display: str = ""  # how a page shows it, when not as ``_show`` would
 
     @property
     def shown(self) -> str:
         """The value as a page shows it (a list comma-separated)."""
-        return _show(self.value)
+        return self.display or _show(self.value)
 
     def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "source": self.source}
@@ -428,6 +429,9 @@ WORKLOAD_FIELDS: Final = (
 )
 
 
+SPANS: Final = frozenset({"params_b", "concurrency"})  # [low, high] in the RFP
+
+
 def _workloads(req: Mapping[str, Any], dec: Declared, cap: Captured) -> list[Row]:
     declared = {
         str(w.get("id")): (i, w)
@@ -449,7 +453,11 @@ def _workloads(req: Mapping[str, Any], dec: Declared, cap: Captured) -> list[Row
                 _row(
                     f"workloads[{wid}].{key}",
                     f"Workload {wid}: {label}",
-                    Value(workload[key], f"requirements.{at}"),
+                    Value(
+                        workload[key],
+                        f"requirements.{at}",
+                        _range(workload[key]) if key in SPANS else "",
+                    ),
                     Value(value, source) if value is not None else None,
                     judge,
                     captured=kinds if key == "scenario_kinds" else None,

@@ -94,6 +94,7 @@ def test_each_row_names_where_its_values_come_from() -> None:
     row = _rows(_declared())["workloads[chat-70b].params_b"]
 
     assert row.required.source == "requirements.workloads[0].params_b"
+    assert (row.required.value, row.required.shown) == ([65, 80], "65 to 80")
     assert row.declared is not None
     assert row.declared.source == "manifest.json:workloads[0].params_b"
     transport = _rows(_declared())["fabric.transports"].declared
