@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from accounts.models import Organisation
 from procurement.lib.fidelity import Declared
@@ -102,3 +103,16 @@ def test_the_gate_board_has_a_fidelity_column(
     assert 'data-testid="fidelity-contradicted-bolt-storage"' in buyer_html
     assert 'data-testid="fidelity-acme-flash"' in vendor_html
     assert "bolt-storage" not in vendor_html
+
+
+def test_the_comparison_json_gives_each_vendors_fidelity_in_short(
+    buyer: Any, rfp: Rfp
+) -> None:
+    api = APIClient()
+    api.force_authenticate(buyer)
+
+    body = api.get(f"/api/v1/rfps/{rfp.public_id}/comparison/").json()
+
+    fidelity = {v["vendor"]["slug"]: v["fidelity"] for v in body["vendors"]}
+    assert fidelity["bolt-storage"]["contradicted_mandatory"] == ["fabric.transports"]
+    assert fidelity["acme-flash"]["counts"]["met"] == 2
