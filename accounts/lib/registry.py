@@ -31,6 +31,8 @@ PRODUCT_REGISTRIES: Final = (
     "procurement.selectors.evidence_sources.evidence_provider",
     "procurement.selectors.evidence_sources.bundle_source",
     "procurement.selectors.reproduced.lab_validation",
+    "procurement.selectors.fidelity_sources.declared_source",
+    "procurement.selectors.fidelity_sources.captured_source",
     "artifacts.selectors.breaches.breach_source",
     "artifacts.selectors.retest_window.retest_window_source",
     "artifacts.services.fixity.sources.fixity_sources",

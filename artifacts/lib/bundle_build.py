@@ -3,10 +3,10 @@
 
 The folder holds the bundle's files and, optionally, ``bundle.json``: the manifest
 template (``rfp``, ``vendor``, ``harness``, ``claims``, ``supersedes``,
-``changes``, ``kinds``, ``x-…`` extensions). The build lists every file with
-its size, SHA-256 and kind, writes ``manifest.json``, signs it as
-``ssh-keygen -Y sign -n reprogate-bundle`` would (``manifest.json.sig``) and
-writes a deterministic tar.gz.
+``changes``, ``kinds``, ``approach``, ``workloads`` and ``x-…`` extensions). The
+build lists every file with its size, SHA-256 and kind, writes ``manifest.json``,
+signs it as ``ssh-keygen -Y sign -n reprogate-bundle`` would
+(``manifest.json.sig``) and writes a deterministic tar.gz.
 
 Decisions:
 - Nothing is skipped except ``bundle.json`` at the root: hidden files are
@@ -169,6 +169,9 @@ def manifest_bytes(
         "harness": template.get("harness"),
         "claims": template.get("claims", []),
     }
+    for key in ("approach", "workloads"):  # the requirements' vocabulary, optional
+        if key in template:
+            document[key] = template[key]
     for key in ("rfp", "vendor", "harness"):
         if document[key] is None:
             del document[key]  # reported by the schema check as required

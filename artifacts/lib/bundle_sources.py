@@ -33,6 +33,8 @@ TEMPLATE_KEYS: Final = (
     "supersedes",
     "changes",
     "kinds",
+    "approach",
+    "workloads",
 )
 MAX_TEMPLATE_BYTES: Final = 4 * 1024 * 1024
 CHUNK_SIZE: Final = 1024 * 1024

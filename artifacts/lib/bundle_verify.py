@@ -33,10 +33,17 @@ from typing import Any, Final
 from artifacts.lib.archive import DEFAULT_LIMITS, ArchiveLimits
 from artifacts.lib.manifest import (
     DSSE_NAME,
+    KEEP,
     SIGNATURE_NAME,
     BundleInspection,
     Manifest,
     inspect_bundle,
+)
+from artifacts.lib.manifest.vocabulary import (
+    ENVIRONMENT_MANIFEST,
+    ENVIRONMENT_MAX_BYTES,
+    environment_manifest_path,
+    environment_problems,
 )
 from artifacts.lib.problems import BundleProblem
 from artifacts.lib.signatures import NAMESPACE, SignatureError, dsse, sshsig
@@ -380,7 +387,8 @@ def verify_bundle(
     limits: ArchiveLimits = DEFAULT_LIMITS,
 ) -> VerifyReport:
     """Every problem of the bundle at ``path``, as the server would find them."""
-    inspection = inspect_bundle(path, limits, rfp=rfp, vendor=principal)
+    keep = {**KEEP, ENVIRONMENT_MANIFEST: ENVIRONMENT_MAX_BYTES}
+    inspection = inspect_bundle(path, limits, rfp=rfp, vendor=principal, keep=keep)
     result = inspection.result
     principal = principal or (result.vendor if result is not None else None)
     signed, fingerprints = signature_problems(
@@ -390,6 +398,7 @@ def verify_bundle(
         *inspection.problems,
         *signed,
         *stored_path_problems(inspection.manifest),
+        *_environment_problems(inspection),
     ]
     size, sha256 = _file_digest(path)
     return VerifyReport(
@@ -401,6 +410,18 @@ def verify_bundle(
         principal,
         tuple(fingerprints),
     )
+
+
+def _environment_problems(inspection: BundleInspection) -> list[BundleProblem]:
+    """The environment manifest's structured fields, checked as the server
+    does, when it is ``environment/manifest.json`` (the usual place)."""
+    files = inspection.result.files if inspection.result else ()
+    path = environment_manifest_path([(f.path, f.kind) for f in files])
+    data = inspection.archive.kept.get(ENVIRONMENT_MANIFEST)
+    if path != ENVIRONMENT_MANIFEST or data is None:
+        return []
+    found = environment_problems(path, data)
+    return [BundleProblem("environment_schema", msg, at) for at, msg in found]
 
 
 def stored_path_problems(manifest: Manifest | None) -> list[BundleProblem]:

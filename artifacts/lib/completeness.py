@@ -35,6 +35,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from artifacts.lib.manifest import Manifest
+from artifacts.lib.manifest.vocabulary import (
+    environment_declarations,
+    environment_manifest_path,
+)
 
 SCHEMA: Final = "reprogate.completeness/v1"
 MAX_VALUE_CHARS: Final = 120
@@ -177,9 +181,14 @@ def environment_report(environment: Mapping[str, bytes | None]) -> dict[str, Any
         found = _find(field, documents)
         fields.append({"key": field.key, "label": field.label, "found": bool(found)})
         fields[-1].update({"where": found} if found else {})
+    chosen = environment_manifest_path([(p, "environment") for p in documents])
+    declared, _ = environment_declarations(documents.get(chosen) if chosen else None)
     return {
         "files": sorted(environment),
         "unreadable": sorted(unreadable),
+        # the structured fields of the environment manifest (accelerators, fabric,
+        # pinned), with the file they come from
+        "declared": {"file": chosen, **declared} if declared else {},
         "fields": fields,
         "missing": [f["key"] for f in fields if not f["found"]],
         "complete": bool(documents) and all(f["found"] for f in fields),

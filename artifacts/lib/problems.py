@@ -94,6 +94,8 @@ _CODES: dict[str, str] = {
     "entrypoint_unlisted": "The harness entrypoint is not one of the listed files.",
     "entrypoint_not_harness": "The harness entrypoint is listed, but not with kind "
     "'harness'.",
+    "environment_schema": "A structured field of the environment manifest "
+    "(accelerators, fabric, pinned) does not follow the bundle format.",
     "claim_scenario_unknown": "A claim refers to a scenario the harness does not "
     "define.",
     # -- manifest against the archive ----------------------------------------------

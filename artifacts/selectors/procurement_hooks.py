@@ -18,6 +18,7 @@ from django.urls import reverse
 from artifacts.models import Bundle, BundleFile
 from artifacts.selectors.bundles import bundle_latest_accepted_completeness
 from artifacts.storage.blobs import blob_open
+from procurement.lib.fidelity import Declared
 from procurement.models import Rfp
 from procurement.selectors.evidence_sources import (
     EvidenceSummary,
@@ -180,3 +181,41 @@ def own_bundles(
     )
     cost_files = _cost_files(rows)
     return [signed_bundle(b, cost_files.get(b.pk)) for b in rows]
+
+
+# --- the declared source (the fidelity matrix) ---------------------------------------
+
+
+def declared_of(bundle: Bundle) -> Declared:
+    """What an accepted bundle declares: its manifest (approach, workloads,
+    claims), the kinds of its files, and the environment manifest's structured
+    fields as ingest kept them in the completeness report."""
+    manifest = bundle.manifest if isinstance(bundle.manifest, Mapping) else {}
+    files = manifest.get("files")
+    kinds = {
+        str(f.get("kind")) for f in files or [] if isinstance(f, Mapping)
+    } if isinstance(files, list) else set()  # fmt: skip
+    report = bundle.completeness if isinstance(bundle.completeness, Mapping) else {}
+    environment = _part(report, "environment").get("declared")
+    return Declared(
+        bundle=str(bundle.public_id),
+        manifest=manifest,
+        kinds=tuple(sorted(kinds)),
+        environment=environment if isinstance(environment, Mapping) else {},
+    )
+
+
+def bundle_declarations(
+    rfp: Rfp,
+    organisation_ids: Collection[int],
+    named: Mapping[int, str] | None = None,
+) -> dict[int, Declared]:
+    """The declared source: three queries whatever the number of vendors."""
+    chosen = bundle_latest_accepted_completeness(rfp, organisation_ids)
+    if named:
+        wanted = {k: v for k, v in named.items() if k in set(organisation_ids)}
+        chosen |= _named_accepted(rfp, wanted)
+    rows = Bundle.objects.filter(pk__in=[b.pk for b in chosen.values()]).only(
+        "pk", "public_id", "organisation_id", "manifest", "completeness"
+    )
+    return {bundle.organisation_id: declared_of(bundle) for bundle in rows}

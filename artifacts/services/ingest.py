@@ -76,6 +76,10 @@ from artifacts.lib.manifest import (
     Manifest,
     inspect_bundle,
 )
+from artifacts.lib.manifest.vocabulary import (
+    environment_manifest_path,
+    environment_problems,
+)
 from artifacts.lib.problems import BundleProblem, ProblemList
 from artifacts.lib.spool import MEMORY_BUDGET, Spool, Spooled
 from artifacts.models import Bundle, BundleFile
@@ -169,6 +173,18 @@ def _scan(
         ) from error
 
 
+def _environment_problems(
+    inspection: BundleInspection, spool: Spool
+) -> list[BundleProblem]:
+    """The structured fields of the environment manifest, checked (§3.6)."""
+    files = inspection.result.files if inspection.result else ()
+    path = environment_manifest_path([(f.path, f.kind) for f in files])
+    if path is None:
+        return []
+    found = environment_problems(path, _read_small(spool.files.get(path)))
+    return [BundleProblem("environment_schema", msg, at) for at, msg in found]
+
+
 def _verify(
     *, rfp: Rfp, organisation: Organisation, upload_path: str, spool: Spool,
     at: datetime, archive: FileDigest | None,
@@ -183,6 +199,7 @@ def _verify(
     problems.extend(_path_length_problems(inspection))
     if inspection.manifest is not None:
         problems.extend(_update_problems(rfp, organisation, inspection.manifest, at))
+    problems.extend(_environment_problems(inspection, spool))
     return _Verdict(archive, inspection, signature, problems.as_list())
 
 

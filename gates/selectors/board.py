@@ -25,6 +25,8 @@ from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
 from procurement.models import Rfp
 from procurement.selectors.bids import bid_list_opened
+from procurement.selectors.evaluation import evaluation_bids
+from procurement.selectors.fidelity import VendorFidelity, fidelity_by_vendor
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -96,6 +98,8 @@ class BoardRow:
     plan: GatePlan | None  # the current frozen plan
     draft: GatePlan | None
     cells: tuple[GateCell, ...] = field(default=())
+    # the vendor's fidelity matrix (None: no opened bid)
+    fidelity: VendorFidelity | None = None
 
 
 def _plans(rfp: Rfp, scope: GateScope) -> QuerySet[GatePlan]:
@@ -254,6 +258,8 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
     hosts = evaluation_hosts(list(latest.values()))
     decisions = _decisions(rfp, vendor_ids)
     obligations = _obligations(rfp, vendor_ids, clock.now())
+    bids = evaluation_bids(rfp).filter(vendor_organisation_id__in=list(vendors))
+    fidelity = fidelity_by_vendor(rfp, bids)  # 5 queries, none while sealed
     rows = []
     for vid, vendor in sorted(vendors.items(), key=lambda v: (v[1].name, v[0])):
         frozen = current.get(vid)
@@ -268,7 +274,7 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
             )
             for gate, stage in _gates(frozen or drafts.get(vid))
         )
-        rows.append(BoardRow(vendor, frozen, drafts.get(vid), cells))
+        rows.append(BoardRow(vendor, frozen, drafts.get(vid), cells, fidelity.get(vid)))
     return rows
 
 

@@ -133,6 +133,7 @@ class AwardRequestOutputSerializer(serializers.Serializer):
     rationale = serializers.CharField()
     override_reason = serializers.CharField()
     gates_override_reason = serializers.CharField()
+    fidelity_override_reason = serializers.CharField()
     sheets_submitted = serializers.IntegerField()
     sheets_expected = serializers.IntegerField()
     requested_by = serializers.CharField(source="requested_by.username")
@@ -170,6 +171,9 @@ class AwardOutputSerializer(serializers.Serializer):
     gates_override_reason = serializers.CharField(
         source="request.gates_override_reason", default=""
     )
+    fidelity_override_reason = serializers.CharField(
+        source="request.fidelity_override_reason", default=""
+    )
     sheets_submitted = serializers.IntegerField(
         source="request.sheets_submitted", allow_null=True, default=None
     )
@@ -198,7 +202,9 @@ class AwardRequestApi(APIView):
     confirmer signs (404 when none is pending); POST requests the award (buyers,
     admins): 400 while score sheets are missing unless ``override_reason`` says
     why the award cannot wait, and while the winner's lab validation has not
-    passed unless ``gates_override_reason`` says why it may win anyway."""
+    passed unless ``gates_override_reason`` says why it may win anyway, and while
+    its fidelity matrix shows a contradicted mandatory requirement unless
+    ``fidelity_override_reason`` does."""
 
     class PendingAwardOutputSerializer(serializers.Serializer):
         """The pending request with what a confirmer is about to sign."""
@@ -257,6 +263,9 @@ class AwardRequestApi(APIView):
             required=False, allow_blank=True, default="", max_length=5000
         )
         gates_override_reason = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=5000
+        )
+        fidelity_override_reason = serializers.CharField(
             required=False, allow_blank=True, default="", max_length=5000
         )
 

@@ -34,6 +34,7 @@ from procurement.api.evaluation import (
     ScoreSheetApi,
     ScoreSheetSubmitApi,
 )
+from procurement.api.fidelity import RfpFidelityApi
 from procurement.api.opening import (
     BidOpeningCancelApi,
     BidOpeningConfirmApi,
@@ -122,6 +123,7 @@ urlpatterns = [
     path(
         "rfps/<uuid:rfp_id>/comparison/", ComparisonApi.as_view(), name="rfp-comparison"
     ),
+    path("rfps/<uuid:rfp_id>/fidelity/", RfpFidelityApi.as_view(), name="rfp-fidelity"),
     path(
         "rfps/<uuid:rfp_id>/comparison.csv",
         ComparisonCsvApi.as_view(),

@@ -157,6 +157,19 @@ class AwardForm(forms.Form):
         ),
     )
 
+    fidelity_override_reason = forms.CharField(
+        label="Award although a mandatory requirement is contradicted, because",
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=(
+            "Only when the winning vendor's fidelity matrix shows a mandatory "
+            "requirement its bundle or the lab's capture contradicts: why it may "
+            f"win anyway, at least {OVERRIDE_REASON_MIN} characters. Kept with the "
+            "award."
+        ),
+    )
+
     def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any):
         super().__init__(*args, **kwargs)
         bid_field = cast(forms.ChoiceField, self.fields["bid"])

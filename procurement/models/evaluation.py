@@ -123,6 +123,9 @@ class AwardRequest(TimeStampedModel):
     # Why the award goes ahead although the winning vendor's lab validation has
     # not passed ("" if it has).
     gates_override_reason = models.TextField(blank=True)
+    # Why the award goes ahead although the fidelity matrix shows a mandatory
+    # requirement the winning vendor's bundle or lab capture contradicts ("" if none).
+    fidelity_override_reason = models.TextField(blank=True)
     sheets_submitted = models.PositiveSmallIntegerField()  # at the request
     sheets_expected = models.PositiveSmallIntegerField()
     requested_by = models.ForeignKey(

@@ -75,6 +75,16 @@ class AwardSummary:
         rows = self.comparison.rows
         return [r.bid.vendor_organisation.name for r in rows if not r.lab.passed]
 
+    @property
+    def fidelity_contradicted(self) -> list[str]:
+        """The vendors whose fidelity matrix shows a contradicted mandatory
+        requirement (an award to one of them needs a written reason)."""
+        return [
+            r.bid.vendor_organisation.name
+            for r in self.comparison.rows
+            if r.fidelity and r.fidelity.matrix.contradicted_mandatory
+        ]
+
 
 def award_summary(user: AnyUser, rfp: Rfp) -> AwardSummary:
     return AwardSummary(comparison_for(user, rfp), score_sheet_completeness(rfp))

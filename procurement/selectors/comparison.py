@@ -31,6 +31,7 @@ from procurement.selectors.evaluation import (
 )
 from procurement.selectors.evidence import bid_evidence_for
 from procurement.selectors.evidence_sources import BidEvidence, checklist_of
+from procurement.selectors.fidelity import VendorFidelity, fidelity_by_vendor
 from procurement.selectors.reproduced import (
     BaselineFigures,
     LabValidation,
@@ -40,6 +41,10 @@ from procurement.selectors.reproduced import (
     lab_validations_for,
     rfp_uses_lab_validation,
 )
+
+# Criteria whose consensus the comparison shows beside the fidelity matrix.
+FIDELITY_CRITERIA = ("fidelity", "transparency")
+NO_APPROACH = "Approach not declared"
 
 COMPLETENESS_BASIS = (
     "The signed bundle each bid names (for a bid naming none: the vendor's newest "
@@ -70,6 +75,22 @@ class ComparisonRow:
     tco_detail: BidTco
     # the buyer's baseline medians (its current infrastructure), "vs current"
     baseline: BaselineFigures = field(default_factory=dict)
+    # the fidelity matrix of the vendor (None while sealed)
+    fidelity: VendorFidelity | None = None
+
+    @property
+    def approach(self) -> str:
+        return self.fidelity.approach if self.fidelity else ""
+
+    @property
+    def fidelity_scores(self) -> list[tuple[Criterion, scoring.CellConsensus | None]]:
+        """The evaluators' scores of the criteria about fidelity and
+        transparency ("Workload fidelity", "Transparency"), when visible."""
+        return [
+            (c, cell)
+            for c, cell in self.cells
+            if any(word in c.name.lower() for word in FIDELITY_CRITERIA)
+        ]
 
     @property
     def judged(self) -> list[ReproducedClaim]:
@@ -110,6 +131,17 @@ class Comparison:
     # the buyer validates claims in the lab here (a gate plan exists)
     lab_in_use: bool = False
     completeness_basis: str = COMPLETENESS_BASIS
+
+    @property
+    def approach_groups(self) -> list[tuple[str, list[ComparisonRow]]]:
+        """The rows grouped by the approach their bundles declare, in the
+        RFP's order of first appearance (undeclared last)."""
+        groups: dict[str, list[ComparisonRow]] = {}
+        for row in self.rows:
+            groups.setdefault(row.approach or NO_APPROACH, []).append(row)
+        undeclared = groups.pop(NO_APPROACH, None)
+        ordered = list(groups.items())
+        return ordered + ([(NO_APPROACH, undeclared)] if undeclared else [])
 
     @property
     def provisional(self) -> bool:
@@ -168,6 +200,7 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
     evidence = _evidence(rfp, bids, artifacts)
     labs = lab_validations_for(rfp, bids)
     baseline = {} if rfp.is_sealed else baseline_figures_for(rfp)
+    fidelity = fidelity_by_vendor(rfp, bids)
     rows = []
     for bid in bids:
         lab, claims = labs[bid.vendor_organisation_id], _claims_by_metric(bid, metrics)
@@ -184,6 +217,7 @@ def comparison_for(user: AnyUser, rfp: Rfp) -> Comparison:
                 reproduced=[(m, lab.claims(c)) for m, c in claims],
                 tco_detail=tco,
                 baseline=baseline,
+                fidelity=fidelity.get(bid.vendor_organisation_id),
             )
         )
     if visibility.visible:

@@ -333,6 +333,18 @@ def _json_claims(row: ComparisonRow) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def _json_fidelity(row: ComparisonRow) -> dict[str, Any] | None:
+    """The vendor's fidelity matrix in short (the rows: ``/fidelity/``)."""
+    if row.fidelity is None:
+        return None
+    matrix = row.fidelity.matrix
+    return {
+        "approach": row.fidelity.approach,
+        "counts": matrix.counts,
+        "contradicted_mandatory": [r.id for r in matrix.contradicted_mandatory],
+    }
+
+
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
     """The comparison as one JSON document; every number carries its unit."""
     c = comparison
@@ -367,6 +379,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                 "lab_validation": _json_lab(row.lab),
                 "claimed_metrics": _json_claims(row),
                 "tco": _json_tco(row.tco_detail),
+                "fidelity": _json_fidelity(row),
             }
             for row in c.rows
         ],

@@ -50,6 +50,7 @@ from procurement.selectors.evaluation import (
     score_sheet_get,
     submitted_scores,
 )
+from procurement.selectors.fidelity import fidelity_by_vendor
 from procurement.selectors.reproduced import (
     LabValidation,
     lab_validations_for,
@@ -209,6 +210,36 @@ def _check_gates(
     )
 
 
+def fidelity_contradicted(rfp: Rfp, bid: Bid) -> list[str]:
+    """The ids of the mandatory requirements the bid's fidelity matrix shows
+    contradicted (its bundle's declaration or the lab's capture)."""
+    own = fidelity_by_vendor(rfp, [bid]).get(bid.vendor_organisation_id)
+    return [row.id for row in own.matrix.contradicted_mandatory] if own else []
+
+
+def _check_fidelity(
+    bid: Bid, contradicted: list[str], reason: str, *, confirming: bool = False
+) -> None:
+    if not contradicted or len(reason.strip()) >= OVERRIDE_REASON_MIN:
+        return
+    then = (
+        "Decline this request; a new one may give a written reason of at least "
+        f"{OVERRIDE_REASON_MIN} characters."
+        if confirming
+        else f"Give a written reason of at least {OVERRIDE_REASON_MIN} characters "
+        "to award it anyway."
+    )
+    message = (
+        f"The fidelity matrix of {bid.vendor_organisation.name} shows mandatory "
+        f"requirements contradicted ({', '.join(contradicted)}). {then}"
+    )
+    raise ProcurementError(
+        message,
+        code="fidelity_contradicted",
+        problems=[Problem("required", message, path="fidelity_override_reason")],
+    )
+
+
 def _lab_verdict(lab: LabValidation | None) -> str | None:
     """For the audit row: the verdict, "not evaluated", or None (no gates)."""
     if lab is None:
@@ -259,6 +290,7 @@ def award_request(
     rationale: str,
     override_reason: str = "",
     gates_override_reason: str = "",
+    fidelity_override_reason: str = "",
     actor: User,
 ) -> AwardRequest:
     rfp, latest = _locked(rfp)
@@ -271,12 +303,17 @@ def award_request(
     sheets = _check_request(rfp, bid, rationale, override_reason)
     lab = lab_validation_of(rfp, bid)
     _check_gates(bid, lab, gates_override_reason)
+    contradicted = fidelity_contradicted(rfp, bid)
+    _check_fidelity(bid, contradicted, fidelity_override_reason)
     request = AwardRequest(
         rfp=rfp,
         bid=bid,
         rationale=rationale.strip(),
         override_reason="" if sheets.complete else override_reason.strip(),
         gates_override_reason="" if _lab_passed(lab) else gates_override_reason.strip(),
+        fidelity_override_reason=fidelity_override_reason.strip()
+        if contradicted
+        else "",
         sheets_submitted=sheets.submitted,
         sheets_expected=sheets.expected,
         requested_by=actor,
@@ -300,6 +337,8 @@ def award_request(
             "override_reason": request.override_reason,
             "lab_validation": _lab_verdict(lab),
             "gates_override_reason": request.gates_override_reason,
+            "fidelity_contradicted": contradicted,
+            "fidelity_override_reason": request.fidelity_override_reason,
         },
     )
     _notify_team(rfp, "award_requested", actor.pk, request=request)
@@ -323,6 +362,12 @@ def _check_confirmer(rfp: Rfp, request: AwardRequest, actor: User) -> None:
     _check_sheets(score_sheet_completeness(rfp), request.override_reason)
     lab = lab_validation_of(rfp, request.bid)
     _check_gates(request.bid, lab, request.gates_override_reason, confirming=True)
+    _check_fidelity(
+        request.bid,
+        fidelity_contradicted(rfp, request.bid),
+        request.fidelity_override_reason,
+        confirming=True,
+    )
 
 
 @transaction.atomic
@@ -381,6 +426,7 @@ def _award_record(rfp: Rfp, request: AwardRequest, actor: User, now: datetime) -
             "override_reason": request.override_reason,
             "lab_validation": _lab_verdict(lab_validation_of(rfp, request.bid)),
             "gates_override_reason": request.gates_override_reason,
+            "fidelity_override_reason": request.fidelity_override_reason,
         },
     )
     _notify_vendors(award, request, ranking)

@@ -126,11 +126,14 @@ def inspect_bundle(
     rfp: str | None = None,
     vendor: str | None = None,
     sink: Callable[[Member], MemberSink | None] | None = None,
+    keep: Mapping[str, int] = KEEP,
 ) -> BundleInspection:
     """One pass over the archive, then the manifest, its listing and the upload
     context. Problems that depend on the whole archive (missing manifest, missing
-    or extra files) are reported only if the archive could be read to its end."""
-    digest = digest_archive(path, limits, keep=KEEP, sink=sink)
+    or extra files) are reported only if the archive could be read to its end.
+    ``keep``: the members whose bytes to keep (name -> most bytes), ``KEEP`` and
+    what a caller adds (the CLI's verify, the environment manifest)."""
+    digest = digest_archive(path, limits, keep=keep, sink=sink)
     problems = ProblemList()
     problems.extend(digest.problems)
     manifest_bytes = digest.kept.get(MANIFEST_NAME)

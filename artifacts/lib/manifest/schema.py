@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+from artifacts.lib.manifest.vocabulary import Workload
 from artifacts.lib.problems import BundleProblem
 
 SCHEMA_ID: Final = "reprogate.bundle/v1"
@@ -153,6 +154,9 @@ class Manifest:
     # changed since (both empty on any other bundle).
     supersedes: str | None = None
     changes: tuple[Change, ...] = ()
+    # The RFP requirements' vocabulary (``vocabulary``): optional declarations.
+    approach: str | None = None
+    workloads: tuple[Workload, ...] = ()
 
     def file(self, path: str) -> ManifestFile | None:
         return next((item for item in self.files if item.path == path), None)

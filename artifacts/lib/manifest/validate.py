@@ -40,6 +40,7 @@ from artifacts.lib.manifest.schema import (
     ManifestResult,
     Scenario,
 )
+from artifacts.lib.manifest.vocabulary import MANIFEST_FIELDS, manifest_vocabulary
 from artifacts.lib.problems import ProblemList
 from artifacts.lib.scenario_kinds import SCENARIO_FIELDS, scenario_kind_problems
 
@@ -458,9 +459,14 @@ def _update(
 
 def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
     required = ("schema", "rfp", "vendor", "created", "files", "harness")
-    top = v.obj(data, "", required, ("claims", "supersedes", "changes"))
+    top = v.obj(
+        data, "", required, ("claims", "supersedes", "changes", *MANIFEST_FIELDS)
+    )
     if top is None:
         return None, _Parts()
+    approach, workloads, declared = manifest_vocabulary(top)
+    for at, message in declared:
+        v.fail(at, message)
     schema = v.field(top, "", "schema", lambda x, p: v.choice(x, p, (SCHEMA_ID,)))
     rfp = v.field(top, "", "rfp", v.text)
     vendor = v.field(top, "", "vendor", v.text)
@@ -482,9 +488,15 @@ def _validate(v: _Validator, data: Any) -> tuple[Manifest | None, _Parts]:
     valid = tuple(files.valid)
     manifest = Manifest(schema, rfp, vendor, created, valid, harness, tuple(claims))
     supersedes, changes = update
-    return replace(
-        manifest, extensions=extensions, supersedes=supersedes, changes=changes
-    ), parts
+    manifest = replace(
+        manifest,
+        extensions=extensions,
+        supersedes=supersedes,
+        changes=changes,
+        approach=approach,
+        workloads=workloads,
+    )
+    return manifest, parts
 
 
 def _listed_claims(
