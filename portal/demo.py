@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -111,6 +112,7 @@ from gates.services.plans import (
     plan_update,
 )
 from gates.services.runs import gate_campaign_start
+from portal.demo_reports import signed_report_files
 from portal.demo_scenarios import (
     RESILIENCE_GATE,
     RESILIENCE_REPETITIONS,
@@ -365,7 +367,11 @@ def _seed_bundle(
     with tempfile.TemporaryDirectory(prefix="reprogate-demo-") as folder:
         output = Path(folder) / f"{vendor}.tar.gz"
         build_bundle(
-            EXAMPLES_DIR / vendor, key=key, output=output, rfp=reference, vendor=vendor
+            _with_signed_report(Path(folder), vendor, key),
+            key=key,
+            output=output,
+            rfp=reference,
+            vendor=vendor,
         )
         try:
             bundle = bundle_ingest(
@@ -376,6 +382,18 @@ def _seed_bundle(
             report.created.append(f"no bundle for {vendor}{on} ({error.code})")
             return
     report.created.append(f"bundle {vendor}{on} ({bundle.status})")
+
+
+def _with_signed_report(folder: Path, vendor: str, key: SshPrivateKey) -> Path:
+    """A copy of the vendor's example in ``folder`` with its signed benchmark
+    report and the statement beside it (``portal.demo_reports``)."""
+    source = folder / vendor
+    shutil.copytree(EXAMPLES_DIR / vendor, source)
+    organisation = Organisation.objects.get(slug=vendor)
+    files = signed_report_files(source, name=organisation.name, slug=vendor, key=key)
+    for path, data in files.items():
+        (source / path).write_bytes(data)
+    return source
 
 
 # --- RFP-DEMO-2: opened, both bundles accepted, for the lab ---------------------------
