@@ -1,0 +1,32 @@
+"""An RFP's requirements document (``reprogate.rfp-requirements/v1``), composed
+from where its parts live: the RFP's stored sections, its required-metric rows
+and its required-artifact rows with ``bid_requires_bundle``
+(``procurement.lib.requirements`` says why)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from procurement.lib.requirements import compose
+from procurement.models import Rfp
+
+
+def requirements_document(rfp: Rfp) -> dict[str, Any]:
+    """The RFP's canonical §3b document: every section present (empty ones
+    empty), metrics in the RFP's order, mandatory artifact kinds in the
+    vocabulary's order. Two queries, or none when the rows are prefetched."""
+    metrics = [
+        {
+            "metric": m.name,
+            "stats": [s for s in m.stats.split(",") if s],
+            "series": m.series,
+        }
+        for m in rfp.metrics.all()
+    ]
+    kinds = {a.kind for a in rfp.artifacts.all() if a.mandatory}
+    return compose(
+        rfp.requirements or {},
+        metrics=metrics,
+        mandatory_kinds=sorted(kinds),
+        bid_requires_bundle=rfp.bid_requires_bundle,
+    )
