@@ -53,7 +53,7 @@ CONFIGURATION_FIELDS: Final = (
 # configuration key -> (row model, the row's own fields, the field unique per RFP)
 ROWS: Final[dict[str, tuple[type[models.Model], tuple[str, ...], str]]] = {
     "artifacts": (RequiredArtifact, ("kind", "title", "guidance", "mandatory"), ""),
-    "metrics": (RequiredMetric, ("name", "stats", "description"), "name"),
+    "metrics": (RequiredMetric, ("name", "stats", "series", "description"), "name"),
     "criteria": (Criterion, ("name", "description", "weight"), "name"),
 }
 
@@ -228,7 +228,8 @@ def rfp_set_artifacts(
 def rfp_set_metrics(
     *, rfp: Rfp, metrics: Sequence[Mapping[str, Any]], actor: Actor
 ) -> Rfp:
-    """Replace the required metrics: ``[{name, stats, description}]`` in order."""
+    """Replace the required metrics: ``[{name, stats, series, description}]`` in
+    order."""
     return _rfp_replace_rows(rfp=rfp, key="metrics", rows=metrics, actor=actor)
 
 
