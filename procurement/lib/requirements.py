@@ -587,13 +587,14 @@ class Change:
 
     def __str__(self) -> str:
         if self.old is None:
-            return f"{self.path}: added {_show(self.new)}"
+            return f"{self.path}: added {show_value(self.new)}"
         if self.new is None:
-            return f"{self.path}: removed (was {_show(self.old)})"
-        return f"{self.path}: {_show(self.old)} → {_show(self.new)}"
+            return f"{self.path}: removed (was {show_value(self.old)})"
+        return f"{self.path}: {show_value(self.old)} → {show_value(self.new)}"
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """A value of the document in words: lists of names joined, yes/no, JSON."""
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return ", ".join(value) if value else "none"
     if isinstance(value, bool):

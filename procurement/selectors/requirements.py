@@ -10,19 +10,24 @@ from typing import Any
 from procurement.lib.requirements import compose
 from procurement.models import Rfp
 
+LEGACY_SERIES_STAT = "timeseries"
+
 
 def requirements_document(rfp: Rfp) -> dict[str, Any]:
     """The RFP's canonical §3b document: every section present (empty ones
     empty), metrics in the RFP's order, mandatory artifact kinds in the
     vocabulary's order. Two queries, or none when the rows are prefetched."""
-    metrics = [
-        {
-            "metric": m.name,
-            "stats": [s for s in m.stats.split(",") if s],
-            "series": m.series,
-        }
-        for m in rfp.metrics.all()
-    ]
+    metrics = []
+    for m in rfp.metrics.all():
+        stats = [s for s in m.stats.split(",") if s]
+        metrics.append(
+            {
+                "metric": m.name,
+                # before ``series`` existed, a curve was asked for as a stat
+                "stats": [s for s in stats if s != LEGACY_SERIES_STAT],
+                "series": m.series or LEGACY_SERIES_STAT in stats,
+            }
+        )
     kinds = {a.kind for a in rfp.artifacts.all() if a.mandatory}
     return compose(
         rfp.requirements or {},

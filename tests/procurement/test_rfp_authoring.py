@@ -315,7 +315,12 @@ def test_editor_workloads_step_saves_workloads_and_metrics(
 ) -> None:
     rfp = draft_rfp(buyer_org)
     rows = [{"name": "ttft_ms", "stats": "p50,p99", "description": "TTFT"}]
-    data = {"workload_requirements": "480B MoE", **_formset("metrics", rows)}
+    data = {
+        "workload_requirements": "480B MoE",
+        **_formset("metrics", rows),
+        **_formset("workloads", []),
+        **_formset("accelerators", []),
+    }
 
     response = client_for(buyer).post(_edit(rfp, "workloads"), data)
 
