@@ -17,8 +17,11 @@ from rest_framework.views import APIView
 from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.views.requests import SignedInApiRequest
-from procurement.api.requirements import RequirementsDocumentSerializer
-from procurement.api.serializers import ONE_LINE_TEXT, PERCENT_TEXT
+from procurement.api.serializers import (
+    ONE_LINE_TEXT,
+    PERCENT_TEXT,
+    RequirementsDocumentSerializer,
+)
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
