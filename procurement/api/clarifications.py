@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -318,7 +318,8 @@ class RfpAddendaApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if "requirements" in data["changes"]:  # as sent: the library reads it
-            data["changes"]["requirements"] = request.data["changes"]["requirements"]
+            sent = cast("dict[str, Any]", request.data)
+            data["changes"]["requirements"] = sent["changes"]["requirements"]
         addendum = rfp_amend(rfp=rfp, actor=request.user, **data)
         data = self.OutputSerializer(
             AddendumView(addendum, addendum_diff_rows(addendum))

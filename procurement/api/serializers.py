@@ -181,13 +181,22 @@ class RequirementsDocumentSerializer(serializers.Serializer):
 
     schema = serializers.ChoiceField(choices=[lib.SCHEMA])
     approaches = _vocabulary(lib.APPROACHES)
+    # ListSerializer's max_length (DRF 3.14) is not in the stubs
     workloads = WorkloadSerializer(
-        many=True, required=False, max_length=lib.MAX_WORKLOADS
+        many=True,
+        required=False,
+        max_length=lib.MAX_WORKLOADS,  # type: ignore[call-arg]
     )
     accelerators = AcceleratorSerializer(
-        many=True, required=False, max_length=lib.MAX_ACCELERATORS
+        many=True,
+        required=False,
+        max_length=lib.MAX_ACCELERATORS,  # type: ignore[call-arg]
     )
     fabric = FabricSerializer(required=False)
     environment = EnvironmentSerializer(required=False)
-    metrics = MetricSerializer(many=True, required=False, max_length=lib.MAX_METRICS)
+    metrics = MetricSerializer(
+        many=True,
+        required=False,
+        max_length=lib.MAX_METRICS,  # type: ignore[call-arg]
+    )
     artifacts = ArtifactsSerializer(required=False)

@@ -111,12 +111,12 @@ class AddendumForm(forms.Form):
     )
 
     def __init__(self, *args: Any, rfp: Rfp, **kwargs: Any) -> None:
-        self.requirements = requirements_document(rfp)
+        self.current_requirements = requirements_document(rfp)
         kwargs.setdefault(
             "initial",
             {
                 **{name: getattr(rfp, name) for name in AMENDABLE_FIELDS},
-                "requirements": self.requirements,
+                "requirements": self.current_requirements,
             },
         )
         super().__init__(*args, **kwargs)
@@ -143,7 +143,9 @@ class AddendumForm(forms.Form):
             if self.cleaned_data[name] != _as_shown(getattr(self.rfp, name))
         }
         document = self.cleaned_data.get("requirements")
-        if document is not None and document != self.requirements:  # empty: as is
+        if (
+            document is not None and document != self.current_requirements
+        ):  # empty: as is
             changes["requirements"] = document
         return changes
 

@@ -141,10 +141,10 @@ def _workloads_forms(data: Any, rfp: Rfp) -> Forms:
         "form": RfpWorkloadsForm(data, instance=copy.copy(rfp)),
         "requirements_form": RfpRequirementsForm(data, initial=initial),
         "workloads_formset": WorkloadFormSetFactory(
-            data, prefix="workloads", **({} if bound else {"initial": workloads})
+            data, prefix="workloads", initial=None if bound else workloads
         ),
         "accelerators_formset": AcceleratorFormSetFactory(
-            data, prefix="accelerators", **({} if bound else {"initial": accelerators})
+            data, prefix="accelerators", initial=None if bound else accelerators
         ),
         "formset": _rows_formset(MetricFormSetFactory, data, rfp, "metrics"),
     }

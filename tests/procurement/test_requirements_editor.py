@@ -152,7 +152,7 @@ def test_the_rfp_page_shows_the_requirements_to_an_invited_vendor(
     assert 'data-testid="requirements"' in html
     assert "chat-70b" in html
     assert "decoder" in html
-    assert "65–80 B parameters" in html
+    assert "65\N{EN DASH}80 B parameters" in html
     assert "nvidia" in html
 
 
