@@ -7,7 +7,11 @@ import pytest
 
 from accounts.models import AuditEvent, Organisation
 from procurement.exceptions import ProcurementError
-from procurement.lib.defaults import DEFAULT_CRITERIA, default_configuration
+from procurement.lib.defaults import (
+    DEFAULT_ARTIFACTS,
+    DEFAULT_CRITERIA,
+    default_configuration,
+)
 from procurement.models import ArtifactKind, Rfp
 from procurement.services.rfps import (
     RfpNotEditable,
@@ -57,7 +61,16 @@ def test_rfp_create_prefills_the_checklist_metrics_criteria_and_clauses(
 
     kinds = [a.kind for a in rfp.artifacts.all()]
     assert kinds == [k for k in ArtifactKind.values if k != ArtifactKind.OTHER]
-    assert all(a.mandatory and a.guidance for a in rfp.artifacts.all())
+    assert all(a.guidance for a in rfp.artifacts.all())
+    mandatory = [a.kind for a in rfp.artifacts.all() if a.mandatory]
+    assert mandatory == [
+        "workload",
+        "environment",
+        "harness",
+        "trace",
+        "cost_model",
+        "report",
+    ]
     assert set(rfp.metrics.values_list("name", flat=True)) == METRICS
     assert rfp.metrics.get(name="ttft_ms").stats == "p50,p95,p99,p99.9"
     assert sum(rfp.criteria.values_list("weight", flat=True)) == 100
@@ -149,7 +162,7 @@ def test_rfp_set_artifacts_names_the_bad_row(buyer_org: Organisation) -> None:
         rfp_set_artifacts(rfp=rfp, artifacts=rows, actor=None)
 
     assert [p.path for p in refused.value.problems] == ["artifacts[1].kind"]
-    assert rfp.artifacts.count() == 6
+    assert rfp.artifacts.count() == len(DEFAULT_ARTIFACTS)
 
 
 def test_render_markdown_keeps_formatting_and_drops_scripts() -> None:
@@ -187,7 +200,7 @@ def test_new_rfp_page_creates_a_prefilled_draft(
     assert response.status_code == 302
     assert response["Location"] == _edit(rfp, "basics")
     assert rfp.status == Rfp.Status.DRAFT
-    assert rfp.artifacts.count() == 6
+    assert rfp.artifacts.count() == len(DEFAULT_ARTIFACTS)
 
 
 def test_new_rfp_page_explains_bad_input(
@@ -301,12 +314,12 @@ def test_editor_artifacts_step_removes_ticked_rows_and_can_stay(
     ]
     rows[0]["DELETE"] = "on"
     rows[1]["mandatory"] = False
-    data = {**_formset("artifacts", rows, initial=6), "stay": ""}
+    data = {**_formset("artifacts", rows, initial=len(rows)), "stay": ""}
 
     response = client_for(buyer).post(_edit(rfp, "artifacts"), data)
 
     assert response["Location"] == _edit(rfp, "artifacts")
-    assert rfp.artifacts.count() == 5
+    assert rfp.artifacts.count() == len(DEFAULT_ARTIFACTS) - 1
     assert not rfp.artifacts.get(kind="environment").mandatory
 
 
