@@ -181,22 +181,16 @@ class RequirementsDocumentSerializer(serializers.Serializer):
 
     schema = serializers.ChoiceField(choices=[lib.SCHEMA])
     approaches = _vocabulary(lib.APPROACHES)
-    # ListSerializer's max_length (DRF 3.14) is not in the stubs
-    workloads = WorkloadSerializer(
-        many=True,
-        required=False,
-        max_length=lib.MAX_WORKLOADS,  # type: ignore[call-arg]
+    # ListField, not many=True: drf-spectacular states a ListField's maxItems
+    workloads = serializers.ListField(
+        child=WorkloadSerializer(), max_length=lib.MAX_WORKLOADS, required=False
     )
-    accelerators = AcceleratorSerializer(
-        many=True,
-        required=False,
-        max_length=lib.MAX_ACCELERATORS,  # type: ignore[call-arg]
+    accelerators = serializers.ListField(
+        child=AcceleratorSerializer(), max_length=lib.MAX_ACCELERATORS, required=False
     )
     fabric = FabricSerializer(required=False)
     environment = EnvironmentSerializer(required=False)
-    metrics = MetricSerializer(
-        many=True,
-        required=False,
-        max_length=lib.MAX_METRICS,  # type: ignore[call-arg]
+    metrics = serializers.ListField(
+        child=MetricSerializer(), max_length=lib.MAX_METRICS, required=False
     )
     artifacts = ArtifactsSerializer(required=False)
