@@ -366,7 +366,9 @@ class WorkloadForm(forms.Form):
         error_messages={"invalid": "Lower-case letters, digits, '.', '_', '-'."},
     )
     model_family = forms.ChoiceField(
-        label="Model family", choices=[(f, f) for f in req.MODEL_FAMILIES]
+        label="Model family",
+        # a blank first choice: a blank row posts nothing and is skipped
+        choices=[("", "Choose…"), *((f, f) for f in req.MODEL_FAMILIES)],
     )
     params_low = forms.FloatField(
         label="Params (B) from",

@@ -53,6 +53,10 @@ def test_the_workloads_step_saves_the_document_the_api_reads(
     _fill_workload(page, 1, "moe-480b", "moe-decoder")
     page.get_by_test_id("save-stay").click()
     expect(page.locator("#id_workloads-1-id")).to_have_value("moe-480b")
+    page.get_by_test_id("save-continue").click()  # the blank third row is skipped
+    expect(page.get_by_test_id("step-criteria")).to_have_attribute(
+        "aria-current", "step"
+    )
 
     api = APIClient()
     api.force_authenticate(buyer)
