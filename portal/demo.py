@@ -72,6 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, Final
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -123,9 +124,11 @@ from portal.demo_scenarios import (
 from portal.lab_loopback import LoopbackAgent, loopback_agent
 from procurement.lib.defaults import default_configuration
 from procurement.models import Rfp
+from procurement.selectors.requirements import requirements_document
 from procurement.services.bids import bid_submit
 from procurement.services.deadlines import rfp_apply_deadlines
 from procurement.services.opening import bid_opening_confirm, bid_opening_request
+from procurement.services.requirements import rfp_set_requirements
 from procurement.services.rfp_lifecycle import rfp_publish
 from procurement.services.rfps import rfp_create, rfp_invite_vendor
 
@@ -316,9 +319,36 @@ def _seed_demo_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
         configuration=configuration,
         actor=actor,
     )
+    _set_demo_requirements(rfp, actor)
     for vendor in vendors:
         rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
     rfp_publish(rfp=rfp, actor=actor)
+
+
+# What both demo RFPs demand (reprogate.rfp-requirements/v1, less the metrics and
+# artifacts, which stay the RFP's rows): the chat-70b story the examples tell.
+DEMO_REQUIREMENTS: Final[dict[str, Any]] = {
+    "approaches": ["nvme-of-appliance", "kv-cache-tiering"],
+    "workloads": [
+        {
+            "id": "chat-70b",
+            "model_family": "decoder",
+            "params_b": [65, 80],
+            "context_tokens": 8192,
+            "concurrency": [8, 64],
+            "tenants": 4,
+            "scenario_kinds": ["steady", "interference", "failover", "warmup"],
+        }
+    ],
+    "accelerators": [{"vendors": ["nvidia"], "per_node": 8, "sdk": {"cuda": ">=12.2"}}],
+    "fabric": {"transports": ["tcp"], "qos": False},
+    "environment": {"pinned": ["kernel", "gpu_driver", "nvme_firmware"]},
+}
+
+
+def _set_demo_requirements(rfp: Rfp, actor: object) -> None:
+    document = {**requirements_document(rfp), **DEMO_REQUIREMENTS}
+    rfp_set_requirements(rfp=rfp, document=document, actor=actor)  # type: ignore[arg-type]
 
 
 # --- example bundles -----------------------------------------------------------------
@@ -420,6 +450,7 @@ def _seed_lab_rfp(*, buyer: Organisation, vendors: list[Organisation]) -> None:
         configuration=configuration,
         actor=actor,
     )
+    _set_demo_requirements(rfp, actor)
     for vendor in vendors:
         rfp_invite_vendor(rfp=rfp, vendor=vendor, actor=actor)
     rfp_publish(rfp=rfp, actor=actor)

@@ -24,6 +24,7 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "rfp.updated": "RFP edited",
     "rfp.artifacts_changed": "Required artifacts changed",
     "rfp.metrics_changed": "Metrics changed",
+    "rfp.requirements_changed": "Requirements document changed",
     "rfp.criteria_changed": "Evaluation criteria changed",
     "rfp.vendor_invited": "Vendor invited",
     "rfp.vendor_uninvited": "Vendor uninvited",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -17,7 +17,11 @@ from rest_framework.views import APIView
 from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
 from accounts.api.parsers import JSONParser
 from accounts.views.requests import SignedInApiRequest
-from procurement.api.serializers import ONE_LINE_TEXT, PERCENT_TEXT
+from procurement.api.serializers import (
+    ONE_LINE_TEXT,
+    PERCENT_TEXT,
+    RequirementsDocumentSerializer,
+)
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
 from procurement.selectors.clarifications import (
@@ -267,6 +271,11 @@ class RfpAddendaApi(APIView):
                 required=False, min_value=1, max_value=365
             )
             drift_policy = serializers.JSONField(required=False)
+            requirements = RequirementsDocumentSerializer(
+                required=False,
+                help_text="The whole new requirements document; the addendum "
+                "shows what differs, path by path.",
+            )
 
             def to_internal_value(self, data: Any) -> Any:
                 if isinstance(data, dict):
@@ -307,7 +316,11 @@ class RfpAddendaApi(APIView):
             raise exceptions.PermissionDenied("Only buyers issue addenda.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        addendum = rfp_amend(rfp=rfp, actor=request.user, **serializer.validated_data)
+        data = serializer.validated_data
+        if "requirements" in data["changes"]:  # as sent: the library reads it
+            sent = cast("dict[str, Any]", request.data)
+            data["changes"]["requirements"] = sent["changes"]["requirements"]
+        addendum = rfp_amend(rfp=rfp, actor=request.user, **data)
         data = self.OutputSerializer(
             AddendumView(addendum, addendum_diff_rows(addendum))
         ).data

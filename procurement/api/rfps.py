@@ -88,6 +88,9 @@ class MetricSerializer(serializers.Serializer):
     stats = serializers.CharField(
         max_length=100, allow_blank=True, required=False, default=""
     )
+    series = serializers.BooleanField(
+        required=False, default=False, help_text="Reported as a time series too."
+    )
     description = serializers.CharField(
         max_length=200, allow_blank=True, required=False, default=""
     )

@@ -40,6 +40,7 @@ from procurement.api.opening import (
     BidOpeningConfirmApi,
     BidOpeningRequestApi,
 )
+from procurement.api.requirements import RfpRequirementsApi
 from procurement.api.rfps import (
     RfpCancelApi,
     RfpDetailApi,
@@ -55,6 +56,12 @@ urlpatterns = [
     path("rfps/<uuid:rfp_id>/publish/", RfpPublishApi.as_view(), name="rfp-publish"),
     path("rfps/<uuid:rfp_id>/cancel/", RfpCancelApi.as_view(), name="rfp-cancel"),
     path("rfps/<uuid:rfp_id>/invitations/", RfpInviteApi.as_view(), name="rfp-invite"),
+    # requirements.py
+    path(
+        "rfps/<uuid:rfp_id>/requirements/",
+        RfpRequirementsApi.as_view(),
+        name="rfp-requirements",
+    ),
     # clarifications.py
     path(
         "rfps/<uuid:rfp_id>/clarifications/",

@@ -8,6 +8,7 @@ from django import forms
 
 from accounts.forms.users import UtcDateTimeInput
 from procurement.models import Rfp
+from procurement.selectors.requirements import requirements_document
 from procurement.services.addenda import AMENDABLE_FIELDS, REASON_MAX_LENGTH
 from procurement.services.clarifications import ANSWER_MAX_LENGTH, QUESTION_MAX_LENGTH
 
@@ -97,6 +98,12 @@ class AddendumForm(forms.Form):
         required=False,
         widget=_textarea(),
     )
+    requirements = forms.JSONField(
+        label="Requirements document (reprogate.rfp-requirements/v1, JSON)",
+        required=False,
+        widget=_textarea(12),
+        help_text="Edit what changes; the addendum lists each changed place.",
+    )
     reason = forms.CharField(
         max_length=REASON_MAX_LENGTH,
         widget=_textarea(3),
@@ -104,8 +111,13 @@ class AddendumForm(forms.Form):
     )
 
     def __init__(self, *args: Any, rfp: Rfp, **kwargs: Any) -> None:
+        self.current_requirements = requirements_document(rfp)
         kwargs.setdefault(
-            "initial", {name: getattr(rfp, name) for name in AMENDABLE_FIELDS}
+            "initial",
+            {
+                **{name: getattr(rfp, name) for name in AMENDABLE_FIELDS},
+                "requirements": self.current_requirements,
+            },
         )
         super().__init__(*args, **kwargs)
         self.rfp = rfp
@@ -125,11 +137,17 @@ class AddendumForm(forms.Form):
     def changes(self) -> dict[str, object]:
         """The fields whose value differs from the RFP's as the form shows it
         (deadlines to the minute, text without surrounding white space)."""
-        return {
+        changes = {
             name: self.cleaned_data[name]
             for name in AMENDABLE_FIELDS
             if self.cleaned_data[name] != _as_shown(getattr(self.rfp, name))
         }
+        document = self.cleaned_data.get("requirements")
+        if (
+            document is not None and document != self.current_requirements
+        ):  # empty: as is
+            changes["requirements"] = document
+        return changes
 
 
 def _as_shown(value: object) -> object:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, cast
 
@@ -12,6 +13,7 @@ from django.db.models import QuerySet
 from accounts.forms.users import UtcDateTimeInput
 from accounts.models import Organisation
 from accounts.selectors import clock
+from procurement.lib import requirements as req
 from procurement.models import ArtifactKind, Rfp, RfpTemplate
 from procurement.models.rfp import RFP_TERMS_FIELDS
 
@@ -162,7 +164,9 @@ class RfpTermsForm(forms.ModelForm):
             "retest_deadline_days": "Re-test deadline (days after a failed gate)",
             "retest_max_attempts": "Re-test attempts per obligation",
             "audit_rights_clause": "Audit rights (third-party re-runs)",
-            "dispute_window_days": "Dispute window (days to contest a verdict)",
+            "dispute_window_days": (
+                "Dispute window (days a vendor may contest a verdict)"
+            ),
             "update_deposit_days": "Update deposit deadline (days after an update)",
             "drift_policy": "Drift policy (JSON; empty for the defaults)",
             "standstill_days": "Standstill period after award (days)",
@@ -249,6 +253,9 @@ class MetricForm(forms.Form):
             )
         ],
     )
+    series = forms.BooleanField(
+        required=False, label="Series", help_text="Also as a curve over time."
+    )
     description = forms.CharField(max_length=200, required=False)
 
 
@@ -323,3 +330,208 @@ class TemplateSaveForm(forms.Form):
         help_text="Saves the checklist, metrics, criteria and terms; not the "
         "reference, deadlines or invitations.",
     )
+
+
+# --- the requirements document (the "workloads and metrics" step) -------------------
+
+
+def _checkboxes(names: tuple[str, ...], label: str) -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        label=label,
+        required=False,
+        choices=[(n, n) for n in names],
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+
+class RfpRequirementsForm(forms.Form):
+    """The requirements document's single-valued sections."""
+
+    approaches = _checkboxes(req.APPROACHES, "Approaches bids may take")
+    transports = _checkboxes(req.TRANSPORTS, "Fabric transports allowed")
+    qos = forms.BooleanField(label="The fabric must offer QoS", required=False)
+    pinned = _checkboxes(req.PINNED_FIELDS, "Environment facts pinned on every run")
+    bid_requires_bundle = forms.BooleanField(
+        label="A bid needs an accepted bundle with every mandatory artifact",
+        required=False,
+    )
+
+
+class WorkloadForm(forms.Form):
+    id = forms.RegexField(
+        regex=rf"^{req.WORKLOAD_ID_RE.pattern}\Z",
+        max_length=64,
+        label="Id",
+        help_text="e.g. chat-70b",
+        error_messages={"invalid": "Lower-case letters, digits, '.', '_', '-'."},
+    )
+    model_family = forms.ChoiceField(
+        label="Model family",
+        # a blank first choice: a blank row posts nothing and is skipped
+        choices=[("", "Choose…"), *((f, f) for f in req.MODEL_FAMILIES)],
+    )
+    params_low = forms.FloatField(
+        label="Params (B) from",
+        required=False,
+        min_value=req.MIN_PARAMS_B,
+        max_value=req.MAX_PARAMS_B,
+    )
+    params_high = forms.FloatField(
+        label="to",
+        required=False,
+        min_value=req.MIN_PARAMS_B,
+        max_value=req.MAX_PARAMS_B,
+    )
+    context_tokens = forms.IntegerField(
+        label="Context (tokens)",
+        required=False,
+        min_value=1,
+        max_value=req.MAX_CONTEXT_TOKENS,
+    )
+    concurrency_low = forms.IntegerField(
+        label="Concurrency from",
+        required=False,
+        min_value=1,
+        max_value=req.MAX_CONCURRENCY,
+    )
+    concurrency_high = forms.IntegerField(
+        label="to", required=False, min_value=1, max_value=req.MAX_CONCURRENCY
+    )
+    tenants = forms.IntegerField(
+        label="Tenants", required=False, min_value=1, max_value=req.MAX_TENANTS
+    )
+    scenario_kinds = _checkboxes(req.SCENARIO_KINDS, "Scenarios")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for pair in (
+            ("params_low", "params_high"),
+            ("concurrency_low", "concurrency_high"),
+        ):
+            given = [data.get(name) is not None for name in pair]
+            if any(given) and not all(given):
+                self.add_error(pair[1], "Give both ends of the range (or neither).")
+        return data
+
+    def document(self) -> dict[str, Any]:
+        """The workload as the requirements document states it."""
+        data = self.cleaned_data
+        workload: dict[str, Any] = {
+            "id": data["id"],
+            "model_family": data["model_family"],
+        }
+        if data.get("params_low") is not None:
+            workload["params_b"] = [data["params_low"], data["params_high"]]
+        if data.get("context_tokens") is not None:
+            workload["context_tokens"] = data["context_tokens"]
+        if data.get("concurrency_low") is not None:
+            workload["concurrency"] = [
+                data["concurrency_low"],
+                data["concurrency_high"],
+            ]
+        if data.get("tenants") is not None:
+            workload["tenants"] = data["tenants"]
+        workload["scenario_kinds"] = data["scenario_kinds"]
+        return workload
+
+    @staticmethod
+    def initial_for(workload: dict[str, Any]) -> dict[str, Any]:
+        params = workload.get("params_b") or [None, None]
+        concurrency = workload.get("concurrency") or [None, None]
+        return {
+            "id": workload["id"],
+            "model_family": workload["model_family"],
+            "params_low": params[0],
+            "params_high": params[1],
+            "context_tokens": workload.get("context_tokens"),
+            "concurrency_low": concurrency[0],
+            "concurrency_high": concurrency[1],
+            "tenants": workload.get("tenants"),
+            "scenario_kinds": workload.get("scenario_kinds", []),
+        }
+
+
+_SDK_ENTRY = re.compile(rf"({req.SDK_NAME_RE.pattern})\s*({req.SDK_SPEC_RE.pattern})")
+
+
+class AcceleratorForm(forms.Form):
+    vendors = _checkboxes(req.ACCELERATOR_VENDORS, "Vendors")
+    per_node = forms.IntegerField(
+        label="Per node", required=False, min_value=1, max_value=req.MAX_PER_NODE
+    )
+    sdk = forms.CharField(
+        label="SDK versions",
+        required=False,
+        max_length=400,
+        help_text="e.g. cuda>=12.2; cann>=8.0,<9",
+    )
+
+    def clean_vendors(self) -> list[str]:
+        vendors = self.cleaned_data["vendors"]
+        if not vendors:
+            raise forms.ValidationError("Tick at least one vendor.")
+        return vendors
+
+    def clean_sdk(self) -> dict[str, str]:
+        entries = [e.strip() for e in self.cleaned_data["sdk"].split(";") if e.strip()]
+        sdk: dict[str, str] = {}
+        for entry in entries:
+            match = _SDK_ENTRY.fullmatch(entry.replace(" ", ""))
+            if match is None:
+                raise forms.ValidationError(
+                    f"{entry!r}: an SDK name and its versions, e.g. cuda>=12.2."
+                )
+            sdk[match.group(1)] = match.group(2)
+        if len(sdk) > req.MAX_SDKS:
+            raise forms.ValidationError(f"At most {req.MAX_SDKS} SDKs.")
+        return sdk
+
+    def document(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        accelerator: dict[str, Any] = {"vendors": data["vendors"]}
+        if data.get("per_node") is not None:
+            accelerator["per_node"] = data["per_node"]
+        accelerator["sdk"] = data["sdk"]
+        return accelerator
+
+    @staticmethod
+    def initial_for(accelerator: dict[str, Any]) -> dict[str, Any]:
+        sdk = "; ".join(f"{n}{v}" for n, v in accelerator.get("sdk", {}).items())
+        return {
+            "vendors": accelerator["vendors"],
+            "per_node": accelerator.get("per_node"),
+            "sdk": sdk,
+        }
+
+
+class DocumentFormSet(RowFormSet):
+    """Rows that are parts of the requirements document."""
+
+    def documents(self) -> list[dict[str, Any]]:
+        return [
+            form.document()
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+
+
+class WorkloadFormSet(DocumentFormSet):
+    unique_field = "id"
+
+
+WorkloadFormSetFactory = forms.formset_factory(
+    WorkloadForm,
+    formset=WorkloadFormSet,
+    extra=1,
+    can_delete=True,
+    max_num=req.MAX_WORKLOADS,
+    validate_max=True,
+)
+AcceleratorFormSetFactory = forms.formset_factory(
+    AcceleratorForm,
+    formset=DocumentFormSet,
+    extra=1,
+    can_delete=True,
+    max_num=req.MAX_ACCELERATORS,
+    validate_max=True,
+)

@@ -129,7 +129,8 @@ DEFAULT_METRICS: Final[list[dict[str, Any]]] = [
     },
     {
         "name": "cache_hit_rate",
-        "stats": "timeseries",
+        "stats": "",
+        "series": True,
         "description": "KV-cache hit rate as a curve over time",
     },
     {

@@ -73,8 +73,10 @@ class Rfp(TimeStampedModel):
         help_text="Model families and sizes, concurrency patterns, multi-tenancy.",
     )
     # The structured technical requirements: a reprogate.rfp-requirements/v1
-    # document less its "artifacts" section, which is the RFP's RequiredArtifact
-    # rows and bid_requires_bundle; {}: none stated yet. Frozen at publication.
+    # document less its "artifacts" and "metrics" sections, which are the RFP's
+    # RequiredArtifact rows (with bid_requires_bundle) and RequiredMetric rows
+    # (procurement.lib.requirements); {}: none stated yet. After publication
+    # only an addendum changes it.
     requirements = models.JSONField(default=dict, blank=True)
     # A bid must name an accepted bundle covering every mandatory artifact kind.
     bid_requires_bundle = models.BooleanField(default=False)
@@ -271,6 +273,8 @@ class RequiredMetric(models.Model):
     stats = models.CharField(
         max_length=100, blank=True, help_text="Comma-separated, e.g. p50,p95,p99."
     )
+    # Reported as a time series (one value per interval), not only as statistics.
+    series = models.BooleanField(default=False)
     description = models.CharField(max_length=200, blank=True)
     position = models.PositiveSmallIntegerField(default=0)
 

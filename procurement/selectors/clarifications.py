@@ -20,6 +20,8 @@ from django.db import models
 from django.db.models import F, Q, QuerySet
 
 from accounts.models import Organisation
+from procurement.lib.requirements import diff as requirement_changes
+from procurement.lib.requirements import show_value
 from procurement.models import Addendum, Clarification, Rfp
 from procurement.permissions import bidding_organisation, is_buyer_side
 from procurement.selectors.rfps import rfp_get_visible
@@ -172,11 +174,31 @@ def _display(field: models.Field, value: Any) -> str:
     return str(value) if value != "" else "(empty)"
 
 
+def _requirement_rows(old: Any, new: Any) -> list[DiffRow]:
+    """One row per changed place of the requirements document."""
+    return [
+        DiffRow(
+            field=f"requirements.{change.path}",
+            label=f"Requirements: {change.path}",
+            old=change.old,
+            new=change.new,
+            old_display="none" if change.old is None else show_value(change.old),
+            new_display="none" if change.new is None else show_value(change.new),
+            is_long_text=False,
+        )
+        for change in requirement_changes(old, new)
+    ]
+
+
 def addendum_diff_rows(addendum: Addendum) -> list[DiffRow]:
-    """The addendum's changes, in the RFP's field order, ready to show."""
+    """The addendum's changes, in the RFP's field order, ready to show; the
+    requirements document path by path."""
     rows = []
     for name in sorted(addendum.changes, key=lambda n: _FIELD_ORDER.get(n, 999)):
         old, new = addendum.changes[name]
+        if name == "requirements":
+            rows.extend(_requirement_rows(old, new))
+            continue
         # an addendum changes the RFP's own editable fields, never a relation
         field = cast("models.Field[Any, Any]", Rfp._meta.get_field(name))
         rows.append(

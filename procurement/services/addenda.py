@@ -13,7 +13,11 @@ Choices the issue leaves open:
   than silently moved (the buyer picked a date and should know it did not hold).
 - The automatic extension is recorded in ``deadline_extended_to`` (and in the audit
   row with the deadline it replaced), not in ``changes``: ``changes`` holds what the
-  buyer changed, the extension what the rule did."""
+  buyer changed, the extension what the rule did.
+- The requirements document (``changes["requirements"]``, a whole
+  ``reprogate.rfp-requirements/v1`` document) is kept as ``[old, new]`` like any
+  field, both composed and canonical; the diff shows it path by path
+  (``procurement.lib.requirements.diff``) and the audit row names the paths."""
 
 from __future__ import annotations
 
@@ -34,11 +38,17 @@ from accounts.selectors.users import user_list_in
 from accounts.services.audit import audit_record
 from accounts.services.notifications import notify_users
 from procurement.exceptions import ProcurementError
+from procurement.lib.requirements import diff as requirement_changes
 from procurement.models import Addendum, Rfp
 from procurement.models.rfp import RFP_TERMS_FIELDS
 from procurement.selectors.clarifications import addendum_diff_rows
+from procurement.selectors.requirements import requirements_document
 from procurement.services.bids import bids_require_reconfirmation
 from procurement.services.deadlines import rfp_apply_deadlines
+from procurement.services.requirements import (
+    requirements_validated,
+    requirements_write,
+)
 
 AMENDABLE_FIELDS: Final[tuple[str, ...]] = (
     "title",
@@ -179,20 +189,33 @@ class _Applied:
     extended_to: datetime | None
 
 
-def _apply(rfp: Rfp, values: dict[str, object]) -> _Applied:
+def _requirements_change(rfp: Rfp, document: object) -> dict[str, list[Any]]:
+    """``{"requirements": [old, new]}`` when the document changes anything."""
+    if document is None:
+        return {}
+    new = requirements_validated(document, prefix="changes.requirements")
+    old = requirements_document(rfp)
+    return {"requirements": [old, new]} if requirement_changes(old, new) else {}
+
+
+def _apply(
+    rfp: Rfp, values: dict[str, object], requirements: dict[str, list[Any]]
+) -> _Applied:
     """Set the new values on ``rfp`` (unsaved) and say what changed."""
     diff = {
         name: [json_safe(getattr(rfp, name)), json_safe(value)]
         for name, value in values.items()
         if getattr(rfp, name) != value
     }
+    diff.update(requirements)
     if not diff:
         raise ProcurementError(
             "Nothing changed: every value given equals the RFP's current one.",
             code="nothing_changed",
         )
-    for name in diff:
-        setattr(rfp, name, values[name])
+    for name in values:
+        if name in diff:
+            setattr(rfp, name, values[name])
     before = rfp.submission_deadline
     extended_to = _push_deadline(rfp, explicit="submission_deadline" in diff)
     _validate(rfp)
@@ -214,8 +237,14 @@ def rfp_amend(
             "every invited vendor reads it.",
             code="reason",
         )
-    applied = _apply(rfp, _coerce(changes))
-    rfp.save(update_fields=[*applied.diff, "submission_deadline", "updated_at"])
+    changes = dict(changes) if isinstance(changes, dict) else changes
+    document = changes.pop("requirements", None) if isinstance(changes, dict) else None
+    requirements = _requirements_change(rfp, document)
+    applied = _apply(rfp, _coerce(changes), requirements)
+    if requirements:
+        requirements_write(rfp, requirements["requirements"][1])
+    fields = [f for f in applied.diff if f != "requirements"]
+    rfp.save(update_fields=[*fields, "submission_deadline", "updated_at"])
     addendum = _addendum_create(rfp, applied, reason=reason, actor=actor)
     reconfirm = bids_require_reconfirmation(
         rfp=rfp, actor=actor, note=f"addendum {addendum.number}"
@@ -229,6 +258,11 @@ def rfp_amend(
             "rfp": rfp.reference,
             "number": addendum.number,
             "changes": applied.diff,
+            "requirements_changed": [
+                c.path for c in requirement_changes(*requirements["requirements"])
+            ]
+            if requirements
+            else [],
             "reason": reason,
             "bids_needing_reconfirmation": reconfirm,
             "deadline_extended_from": json_safe(applied.extended_from),

@@ -25,6 +25,7 @@ from procurement.models import (
     Rfp,
 )
 from procurement.models.rfp import RFP_TERMS_FIELDS
+from procurement.services.requirements import rfp_set_requirements
 from procurement.services.rfp_common import (
     clean_or_refuse,
     locked_rfp,
@@ -54,7 +55,7 @@ CONFIGURATION_FIELDS: Final = (
 # configuration key -> (row model, the row's own fields, the field unique per RFP)
 ROWS: Final[dict[str, tuple[type[models.Model], tuple[str, ...], str]]] = {
     "artifacts": (RequiredArtifact, ("kind", "title", "guidance", "mandatory"), ""),
-    "metrics": (RequiredMetric, ("name", "stats", "description"), "name"),
+    "metrics": (RequiredMetric, ("name", "stats", "series", "description"), "name"),
     "criteria": (Criterion, ("name", "description", "weight"), "name"),
 }
 
@@ -229,7 +230,8 @@ def rfp_set_artifacts(
 def rfp_set_metrics(
     *, rfp: Rfp, metrics: Sequence[Mapping[str, Any]], actor: Actor
 ) -> Rfp:
-    """Replace the required metrics: ``[{name, stats, description}]`` in order."""
+    """Replace the required metrics: ``[{name, stats, series, description}]`` in
+    order."""
     return _rfp_replace_rows(rfp=rfp, key="metrics", rows=metrics, actor=actor)
 
 
@@ -243,14 +245,19 @@ def rfp_set_criteria(
 
 @transaction.atomic
 def rfp_configure(*, rfp: Rfp, changes: Mapping[str, Any], actor: Actor) -> Rfp:
-    """Several edits of a draft at once (the API's PATCH), all or nothing."""
+    """Several edits of a draft at once (the API's PATCH, the editor's steps), all
+    or nothing; a ``requirements`` document last, over the rows just written."""
     _require_draft(locked_rfp(rfp))
-    fields = {k: v for k, v in changes.items() if k not in ROWS}
+    fields = {k: v for k, v in changes.items() if k not in ROWS and k != "requirements"}
     if fields:
         rfp = rfp_update(rfp=rfp, fields=fields, actor=actor)
     for key in ROWS:
         if key in changes:
             rfp = _rfp_replace_rows(rfp=rfp, key=key, rows=changes[key], actor=actor)
+    if "requirements" in changes:
+        rfp = rfp_set_requirements(
+            rfp=rfp, document=changes["requirements"], actor=actor
+        )
     return rfp
 
 

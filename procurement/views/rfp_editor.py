@@ -4,6 +4,7 @@ artifacts → workloads and metrics → criteria → terms → invitations → r
 from __future__ import annotations
 
 import copy
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,17 +19,25 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
 from accounts.exceptions import ApplicationError
+from procurement.exceptions import ProcurementError
 from procurement.forms.rfps import (
+    AcceleratorForm,
+    AcceleratorFormSetFactory,
     ArtifactFormSetFactory,
     CriterionFormSetFactory,
     InviteForm,
     MetricFormSetFactory,
     RfpBasicsForm,
     RfpCreateForm,
+    RfpRequirementsForm,
     RfpTermsForm,
     RfpWorkloadsForm,
+    WorkloadForm,
+    WorkloadFormSetFactory,
 )
+from procurement.lib.requirements import SCHEMA
 from procurement.models import Rfp
+from procurement.selectors.requirements import requirements_document
 from procurement.selectors.rfps import (
     managed_buyer_organisations,
     rfp_template_list_for,
@@ -115,9 +124,56 @@ def _artifacts_forms(data: Any, rfp: Rfp) -> Forms:
 
 
 def _workloads_forms(data: Any, rfp: Rfp) -> Forms:
+    """The workloads text, the requirements document's sections as fields and
+    rows (workloads, accelerators) and the metric rows."""
+    doc = requirements_document(rfp)
+    initial = {
+        "approaches": doc["approaches"],
+        "transports": doc["fabric"]["transports"],
+        "qos": doc["fabric"]["qos"],
+        "pinned": doc["environment"]["pinned"],
+        "bid_requires_bundle": doc["artifacts"]["bid_requires_bundle"],
+    }
+    workloads = [WorkloadForm.initial_for(w) for w in doc["workloads"]]
+    accelerators = [AcceleratorForm.initial_for(a) for a in doc["accelerators"]]
+    bound = data is not None  # bound: every posted row counts (see _rows_formset)
     return {
         "form": RfpWorkloadsForm(data, instance=copy.copy(rfp)),
+        "requirements_form": RfpRequirementsForm(data, initial=initial),
+        "workloads_formset": WorkloadFormSetFactory(
+            data, prefix="workloads", initial=None if bound else workloads
+        ),
+        "accelerators_formset": AcceleratorFormSetFactory(
+            data, prefix="accelerators", initial=None if bound else accelerators
+        ),
         "formset": _rows_formset(MetricFormSetFactory, data, rfp, "metrics"),
+    }
+
+
+def _requirements_from(rfp: Rfp, forms: Forms) -> dict[str, Any]:
+    """The document the step's fields state: what the API's PUT takes. The
+    mandatory artifact kinds stay as the artifacts step set them."""
+    fields = forms["requirements_form"].cleaned_data
+    metrics = [
+        {
+            "metric": row["name"],
+            "stats": [s for s in row["stats"].split(",") if s],
+            "series": row["series"],
+        }
+        for row in forms["formset"].rows()
+    ]
+    return {
+        "schema": SCHEMA,
+        "approaches": fields["approaches"],
+        "workloads": forms["workloads_formset"].documents(),
+        "accelerators": forms["accelerators_formset"].documents(),
+        "fabric": {"transports": fields["transports"], "qos": fields["qos"]},
+        "environment": {"pinned": fields["pinned"]},
+        "metrics": metrics,
+        "artifacts": {
+            "mandatory": requirements_document(rfp)["artifacts"]["mandatory"],
+            "bid_requires_bundle": fields["bid_requires_bundle"],
+        },
     }
 
 
@@ -149,9 +205,56 @@ def _save_artifacts(rfp: Rfp, forms: Forms, actor: Any) -> None:
     rfp_set_artifacts(rfp=rfp, artifacts=forms["formset"].rows(), actor=actor)
 
 
+_ROW_PATH = re.compile(r"(workloads|accelerators|metrics)\[(\d+)\]\.([a-z_]+)")
+# a document field -> the step's form field that states it
+_FIELD_FOR = {
+    "params_b": "params_low",
+    "concurrency": "concurrency_low",
+    "metric": "name",
+    "fabric": "transports",
+    "environment": "pinned",
+}
+_FORMSET_FOR = {
+    "workloads": "workloads_formset",
+    "accelerators": "accelerators_formset",
+    "metrics": "formset",
+}
+
+
+def _place_problems(forms: Forms, problems: Any) -> None:
+    """Show the document's problems beside the fields and rows that state them."""
+    for problem in problems:
+        path = problem.path or ""
+        match = _ROW_PATH.match(path)
+        if match is None:
+            name = path.split(".")[-1].split("[")[0]
+            name = name if name in forms["requirements_form"].fields else None
+            forms["requirements_form"].add_error(name, problem.message)
+            continue
+        section, index, field = match.groups()
+        formset = forms[_FORMSET_FOR[section]]
+        kept = [
+            f
+            for f in formset.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ]
+        form = kept[int(index)]
+        field = _FIELD_FOR.get(field, field)
+        form.add_error(field if field in form.fields else None, problem.message)
+
+
 def _save_workloads(rfp: Rfp, forms: Forms, actor: Any) -> None:
-    changes = {**forms["form"].cleaned_data, "metrics": forms["formset"].rows()}
-    rfp_configure(rfp=rfp, changes=changes, actor=actor)
+    changes = {
+        **forms["form"].cleaned_data,
+        "metrics": forms["formset"].rows(),
+        "requirements": _requirements_from(rfp, forms),
+    }
+    try:
+        rfp_configure(rfp=rfp, changes=changes, actor=actor)
+    except ProcurementError as exc:
+        if exc.code == "invalid_requirements":
+            _place_problems(forms, exc.problems)
+        raise
 
 
 def _save_criteria(rfp: Rfp, forms: Forms, actor: Any) -> None:

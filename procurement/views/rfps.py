@@ -27,6 +27,7 @@ from procurement.forms.rfps import (
 )
 from procurement.models import Rfp
 from procurement.permissions import can_manage_rfp
+from procurement.selectors.requirements import requirements_document
 from procurement.selectors.rfps import (
     invited_vendor_scope_for,
     managed_buyer_organisations,
@@ -100,6 +101,7 @@ def rfp_detail(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         "invited_vendors": invited_vendor_scope_for(request.user).visible(rfp),
         "description_html": render_markdown(rfp.description),
         "workloads_html": render_markdown(rfp.workload_requirements),
+        "requirements": requirements_document(rfp),
         "weight_total": sum(c.weight for c in rfp.criteria.all()),
         "now": clock.now(),
         "cancel_reason": rfp_cancellation_reason(rfp),

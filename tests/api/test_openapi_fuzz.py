@@ -73,6 +73,10 @@ REFUSED_BY_STATE: set[tuple[str, str, str | None]] = {
     ("POST /api/v1/rfps/", "deadline_order", None),
     ("PATCH /api/v1/rfps/{rfp_id}/", "deadline_order", None),
     ("POST /api/v1/rfps/{rfp_id}/addenda/", "invalid", ""),  # only when published
+    # a requirements document's range order (low <= high), a workload id or metric
+    # given twice, an SDK name's form: no OpenAPI 3.0 schema states them
+    ("PUT /api/v1/rfps/{rfp_id}/requirements/", "invalid_requirements", None),
+    ("POST /api/v1/rfps/{rfp_id}/addenda/", "invalid_requirements", None),
     ("POST /api/v1/rfps/{rfp_id}/award/request/", "invalid", "bid"),  # no such bid
     ("POST /api/v1/rfps/{rfp_id}/gate-plans/", "invalid", "vendor"),  # not invited
     ("POST /api/v1/rfps/{rfp_id}/invitations/", "invalid", "vendor"),  # no such one

@@ -65,6 +65,15 @@ def test_rfp_create_prefills_the_checklist_metrics_criteria_and_clauses(
     assert [a.kind for a in rfp.artifacts.all() if not a.mandatory] == [
         "container_image", "iac", "runbook", "sbom"
     ]  # fmt: skip
+    mandatory = [a.kind for a in rfp.artifacts.all() if a.mandatory]
+    assert mandatory == [
+        "workload",
+        "environment",
+        "harness",
+        "trace",
+        "cost_model",
+        "report",
+    ]
     assert set(rfp.metrics.values_list("name", flat=True)) == METRICS
     assert rfp.metrics.get(name="ttft_ms").stats == "p50,p95,p99,p99.9"
     assert sum(rfp.criteria.values_list("weight", flat=True)) == 100
@@ -322,7 +331,12 @@ def test_editor_workloads_step_saves_workloads_and_metrics(
 ) -> None:
     rfp = draft_rfp(buyer_org)
     rows = [{"name": "ttft_ms", "stats": "p50,p99", "description": "TTFT"}]
-    data = {"workload_requirements": "480B MoE", **_formset("metrics", rows)}
+    data = {
+        "workload_requirements": "480B MoE",
+        **_formset("metrics", rows),
+        **_formset("workloads", []),
+        **_formset("accelerators", []),
+    }
 
     response = client_for(buyer).post(_edit(rfp, "workloads"), data)
 
