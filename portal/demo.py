@@ -341,7 +341,7 @@ DEMO_REQUIREMENTS: Final[dict[str, Any]] = {
         }
     ],
     "accelerators": [{"vendors": ["nvidia"], "per_node": 8, "sdk": {"cuda": ">=12.2"}}],
-    "fabric": {"transports": ["tcp"], "qos": False},
+    "fabric": {"transports": ["tcp", "rdma"], "qos": True},
     "environment": {"pinned": ["kernel", "gpu_driver", "nvme_firmware"]},
 }
 

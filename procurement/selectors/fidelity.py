@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from accounts.models import Organisation
 from procurement.lib.fidelity import Matrix, fidelity_matrix
@@ -18,30 +17,7 @@ from procurement.models import Bid, Rfp
 from procurement.permissions import AnyUser, bidding_organisation, is_buyer_side
 from procurement.selectors.evaluation import evaluation_bids
 from procurement.selectors.fidelity_sources import captured_for, declared_for
-
-
-def _requirements_document(rfp: Rfp) -> dict[str, Any]:
-    """The RFP's composed requirements document: the stored document with the
-    required metrics and artifacts of the RFP's rows.
-
-    A fallback until ``procurement.selectors.requirements.requirements_document``
-    composes it (that selector replaces this function)."""
-    document = dict(rfp.requirements) if isinstance(rfp.requirements, dict) else {}
-    metrics = [
-        {"metric": m.name, "stats": [s.strip() for s in m.stats.split(",") if s]}
-        for m in rfp.metrics.all()
-    ]
-    artifacts = list(rfp.artifacts.all())
-    document.setdefault("metrics", metrics)
-    document.setdefault(
-        "artifacts",
-        {
-            "mandatory": [a.kind for a in artifacts if a.mandatory],
-            "optional": [a.kind for a in artifacts if not a.mandatory],
-            "bid_requires_bundle": rfp.bid_requires_bundle,
-        },
-    )
-    return document
+from procurement.selectors.requirements import requirements_document
 
 
 @dataclass(frozen=True)
@@ -81,7 +57,7 @@ def _matrices(
     ids: list[int],
     named: dict[int, str],
 ) -> list[VendorFidelity]:
-    document = _requirements_document(rfp)
+    document = requirements_document(rfp)
     declared, captured = declared_for(rfp, ids, named), captured_for(rfp, ids)
     rows = []
     for organisation, bid in vendors:

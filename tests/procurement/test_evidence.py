@@ -197,6 +197,8 @@ def test_a_supplied_report_has_its_signature_unverified(
 
 
 def test_a_report_whose_signature_validated_is_not_unverified() -> None:
-    item = ChecklistItem("report", "Signed benchmark reports", True, True, True)
+    item = ChecklistItem(
+        "report", "Signed benchmark reports", True, True, signature_verified=True
+    )
 
     assert item.signature_unverified is False
