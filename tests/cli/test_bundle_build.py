@@ -359,6 +359,9 @@ def test_example_bundle_builds_with_every_kind(
         "trace",
         "cost_model",
         "report",
+        "container_image",
+        "runbook",
+        "sbom",
     }
     assert (manifest["rfp"], manifest["vendor"]) == ("RFP-DEMO-1", vendor)
 
