@@ -1,7 +1,8 @@
 """The breach source gates gives the escrow release workflow
 (``artifacts.selectors.breaches``): a vendor's failed or expired re-test
 obligations on an RFP, read by the clock (an obligation past its deadline is
-a breach before the beat task persists it), newest first."""
+a breach before the beat task persists it), newest first. An open dispute of a
+verdict of the obligation's gate suspends its breach until it is decided."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.urls import reverse
 from accounts.selectors import clock
 from artifacts.lib.evidence.layout import format_time
 from artifacts.selectors.breaches import CitedBreach
-from gates.models import RetestObligation
+from gates.models import Dispute, RetestObligation
 from procurement.models import Rfp
 
 OB = RetestObligation.Status
@@ -46,9 +47,14 @@ def obligation_breach(obligation: RetestObligation, status: str) -> CitedBreach:
 def obligation_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
     """The vendor's breached re-test obligations on ``rfp``, newest first."""
     now = clock.now()
-    found = RetestObligation.objects.filter(
-        rfp=rfp, vendor_organisation_id=organisation_id
-    ).select_related("rfp", "evaluation")
+    disputed = Dispute.objects.filter(
+        rfp=rfp, vendor_organisation_id=organisation_id, status=Dispute.Status.OPEN
+    ).values_list("gate", flat=True)
+    found = (
+        RetestObligation.objects.filter(rfp=rfp, vendor_organisation_id=organisation_id)
+        .exclude(gate__in=list(disputed))
+        .select_related("rfp", "evaluation")
+    )
     breaches = [
         obligation_breach(o, o.status_at(now)) for o in found if o.status_at(now) in HOW
     ]
