@@ -164,6 +164,21 @@ def test_promotion_and_rollback_are_refused_while_open_but_hold_is_not(
     assert hold.status == "recorded"
 
 
+def test_a_later_pass_is_not_promoted_while_the_fail_is_disputed(
+    opened: Dispute, frozen_plan: GatePlan, evaluate: Any, buyer: Any, vendor_a: Any
+) -> None:
+    evaluate(frozen_plan, PASS)
+
+    with pytest.raises(GatesConflict) as refused:
+        decision_record(
+            plan=frozen_plan, gate=LAB, kind="promote", rationale="r", actor=buyer
+        )
+
+    assert "contests the verdict" in refused.value.message
+    dispute_withdraw(dispute=opened, actor=vendor_a)
+    assert gate_state(frozen_plan, LAB).promotable
+
+
 def test_rollback_is_recorded_again_once_the_dispute_is_rejected(
     opened: Dispute, frozen_plan: GatePlan, buyer: Any
 ) -> None:
@@ -215,7 +230,8 @@ def test_uphold_runs_the_revised_bundle_when_the_vendor_named_one(
 
     upheld = dispute_uphold(dispute=dispute, actor=buyer)
 
-    assert upheld.retest is not None and upheld.retest.bundle == gate_bundle
+    assert upheld.retest is not None
+    assert upheld.retest.bundle == gate_bundle
     assert leaf(dispute)["action"] == "dispute.opened"
     assert leaf(upheld)["bundle_sha256"] == gate_bundle.sha256
 
@@ -224,7 +240,8 @@ def test_uphold_of_a_halt_schedules_a_new_buyer_funded_retest(
     frozen_plan: GatePlan, evaluate: Any, vendor_a: Any, buyer: Any
 ) -> None:
     halted = evaluate(frozen_plan, PASS, drift="major")
-    assert halted.verdict == "HALTED" and not RetestObligation.objects.exists()
+    assert halted.verdict == "HALTED"
+    assert not RetestObligation.objects.exists()
     dispute = dispute_open(evaluation=halted, reason=REASON, actor=vendor_a)
 
     upheld = dispute_uphold(dispute=dispute, actor=buyer)
