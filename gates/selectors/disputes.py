@@ -6,6 +6,7 @@ the evaluation, by the clock)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import QuerySet
@@ -78,3 +79,50 @@ def dispute_contestable(user: AnyUser, evaluation: Evaluation) -> bool:
         and clock.now() <= dispute_window_ends(evaluation)
         and not Dispute.objects.filter(evaluation=evaluation, status=DS.OPEN).exists()
     )
+
+
+@dataclass(frozen=True)
+class DisputeLine:
+    """A dispute as a signed report or certificate prints it."""
+
+    public_id: str
+    status: str
+    verdict: str  # the verdict contested
+    evaluated_at: datetime
+    opened_by: str
+    opened_at: datetime
+    reason: str
+    bundle_sha256: str  # the revised bundle to re-run ("" : the judged one)
+    decided_by: str
+    decided_at: datetime | None
+    decision_reason: str
+    retest: str  # the buyer-funded re-test obligation ("" : none)
+    log_index: int | None
+    on_this_evaluation: bool
+
+
+def dispute_lines(evaluation: Evaluation) -> list[DisputeLine]:
+    """Every dispute of the evaluation's gate (the vendor's, on its RFP), oldest
+    first, with its outcome."""
+    found = dispute_list_for_gate(
+        evaluation.rfp_id, evaluation.vendor_organisation_id, evaluation.gate
+    )
+    return [
+        DisputeLine(
+            public_id=str(d.public_id),
+            status=d.get_status_display(),
+            verdict=d.evaluation.verdict,
+            evaluated_at=d.evaluation.evaluated_at,
+            opened_by=d.opened_by.get_username(),
+            opened_at=d.opened_at,
+            reason=d.reason,
+            bundle_sha256=d.bundle.sha256 if d.bundle else "",
+            decided_by=d.decided_by.get_username() if d.decided_by else "",
+            decided_at=d.decided_at,
+            decision_reason=d.decision_reason,
+            retest=str(d.retest.public_id) if d.retest else "",
+            log_index=d.log_index,
+            on_this_evaluation=d.evaluation_id == evaluation.pk,
+        )
+        for d in found
+    ]
