@@ -148,35 +148,27 @@ class DisputeDetailApi(APIView):
         return _dispute(request, dispute_id)
 
 
-class AnswerInput(serializers.Serializer):
-    class Meta:
-        ref_name = "GateDisputeAnswerInput"
-
-    reason = serializers.CharField(
-        max_length=REASON_MAX, allow_blank=True, required=False, default=""
-    )
-
-
-class RejectInput(serializers.Serializer):
-    class Meta:
-        ref_name = "GateDisputeRejectInput"
-
-    reason = serializers.CharField(max_length=REASON_MAX)
-
-
 class DisputeUpholdApi(APIView):
     """Uphold the dispute (buyer side): a re-test at the buyer's cost is
     scheduled (409 unless open)."""
 
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateDisputeUpholdInput"
+
+        reason = serializers.CharField(
+            max_length=REASON_MAX, allow_blank=True, required=False, default=""
+        )
+
     @extend_schema(
         operation_id="gate_dispute_uphold",
-        request=AnswerInput,
+        request=InputSerializer,
         responses={200: DisputeSerializer, **WRITE_ERRORS},
     )
     def post(self, request: SignedInApiRequest, dispute_id: uuid.UUID) -> Response:
         dispute = one(dispute_list_visible_to(request.user), dispute_id)
         require_buyer_side(request.user, dispute.rfp)
-        data = AnswerInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         dispute_uphold(dispute=dispute, actor=request.user, **data.validated_data)
         return _dispute(request, dispute_id)
@@ -185,15 +177,21 @@ class DisputeUpholdApi(APIView):
 class DisputeRejectApi(APIView):
     """Reject the dispute with a written reason (buyer side; 409 unless open)."""
 
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateDisputeRejectInput"
+
+        reason = serializers.CharField(max_length=REASON_MAX)
+
     @extend_schema(
         operation_id="gate_dispute_reject",
-        request=RejectInput,
+        request=InputSerializer,
         responses={200: DisputeSerializer, **WRITE_ERRORS},
     )
     def post(self, request: SignedInApiRequest, dispute_id: uuid.UUID) -> Response:
         dispute = one(dispute_list_visible_to(request.user), dispute_id)
         require_buyer_side(request.user, dispute.rfp)
-        data = RejectInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         dispute_reject(dispute=dispute, actor=request.user, **data.validated_data)
         return _dispute(request, dispute_id)
