@@ -50,7 +50,7 @@ def test_the_judged_vendor_contests_from_the_evaluation_page(
     )
 
     dispute = Dispute.objects.get()
-    assert response.url == reverse("gates:dispute", args=[dispute.public_id])
+    assert response["Location"] == reverse("gates:dispute", args=[dispute.public_id])
     assert (dispute.reason, dispute.bundle) == (REASON, None)
     again = page(vendor_b, evaluation_url(bolt_fail)).text
     assert 'data-testid="contest-form"' not in again  # one open at a time
