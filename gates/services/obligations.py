@@ -112,11 +112,13 @@ def _lab_operators(obligation: RetestObligation) -> Any:
     return user_list_in(labs, Role.LABOPS)
 
 
-def _notify(obligation: RetestObligation, template: str, users: list[Any]) -> None:
+def _notify(
+    obligation: RetestObligation, template: str, users: list[Any], **extra: Any
+) -> None:
     notify_users(
         users=users,
         template=template,
-        context={"obligation": obligation, "rfp": obligation.rfp},
+        context={"obligation": obligation, "rfp": obligation.rfp, **extra},
         url=retest_url(obligation),
     )
 
@@ -444,7 +446,12 @@ def obligation_for_dispute(*, dispute: Any, actor: User) -> RetestObligation:
     evaluation = dispute.evaluation
     live = (
         RetestObligation.objects.select_for_update()
-        .filter(plan_id=dispute.plan_id, gate=dispute.gate, status__in=LIVE)
+        .filter(
+            rfp_id=dispute.rfp_id,
+            vendor_organisation_id=dispute.vendor_organisation_id,
+            gate=dispute.gate,
+            status__in=LIVE,
+        )
         .first()
     )
     if live is not None:
@@ -479,5 +486,5 @@ def obligation_for_dispute(*, dispute: Any, actor: User) -> RetestObligation:
         )
     if obligation.campaign_id is None:
         lab = list(_lab_operators(obligation))
-        _notify(obligation, "gate_retest_requested", lab)
+        _notify(obligation, "gate_retest_requested", lab, dispute=dispute)
     return obligation

@@ -218,7 +218,9 @@ def test_uphold_takes_over_the_open_obligation_at_the_buyers_cost(
     assert (after.status, after.cost_bearer) == ("scheduled", "buyer")
     assert after.attempts_left == before.attempts_left  # not the vendor's attempt
     assert after.deadline >= before.deadline
-    assert Notification.objects.filter(recipient=labops, subject__contains="re-test")
+    [told] = Notification.objects.filter(recipient=labops)
+    assert "upheld" in told.body
+    assert "at the buyer's cost" in told.body
 
 
 def test_uphold_runs_the_revised_bundle_when_the_vendor_named_one(
