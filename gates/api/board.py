@@ -1,6 +1,7 @@
 """The gate board of one RFP: per vendor the caller may see and gate of its
 current plan, the latest evaluation's verdict and id, the decision state and
-the open re-test obligations (``gates.selectors.board.gate_board``)."""
+the open re-test obligations and the open dispute
+(``gates.selectors.board.gate_board``)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def _gate(cell: GateCell) -> dict[str, Any]:
             "ids": [o.public_id for o in cell.obligations],
         },
         "lab_deviation": cell.lab_deviation,
+        "open_dispute": cell.dispute.public_id if cell.dispute else None,
     }
 
 
@@ -140,6 +142,11 @@ class GateBoardApi(APIView):
                 lab_deviation = serializers.BooleanField(
                     help_text="Failed on a lab environment the plan does not "
                     "accept: the lab's to answer, not the vendor's."
+                )
+                open_dispute = serializers.UUIDField(
+                    allow_null=True,
+                    help_text="The vendor's open dispute of a verdict of the gate: "
+                    "no promotion or rollback until it is decided.",
                 )
 
             vendor = serializers.CharField(help_text="The vendor organisation's slug.")

@@ -31,8 +31,8 @@ from tests.procurement.factories import BidFactory
 pytestmark = pytest.mark.django_db
 
 # memberships, plans, bidders, latest evaluations, their hosts, decisions, live
-# obligations
-BOARD_QUERIES = 7
+# obligations, open disputes
+BOARD_QUERIES = 8
 
 
 def _cell(rows: list[BoardRow], slug: str, gate: str = GATE) -> GateCell:

@@ -79,6 +79,7 @@ def test_the_buyer_sees_open_disputes_with_the_answer_forms(
     detail = page(buyer, reverse("gates:dispute", args=[dispute.public_id])).text
 
     assert 'data-testid="board-dispute"' in board
+    assert board.count('data-testid="disputed"') == 1
     for html in (evaluation, detail):
         assert 'data-testid="dispute-uphold"' in html
         assert 'data-testid="dispute-reject"' in html
@@ -113,6 +114,7 @@ def test_another_vendor_sees_nothing_of_it(
     assert 'data-testid="dispute-empty"' in listing
     assert REASON not in listing
     assert 'data-testid="board-dispute"' not in board
+    assert 'data-testid="disputed"' not in board
     assert page(vendor_a, evaluation_url(bolt_fail)).status_code == 404
 
 

@@ -47,6 +47,9 @@ def test_acceptance_bolt_contests_and_the_buyer_upholds(
     url = f"{LIST}{dispute['id']}/"
 
     assert [d["id"] for d in api(buyer).get(LIST).json()["results"]] == [dispute["id"]]
+    board = api(buyer).get(f"/api/v1/rfps/{bolt_fail.rfp.public_id}/gate-board/")
+    cells = [g for v in board.json()["vendors"] for g in v["gates"]]
+    assert [c["open_dispute"] for c in cells if c["open_dispute"]] == [dispute["id"]]
     assert api(vendor_a).get(LIST).json()["count"] == 0
     assert api(vendor_a).get(url).status_code == 404
     assert api(vendor_a).post(url + "withdraw/").status_code == 404
