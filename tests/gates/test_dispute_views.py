@@ -86,6 +86,15 @@ def test_the_buyer_sees_open_disputes_with_the_answer_forms(
     assert 'data-testid="contest-form"' not in evaluation
 
 
+def test_the_buyers_dashboard_asks_for_an_answer(
+    bolt_fail: Evaluation, vendor_b: Any, buyer: Any, vendor_a: Any
+) -> None:
+    dispute_open(evaluation=bolt_fail, reason=REASON, actor=vendor_b)
+
+    assert "contests the FAIL of its lab-validation gate" in page(buyer, "/dashboard/").text
+    assert "contests" not in page(vendor_a, "/dashboard/").text
+
+
 def test_the_buyer_rejects_from_the_page(
     bolt_fail: Evaluation, vendor_b: Any, buyer: Any
 ) -> None:
