@@ -91,7 +91,10 @@ def test_the_buyers_dashboard_asks_for_an_answer(
 ) -> None:
     dispute_open(evaluation=bolt_fail, reason=REASON, actor=vendor_b)
 
-    assert "contests the FAIL of its lab-validation gate" in page(buyer, "/dashboard/").text
+    assert (
+        "contests the FAIL of its lab-validation gate"
+        in page(buyer, "/dashboard/").text
+    )
     assert "contests" not in page(vendor_a, "/dashboard/").text
 
 
