@@ -12,6 +12,7 @@ from artifacts.admin import ReadOnlyAdmin
 from gates.models import (
     CriterionResult,
     Decision,
+    Dispute,
     Evaluation,
     GateCampaign,
     GatePlan,
@@ -187,6 +188,33 @@ class RetestObligationAdmin(ReadOnlyAdmin):
         "closed_at",
         "breached_at",
         "created_at",
+    )
+    readonly_fields = fields
+
+
+@admin.register(Dispute)
+class DisputeAdmin(ReadOnlyAdmin):
+    list_display = ["rfp", "vendor_organisation", "gate", "status", "opened_at"]
+    list_filter = ["status"]
+    list_select_related = ["rfp", "vendor_organisation"]
+    search_fields = ["rfp__reference", "vendor_organisation__slug"]
+    fields = (
+        "public_id",
+        "rfp",
+        "vendor_organisation",
+        "plan",
+        "gate",
+        "evaluation",
+        "reason",
+        "bundle",
+        "status",
+        "opened_by",
+        "opened_at",
+        "decided_by",
+        "decided_at",
+        "decision_reason",
+        "retest",
+        "log_index",
     )
     readonly_fields = fields
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gates.views import board, decisions, plans, reports, retests, runs
+from gates.views import board, decisions, disputes, plans, reports, retests, runs
 
 app_name = "gates"
 urlpatterns = [
@@ -8,6 +8,7 @@ urlpatterns = [
     *plans.urlpatterns,
     *decisions.urlpatterns,
     *retests.urlpatterns,
+    *disputes.urlpatterns,
     *runs.urlpatterns,
     *reports.urlpatterns,
 ]

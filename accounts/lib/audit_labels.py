@@ -115,6 +115,10 @@ ACTION_LABELS: Final[dict[str, str]] = {
     "retest.passed": "Re-test obligation passed",
     "retest.failed": "Re-test obligation failed (breach)",
     "retest.expired": "Re-test obligation expired (breach)",
+    "dispute.opened": "Verdict contested",
+    "dispute.upheld": "Dispute upheld (re-test at the buyer's cost)",
+    "dispute.rejected": "Dispute rejected",
+    "dispute.withdrawn": "Dispute withdrawn",
 }
 
 

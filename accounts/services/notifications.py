@@ -28,6 +28,7 @@ _LINK_LABELS = {
     "artifacts:release_detail": "Open the escrow release",
     "gates:gate": "Open the gate",
     "gates:retest": "Open the re-test obligation",
+    "gates:dispute": "Open the dispute",
 }
 
 

@@ -13,7 +13,7 @@ from django.http import Http404
 
 from accounts.models import Role
 from accounts.selectors.users import organisation_ids_for
-from gates.models import Decision, Evaluation, GatePlan, RetestObligation
+from gates.models import Decision, Dispute, Evaluation, GatePlan, RetestObligation
 from gates.permissions import (
     AnyUser,
     can_decide_gates,
@@ -21,6 +21,7 @@ from gates.permissions import (
     gate_rows_visible_q,
     gate_scope,
 )
+from gates.selectors.disputes import dispute_list_visible_to as disputes_visible
 from gates.selectors.evaluations import (
     evaluation_list_visible_to as evaluations_visible,
 )
@@ -41,6 +42,10 @@ def obligation_list_visible_to(user: AnyUser) -> QuerySet[RetestObligation]:
     return obligations_visible(user).select_related(
         "plan", "evaluation", "bundle", "campaign"
     )
+
+
+def dispute_list_visible_to(user: AnyUser) -> QuerySet[Dispute]:
+    return disputes_visible(user)
 
 
 def decision_list_visible_to(user: AnyUser) -> QuerySet[Decision]:
@@ -84,6 +89,6 @@ def require_evaluator(user: AnyUser, rfp: Rfp) -> None:
 
 
 def require_vendor_member(user: AnyUser, vendor_id: int) -> None:
-    """Acting on a re-test obligation: a member of the vendor that owes it."""
+    """Acting on a re-test obligation or a dispute: a member of the vendor."""
     if vendor_id not in organisation_ids_for(user, Role.VENDOR, Role.ADMIN):
         raise PermissionDenied

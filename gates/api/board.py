@@ -1,6 +1,7 @@
 """The gate board of one RFP: per vendor the caller may see and gate of its
 current plan, the latest evaluation's verdict and id, the decision state and
-the open re-test obligations (``gates.selectors.board.gate_board``)."""
+the open re-test obligations and the open dispute
+(``gates.selectors.board.gate_board``)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def _gate(cell: GateCell) -> dict[str, Any]:
         },
         "lab_deviation": cell.lab_deviation,
         "revalidation_due": cell.revalidation_due,
+        "open_dispute": cell.dispute.public_id if cell.dispute else None,
     }
 
 
@@ -146,6 +148,11 @@ class GateBoardApi(APIView):
                     help_text="An update bundle changed the environment the gate "
                     "passed on: it is re-validated (a live update re-validation "
                     "obligation)."
+                )
+                open_dispute = serializers.UUIDField(
+                    allow_null=True,
+                    help_text="The vendor's open dispute of a verdict of the gate: "
+                    "no promotion or rollback until it is decided.",
                 )
 
             vendor = serializers.CharField(help_text="The vendor organisation's slug.")

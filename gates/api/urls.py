@@ -1,4 +1,4 @@
-"""The gates API: gate board, evaluations, plans, decisions,
+"""The gates API: gate board, evaluations, plans, decisions, disputes,
 re-test obligations, signed reports and evaluation evidence packages."""
 
 from __future__ import annotations
@@ -11,6 +11,14 @@ from gates.api.decisions import (
     DecisionRecordApi,
     DecisionSecondApi,
     DecisionWithdrawApi,
+)
+from gates.api.disputes import (
+    DisputeDetailApi,
+    DisputeListApi,
+    DisputeOpenApi,
+    DisputeRejectApi,
+    DisputeUpholdApi,
+    DisputeWithdrawApi,
 )
 from gates.api.evaluations import (
     EvaluationDetailApi,
@@ -114,6 +122,33 @@ urlpatterns = [
         "retest-obligations/<uuid:obligation_id>/request/",
         ObligationRequestApi.as_view(),
         name="retest-obligation-request",
+    ),
+    # disputes.py
+    path(
+        "evaluations/<uuid:evaluation_id>/disputes/",
+        DisputeOpenApi.as_view(),
+        name="gate-dispute-open",
+    ),
+    path("disputes/", DisputeListApi.as_view(), name="gate-dispute-list"),
+    path(
+        "disputes/<uuid:dispute_id>/",
+        DisputeDetailApi.as_view(),
+        name="gate-dispute-detail",
+    ),
+    path(
+        "disputes/<uuid:dispute_id>/uphold/",
+        DisputeUpholdApi.as_view(),
+        name="gate-dispute-uphold",
+    ),
+    path(
+        "disputes/<uuid:dispute_id>/reject/",
+        DisputeRejectApi.as_view(),
+        name="gate-dispute-reject",
+    ),
+    path(
+        "disputes/<uuid:dispute_id>/withdraw/",
+        DisputeWithdrawApi.as_view(),
+        name="gate-dispute-withdraw",
     ),
     # reports.py
     path(

@@ -2,8 +2,9 @@
 (``procurement.selectors.attention``): one query per kind of item.
 
 - buyer side: decisions due (a gate's latest evaluation with no decision resting
-  on it, except INCONCLUSIVE ones waiting for more runs) and promotions waiting
-  for a second sign-off by someone other than the one who asked;
+  on it, except INCONCLUSIVE ones waiting for more runs), promotions waiting
+  for a second sign-off by someone other than the one who asked, and the open
+  disputes of a verdict to uphold or reject;
 - vendor: the re-tests its organisation owes, with their deadlines;
 - lab operator: the re-tests waiting for the lab (a vendor asked for one and no
   campaign runs it yet), the gates of frozen plans ready to run (never judged
@@ -20,7 +21,7 @@ from accounts.models import Role
 from accounts.selectors import clock
 from accounts.selectors.users import organisation_ids_for
 from benchmarks.selectors.access import lab_organisation_list_for
-from gates.models import Decision, Evaluation, RetestObligation
+from gates.models import Decision, Dispute, Evaluation, RetestObligation
 from gates.permissions import AnyUser
 from gates.selectors.board import newest_of
 from gates.selectors.evaluations import (
@@ -35,6 +36,7 @@ from gates.selectors.runs import gates_ready_to_run
 from procurement.selectors.attention import LIMIT, Attention
 
 BUYER_SIDE = (Role.BUYER, Role.EVALUATOR, Role.ADMIN)
+DOCUMENTS = ("plan_document", "results_document", "evaluation_document")
 
 
 def gate_url(evaluation: Evaluation) -> str:
@@ -104,6 +106,31 @@ def _seconds_due(user: User) -> list[Attention]:
             due=None,
         )
         for d in pending
+    ]
+
+
+def _disputes_due(user: AnyUser) -> list[Attention]:
+    own = organisation_ids_for(user, *BUYER_SIDE)
+    if not own:
+        return []
+    found = (
+        Dispute.objects.filter(
+            status=Dispute.Status.OPEN, rfp__buyer_organisation_id__in=own
+        )
+        .select_related("rfp", "vendor_organisation", "evaluation")
+        .defer(*(f"evaluation__{name}" for name in DOCUMENTS))
+        .order_by("opened_at", "id")[:LIMIT]
+    )
+    return [
+        Attention(
+            "gate_dispute",
+            d.rfp,
+            f"{d.vendor_organisation.name} contests the "
+            f"{d.evaluation.verdict} of its {d.gate} gate: uphold or reject",
+            reverse("gates:dispute", args=[d.public_id]),
+            due=None,
+        )
+        for d in found
     ]
 
 
@@ -203,6 +230,7 @@ def gate_attention_for(user: AnyUser) -> list[Attention]:
     return (
         _decisions_due(user)
         + _seconds_due(user)
+        + _disputes_due(user)
         + _retests_due(user)
         + _retests_for_the_lab(user)
         + _gates_to_run(user)

@@ -21,7 +21,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 from accounts.models import Organisation
 from accounts.selectors import clock
 from benchmarks.models import Run
-from gates.models import Decision, Evaluation, GatePlan, RetestObligation
+from gates.models import Decision, Dispute, Evaluation, GatePlan, RetestObligation
 from gates.permissions import AnyUser, GateScope, gate_scope
 from procurement.models import Rfp
 from procurement.selectors.bids import bid_list_opened
@@ -66,6 +66,7 @@ class GateCell:
     pending: Decision | None = None  # a promotion waiting for its second sign-off
     obligations: tuple[RetestObligation, ...] = ()  # open or scheduled by the clock
     lab_deviation: bool = False
+    dispute: Dispute | None = None  # the vendor contests one of its verdicts
     # The hosts (worker names) that ran the runs the latest evaluation judged.
     hosts: tuple[str, ...] = ()
 
@@ -179,6 +180,13 @@ def _obligations(
     return _by_key(o for o in found if o.status_at(now) in LIVE)
 
 
+def _open_disputes(rfp: Rfp, vendor_ids: Any) -> dict[Any, list[Dispute]]:
+    found = Dispute.objects.filter(rfp=rfp, status=Dispute.Status.OPEN)
+    if vendor_ids is not None:
+        found = found.filter(vendor_organisation_id__in=vendor_ids)
+    return _by_key(found.order_by("opened_at", "id"))
+
+
 def evaluation_hosts(evaluations: list[Evaluation]) -> dict[int, tuple[str, ...]]:
     """Per evaluation (by id), the hosts that ran the runs it judged: its
     campaign's runs ended by the time it was made, by worker name in name
@@ -217,6 +225,7 @@ def _cell(
     decisions: list[Decision],
     obligations: list[RetestObligation],
     hosts: tuple[str, ...] = (),
+    disputes: list[Dispute] | None = None,
 ) -> GateCell:
     recorded = [d for d in decisions if d.status == Decision.Status.RECORDED]
     pending = [d for d in decisions if d.status == Decision.Status.PENDING]
@@ -232,6 +241,7 @@ def _cell(
         obligations=tuple(obligations),
         lab_deviation=deviation,
         hosts=hosts,
+        dispute=disputes[0] if disputes else None,
     )
 
 
@@ -260,6 +270,7 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
     obligations = _obligations(rfp, vendor_ids, clock.now())
     bids = evaluation_bids(rfp).filter(vendor_organisation_id__in=list(vendors))
     fidelity = fidelity_by_vendor(rfp, bids)  # 5 queries, none while sealed
+    disputes = _open_disputes(rfp, vendor_ids)
     rows = []
     for vid, vendor in sorted(vendors.items(), key=lambda v: (v[1].name, v[0])):
         frozen = current.get(vid)
@@ -271,6 +282,7 @@ def gate_board(*, rfp: Rfp, user: AnyUser) -> list[BoardRow]:
                 decisions.get((vid, gate), []),
                 obligations.get((vid, gate), []),
                 _hosts_of(latest.get((vid, gate)), hosts),
+                disputes.get((vid, gate), []),
             )
             for gate, stage in _gates(frozen or drafts.get(vid))
         )

@@ -2,7 +2,9 @@
 (``artifacts.selectors.breaches``): a vendor's failed or expired re-test
 obligations on an RFP, read by the clock (an obligation past its deadline is
 a breach before the beat task persists it), and its undeposited updates
-(``gates.selectors.undeposited``), newest first (``gate_breaches``)."""
+(``gates.selectors.undeposited``), newest first (``gate_breaches``). An open
+dispute of a verdict of the obligation's gate suspends its breach until it is
+decided."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from django.urls import reverse
 from accounts.selectors import clock
 from artifacts.lib.evidence.layout import format_time
 from artifacts.selectors.breaches import CitedBreach
-from gates.models import RetestObligation
+from gates.models import Dispute, RetestObligation
 from gates.selectors.undeposited import undeposited_update_breaches
 from procurement.models import Rfp
 
@@ -52,9 +54,14 @@ def obligation_breach(obligation: RetestObligation, status: str) -> CitedBreach:
 def obligation_breaches(rfp: Rfp, organisation_id: int) -> list[CitedBreach]:
     """The vendor's breached re-test obligations on ``rfp``, newest first."""
     now = clock.now()
-    found = RetestObligation.objects.filter(
-        rfp=rfp, vendor_organisation_id=organisation_id
-    ).select_related("rfp", "evaluation")
+    disputed = Dispute.objects.filter(
+        rfp=rfp, vendor_organisation_id=organisation_id, status=Dispute.Status.OPEN
+    ).values_list("gate", flat=True)
+    found = (
+        RetestObligation.objects.filter(rfp=rfp, vendor_organisation_id=organisation_id)
+        .exclude(gate__in=list(disputed))
+        .select_related("rfp", "evaluation")
+    )
     breaches = [
         obligation_breach(o, o.status_at(now)) for o in found if o.status_at(now) in HOW
     ]

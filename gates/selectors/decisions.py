@@ -1,6 +1,7 @@
 """A gate's decision state, read (never written): its latest evaluation, the
-canary streak, the latest recorded decision, a pending promotion, and whether a
-promotion may be recorded now, and if not, why not.
+canary streak, the latest recorded decision, a pending promotion, an open
+dispute of its verdict, and whether a promotion may be recorded now, and if not,
+why not.
 
 The history is the vendor's on the RFP, across plan versions: a new plan
 version does not erase a failure, a halt or a recorded decision of the gate.
@@ -12,8 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gates.models import Decision, Evaluation, GatePlan
+from gates.models import Decision, Dispute, Evaluation, GatePlan
+from gates.selectors.disputes import dispute_open_on_gate
 
+DISPUTED = (
+    "The vendor contests the verdict of {when} UTC: uphold or reject the dispute "
+    "before the gate is promoted or rolled back."
+)
 PROMOTE_BLOCKED_BY_HALT = (
     "The latest evaluation halted on a stop-loss condition: hold or roll back "
     "until a later evaluation passes."
@@ -29,6 +35,7 @@ class GateState:
     needed: int  # the plan's consecutive_passes for the gate
     recorded: Decision | None  # the latest recorded decision
     pending: Decision | None  # a promotion waiting for its second sign-off
+    dispute: Dispute | None = None  # an open dispute of one of its evaluations
     why_not: list[str] = field(default_factory=list)  # why promotion is refused
 
     @property
@@ -148,7 +155,14 @@ def _why_not(state: GateState) -> list[str]:
     previous = previous_gate_unpromoted(state.plan, state.gate)
     if previous is not None:
         reasons.append(f"Promote {previous} first.")
+    if state.dispute is not None:
+        reasons.append(disputed_reason(state.dispute))
     return reasons
+
+
+def disputed_reason(dispute: Dispute) -> str:
+    when = f"{dispute.evaluation.evaluated_at:%Y-%m-%d %H:%M}"
+    return DISPUTED.format(when=when)
 
 
 def gate_state(plan: GatePlan, gate: str) -> GateState:
@@ -167,6 +181,7 @@ def gate_state(plan: GatePlan, gate: str) -> GateState:
         needed=int(spec.get("consecutive_passes", 1)),
         recorded=_recorded(decisions),
         pending=pending,
+        dispute=dispute_open_on_gate(plan.rfp_id, plan.vendor_organisation_id, gate),
     )
     state.why_not.extend(_why_not(state))
     return state

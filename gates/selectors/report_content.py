@@ -30,6 +30,7 @@ from gates.lib.charts import Figure, criterion_repetitions
 from gates.lib.engine.validate import checks_named
 from gates.lib.report_charts import figures_svg
 from gates.models import Decision, Evaluation
+from gates.selectors.disputes import dispute_lines
 from gates.selectors.evaluations import scenario_repetitions
 from gates.selectors.results import run_drift, run_status
 
@@ -668,6 +669,7 @@ def evaluation_report_context(
         "max_drift": evaluation.max_drift,
         "scenarios": _scenarios(evaluation, runs),
         "decisions": decisions,
+        "disputes": dispute_lines(evaluation),
         "deposits": deposits,
         "log": head,
         "signer_fingerprint": signer_fingerprint,
@@ -696,6 +698,7 @@ SECTIONS: Final = (
     ("environment", "Environment and drift"),
     ("runs", "Runs and their outputs"),
     ("decisions", "Decisions"),
+    ("disputes", "Disputes"),
     ("escrow", "Escrow deposits and the transparency log"),
 )
 
@@ -707,6 +710,7 @@ def report_sections(context: dict[str, Any]) -> list[tuple[str, str]]:
         "charts": any(c.figure is not None for c in context["criteria"]),
         "stop-loss": bool(context["stop_loss"]),
         "decisions": bool(context["decisions"]),
+        "disputes": bool(context["disputes"]),
     }
     return [(anchor, title) for anchor, title in SECTIONS if present.get(anchor, True)]
 
@@ -737,6 +741,7 @@ def certificate_context(
         "kind": "Acceptance certificate",
         "bundle": _bundle_facts(evaluation),
         "decision": decision_line(decision, evaluation.pk),
+        "disputes": dispute_lines(evaluation),
         "criteria": criteria,
         "log": log_head(indexes),
         "signer_fingerprint": signer_fingerprint,

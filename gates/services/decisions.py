@@ -8,7 +8,9 @@ across plan versions). Hold and rollback are recorded at once. A promotion is
 person: also the ``gates_decision_two_people`` constraint); it may be
 withdrawn meanwhile. Promotion needs the gate's latest ``consecutive_passes``
 campaigns to PASS, no stop-loss on the latest evaluation, and the previous gate
-promoted; the second sign-off checks all that again.
+promoted; the second sign-off checks all that again. While the vendor's dispute
+of the gate's verdict is open, neither a promotion nor a rollback is recorded
+(a hold is).
 
 Each step is one transaction with one audit row (``gate.decided``,
 ``gate.decision_seconded``, ``gate.decision_withdrawn``) and, for ``decided``
@@ -40,7 +42,7 @@ from artifacts.lib.evidence.layout import format_time
 from artifacts.services.transparency import checkpoint_publish_on_commit, log_append
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import DECISION_TRANSITIONS, Decision, GatePlan
-from gates.selectors.decisions import gate_state
+from gates.selectors.decisions import disputed_reason, gate_state
 from procurement.permissions import is_buyer_side
 
 LOG_SCHEMA: Final = "reprogate.gate-decision/v1"
@@ -168,6 +170,8 @@ def decision_record(
         raise GatesConflict(" ".join(state.why_not[:2]), code="not_decidable")
     if kind == K.PROMOTE:
         _refuse_promotion(state.why_not)
+    if kind == K.ROLLBACK and state.dispute is not None:
+        raise GatesConflict(disputed_reason(state.dispute), code="disputed")
     decision = Decision.objects.create(
         plan=plan,
         gate=gate,

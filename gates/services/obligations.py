@@ -21,7 +21,11 @@ vendor, run by the lab, expired by the clock.
   campaign is linked to the obligation and to the gate of the current plan, so
   it is evaluated when it finishes and the evaluation answers the obligation.
 - ``obligations_expire`` (the hourly beat task): live obligations past their
-  deadline become ``expired`` (reads see it earlier through ``status_now``).
+  deadline become ``expired`` (reads see it earlier through ``status_now``),
+  but not while a dispute of a verdict of their gate is open.
+- ``obligation_for_dispute``: an upheld dispute's re-test at the buyer's cost:
+  the gate's live obligation taken over (buyer-funded, a fresh deadline, an
+  attempt the vendor does not spend), else a new scheduled one.
 
 ``failed`` and ``expired`` are breaches (``breached_at``) an escrow release can
 cite. Every status change is ``obligation_transition``: one audit row each."""
@@ -33,6 +37,7 @@ from typing import Any, Final
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
 from accounts.models import Organisation, Role
@@ -48,6 +53,7 @@ from benchmarks.services.campaigns import campaign_start
 from gates.exceptions import GatesConflict, GatesError
 from gates.models import (
     OBLIGATION_TRANSITIONS,
+    Dispute,
     Evaluation,
     GatePlan,
     RetestObligation,
@@ -107,11 +113,13 @@ def _lab_operators(obligation: RetestObligation) -> Any:
     return user_list_in(labs, Role.LABOPS)
 
 
-def _notify(obligation: RetestObligation, template: str, users: list[Any]) -> None:
+def _notify(
+    obligation: RetestObligation, template: str, users: list[Any], **extra: Any
+) -> None:
     notify_users(
         users=users,
         template=template,
-        context={"obligation": obligation, "rfp": obligation.rfp},
+        context={"obligation": obligation, "rfp": obligation.rfp, **extra},
         url=retest_url(obligation),
     )
 
@@ -371,7 +379,15 @@ def obligations_expire(*, now: datetime | None = None) -> int:
     """Persist the expiry of every live obligation past its deadline (idempotent);
     how many expired now."""
     now = now or clock.now()
-    due = RetestObligation.objects.filter(status__in=LIVE, deadline__lte=now)
+    disputed = Dispute.objects.filter(
+        status=Dispute.Status.OPEN,
+        rfp_id=OuterRef("rfp_id"),
+        vendor_organisation_id=OuterRef("vendor_organisation_id"),
+        gate=OuterRef("gate"),
+    )
+    due = RetestObligation.objects.filter(status__in=LIVE, deadline__lte=now).exclude(
+        Exists(disputed)
+    )
     expired = 0
     for pk in list(due.values_list("pk", flat=True)):
         with transaction.atomic():
@@ -389,3 +405,91 @@ def obligations_expire(*, now: datetime | None = None) -> int:
             _notify(obligation, "gate_retest_expired", users)
             expired += 1
     return expired
+
+
+# --- an upheld dispute: a re-test at the buyer's cost --------------------------------
+
+
+def _disputed_criteria(evaluation: Evaluation) -> list[str]:
+    """The blocking criteria the evaluation did not pass (all of the gate's
+    criteria when none: a halt is re-run whole)."""
+    rows = evaluation.criterion_results.order_by("position")
+    failing = [r.criterion for r in rows if r.blocking and r.verdict != "PASS"]
+    return failing or [r.criterion for r in rows]
+
+
+def _buyer_funded(obligation: RetestObligation, dispute: Any, actor: User) -> None:
+    """Take over the gate's live obligation: the buyer pays, the deadline runs
+    afresh, and the re-run is an attempt the vendor does not spend."""
+    rfp = obligation.rfp
+    obligation.cost_bearer = RetestObligation.CostBearer.BUYER
+    fresh = clock.now() + timedelta(days=rfp.retest_deadline_days)
+    obligation.deadline = max(obligation.deadline, fresh)
+    fields = ["cost_bearer", "deadline"]
+    if obligation.status == OB.OPEN:
+        obligation.bundle = dispute.bundle or dispute.evaluation.campaign.bundle
+        obligation.campaign = None
+        obligation.max_attempts += 1
+        obligation.attempts_used += 1
+        obligation.requested_by, obligation.requested_at = actor, clock.now()
+        fields += ["bundle", "campaign", "max_attempts", "attempts_used"]
+        fields += ["requested_by", "requested_at"]
+        note = f"dispute {dispute.public_id} upheld: a re-test at the buyer's cost"
+        obligation_transition(
+            obligation=obligation, to=OB.SCHEDULED, actor=actor,
+            fields=tuple(fields), note=note, data={"dispute": str(dispute.public_id)},
+        )  # fmt: skip
+        return
+    obligation.save(update_fields=[*fields, "updated_at"])
+
+
+@transaction.atomic
+def obligation_for_dispute(*, dispute: Any, actor: User) -> RetestObligation:
+    """The scheduled, buyer-funded re-test of an upheld ``dispute``: the gate's
+    live obligation taken over, else a new one; the revised bundle if the
+    vendor named one, else the judged bundle again. The lab is told."""
+    evaluation = dispute.evaluation
+    live = (
+        RetestObligation.objects.select_for_update()
+        .filter(
+            rfp_id=dispute.rfp_id,
+            vendor_organisation_id=dispute.vendor_organisation_id,
+            gate=dispute.gate,
+            status__in=LIVE,
+        )
+        .first()
+    )
+    if live is not None:
+        _buyer_funded(live, dispute, actor)
+        obligation = live
+    else:
+        rfp = evaluation.rfp
+        obligation = RetestObligation.objects.create(
+            rfp=rfp,
+            vendor_organisation_id=evaluation.vendor_organisation_id,
+            plan=dispute.plan,
+            gate=dispute.gate,
+            evaluation=evaluation,
+            criteria=_disputed_criteria(evaluation),
+            reason=f"Dispute upheld by {actor.get_username()}: {dispute.reason}",
+            status=OB.SCHEDULED,
+            deadline=clock.now() + timedelta(days=rfp.retest_deadline_days),
+            max_attempts=rfp.retest_max_attempts + 1,
+            attempts_used=1,
+            cost_bearer=RetestObligation.CostBearer.BUYER,
+            bundle=dispute.bundle or evaluation.campaign.bundle,
+            requested_by=actor,
+            requested_at=clock.now(),
+        )
+        facts = {**_facts(obligation), "dispute": str(dispute.public_id)}
+        audit_record(
+            actor=actor,
+            action="retest.raised",
+            target=obligation,
+            organisation=rfp.buyer_organisation,
+            data={**facts, "evaluation": str(evaluation.public_id)},
+        )
+    if obligation.campaign_id is None:
+        lab = list(_lab_operators(obligation))
+        _notify(obligation, "gate_retest_requested", lab, dispute=dispute)
+    return obligation

@@ -18,7 +18,9 @@ from django.views.decorators.http import require_safe
 
 from accounts.models import Organisation
 from benchmarks.selectors.access import can_add_runs
+from gates.forms.disputes import DisputeAnswerForm, DisputeOpenForm
 from gates.lib.charts import criterion_chart
+from gates.models import Dispute
 from gates.permissions import (
     GateScope,
     can_download_evaluation_evidence,
@@ -26,6 +28,12 @@ from gates.permissions import (
 )
 from gates.selectors.board import board_gate_names, gate_board
 from gates.selectors.decisions import gate_state
+from gates.selectors.disputes import (
+    dispute_contestable,
+    dispute_list_for_evaluation,
+    dispute_list_visible_to,
+    dispute_window_ends,
+)
 from gates.selectors.evaluations import (
     criterion_page,
     evaluation_get_visible,
@@ -73,6 +81,9 @@ def board(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         gates=board_gate_names(rows),
         scope=scope,
         undeposited=undeposited_visible(rfp, scope),
+        disputes=dispute_list_visible_to(request.user).filter(
+            rfp=rfp, status=Dispute.Status.OPEN
+        ),
     )
     return render(request, "gates/board.html", context)
 
@@ -187,8 +198,22 @@ def evaluation(request: HttpRequest, evaluation_id: uuid.UUID) -> HttpResponse:
         if can_download_evaluation_evidence(request.user, found)
         else "",
         api_url=f"/api/v1/evaluations/{found.public_id}/",
+        **_disputes(request, found),
     )
     return render(request, "gates/evaluation.html", context)
+
+
+def _disputes(request: HttpRequest, evaluation: Any) -> dict[str, Any]:
+    """The evaluation's disputes, the buyer side's answer form and the judged
+    vendor's "Contest this verdict" form (within the window)."""
+    buyer_side = gate_scope(request.user, evaluation.rfp).buyer_side
+    contestable = dispute_contestable(request.user, evaluation)
+    return {
+        "disputes": dispute_list_for_evaluation(evaluation),
+        "answer_form": DisputeAnswerForm() if buyer_side else None,
+        "contest_form": DisputeOpenForm(evaluation=evaluation) if contestable else None,
+        "window_ends": dispute_window_ends(evaluation),
+    }
 
 
 @login_required

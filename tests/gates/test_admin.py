@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from gates.models import GateCampaign, GatePlan, RetestObligation
 from gates.services.decisions import decision_record
+from gates.services.disputes import dispute_open
 from gates.services.reports import report_request
 from tests.accounts.factories import UserFactory
 from tests.gates.support import FAIL, LAB, evaluate_fixture  # noqa: F401
@@ -32,11 +33,12 @@ def superuser() -> Any:
 
 
 @pytest.fixture
-def gates_rows(frozen_plan: GatePlan, evaluate: Any, buyer: Any) -> None:
+def gates_rows(frozen_plan: GatePlan, evaluate: Any, buyer: Any, vendor_a: Any) -> None:
     """A row of every gates model: a failed evaluation (its criteria and the
-    obligation it raised), the buyer's hold, its report requested, and the gate
-    campaign of the evaluated campaign."""
+    obligation it raised), the vendor's dispute of it, the buyer's hold, its
+    report requested, and the gate campaign of the evaluated campaign."""
     evaluation = evaluate(frozen_plan, FAIL)
+    dispute_open(evaluation=evaluation, reason="Warm cache.", actor=vendor_a)
     decision_record(
         plan=frozen_plan, gate=LAB, kind="hold", rationale="Misses p99.", actor=buyer
     )

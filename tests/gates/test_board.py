@@ -31,8 +31,9 @@ from tests.procurement.factories import BidFactory
 pytestmark = pytest.mark.django_db
 
 # memberships, plans, bidders, latest evaluations, their hosts, decisions, live
-# obligations, and for the fidelity column: the bids, the RFP's metrics and artifacts
-BOARD_QUERIES = 10
+# obligations, open disputes, and for the fidelity column: the bids, the RFP's
+# metrics and artifacts
+BOARD_QUERIES = 11
 
 
 def _cell(rows: list[BoardRow], slug: str, gate: str = GATE) -> GateCell:

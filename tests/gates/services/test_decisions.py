@@ -319,7 +319,7 @@ def test_decisions_are_taken_on_the_current_plan_only(
         )
 
 
-def test_gate_state_reads_in_three_queries_whatever_the_history(
+def test_gate_state_reads_in_four_queries_whatever_the_history(
     frozen_plan: GatePlan, evaluate: Any, buyer: Any, django_assert_num_queries: Any
 ) -> None:
     for _ in range(3):
@@ -328,7 +328,8 @@ def test_gate_state_reads_in_three_queries_whatever_the_history(
         plan=frozen_plan, gate="pilot", kind="hold", rationale="Wait.", actor=buyer
     )
 
-    with django_assert_num_queries(3):  # evaluations, decisions, the previous gate's
+    # evaluations, decisions, the previous gate's, an open dispute
+    with django_assert_num_queries(4):
         state = gate_state(frozen_plan, "pilot")
 
     assert (state.streak, state.recorded.kind) == (3, "hold")
