@@ -303,7 +303,8 @@ def _row(
             return Row(*args, MISSING, "The bundle does not declare it.")
         verdict, why = judge(required.value, captured.value)
         if verdict == MET:
-            return Row(*args, PARTIAL, f"Not declared; the lab captured it. {why}")
+            said = f"Not declared; the lab captured {_show(captured.value)}."
+            return Row(*args, PARTIAL, said)
         return Row(*args, CONTRADICTED, f"Not declared; the lab captured: {why}")
     verdict, why = judge(required.value, declared.value)
     if (
@@ -650,7 +651,7 @@ def _metrics(req: Mapping[str, Any], dec: Declared, cap: Captured) -> list[Row]:
             _row(
                 f"metrics[{name}]",
                 f"Metric {name}",
-                Value(stats or name, f"requirements.metrics[{i}]"),
+                Value(stats, f"requirements.metrics[{i}]"),
                 Value(claimed, where) if own else None,
                 _stats,
             )

@@ -251,3 +251,34 @@ def test_the_matrix_counts_and_lists_contradicted_mandatory_rows() -> None:
 )
 def test_version_specs(version: str, spec: str, ok: bool) -> None:
     assert version_satisfies(version, spec) is ok
+
+
+def test_a_metric_required_as_a_series_is_met_by_any_claim_of_it() -> None:
+    requirements = REQUIREMENTS | {
+        "metrics": [{"metric": "cache_hit_rate", "stats": [], "series": True}]
+    }
+    claims = [{"metric": "cache_hit_rate", "stat": "mean", "scenario": "a"}]
+
+    met = fidelity_matrix(requirements, _declared(claims=claims)).rows
+    missing = fidelity_matrix(requirements, _declared(claims=[])).rows
+
+    [row] = [r for r in met if r.id == "metrics[cache_hit_rate]"]
+    assert (row.verdict, row.reason) == (MET, "Claimed.")
+    [row] = [r for r in missing if r.id == "metrics[cache_hit_rate]"]
+    assert row.verdict == MISSING
+    assert row.reason == "The bundle does not declare it."
+
+
+def test_captured_but_undeclared_says_what_the_lab_captured() -> None:
+    captured = Captured("r", flatten({"kernel": {"release": "6.1.0-18-amd64"}}))
+    declared = _declared()
+    environment = {**ENVIRONMENT, "pinned": {"gpu_driver": "550.127.05"}}
+    undeclared = Declared(
+        bundle="b-1", manifest=declared.manifest, kinds=declared.kinds,
+        environment=environment,
+    )  # fmt: skip
+
+    row = _rows(undeclared, captured)["environment.pinned.kernel"]
+
+    assert row.verdict == PARTIAL
+    assert row.reason == "Not declared; the lab captured 6.1.0-18-amd64."
