@@ -41,8 +41,9 @@ def test_seeding_twice_adds_no_bundle_and_no_key(var_dir: Path) -> None:
     report = demo_seed()
 
     assert str(report) == "Demo data already present; nothing changed."
-    assert Bundle.objects.count() == 4  # RFP-DEMO-1 and RFP-DEMO-2, two each
-    assert SigningKey.objects.count() == 2
+    # RFP-DEMO-1 and RFP-DEMO-2, two each, and the buyer's baseline on RFP-DEMO-2
+    assert Bundle.objects.count() == 5
+    assert SigningKey.objects.count() == 3
 
 
 def test_demo_keys_live_under_var_dir_and_are_reused(var_dir: Path) -> None:

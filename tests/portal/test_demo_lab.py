@@ -36,6 +36,7 @@ def test_seed_opens_the_lab_rfp_with_both_bundles_accepted(var_dir: Path) -> Non
     assert sorted(b.organisation.slug for b in bundles) == [
         "acme-flash",
         "bolt-storage",
+        "northwind-ai",  # the buyer's baseline
     ]
     assert rfp.bids.filter(status="submitted").count() == 2
 
@@ -67,7 +68,8 @@ def test_labops_can_start_campaigns_on_both_lab_bundles(var_dir: Path) -> None:
     )
     startable = bundle_list_startable_by(labops)
     assert {b.rfp.reference for b in startable} == {LAB_RFP}
-    assert startable.count() == 2
+    # both vendors' bundles and the buyer's baseline
+    assert startable.count() == 3
     assert LabPool.objects.get(name=LAB_POOL).lab_organisation.slug == "northwind-lab"
 
 

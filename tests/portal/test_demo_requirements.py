@@ -32,6 +32,6 @@ def test_both_demo_rfps_demand_the_chat_70b_workload(
             "warmup",
         ]
         assert doc["accelerators"][0]["vendors"] == ["nvidia"]
-        assert doc["fabric"]["transports"] == ["tcp"]
+        assert doc["fabric"]["transports"] == ["tcp", "rdma"]
         assert doc["environment"]["pinned"] == ["kernel", "gpu_driver", "nvme_firmware"]
         assert doc["metrics"]  # the default metric rows, kept
