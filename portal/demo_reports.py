@@ -31,7 +31,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from artifacts.lib.canonical import canonical_json
 from artifacts.lib.signatures import dsse
 from artifacts.lib.signatures.sshkeys import SshPrivateKey
-from artifacts.lib.signatures.statement import statement
+from artifacts.lib.signatures.statement import PAYLOAD_TYPE, statement
 from gates.lib.signing.pades import sign_pdf
 from gates.lib.signing.pki import DOCUMENT_SIGNING, ReportSigner
 
@@ -148,7 +148,7 @@ def signed_report_files(
     document = statement(
         subjects=[(REPORT_PATH, hashlib.sha256(signed).hexdigest())],
         predicate_type=PREDICATE_TYPE,
-        predicate={"vendor": slug, "claims": claims},
+        predicate={"vendor": slug, **claims},
     )
-    envelope = dsse.sign(canonical_json(document), key)
+    envelope = dsse.sign(canonical_json(document), key, payload_type=PAYLOAD_TYPE)
     return {REPORT_PATH: signed, STATEMENT_PATH: envelope}

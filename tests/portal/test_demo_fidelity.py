@@ -72,6 +72,7 @@ def test_the_bids_met_the_bundle_condition_and_the_reports_validate(
         [signed] = [f for f in report["files"] if f["status"] == "valid"]
         signer = signed["signatures"][0]["signer"]
         assert signer["organisation"] == bundle.organisation.name
+        assert signed["statement"]["status"] == "valid", signed["statement"]
         assert bundle.completeness["artifacts"]["complete"], bundle.completeness
         sbom = bundle.completeness["content"]["kinds"]["sbom"]
         assert sbom["ok"], sbom
