@@ -20,6 +20,7 @@ import datetime
 import hashlib
 import html
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -140,7 +141,12 @@ def signed_report_files(
 
     template = json.loads((source / "bundle.json").read_text(encoding="utf-8"))
     pdf = bytes(weasyprint.HTML(string=report_html(name, template)).write_pdf())
-    signed = sign_pdf(pdf, vendor_signer(name, slug), reason=f"{name} benchmark report")
+    # pyHanko signs through asyncio.run(): in a thread of its own, so that a
+    # caller already in an event loop (a browser test's seed) can seed too.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        signed = pool.submit(
+            sign_pdf, pdf, vendor_signer(name, slug), reason=f"{name} benchmark report"
+        ).result()
     claims = {
         f"{c.get('metric')} {c.get('stat')} {c.get('scenario')}": c.get("value")
         for c in _claims(template)
