@@ -1,7 +1,10 @@
 """In the embedded default (SQLite broker, no server), ``labops`` starts a
 campaign on each example bundle of the seeded RFP-DEMO-2 from the browser, watches
 the progress bars move and the campaigns complete, and the Plotly charts render.
-The lab (a real worker process on ``pool.local``) is ``tests/browser/lab.py``'s."""
+The lab (a real worker process on ``pool.local``) is ``tests/browser/lab.py``'s: a
+pool whose policy names no fault hook and no block device, so every steady run
+succeeds, and the bundles' failover and interference runs fail saying what the pool
+lacks (the warm-up runs need nothing more)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import subprocess
 import pytest
 from playwright.sync_api import Page, expect
 
+from benchmarks.models import Campaign, Run
 from tests.browser.lab import (
     CAMPAIGN_TIMEOUT_S,
     expect_charts,
@@ -36,11 +40,21 @@ def test_labops_runs_both_example_bundles_and_sees_progress_and_charts(
     assert len(set(progress[0])) >= 2, f"the progress bar never moved: {progress}"
     for url in urls:
         page.goto(url)
-        expect(page.get_by_test_id("campaign-status")).to_have_text("succeeded")
+        expect(page.get_by_test_id("campaign-status")).to_have_text(
+            "finished with failures"
+        )
         expect(page.get_by_test_id("campaign-progress")).to_have_attribute(
             "value", "100"
         )
         expect_charts(page, CHARTS)
+        campaign = Campaign.objects.get(public_id=url.rstrip("/").rsplit("/", 1)[1])
+        failed = {
+            r.scenario.get("kind"): r.reason
+            for r in campaign.runs.exclude(state=Run.State.SUCCEEDED)
+        }
+        assert set(failed) == {"failover", "interference"}, failed
+        assert "fault" in failed["failover"], failed
+        assert "device" in failed["interference"], failed
     page.get_by_test_id("run-row").first.get_by_role("link").click()
     expect_charts(page, ("series",))
     assert lab.poll() is None, "the worker died"
