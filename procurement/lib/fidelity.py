@@ -215,9 +215,15 @@ def _numbers(text: Any) -> tuple[int, ...]:
 
 
 def version_satisfies(version: Any, spec: str) -> bool:
-    """``"12.4"`` against ``">=12.2"`` (``>=``, ``>``, ``<=``, ``<``, ``==``;
-    a bare version matches as a prefix)."""
-    match = re.fullmatch(r"\s*(>=|<=|==|>|<)?\s*(.+?)\s*", spec)
+    """``"12.4"`` against ``">=12.2"`` or ``">=12.2,<13"``: every clause of the
+    requirements document's SDK specification (``>=``, ``>``, ``<=``, ``<``,
+    ``==``, ``!=``, ``~=``; a bare version matches as a prefix) holds."""
+    clauses = [c for c in spec.split(",") if c.strip()]
+    return bool(clauses) and all(_clause_holds(version, c) for c in clauses)
+
+
+def _clause_holds(version: Any, clause: str) -> bool:
+    match = re.fullmatch(r"\s*(>=|<=|==|!=|~=|>|<)?\s*(.+?)\s*", clause)
     if match is None:
         return False
     op, wanted = match.groups()
@@ -226,12 +232,15 @@ def version_satisfies(version: Any, spec: str) -> bool:
     have, want = _numbers(version), _numbers(wanted)
     width = max(len(have), len(want))
     have, want = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+    prefix = max(len(_numbers(wanted)) - 1, 1)  # ~=8.0: 8.x at or above 8.0
     checks: dict[str, Callable[[], bool]] = {
         ">=": lambda: have >= want,
         ">": lambda: have > want,
         "<=": lambda: have <= want,
         "<": lambda: have < want,
         "==": lambda: have == want,
+        "!=": lambda: have != want,
+        "~=": lambda: have >= want and have[:prefix] == want[:prefix],
     }
     return checks[op]()
 

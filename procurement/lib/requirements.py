@@ -658,38 +658,3 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
         else:
             changes.append(Change(section, a, b))
     return changes
-
-
-# --- reading a version specification ------------------------------------------------
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
-
-
-def satisfies(spec: str, version: str) -> bool | None:
-    """Whether ``version`` (``12.4.1``) meets ``spec`` (``>=12.2,<13``); None when
-    the version is not dotted digits (then nobody can tell)."""
-    if not re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", version):
-        return None
-    have = _version(version)
-    for clause in spec.split(","):
-        op = re.match(r"^(>=|<=|==|!=|~=|>|<)?", clause).group(0)  # type: ignore[union-attr]
-        want = _version(clause[len(op) :])
-        width = max(len(have), len(want))
-        h = have + (0,) * (width - len(have))
-        w = want + (0,) * (width - len(want))
-        ok = {
-            ">=": h >= w,
-            "<=": h <= w,
-            ">": h > w,
-            "<": h < w,
-            "!=": h != w,
-            "~=": h >= w
-            and have[: max(len(want) - 1, 1)] == want[: max(len(want) - 1, 1)],
-            "==": h == w,
-            "": h == w,
-        }[op]
-        if not ok:
-            return False
-    return True

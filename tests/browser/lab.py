@@ -258,3 +258,24 @@ def expect_charts(page: Page, keys: tuple[str, ...]) -> None:
         expect(
             chart.locator("[data-testid=chart-plot] svg.main-svg").first
         ).to_be_visible(timeout=20_000)
+
+
+def expect_campaign_done(page: Page, url: str) -> None:
+    """The campaign at ``url`` (an example bundle's, on this lab's pool) has
+    ended: every steady run succeeded; the pool's policy names no fault hook and
+    no block device, so the bundle's failover and interference runs failed
+    saying what it lacks (the warm-up runs need nothing more)."""
+    from benchmarks.models import Campaign, Run
+
+    page.goto(url)
+    expect(page.get_by_test_id("campaign-status")).to_have_text(
+        "finished with failures"
+    )
+    campaign = Campaign.objects.get(public_id=url.rstrip("/").rsplit("/", 1)[1])
+    failed = {
+        r.scenario.get("kind"): r.reason
+        for r in campaign.runs.exclude(state=Run.State.SUCCEEDED)
+    }
+    assert set(failed) == {"failover", "interference"}, failed
+    assert "fault" in failed["failover"], failed
+    assert "device" in failed["interference"], failed

@@ -15,7 +15,13 @@ from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
 from portal.demo import LAB_RFP
-from tests.browser.lab import CAMPAIGN_TIMEOUT_S, log_in, start_campaign, watch_campaign
+from tests.browser.lab import (
+    CAMPAIGN_TIMEOUT_S,
+    expect_campaign_done,
+    log_in,
+    start_campaign,
+    watch_campaign,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,8 +44,7 @@ def run_campaign(page: Page) -> None:
     log_in(page, "labops")
     url = start_campaign(page, "Acme Flash")
     watch_campaign(page, url)
-    page.goto(url)
-    expect(page.get_by_test_id("campaign-status")).to_have_text("succeeded")
+    expect_campaign_done(page, url)
     log_out(page)
 
 

@@ -247,6 +247,13 @@ def test_the_matrix_counts_and_lists_contradicted_mandatory_rows() -> None:
         ("12.4.1", "12.4", True),
         ("12.40", "12.4", False),
         ("12.2", ">12.2", False),
+        # every clause form the requirements document accepts (SDK_SPEC_RE)
+        ("12.4", ">=12.2,<13", True),
+        ("13.0.1", ">=12.2,<13", False),
+        ("8.3", "~=8.0", True),
+        ("9.0", "~=8.0", False),
+        ("12.2", "!=12.2", False),
+        ("12.2.0", "12.2", True),
     ],
 )
 def test_version_specs(version: str, spec: str, ok: bool) -> None:

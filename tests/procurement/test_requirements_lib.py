@@ -180,23 +180,5 @@ def test_diff_names_each_changed_path_readably() -> None:
     assert lib.diff(old, copy.deepcopy(old)) == []
 
 
-@pytest.mark.parametrize(
-    ("spec", "version", "expected"),
-    [
-        (">=12.2", "12.4", True),
-        (">=12.2", "11.8", False),
-        (">=12.2,<13", "13.0.1", False),
-        ("~=8.0", "8.3", True),
-        ("~=8.0", "9.0", False),
-        ("12.2", "12.2.0", True),
-        (">=12.2", "12.4-beta", None),
-    ],
-)
-def test_satisfies_reads_version_clauses(
-    spec: str, version: str, expected: bool | None
-) -> None:
-    assert lib.satisfies(spec, version) is expected
-
-
 def test_artifact_kinds_match_the_model_choices() -> None:
     assert tuple(ArtifactKind.values) == lib.ARTIFACT_KINDS
