@@ -5,7 +5,8 @@ two vendors, none of them related to the personas of ``tests/conftest.py``, owni
 one of everything a route can name: a draft RFP and a template, a published RFP
 still sealed (bids with documents, receipts and a signed bundle), an opened and
 awarded RFP (bundle, deposit, breach release, clarification, campaign with runs and
-an output, frozen gate plan, evaluation, decision, re-test obligation), a signing
+an output, frozen gate plan, evaluation, decision, re-test obligation, an open
+dispute of the verdict), a signing
 key, an API token and a fixity run. Its distinctive strings must never show to a
 persona.
 
@@ -29,7 +30,7 @@ from artifacts.models import Bundle, Deposit, FixityFinding, FixityRun, SigningK
 from artifacts.services.transparency import checkpoint_publish
 from benchmarks.models import LabHost, LabPool, Run, RunOutput
 from benchmarks.services.host_tokens import host_token_issue
-from gates.models import RetestObligation
+from gates.models import Dispute, RetestObligation
 from procurement.models import Bid, BidDocument, BidReceipt, Rfp, RfpTemplate
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 from tests.benchmarks.runner import support as runner
@@ -168,6 +169,16 @@ def foreign_world(directory: Path) -> World:
     decision = decide(evaluation, ubuyer)
     obligation = RetestObligation.objects.filter(evaluation=evaluation).first()
     obligation = obligation or oblige(evaluation)
+    dispute = Dispute.objects.create(
+        evaluation=evaluation,
+        rfp=opened,
+        plan=plan,
+        gate=evaluation.gate,
+        vendor_organisation=zenith,
+        reason="Umbrella dispute: the lab host was loaded.",
+        opened_by=uvendor,
+        opened_at=clock.now(),
+    )
     clarification = ClarificationFactory.create(
         rfp=opened,
         asked_by_organisation=zenith,
@@ -226,6 +237,7 @@ def foreign_world(directory: Path) -> World:
         "plan_id": str(plan.public_id),
         "decision_id": str(decision.public_id),
         "obligation_id": str(obligation.public_id),
+        "dispute_id": str(dispute.public_id),
         "campaign_id": str(campaign.public_id),
         "pool_id": str(pool.public_id),
         "pool_name": pool.name,
@@ -277,6 +289,7 @@ def foreign_world(directory: Path) -> World:
         evaluation,
         decision,
         obligation,
+        dispute,
         key,
         token,
         host_token,
