@@ -205,7 +205,7 @@ def context(pages: int) -> dict[str, Any]:
              "succeeded": RUNS_PER_SCENARIO}
             for s in sorted({r.scenario for r in runs})
         ],
-        "decisions": [decision], "deposits": deposits,
+        "decisions": [decision], "deposits": deposits, "disputes": [],
         "log": content.LogHead("reprogate.example/log", 1000, _sha("root"), True,
                                True, "2026-11-30 14:00:05 UTC", ""),
         "signer_fingerprint": _sha("signer"),
