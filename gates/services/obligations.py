@@ -83,7 +83,7 @@ def retest_url(obligation: RetestObligation) -> str:
     return reverse("gates:retest", args=[obligation.public_id])
 
 
-def _facts(obligation: RetestObligation) -> dict[str, Any]:
+def obligation_facts(obligation: RetestObligation) -> dict[str, Any]:
     return {
         "rfp": obligation.rfp.reference,
         "vendor": obligation.vendor_organisation.slug,
@@ -102,18 +102,18 @@ def _vendor_members(obligation: RetestObligation) -> Any:
     return user_list_in([obligation.vendor_organisation_id], Role.VENDOR, Role.ADMIN)
 
 
-def _buyer_team(obligation: RetestObligation) -> Any:
+def obligation_buyer_team(obligation: RetestObligation) -> Any:
     buyer = obligation.rfp.buyer_organisation_id
     return user_list_in([buyer], Role.BUYER, Role.EVALUATOR, Role.ADMIN)
 
 
-def _lab_operators(obligation: RetestObligation) -> Any:
+def obligation_lab_operators(obligation: RetestObligation) -> Any:
     buyer = obligation.rfp.buyer_organisation
     labs = buyer.engages.filter(kind=Organisation.Kind.LAB).values_list("pk", flat=True)
     return user_list_in(labs, Role.LABOPS)
 
 
-def _notify(
+def obligation_notify(
     obligation: RetestObligation, template: str, users: list[Any], **extra: Any
 ) -> None:
     notify_users(
@@ -154,7 +154,12 @@ def obligation_transition(
         action=action or ACTIONS[to],
         fields=stamps,
         organisation=obligation.rfp.buyer_organisation,
-        data={**_facts(obligation), "status": to, "note": note, **(data or {})},
+        data={
+            **obligation_facts(obligation),
+            "status": to,
+            "note": note,
+            **(data or {}),
+        },
     )
 
 
@@ -205,7 +210,7 @@ def _raise(evaluation: Evaluation) -> RetestObligation | None:
         max_attempts=rfp.retest_max_attempts,
         cost_bearer=OB_COST[rfp.retest_vendor_funded],
     )
-    facts = {**_facts(obligation), "evaluation": str(evaluation.public_id)}
+    facts = {**obligation_facts(obligation), "evaluation": str(evaluation.public_id)}
     audit_record(
         actor=None,
         action="retest.raised",
@@ -213,7 +218,7 @@ def _raise(evaluation: Evaluation) -> RetestObligation | None:
         organisation=rfp.buyer_organisation,
         data=facts,
     )
-    _notify(obligation, "gate_retest_due", list(_vendor_members(obligation)))
+    obligation_notify(obligation, "gate_retest_due", list(_vendor_members(obligation)))
     return obligation
 
 
@@ -246,8 +251,8 @@ def _answer(evaluation: Evaluation, obligation: RetestObligation) -> None:
     obligation_transition(obligation=obligation, to=to, actor=None, note=note, at=at)
     users = list(_vendor_members(obligation))
     if to in BREACHES or to == OB.PASSED:
-        users += list(_buyer_team(obligation))
-    _notify(obligation, f"gate_retest_{to}", users)
+        users += list(obligation_buyer_team(obligation))
+    obligation_notify(obligation, f"gate_retest_{to}", users)
 
 
 def obligations_after_evaluation(*, evaluation: Evaluation) -> None:
@@ -314,7 +319,9 @@ def obligation_request_retest(
     obligation_transition(
         obligation=obligation, to=OB.SCHEDULED, actor=actor, fields=fields
     )
-    _notify(obligation, "gate_retest_requested", list(_lab_operators(obligation)))
+    obligation_notify(
+        obligation, "gate_retest_requested", list(obligation_lab_operators(obligation))
+    )
     return obligation
 
 
@@ -367,7 +374,7 @@ def obligation_campaign_start(
         action="retest.campaign_started",
         target=obligation,
         organisation=obligation.rfp.buyer_organisation,
-        data={**_facts(obligation), "campaign": str(campaign.public_id)},
+        data={**obligation_facts(obligation), "campaign": str(campaign.public_id)},
     )
     return campaign
 
@@ -401,8 +408,8 @@ def obligations_expire(*, now: datetime | None = None) -> int:
                 at=obligation.deadline,
                 note="the deadline passed",
             )
-            users = [*_vendor_members(obligation), *_buyer_team(obligation)]
-            _notify(obligation, "gate_retest_expired", users)
+            users = [*_vendor_members(obligation), *obligation_buyer_team(obligation)]
+            obligation_notify(obligation, "gate_retest_expired", users)
             expired += 1
     return expired
 
@@ -481,7 +488,7 @@ def obligation_for_dispute(*, dispute: Any, actor: User) -> RetestObligation:
             requested_by=actor,
             requested_at=clock.now(),
         )
-        facts = {**_facts(obligation), "dispute": str(dispute.public_id)}
+        facts = {**obligation_facts(obligation), "dispute": str(dispute.public_id)}
         audit_record(
             actor=actor,
             action="retest.raised",
@@ -490,6 +497,6 @@ def obligation_for_dispute(*, dispute: Any, actor: User) -> RetestObligation:
             data={**facts, "evaluation": str(evaluation.public_id)},
         )
     if obligation.campaign_id is None:
-        lab = list(_lab_operators(obligation))
-        _notify(obligation, "gate_retest_requested", lab, dispute=dispute)
+        lab = list(obligation_lab_operators(obligation))
+        obligation_notify(obligation, "gate_retest_requested", lab, dispute=dispute)
     return obligation

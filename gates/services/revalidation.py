@@ -32,10 +32,10 @@ from gates.models import Decision, Evaluation, GatePlan, RetestObligation
 from gates.services.obligations import (
     LIVE,
     OB_COST,
-    _buyer_team,
-    _facts,
-    _lab_operators,
-    _notify,
+    obligation_buyer_team,
+    obligation_facts,
+    obligation_lab_operators,
+    obligation_notify,
 )
 
 OB = RetestObligation.Status
@@ -132,14 +132,14 @@ def _raise_one(
         target=obligation,
         organisation=rfp.buyer_organisation,
         data={
-            **_facts(obligation),
+            **obligation_facts(obligation),
             "kind": obligation.kind,
             "update": bundle.sha256,
             "canary_hosts": obligation.canary_hosts,
         },
     )
-    users = [*_buyer_team(obligation), *_lab_operators(obligation)]
-    _notify(obligation, "gate_revalidation_due", users)
+    users = [*obligation_buyer_team(obligation), *obligation_lab_operators(obligation)]
+    obligation_notify(obligation, "gate_revalidation_due", users)
     return obligation
 
 
