@@ -518,7 +518,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "accounts.api.pagination.LimitOffsetPagination",
-    "PAGE_SIZE": 50,
+    "PAGE_SIZE": 50,  # accounts.lib.paging.PAGE_SIZE (settings import no app)
     "EXCEPTION_HANDLER": "accounts.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "accounts.api.schema.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("REPROGATE_LOGIN_THROTTLE", "20/min")},

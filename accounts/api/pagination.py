@@ -15,14 +15,16 @@ from rest_framework import pagination
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 
-MAX_LIMIT = 500
+from accounts.lib.paging import MAX_PAGE_SIZE, PAGE_SIZE
+
+MAX_LIMIT = MAX_PAGE_SIZE
 # For an APIView that pages with this paginator in get() and declares its query
 # parameters itself (``@extend_schema(parameters=PAGE_PARAMETERS)``).
 PAGE_PARAMETERS = [
     OpenApiParameter(
         "limit",
         {"type": "integer", "minimum": 1},
-        description="Page size (default 50, at most 500).",
+        description=f"Page size (default {PAGE_SIZE}, at most {MAX_LIMIT}).",
     ),
     OpenApiParameter(
         "offset", {"type": "integer", "minimum": 0}, description="Rows to skip."
