@@ -129,8 +129,8 @@ def bundle_list_visible_for_rfp(user: AnyUser, rfp: Rfp) -> QuerySet[Bundle]:
 
 
 def bundle_file_list(bundle: Bundle) -> QuerySet[BundleFile]:
-    """The bundle's files by path, with their blobs."""
-    return bundle.files.select_related("blob").order_by("path")
+    """The bundle's files by path (the page shows them, not their blobs)."""
+    return bundle.files.order_by("path", "id")
 
 
 def bundle_list_accepted_for(rfp: Rfp, organisation: Organisation) -> QuerySet[Bundle]:

@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
@@ -23,6 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.conf import site_url
 from accounts.exceptions import ApplicationError, Problem
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import Organisation
 from accounts.views.requests import SignedInRequest
 from artifacts.api.bundles import BundleUploadHandler
@@ -278,7 +280,8 @@ class TreeRow:
 
 
 def bundle_file_tree(files: list[BundleFile]) -> list[TreeRow]:
-    """Files sorted by path as rows of a tree: each folder once, before its files."""
+    """Files sorted by path as rows of a tree: each folder once, before its files
+    (on a page of the file list, the folders of its first file open it)."""
     rows: list[TreeRow] = []
     shown: set[tuple[str, ...]] = set()
     for item in sorted(files, key=lambda f: f.path.split("/")):
@@ -298,10 +301,14 @@ def bundle_detail(request: HttpRequest, bundle_id: uuid.UUID) -> HttpResponse:
     if bundle is None:
         raise Http404("No such bundle.")
     completeness = bundle.completeness or {}
+    files = Paginator(bundle_file_list(bundle), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     context = {
         "bundle": bundle,
         "rfp": bundle.rfp,
-        "tree": bundle_file_tree(list(bundle_file_list(bundle))),
+        "page": files,
+        "tree": bundle_file_tree(list(files)),
         "completeness": completeness,
         "claims": (completeness.get("claims") or {}).get("claims")
         or (bundle.manifest or {}).get("claims")

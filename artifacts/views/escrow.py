@@ -25,6 +25,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.lib.paging import PAGE_SIZE
 from accounts.views.requests import SignedInRequest
 from artifacts.forms.escrow import (
     DepositFilterForm,
@@ -49,7 +50,7 @@ from artifacts.services.log_visits import log_visit_mark_seen
 from artifacts.storage.object_lock import EscrowStorageError
 
 logger = logging.getLogger(__name__)
-PAGE_SIZE = 25
+LEAF_SHOWN_BYTES = 64 * 1024  # a larger leaf (a bundle of many files) downloads
 
 
 @login_required
@@ -72,13 +73,21 @@ def _visible(request: HttpRequest, deposit_id: uuid.UUID) -> Deposit:
 
 @login_required
 def escrow_deposit_detail(request: HttpRequest, deposit_id: uuid.UUID) -> HttpResponse:
+    """The deposit; its leaf shown whole up to ``LEAF_SHOWN_BYTES`` (a larger
+    one downloads), its blobs a page at a time."""
     deposit = _visible(request, deposit_id)
-    record = json.loads(bytes(deposit.leaf))
+    leaf = bytes(deposit.leaf)
+    shown = len(leaf) <= LEAF_SHOWN_BYTES
     context: dict[str, Any] = {
         "deposit": deposit,
-        "record_json": json.dumps(record, indent=2, sort_keys=True),
-        "leaf_b64": b64(deposit.leaf),
-        "items": deposit_items(deposit),
+        "leaf_size": len(leaf),
+        "record_json": json.dumps(json.loads(leaf), indent=2, sort_keys=True)
+        if shown
+        else "",
+        "leaf_b64": b64(leaf) if shown else "",
+        "page": Paginator(deposit_items(deposit), PAGE_SIZE).get_page(
+            request.GET.get("page")
+        ),
         "events": deposit_events(deposit),
         "inclusion": leaf_inclusion(deposit.log_index, bytes(deposit.leaf)),
         "can_change": can_change_hold(request.user, deposit),
@@ -88,6 +97,18 @@ def escrow_deposit_detail(request: HttpRequest, deposit_id: uuid.UUID) -> HttpRe
         "retention_form": RetentionForm(initial={"retain_until": deposit.retain_until}),
     }
     return render(request, "artifacts/escrow_deposit.html", context)
+
+
+@login_required
+def escrow_deposit_leaf(request: HttpRequest, deposit_id: uuid.UUID) -> HttpResponse:
+    """The leaf's bytes exactly as logged (its SHA-256 after 0x00 is the leaf hash)."""
+    deposit = _visible(request, deposit_id)
+    name = f"deposit-{deposit.log_index}-leaf.json"
+    return HttpResponse(
+        bytes(deposit.leaf),
+        content_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 def _changeable(request: HttpRequest, deposit_id: uuid.UUID) -> Deposit:
@@ -191,6 +212,11 @@ urlpatterns = [
         "escrow/deposits/<uuid:deposit_id>/",
         escrow_deposit_detail,
         name="escrow_deposit",
+    ),
+    path(
+        "escrow/deposits/<uuid:deposit_id>/leaf.json",
+        escrow_deposit_leaf,
+        name="escrow_deposit_leaf",
     ),
     path(
         "escrow/deposits/<uuid:deposit_id>/legal-hold/",
