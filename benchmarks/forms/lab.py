@@ -8,10 +8,12 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.models import User
 
+from accounts.lib.paging import PAGE_SIZE
 from artifacts.models import Bundle
 from benchmarks.models import LabPool
 from benchmarks.models.pools import POOL_NAME_VALIDATOR
 from benchmarks.selectors.access import (
+    bundle_list_matching,
     bundle_list_startable_by,
     lab_organisation_list_for,
     pool_list_operated_by,
@@ -22,6 +24,13 @@ from benchmarks.selectors.pools import (
     pool_list_with_online_hosts,
 )
 from benchmarks.services.campaigns import MAX_REPETITIONS
+
+
+def _int_or_none(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
 
 
 class BundleChoiceField(forms.ModelChoiceField):
@@ -89,6 +98,20 @@ class CampaignStartForm(forms.Form):
             self.initial.update(
                 gate=value, bundle=choice.bundle_id, repetitions=choice.repetitions
             )
+
+    def offer_bundles(self, search: str = "") -> None:
+        """Offer at most ``PAGE_SIZE`` bundles, the newest (those matching
+        ``search``: an RFP reference, a vendor's name or a SHA-256 prefix), and
+        the one already chosen; any startable bundle is still accepted."""
+        field = cast(BundleChoiceField, self.fields["bundle"])
+        bundles = bundle_list_matching(field.queryset, search)
+        offered = list(bundles[:PAGE_SIZE])
+        chosen = (self.data if self.is_bound else self.initial).get("bundle")
+        if chosen and str(chosen) not in {str(b.pk) for b in offered}:
+            offered[:0] = field.queryset.filter(pk=_int_or_none(chosen))
+        field.widget.choices = [(b.pk, field.label_from_instance(b)) for b in offered]
+        self.bundles_more = len(offered) >= PAGE_SIZE or bool(search)
+        self.bundles_limit, self.bundles_search = PAGE_SIZE, search
 
     def clean_lab_plan(self) -> dict[str, Any] | None:
         text = self.cleaned_data.get("lab_plan") or ""

@@ -97,6 +97,19 @@ def bundle_list_startable_by(user: AnyUser) -> QuerySet[Bundle]:
     )
 
 
+def bundle_list_matching(bundles: QuerySet[Bundle], search: str) -> QuerySet[Bundle]:
+    """``bundles`` whose RFP reference or vendor name contains ``search``, or
+    whose SHA-256 starts with it (all of them for an empty search)."""
+    search = search.strip()
+    if not search:
+        return bundles
+    return bundles.filter(
+        Q(rfp__reference__icontains=search)
+        | Q(organisation__name__icontains=search)
+        | Q(sha256__startswith=search.lower())
+    )
+
+
 def campaign_list_visible_to(user: AnyUser) -> QuerySet[Campaign]:
     if not user.is_authenticated:
         return Campaign.objects.none()
