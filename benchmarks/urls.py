@@ -34,6 +34,11 @@ urlpatterns = [
         name="campaign_runs",
     ),
     path(
+        "campaigns/<uuid:campaign_id>/charts/",
+        campaigns.campaign_charts_view,
+        name="campaign_charts",
+    ),
+    path(
         "campaigns/<uuid:campaign_id>/cancel/",
         campaigns.campaign_cancel_view,
         name="campaign_cancel",

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from accounts.models import AuditEvent
 from accounts.selectors import clock
@@ -70,6 +70,26 @@ def campaign_summary(runs: Sequence[Run]) -> CampaignSummary:
     done = sum(1.0 if run.state in FINAL_STATES else run.progress for run in runs)
     progress = done / len(runs) if runs else 0.0
     return CampaignSummary(total=len(runs), counts=dict(counts), progress=progress)
+
+
+def campaign_summary_of(campaign: Campaign) -> CampaignSummary:
+    """``campaign_summary`` over all the campaign's runs, counted by the
+    database (one query, whatever the number of runs); counts in state order."""
+    by_state = {
+        row["state"]: row
+        for row in Run.objects.filter(campaign=campaign)
+        .order_by()
+        .values("state")
+        .annotate(n=Count("id"), progress_sum=Sum("progress"))
+    }
+    counts = {s: by_state[s]["n"] for s in Run.State.values if s in by_state}
+    done = sum(
+        row["n"] if state in FINAL_STATES else row["progress_sum"] or 0.0
+        for state, row in by_state.items()
+    )
+    total = sum(counts.values())
+    progress = done / total if total else 0.0
+    return CampaignSummary(total=total, counts=counts, progress=progress)
 
 
 def run_metric_list(run: Run) -> QuerySet[RunMetric]:

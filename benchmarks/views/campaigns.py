@@ -5,20 +5,22 @@ running, cancellation, and the metric exports (CSV and JSON)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Final
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError, Problem
+from accounts.lib.paging import PAGE_SIZE
 from accounts.views.requests import SignedInRequest
 from benchmarks.forms.lab import NO_GATE, CampaignStartForm
-from benchmarks.lib.charts import bundle_claims, campaign_charts
+from benchmarks.lib.charts import Chart, bundle_claims, campaign_charts
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import (
     campaign_get_visible,
@@ -30,15 +32,20 @@ from benchmarks.selectors.campaigns import (
     campaign_hit_rate_series,
     campaign_list_with_counts,
     campaign_run_list,
-    campaign_summary,
+    campaign_summary_of,
 )
 from benchmarks.selectors.exports import (
     campaign_metric_rows,
-    campaign_metrics_csv,
-    campaign_metrics_json,
+    campaign_metrics_csv_chunks,
+    campaign_metrics_json_chunks,
 )
 from benchmarks.selectors.gate_campaigns import campaign_judged_by, gate_campaign_start
 from benchmarks.services.campaigns import campaign_cancel, campaign_start
+
+EXPORTS: Final[dict[str, tuple[Callable[[Campaign], Iterator[str]], str]]] = {
+    "csv": (campaign_metrics_csv_chunks, "text/csv; charset=utf-8"),
+    "json": (campaign_metrics_json_chunks, "application/json"),
+}
 
 
 def campaign_for_request(request: HttpRequest, campaign_id: uuid.UUID) -> Campaign:
@@ -67,6 +74,7 @@ def campaign_start_view(request: SignedInRequest) -> HttpResponse:
         raise PermissionDenied("Only lab operators start campaigns.")
     form = CampaignStartForm(request.user, request.POST or None)
     form.preselect_gate(request.GET.get("gate", ""))
+    form.offer_bundles(request.GET.get("q", ""))
     if form.is_bound and form.is_valid():
         try:
             campaign = _start(request, form.cleaned_data)
@@ -109,27 +117,31 @@ def _start(request: SignedInRequest, data: dict[str, Any]) -> Campaign:
 
 
 def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]:
-    runs = list(campaign_run_list(campaign))
+    """One page of the run table (``?page=``) and the summary of all runs."""
+    runs = Paginator(campaign_run_list(campaign), PAGE_SIZE)
     return {
         "campaign": campaign,
-        "runs": runs,
-        "summary": campaign_summary(runs),
+        "page": runs.get_page(request.GET.get("page")),
+        "summary": campaign_summary_of(campaign),
         "can_operate": can_operate_campaign(request.user, campaign),
     }
 
 
-@login_required
-def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
-    campaign = campaign_for_request(request, campaign_id)
-    charts = campaign_charts(
+def _charts(campaign: Campaign) -> list[Chart]:
+    return campaign_charts(
         campaign_metric_rows(campaign),
         campaign.scenarios,
         bundle_claims(campaign.bundle.manifest),
         campaign_hit_rate_series(campaign),
     )
+
+
+@login_required
+def campaign_detail(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+    campaign = campaign_for_request(request, campaign_id)
     context = {
         **_runs_context(request, campaign),
-        "charts": charts,
+        "charts": _charts(campaign),
         "judged_by": campaign_judged_by(campaign),
         "not_judged": NO_GATE,
     }
@@ -143,6 +155,18 @@ def campaign_runs(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
     return render(
         request, "benchmarks/_campaign_runs.html", _runs_context(request, campaign)
     )
+
+
+@login_required
+def campaign_charts_view(request: HttpRequest, campaign_id: uuid.UUID) -> HttpResponse:
+    """The charts alone: what the campaign page polls while runs are in progress."""
+    campaign = campaign_for_request(request, campaign_id)
+    context = {
+        "campaign": campaign,
+        "charts": _charts(campaign),
+        "summary": campaign_summary_of(campaign),
+    }
+    return render(request, "benchmarks/_campaign_charts.html", context)
 
 
 @login_required
@@ -167,16 +191,14 @@ def campaign_cancel_view(
 @login_required
 def campaign_metrics_export(
     request: HttpRequest, campaign_id: uuid.UUID, fmt: str
-) -> HttpResponse:
+) -> StreamingHttpResponse:
+    """Streamed: the rows are read and written a batch at a time."""
     campaign = campaign_for_request(request, campaign_id)
-    if fmt == "csv":
-        body, content_type = campaign_metrics_csv(campaign), "text/csv; charset=utf-8"
-    else:
-        body, content_type = campaign_metrics_json(campaign), "application/json"
+    write, content_type = EXPORTS[fmt]
     vendor, short = campaign.bundle.organisation.slug, str(campaign.public_id)[:8]
     name = f"{campaign.rfp.reference}-{vendor}-{short}-metrics.{fmt}"
-    return HttpResponse(
-        body,
+    return StreamingHttpResponse(
+        (chunk.encode() for chunk in write(campaign)),
         content_type=content_type,
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
