@@ -160,3 +160,56 @@ def test_deleted_locked_version_is_detected(
     )
 
     assert _verify() == {"blob.missing"}
+
+
+@pytest.fixture
+def ranged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every blob of a few bytes or more read in ranges of 64 B (a large blob's
+    path, at a test's size)."""
+    from artifacts.services.fixity import blobs
+
+    monkeypatch.setattr(blobs, "RANGED_MIN", 100)
+    monkeypatch.setattr(blobs, "PART", 64)
+
+
+def test_ranged_reads_of_locked_versions_hash_every_byte(
+    ranged: None,
+    locked: S3Setup,
+    tmp_path: Path,
+    rfp: Rfp,
+    vendor_a_org: Any,
+    vendor_a: Any,
+) -> None:
+    deposit = _deposit(tmp_path, rfp, vendor_a_org, vendor_a)
+    key, version = _archive_key(deposit)
+
+    assert _verify() == set()
+    blobs = [item.blob for item in deposit.items.select_related("blob")]
+    assert FixityRun.objects.get().bytes_hashed == sum(b.size for b in blobs)
+    assert max(b.size for b in blobs) > 64 * 3  # several ranges, some in flight
+    locked.client.put_object(Bucket=LOCKED_BUCKET, Key=key, Body=b"swapped")
+    assert _verify() == {"blob.overwritten"}
+    assert version in FixityFinding.objects.get().detail
+
+
+def test_ranged_reads_detect_a_shorter_or_changed_object(
+    ranged: None,
+    s3_storage: S3Setup,
+    tmp_path: Path,
+    rfp: Rfp,
+    vendor_a_org: Any,
+    vendor_a: Any,
+) -> None:
+    deposit = _deposit(tmp_path, rfp, vendor_a_org, vendor_a)
+    key, _ = _archive_key(deposit)
+    stored = s3_storage.read(key)
+    shorter = stored[: len(stored) // 2]
+    s3_storage.client.put_object(Bucket=s3_storage.bucket, Key=key, Body=shorter)
+
+    assert _verify() == {"blob.altered"}
+    assert f"({len(shorter)} B)" in FixityFinding.objects.get().detail
+    s3_storage.client.put_object(Bucket=s3_storage.bucket, Key=key, Body=b"")
+    assert _verify() == {"blob.altered"}
+    latest = FixityRun.objects.order_by("-started_at", "-id").first()
+    assert latest is not None
+    assert "(0 B)" in latest.findings.get().detail

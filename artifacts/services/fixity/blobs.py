@@ -4,30 +4,79 @@ time; on S3 the key's current version must still be the deposited one (reads
 by key, such as bundle downloads, would otherwise get other bytes); every
 object under ``blobs/`` must have a ``Blob`` row; every ``Blob`` row must be
 named by a deposit. A problem with a blob is reported once per deposit naming
-it, so that each buyer sees it on its own dashboard."""
+it, so that each buyer sees it on its own dashboard.
+
+The re-hash reads the rows as tuples in storage-key order (no model
+instances, nothing prefetched), a chunk at a time, and hands them to a few
+reader threads (``READ_THREADS``) a batch at a time, at most two batches per
+thread ahead of the rows being judged: memory stays flat however many blobs
+there are. Readers only read and hash (no database access: the rows are
+judged, and findings queried, in the calling thread):
+
+- local files (``FileSystemStorage``): a blob stored at its content key is
+  opened relative to the storage's folder (``os.open`` with ``dir_fd``) and
+  read with ``os.readv`` into the thread's own reused buffer (a short read
+  that ends at the recorded size is the file's end: no read of 0 bytes to
+  confirm it; any other size reads on until one); ``hashlib`` releases the
+  GIL while it hashes more than 2 KiB, and so does the read;
+- S3 (django-storages): ``get_object`` of the recorded version (the key's
+  current object for a blob without one), a blob of ``RANGED_MIN`` bytes or
+  more in ranges of ``PART`` fetched a few at a time and hashed in order; then
+  ``head_object`` for the key's current version;
+- anything else, and a row whose storage key is not its content key:
+  ``deposit_blob_open``, as before."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from django.core.files.storage import default_storage, storages
+from django.core.files.storage import FileSystemStorage, default_storage, storages
 from django.db.models import Exists, OuterRef
 
 from artifacts.models import Blob, DepositBlob, FixityFinding
 from artifacts.services.fixity.report import Finding, FixityReport
-from artifacts.storage.blobs import BLOB_PREFIX, blob_key
+from artifacts.storage.blobs import BLOB_PREFIX, SHA256_HEX
 from artifacts.storage.object_lock import deposit_blob_open
 
 Kind = FixityFinding.Kind
-CHUNK: Final = 1024 * 1024
-BATCH: Final = 500
+CHUNK: Final = 1024 * 1024  # one read, and each thread's buffer
+BATCH: Final = 2000  # rows per database round trip
+READ_THREADS: Final = 4
+TASK_BLOBS: Final = 256  # blobs per task handed to a reader thread, at most
+TASK_BYTES: Final = 8 * CHUNK  # or about this many bytes
+RANGED_MIN: Final = 16 * CHUNK  # S3: larger blobs are read in ranges
+PART: Final = 4 * CHUNK  # S3: one ranged read
+PARTS_AHEAD: Final = 3  # S3: ranged reads in flight per blob
+MISSING: Final = "it is missing from the storage"
+VERSION_GONE: Final = "its object version is gone from the bucket"
+
+# pk, sha256, size, storage key, version id
+Row = tuple[int, str, int, str, str]
 
 
 class Unreadable(Exception):
     """The stored bytes are not there (or cannot be read)."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a reader found of one blob: its digest and size, or why it could
+    not be read; on S3, the key's current version when it is not the
+    recorded one."""
+
+    digest: str = ""
+    size: int = 0
+    unreadable: str = ""
+    current_version: str | None = None
 
 
 def _s3() -> Any | None:
@@ -45,8 +94,15 @@ def _is_missing(error: Exception) -> bool:
     return status == 404 or code in ("NoSuchKey", "NoSuchVersion")
 
 
+def _is_content_key(sha256: str, storage_key: str) -> bool:
+    return SHA256_HEX.fullmatch(sha256) is not None and storage_key == (
+        f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
+    )
+
+
 def stored_digest(blob: Blob) -> tuple[str, int]:
-    """SHA-256 (hex) and size of the blob's stored bytes, read in chunks."""
+    """SHA-256 (hex) and size of the blob's stored bytes, read in chunks
+    through the storage (any backend)."""
     digest, size = hashlib.sha256(), 0
     try:
         with deposit_blob_open(blob) as stored:
@@ -54,26 +110,209 @@ def stored_digest(blob: Blob) -> tuple[str, int]:
                 digest.update(chunk)
                 size += len(chunk)
     except FileNotFoundError as error:
-        raise Unreadable("it is missing from the storage") from error
+        raise Unreadable(MISSING) from error
     except Exception as error:  # botocore errors, when the storage is S3
         if _is_missing(error):
-            raise Unreadable("its object version is gone from the bucket") from error
+            raise Unreadable(VERSION_GONE) from error
         raise Unreadable(f"it cannot be read ({error})") from error
     return digest.hexdigest(), size
 
 
-def _report(report: FixityReport, blob: Blob, kind: str, detail: str) -> None:
-    """One finding per deposit naming ``blob`` (one without, if none does)."""
+def _read_through_storage(row: Row) -> Stored:
+    pk, sha256, size, key, version = row
+    blob = Blob(pk=pk, sha256=sha256, size=size, storage_key=key, version_id=version)
+    try:
+        digest, read = stored_digest(blob)
+    except Unreadable as error:
+        return Stored(unreadable=str(error))
+    return Stored(digest, read)
+
+
+class LocalReader:
+    """Blobs in a local folder, read directly (see the module's docstring)."""
+
+    def __init__(self, root_fd: int) -> None:
+        self.root_fd = root_fd
+        self.local = threading.local()
+
+    def _buffer(self) -> memoryview:
+        view: memoryview | None = getattr(self.local, "view", None)
+        if view is None:
+            view = self.local.view = memoryview(bytearray(CHUNK))
+        return view
+
+    def read(self, row: Row) -> Stored:
+        if not _is_content_key(row[1], row[3]):
+            return _read_through_storage(row)  # the storage checks the name
+        view = self._buffer()
+        try:
+            fd = os.open(row[3], os.O_RDONLY, dir_fd=self.root_fd)
+        except FileNotFoundError:
+            return Stored(unreadable=MISSING)
+        except OSError as error:
+            return Stored(unreadable=f"it cannot be read ({error})")
+        digest, size, expected = hashlib.sha256(), 0, row[2]
+        try:
+            while read := os.readv(fd, (view,)):
+                digest.update(view[:read])
+                size += read
+                if read < CHUNK and size == expected:
+                    break  # a short read of a regular file: its end
+        except OSError as error:
+            return Stored(unreadable=f"it cannot be read ({error})")
+        finally:
+            os.close(fd)
+        return Stored(digest.hexdigest(), size)
+
+
+class S3Reader:
+    """Blobs in an S3 bucket, by their recorded versions (see the module's
+    docstring). boto3 clients may be shared between threads."""
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+        self.client = storage.connection.meta.client
+        self.bucket = storage.bucket_name
+
+    def read(self, row: Row) -> Stored:
+        _, sha256, size, storage_key, version = row
+        if not _is_content_key(sha256, storage_key):
+            stored = _read_through_storage(row)
+            if stored.unreadable or not version:
+                return stored
+            current = self._current_version(self._key(storage_key))
+            return replace(stored, current_version=current)
+        where = {"Bucket": self.bucket, "Key": self._key(storage_key)}
+        if version:
+            where["VersionId"] = version
+        try:
+            digest, read = self._hash(where, size)
+        except Exception as error:
+            if _is_missing(error):
+                return Stored(unreadable=VERSION_GONE if version else MISSING)
+            return Stored(unreadable=f"it cannot be read ({error})")
+        if not version:
+            return Stored(digest, read)
+        return Stored(digest, read, self._current_version(where["Key"]))
+
+    def _key(self, storage_key: str) -> str:
+        return str(self.storage._normalize_name(storage_key))
+
+    def _current_version(self, key: str) -> str:
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
+        except Exception as error:
+            if not _is_missing(error):
+                raise
+            return "none (the key was deleted)"
+        return str(head.get("VersionId") or "none")
+
+    def _hash(self, where: dict[str, str], size: int) -> tuple[str, int]:
+        if size >= RANGED_MIN:
+            try:
+                return self._hash_ranges(where)
+            except Exception as error:  # an empty object has no range
+                response: dict[str, Any] = getattr(error, "response", None) or {}
+                if response.get("Error", {}).get("Code") != "InvalidRange":
+                    raise
+        digest, read = hashlib.sha256(), 0
+        body = self.client.get_object(**where)["Body"]
+        try:
+            while chunk := body.read(CHUNK):
+                digest.update(chunk)
+                read += len(chunk)
+        finally:
+            body.close()
+        return digest.hexdigest(), read
+
+    def _part(self, where: dict[str, str], start: int, end: int) -> bytes:
+        response = self.client.get_object(**where, Range=f"bytes={start}-{end}")
+        return bytes(response["Body"].read())
+
+    def _hash_ranges(self, where: dict[str, str]) -> tuple[str, int]:
+        """The object in ranges of ``PART``, a few fetched at once, hashed in
+        order; its size from the first range's ``Content-Range``."""
+        first = self.client.get_object(**where, Range=f"bytes=0-{PART - 1}")
+        digest = hashlib.sha256(body := first["Body"].read())
+        if not first.get("ContentRange"):  # the whole object (an empty one)
+            return digest.hexdigest(), len(body)
+        total = int(str(first["ContentRange"]).rsplit("/", 1)[1])
+        starts = iter(range(PART, total, PART))
+        with ThreadPoolExecutor(PARTS_AHEAD) as pool:
+            ahead: deque[Future[bytes]] = deque()
+            for start in starts:
+                end = min(start + PART, total) - 1
+                ahead.append(pool.submit(self._part, where, start, end))
+                if len(ahead) >= PARTS_AHEAD:
+                    digest.update(ahead.popleft().result())
+            while ahead:
+                digest.update(ahead.popleft().result())
+        return digest.hexdigest(), total
+
+
+def _tasks(rows: Iterable[Row]) -> Iterator[list[Row]]:
+    """Rows in tasks of ``TASK_BLOBS`` blobs or about ``TASK_BYTES`` bytes."""
+    task: list[Row] = []
+    size = 0
+    for row in rows:
+        task.append(row)
+        size += row[2]
+        if len(task) >= TASK_BLOBS or size >= TASK_BYTES:
+            yield task
+            task, size = [], 0
+    if task:
+        yield task
+
+
+def _read_task(read: Callable[[Row], Stored], task: list[Row]) -> list[Stored]:
+    return [read(row) for row in task]
+
+
+def read_blobs(
+    rows: Iterable[Row], read: Callable[[Row], Stored], threads: int
+) -> Iterator[tuple[Row, Stored]]:
+    """Each row with what ``read`` found, in the rows' order, read by
+    ``threads`` threads at most two tasks each ahead."""
+    if threads <= 1:
+        for row in rows:
+            yield row, read(row)
+        return
+    with ThreadPoolExecutor(threads, thread_name_prefix="fixity") as pool:
+        ahead: deque[tuple[list[Row], Future[list[Stored]]]] = deque()
+        for task in _tasks(rows):
+            ahead.append((task, pool.submit(_read_task, read, task)))
+            if len(ahead) >= 2 * threads:
+                done, found = ahead.popleft()
+                yield from zip(done, found.result(), strict=True)
+        while ahead:
+            done, found = ahead.popleft()
+            yield from zip(done, found.result(), strict=True)
+
+
+def _report(report: FixityReport, row: tuple[int, str], kind: str, detail: str) -> None:
+    """One finding per deposit naming the blob ``row`` (its pk and digest):
+    one without a deposit, if none does."""
+    pk, sha256 = row
     named: list[tuple[uuid.UUID | str, int | None, str]] = list(
-        DepositBlob.objects.filter(blob=blob)
+        DepositBlob.objects.filter(blob_id=pk)
         .values_list(
             "deposit__public_id", "deposit__log_index", "deposit__rfp__reference"
         )
         .order_by("deposit__log_index")
         .distinct()
     )
-    subject = f"blob {blob.sha256[:16]}"
-    for deposit, index, rfp in named or [("", None, "")]:
+    _add(report, sha256, kind, detail, named or [("", None, "")])
+
+
+def _add(
+    report: FixityReport,
+    sha256: str,
+    kind: str,
+    detail: str,
+    named: Iterable[tuple[uuid.UUID | str, int | None, str]],
+) -> None:
+    subject = f"blob {sha256[:16]}"
+    for deposit, index, rfp in named:
         where = f" (deposit #{index})" if index is not None else ""
         report.findings.add(
             Finding(
@@ -81,77 +320,92 @@ def _report(report: FixityReport, blob: Blob, kind: str, detail: str) -> None:
                 subject + where,
                 detail,
                 log_index=index,
-                sha256=blob.sha256,
+                sha256=sha256,
                 rfp_reference=rfp,
                 deposit=str(deposit or ""),
             )
         )
 
 
-def _check_version(report: FixityReport, storage: Any, blob: Blob) -> None:
-    client = storage.connection.meta.client
-    key = str(storage._normalize_name(blob.storage_key))
-    try:
-        head = client.head_object(Bucket=storage.bucket_name, Key=key)
-    except Exception as error:
-        if not _is_missing(error):
-            raise
-        current = "none (the key was deleted)"
-    else:
-        current = str(head.get("VersionId") or "none")
-        if current == blob.version_id:
-            return
-    _report(
-        report,
-        blob,
-        Kind.BLOB_OVERWRITTEN,
-        f"The key's current version is {current}, not the deposited version "
-        f"{blob.version_id}: the deposit still reads its version, but anything "
-        "reading the key gets other bytes.",
-    )
-
-
-def check_blob(report: FixityReport, blob: Blob, s3: Any | None) -> None:
+def judge_blob(report: FixityReport, row: Row, stored: Stored) -> None:
+    """The findings about one blob, from what its reader found."""
+    pk, sha256, size, storage_key, version = row
     report.counts.blobs_checked += 1
-    try:
-        content_key = blob_key(blob.sha256)
-    except ValueError:
-        content_key = ""
-    if blob.storage_key != content_key:
+    blob = (pk, sha256)
+    if not _is_content_key(sha256, storage_key):
         _report(
             report,
             blob,
             Kind.ROW_ALTERED,
-            f"The blob row's storage key {blob.storage_key!r} is not its content key.",
+            f"The blob row's storage key {storage_key!r} is not its content key.",
         )
-    try:
-        digest, size = stored_digest(blob)
-    except Unreadable as error:
-        _report(report, blob, Kind.BLOB_MISSING, f"The blob is unreadable: {error}.")
+    if stored.unreadable:
+        detail = f"The blob is unreadable: {stored.unreadable}."
+        _report(report, blob, Kind.BLOB_MISSING, detail)
         return
-    report.counts.bytes_hashed += size
-    if (digest, size) != (blob.sha256, blob.size):
+    report.counts.bytes_hashed += stored.size
+    if (stored.digest, stored.size) != (sha256, size):
         _report(
             report,
             blob,
             Kind.BLOB_ALTERED,
-            f"The stored bytes hash to {digest} ({size} B); the deposit logged "
-            f"{blob.sha256} ({blob.size} B).",
+            f"The stored bytes hash to {stored.digest} ({stored.size} B); the "
+            f"deposit logged {sha256} ({size} B).",
         )
-    if s3 is not None and blob.version_id:
-        _check_version(report, s3, blob)
+    if stored.current_version is not None and stored.current_version != version:
+        _report(
+            report,
+            blob,
+            Kind.BLOB_OVERWRITTEN,
+            f"The key's current version is {stored.current_version}, not the "
+            f"deposited version {version}: the deposit still reads its version, "
+            "but anything reading the key gets other bytes.",
+        )
+
+
+def _root_fd(storage: FileSystemStorage) -> int | None:
+    try:
+        return os.open(storage.location, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None  # no folder yet: the storage says what is missing
+
+
+def rehash_blobs(report: FixityReport) -> None:
+    """Every blob row's stored bytes re-hashed and compared, in storage-key
+    order."""
+    rows: Iterable[Row] = (
+        Blob.objects.order_by("storage_key", "pk")
+        .values_list("pk", "sha256", "size", "storage_key", "version_id")
+        .iterator(chunk_size=BATCH)
+    )
+    storage, root_fd = storages["default"], None
+    read: Callable[[Row], Stored] = _read_through_storage
+    threads = 1  # another backend: through the storage, as it is
+    if isinstance(storage, FileSystemStorage):
+        root_fd = _root_fd(storage)
+        if root_fd is not None:
+            read, threads = LocalReader(root_fd).read, READ_THREADS
+    elif (s3 := _s3()) is not None:
+        read, threads = S3Reader(s3).read, READ_THREADS
+    try:
+        for row, stored in read_blobs(rows, read, threads):
+            judge_blob(report, row, stored)
+    finally:
+        if root_fd is not None:
+            os.close(root_fd)
 
 
 def _undeposited(report: FixityReport) -> None:
     named = DepositBlob.objects.filter(blob=OuterRef("pk"))
     blobs = Blob.objects.filter(~Exists(named)).order_by("pk")
-    for blob in blobs.iterator(chunk_size=BATCH):
-        _report(
+    for sha256 in blobs.values_list("sha256", flat=True).iterator(chunk_size=BATCH):
+        _add(
             report,
-            blob,
+            sha256,
             Kind.BLOB_UNDEPOSITED,
             "A blob row no deposit names: it is not in escrow, and nothing "
             "stores a blob without depositing it.",
+            [("", None, "")],  # no deposit names it
         )
 
 
@@ -209,8 +463,6 @@ def _extra_objects(report: FixityReport, newer_than: datetime) -> None:
 def check_blobs(report: FixityReport, *, newer_than: datetime) -> None:
     """Every blob's bytes, then rows no deposit names, then stored objects
     with no row (not those modified after ``newer_than``)."""
-    s3 = _s3()
-    for blob in Blob.objects.order_by("pk").iterator(chunk_size=BATCH):
-        check_blob(report, blob, s3)
+    rehash_blobs(report)
     _undeposited(report)
     _extra_objects(report, newer_than)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
-from django.db.models import Prefetch, Q
+from django.db.models import Q
 
 from artifacts.lib.evidence.layout import DEPOSIT_SCHEMA, EVENT_SCHEMA
 from artifacts.lib.transparency import merkle, note, tree
@@ -38,6 +38,7 @@ from artifacts.services.fixity.sources import log_record_schemas
 
 Kind = FixityFinding.Kind
 BATCH: Final = 500
+ITEM_BATCH: Final = 2000
 T = TypeVar("T")
 
 
@@ -54,11 +55,9 @@ class Peekable(Generic[T]):
 
 
 def _rows(size: int) -> tuple[Peekable[Deposit], Peekable[EscrowEvent]]:
-    items = DepositBlob.objects.select_related("blob").order_by("position")
     deposits = (
         Deposit.objects.filter(log_index__lt=size)
         .select_related("organisation", "rfp", "bundle")
-        .prefetch_related(Prefetch("items", queryset=items))
         .order_by("log_index")
     )
     events = (
@@ -70,6 +69,32 @@ def _rows(size: int) -> tuple[Peekable[Deposit], Peekable[EscrowEvent]]:
         Peekable(deposits.iterator(chunk_size=BATCH)),
         Peekable(events.iterator(chunk_size=BATCH)),
     )
+
+
+class DepositItems:
+    """The blob rows of the deposits below the log's size, as tuples in log
+    and position order, read a chunk at a time beside the deposits (never a
+    deposit's whole list of model rows, nor many deposits' at once)."""
+
+    def __init__(self, size: int) -> None:
+        items = (
+            DepositBlob.objects.filter(deposit__log_index__lt=size)
+            .order_by("deposit__log_index", "position", "pk")
+            .values_list(
+                "deposit__log_index", "role", "blob__sha256", "blob__size", "path"
+            )
+        )
+        self.items = Peekable(items.iterator(chunk_size=ITEM_BATCH))
+
+    def of(self, deposit: Deposit) -> list[tuple[Any, ...]]:
+        """``deposit``'s blob rows (role, sha256, size, path); the rows of
+        deposits before it that were not asked for are skipped."""
+        found = []
+        while (item := self.items.peek()) is not None and item[0] <= deposit.log_index:
+            self.items.pop()
+            if item[0] == deposit.log_index:
+                found.append(item[1:])
+        return found
 
 
 def _record(leaf: bytes) -> dict[str, Any] | None:
@@ -99,6 +124,7 @@ class LogWalk:
         self.nodes: list[tuple[int, int, bytes]] = []
         self.nodes_comparable = True  # until a gap shifts every later node
         self.deposits, self.events = _rows(size)
+        self.items = DepositItems(size)
         self.states = DepositStates()
 
     def add(self, kind: str, subject: str, detail: str, **extra: Any) -> None:
@@ -171,7 +197,8 @@ class LogWalk:
             if deposit is None:
                 self.missing("deposit", index, record)
             else:
-                check_deposit(self.findings, deposit, leaf, record)
+                items = self.items.of(deposit)
+                check_deposit(self.findings, deposit, leaf, record, items)
                 self.states.saw_deposit(deposit, record)
         elif schema == EVENT_SCHEMA:
             self.report.counts.events_checked += event is not None

@@ -41,10 +41,8 @@ def _fields(expected: dict[str, Any], record: dict[str, Any]) -> list[str]:
 
 
 def _blob_rows(deposit: Deposit) -> list[tuple[Any, ...]]:
-    return [
-        (item.role, item.blob.sha256, item.blob.size, item.path)
-        for item in deposit.items.all()  # prefetched, in position order
-    ]
+    items = deposit.items.order_by("position", "pk")
+    return list(items.values_list("role", "blob__sha256", "blob__size", "path"))
 
 
 def _logged_blobs(record: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -72,8 +70,14 @@ def _blob_problem(rows: list[tuple[Any, ...]], logged: list[tuple[Any, ...]]) ->
 
 
 def check_deposit(
-    findings: Findings, row: Deposit, leaf: bytes, record: dict[str, Any]
+    findings: Findings,
+    row: Deposit,
+    leaf: bytes,
+    record: dict[str, Any],
+    blob_rows: list[tuple[Any, ...]] | None = None,
 ) -> None:
+    """``row`` against its log entry; ``blob_rows``: its blob rows (role,
+    sha256, size, path) in position order, read here if not given."""
     problems = _stored(row, leaf)
     problems += _fields(
         {
@@ -88,7 +92,8 @@ def check_deposit(
     bundle = str(row.bundle.public_id) if row.bundle is not None else None
     if record.get("bundle") != bundle:
         problems.append("its bundle is not the logged one")
-    rows, logged = _blob_rows(row), _logged_blobs(record)
+    rows = _blob_rows(row) if blob_rows is None else blob_rows
+    logged = _logged_blobs(record)
     if rows != logged:
         problems.append(_blob_problem(rows, logged))
     if problems:

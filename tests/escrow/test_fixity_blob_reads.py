@@ -1,0 +1,133 @@
+"""The re-hash of local blobs reads files directly (``LocalReader``: by
+content key, relative to the storage's folder, several threads, several tasks
+ahead) and finds exactly what reading each blob through the storage finds:
+the same findings, in the same order, with the same counts, whatever was
+done to the files (changed, cut short, grown, removed, replaced by a folder,
+empty) or to a row's storage key."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from artifacts.models import Blob
+from artifacts.services.fixity import blobs
+from artifacts.services.fixity.report import FixityReport
+from artifacts.storage.blobs import blob_put
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def disk(settings: Any, tmp_path: Path) -> Path:
+    media = tmp_path / "media"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
+            "OPTIONS": {"location": str(media)},
+        },
+    }
+    return media
+
+
+@pytest.fixture(autouse=True)
+def small_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tasks of 3 blobs for 3 threads: many tasks, several in flight."""
+    monkeypatch.setattr(blobs, "TASK_BLOBS", 3)
+    monkeypatch.setattr(blobs, "READ_THREADS", 3)
+
+
+def _store(data: bytes) -> Blob:
+    return blob_put(data, hashlib.sha256(data).hexdigest(), len(data))
+
+
+def _check(through_storage: bool, monkeypatch: pytest.MonkeyPatch) -> FixityReport:
+    report = FixityReport(started_at=timezone.now())
+    with monkeypatch.context() as patched:
+        if through_storage:  # no folder to read from: the storage reads
+            patched.setattr(blobs, "_root_fd", lambda storage: None)
+        blobs.rehash_blobs(report)
+    return report
+
+
+def _read_directly(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Keys the local reader opened itself."""
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if kwargs.get("dir_fd") is not None:
+            opened.append(str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(blobs.os, "open", spy)
+    return opened
+
+
+def test_direct_reads_find_what_reads_through_the_storage_find(
+    disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = [_store(os.urandom(100 + 997 * n)) for n in range(40)]
+    stored.append(_store(b""))  # empty
+    changed, short, grown, gone, folder, moved = stored[:6]
+    (disk / changed.storage_key).write_bytes(b"x" * changed.size)
+    with open(disk / short.storage_key, "r+b") as handle:
+        handle.truncate(short.size - 1)
+    with open(disk / grown.storage_key, "ab") as handle:
+        handle.write(b"+")
+    (disk / gone.storage_key).unlink()
+    (disk / folder.storage_key).unlink()
+    (disk / folder.storage_key).mkdir()
+    other = hashlib.sha256(b"elsewhere").hexdigest()
+    Blob.objects.create(
+        sha256=other, size=4, storage_key=moved.storage_key, created_at=timezone.now()
+    )  # a row naming another blob's file: its storage key is not its content key
+
+    direct = _read_directly(monkeypatch)
+    found = _check(through_storage=False, monkeypatch=monkeypatch)
+    opened = list(direct)
+    expected = _check(through_storage=True, monkeypatch=monkeypatch)
+
+    assert len(opened) == len(stored)  # all but the moved row's, directly
+    assert len(direct) == len(opened)  # and none through the storage
+    kinds = [(f.kind, f.sha256) for f in found.findings.items]
+    assert kinds == [(f.kind, f.sha256) for f in expected.findings.items]
+    assert sorted(kinds) == sorted(
+        [
+            ("blob.altered", changed.sha256),
+            ("blob.altered", short.sha256),
+            ("blob.altered", grown.sha256),
+            ("blob.missing", gone.sha256),
+            ("blob.missing", folder.sha256),
+            ("row.altered", other),
+            ("blob.altered", other),
+        ]
+    )
+    unreadable = [f for f in found.findings.items if f.sha256 == folder.sha256]
+    assert "cannot be read" in unreadable[0].detail
+    same = [f for f in found.findings.items if f.sha256 != folder.sha256]
+    assert same == [f for f in expected.findings.items if f.sha256 != folder.sha256]
+    assert found.counts == expected.counts
+    assert found.counts.blobs_checked == len(stored) + 1
+    assert (
+        found.counts.bytes_hashed
+        == sum(b.size for b in stored if b not in (gone, folder)) - 1 + 1 + moved.size
+    )  # one byte less, one more, the moved file read twice
+
+
+def test_blobs_are_read_in_storage_key_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(blobs, "READ_THREADS", 1)  # opened in the order read
+    stored = [_store(os.urandom(64)) for _ in range(20)]
+    direct = _read_directly(monkeypatch)
+
+    _check(through_storage=False, monkeypatch=monkeypatch)
+
+    assert direct == sorted(blob.storage_key for blob in stored)

@@ -1,0 +1,36 @@
+"""The fixity benchmark runs end to end at a small size (300 and 600 blobs).
+It proves the script works and prints its figures; it asserts nothing about
+timing (figures: tests/perf/README.md)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
+    command = [sys.executable, "-m", "tests.perf.bench_fixity"]
+
+    done = subprocess.run(
+        [*command, "--blobs", "300,600", "--blob-size", "4KiB"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert re.findall(r"^blobs\s+([\d,]+) of 4,096 B$", out, re.M) == ["300", "600"]
+    assert re.findall(r"^bytes\s+([\d,]+)$", out, re.M) == ["1,228,800", "2,457,600"]
+    assert len(re.findall(r"^re-hash seconds\s+\d+\.\d\d$", out, re.M)) == 2
+    for yardstick in ("the contiguous file pass", "the in-memory pass"):
+        ratios = re.findall(rf"^ratio to {yardstick}\s+\d+\.\d{{3}}$", out, re.M)
+        assert len(ratios) == 2
+    peak = r"^peak RSS of the verifying process \(MB\)\s+(\d+\.\d)$"
+    peaks = re.findall(peak, out, re.M)
+    assert len(peaks) == 2
+    assert all(float(value) > 0 for value in peaks)
+    # every blob was hashed, and each is reported as no deposit's
+    assert re.findall(r'"blob.undeposited": (\d+)', out) == ["300", "600"]
