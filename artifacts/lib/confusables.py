@@ -49,6 +49,8 @@ def prototypes() -> dict[str, str]:
     table: dict[str, str] = {}
     text = _data_path().read_text(encoding="utf-8-sig")
     for line in text.splitlines():
+        if not line or line[0] == "#":  # a third of the file: comments
+            continue
         if (pair := _parse(line)) is not None:
             table[pair[0]] = pair[1]
     return table
@@ -62,8 +64,28 @@ def data_version() -> str:
     return "unknown"
 
 
+@functools.cache
+def _ascii_replacements() -> tuple[tuple[str, str], ...] | None:
+    """The prototypes of ASCII characters as ``str.replace`` pairs, for the fast
+    path of ASCII text (almost every bundle path): None unless applying them one
+    after the other gives the standard's skeleton, i.e. no prototype contains a
+    character that has one itself and every prototype is NFD already."""
+    pairs = tuple((k, v) for k, v in prototypes().items() if k.isascii())
+    sources = {k for k, _ in pairs}
+    for _, target in pairs:
+        if sources & set(target) or unicodedata.normalize("NFD", target) != target:
+            return None
+    return pairs
+
+
 def skeleton(text: str) -> str:
     """Unicode TR39 skeleton: equal skeletons mean the strings are confusable."""
+    if text.isascii() and (pairs := _ascii_replacements()) is not None:
+        # NFD leaves ASCII as it is; each ASCII character maps on its own
+        for source, target in pairs:
+            if source in text:
+                text = text.replace(source, target)
+        return text
     table = prototypes()
     decomposed = unicodedata.normalize("NFD", text)
     mapped = "".join(table.get(char, char) for char in decomposed)

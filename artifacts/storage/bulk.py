@@ -10,6 +10,14 @@ as Django would; what is skipped is the model instances, ``pre_save`` (so every
 column without a database default must be given: ``auto_now``/``default`` are
 not applied) and the returned primary keys. Like ``bulk_create`` it sends no
 signals.
+
+Preparing is itself most of the cost of a row (0.2 ms per 3 values under a
+profiler), so two shortcuts skip the field's methods where their answer is
+known: a ``str`` for a plain character column and an ``int`` for a plain
+integer column (or a foreign key to one) are sent as they are, which is what
+those fields' methods return for them; and a value that is the very object the
+row before had in that column (a foreign key shared by every row, one
+timestamp; not a mutable one) reuses that row's prepared value.
 """
 
 from __future__ import annotations
@@ -18,11 +26,27 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any, Final
 
-from django.db import connections, router
+from django.db import connections, models, router
 from django.db.models import Field, Model
 from django.db.models.constants import OnConflict
 
 BATCH: Final = 1000
+# Fields whose preparation of a value of this exact type is that value itself
+# (exact classes: a subclass may prepare differently).
+_AS_IS: Final[dict[type[Field[Any, Any]], type]] = {
+    models.CharField: str,
+    models.TextField: str,
+    models.SmallIntegerField: int,
+    models.IntegerField: int,
+    models.BigIntegerField: int,
+    models.PositiveSmallIntegerField: int,
+    models.PositiveIntegerField: int,
+    models.PositiveBigIntegerField: int,
+    models.AutoField: int,
+    models.BigAutoField: int,
+    models.SmallAutoField: int,
+}
+_MUTABLE: Final = (dict, list, set, bytearray)  # may change between two rows
 
 
 def _fields(model: type[Model], names: Sequence[str]) -> list[Field[Any, Any]]:
@@ -32,6 +56,31 @@ def _fields(model: type[Model], names: Sequence[str]) -> list[Field[Any, Any]]:
             message = f"{model.__name__}.{field.name} is not an insertable column"
             raise ValueError(message)
     return fields  # type: ignore[return-value]
+
+
+def _as_is_type(field: Field[Any, Any]) -> type | None:
+    """The value type ``field`` sends to the database unchanged, if any."""
+    if type(field) is models.ForeignKey:
+        field = field.target_field  # type: ignore[attr-defined]
+    return _AS_IS.get(type(field))
+
+
+class _Column:
+    """One column's preparation, with the shortcuts of the module docstring."""
+
+    def __init__(self, field: Field[Any, Any], connection: Any) -> None:
+        self.field, self.connection = field, connection
+        self.as_is = _as_is_type(field)
+        self.last: Any = self  # a value no row has
+        self.last_prepared: Any = None
+
+    def prepare(self, value: Any) -> Any:
+        if type(value) is self.as_is:
+            return value
+        if value is not self.last or type(value) in _MUTABLE:
+            self.last = value
+            self.last_prepared = self.field.get_db_prep_save(value, self.connection)
+        return self.last_prepared
 
 
 def insert_rows(
@@ -61,11 +110,9 @@ def insert_rows(
         )
         if part
     )
+    prepare = [_Column(field, connection).prepare for field in fields]
     prepared = (
-        [
-            field.get_db_prep_save(value, connection)
-            for field, value in zip(fields, row, strict=True)
-        ]
+        [column(value) for column, value in zip(prepare, row, strict=True)]
         for row in rows
     )
     with connection.cursor() as cursor:

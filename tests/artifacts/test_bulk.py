@@ -65,3 +65,23 @@ def test_a_row_of_the_wrong_length_is_refused() -> None:
         insert_rows(Blob, FIELDS, [_row(1)[:3]])
 
     assert not Blob.objects.exists()
+
+
+def test_values_of_another_type_are_still_prepared_by_their_fields() -> None:
+    digest = hashlib.sha256(b"x").hexdigest()
+
+    insert_rows(
+        Blob, FIELDS, [(digest, "42", f"blobs/{digest[:2]}/{digest}", "", WHEN)]
+    )
+
+    assert Blob.objects.get(sha256=digest).size == 42  # "42" went through int()
+
+
+def test_rows_sharing_one_value_object_each_get_it() -> None:
+    later = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+    rows = [(*_row(n)[:4], WHEN if n < 3 else later) for n in range(6)]
+
+    insert_rows(Blob, FIELDS, rows)
+
+    stored = dict(Blob.objects.values_list("size", "created_at"))
+    assert stored == {0: WHEN, 1: WHEN, 2: WHEN, 3: later, 4: later, 5: later}

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import string
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 from accounts.models import Organisation
 from artifacts.lib.archive import digest_archive
 from artifacts.lib.bundle_sources import collect_files
-from artifacts.lib.confusables import data_version, skeleton
+from artifacts.lib.confusables import data_version, prototypes, skeleton
 from artifacts.lib.manifest import parse_manifest
 from artifacts.models import Bundle
 from procurement.models import Rfp
@@ -43,6 +46,26 @@ def test_the_skeleton_is_the_unicode_confusables_one() -> None:
     assert skeleton("rnetrics.json") == skeleton("metrics.json")
     assert skeleton("traces/a.json") != skeleton("traces/b.json")
     assert data_version().split(".")[0].isdigit()
+
+
+def _standard_skeleton(text: str) -> str:
+    """TR39's skeleton spelled out: NFD, each character's prototype, NFD."""
+    table = prototypes()
+    mapped = "".join(table.get(c, c) for c in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", mapped)
+
+
+def test_the_ascii_shortcut_gives_the_standard_skeleton() -> None:
+    rng = random.Random(7)  # noqa: S311 - test data, not secrets
+    texts = [
+        "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 40)))
+        for _ in range(2000)
+    ]
+    texts += ['m1I0|`%"', "".join(chr(c) for c in range(128)), "harness/run.sh"]
+
+    assert [skeleton(t) for t in texts] == [_standard_skeleton(t) for t in texts]
+    assert skeleton("rn") == skeleton("m")
+    assert skeleton("l0") == skeleton("IO")
 
 
 def test_an_archive_with_a_look_alike_path_is_refused_naming_both(

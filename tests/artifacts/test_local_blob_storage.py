@@ -17,7 +17,13 @@ from accounts.models import Organisation
 from artifacts.conf import bundle_storage_threads
 from artifacts.lib import spool as spool_module
 from artifacts.lib.archive import FileDigest, Member
-from artifacts.lib.spool import DIRECT_BLOCK, DIRECT_BUFFER, DirectFile, Spool
+from artifacts.lib.spool import (
+    BATCH_FILES,
+    DIRECT_BLOCK,
+    DIRECT_BUFFER,
+    DirectFile,
+    Spool,
+)
 from artifacts.models import Bundle
 from artifacts.storage.blobs import blob_key, blob_write
 from artifacts.storage.local import BlobFileSystemStorage
@@ -153,6 +159,35 @@ def test_spool_without_a_memory_budget_writes_small_members_to_files(
         assert kept.read() == small
         assert "cut" not in spool.files
         assert [p.name for p in spool.directory.iterdir()] == [kept.path.name]
+
+
+def test_spool_writes_many_small_members_in_batches_all_there_after_flush(
+    tmp_path: Path,
+) -> None:
+    count = 2 * BATCH_FILES + 3  # two full batches and a partial one
+    data = {f"f{n:03d}": noise(n + 1, seed=str(n)) for n in range(count)}
+    with Spool(str(tmp_path), small_file=1024, memory_budget=0) as spool:
+        for name, content in data.items():
+            sink = spool.sink(Member(name, len(content)))
+            assert sink is not None
+            sink.write(content)
+            sink.finish(FileDigest(len(content), "0" * 64))
+        spool.flush()
+
+        assert {name: spool.files[name].read() for name in data} == data
+        assert len(list(spool.directory.iterdir())) == count
+        directory = spool.directory
+    assert not directory.exists()
+
+
+def test_a_spool_closed_before_its_flush_leaves_no_file(tmp_path: Path) -> None:
+    with Spool(str(tmp_path), small_file=1024, memory_budget=0) as spool:
+        sink = spool.sink(Member("pending", 10))
+        assert sink is not None
+        sink.write(b"0123456789")
+        sink.finish(FileDigest(10, "0" * 64))
+        directory = spool.directory
+    assert not directory.exists()
 
 
 # --- BlobFileSystemStorage ----------------------------------------------------------

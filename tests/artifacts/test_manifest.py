@@ -355,3 +355,12 @@ def test_context_problems_compare_rfp_and_vendor() -> None:
     found = context_problems(result, rfp="RFP-DEMO-1", vendor="acme-flash")
 
     assert [(p.code, p.path) for p in found] == [("vendor_mismatch", "vendor")]
+
+
+def test_the_json_checks_report_what_a_document_deep_inside_repeats() -> None:
+    data = b'{"a": [{"b": {"c": 1, "c": 2}}], "d": "\\ud800", "\\udc00": 1}'
+
+    codes = [p.code for p in parse_manifest(data).problems]
+
+    assert codes.count("manifest_duplicate_key") == 1
+    assert codes.count("manifest_invalid_json") >= 1

@@ -148,6 +148,8 @@ class LookAlikes:
 
 def fold_name(name: str) -> str:
     """The key under which two names collide: NFC, case-folded, NFC again."""
+    if name.isascii():  # NFC leaves ASCII as it is; its case folding is lower()
+        return name.lower()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 

@@ -51,9 +51,9 @@ def _checksum_ok(block: bytes) -> bool:
         stored = _tar_number(block[148:156])
     except ValueError:
         return False
-    unsigned = 256 + sum(block[:148]) + sum(block[156:])
-    signed = 256 + sum(struct.unpack_from("148b8x356b", block))
-    return stored in (unsigned, signed)
+    if stored == 256 + sum(block[:148]) + sum(block[156:]):
+        return True  # the usual (unsigned) sum; the signed one only if it fails
+    return stored == 256 + sum(struct.unpack_from("148b8x356b", block))
 
 
 def _tar_number(data: bytes) -> int:
@@ -63,7 +63,7 @@ def _tar_number(data: bytes) -> int:
             raise ValueError("negative number")
         return int.from_bytes(data[1:], "big")
     text = data.split(b"\x00", 1)[0].strip(b" ")
-    if text and not all(0x30 <= byte <= 0x37 for byte in text):
+    if text.strip(b"01234567"):  # a byte that is no octal digit
         raise ValueError("not an octal number")
     return int(text or b"0", 8)
 
