@@ -10,9 +10,13 @@ cached for good.
   when the ``brotli`` module is installed) beside it, made once per version;
   whitenoise sends the encoding the browser accepts, and ``immutable_file_test``
   gives the versioned name a ten-year ``Cache-Control``.
-* Production (``collectstatic`` with whitenoise's compressed manifest storage):
-  the storage adds a content hash to the versioned name and writes the compressed
-  variants itself; hashed names are immutable as whitenoise has them by default.
+* Production and ``scripts/run`` (``collectstatic`` with whitenoise's compressed
+  manifest storage, ``REPROGATE_STATIC_COLLECTED``): the storage adds a content
+  hash to every name (plotly.js's versioned one included) and writes the gzip and
+  brotli variants; hashed names are immutable as whitenoise has them by default.
+  A variant already beside an unchanged file (the same modification time, as the
+  compressor sets it) is kept, not made again: collecting again after nothing
+  changed takes seconds, not the minute brotli takes for every file.
 """
 
 from __future__ import annotations
@@ -139,8 +143,31 @@ class StaticFilesStorage(_VersionedNames, DjangoStaticFilesStorage):
     """DEBUG: plain names, plotly.js under its versioned one."""
 
 
+class _KeepingCompressor(Compressor):
+    """whitenoise's compressor, which leaves a file's variants alone when each
+    is there with the file's modification time (``write_data`` gives it that)."""
+
+    def compress(self, path: str) -> list[str]:
+        suffixes = [".br"] * self.use_brotli + [".gz"] * self.use_gzip
+        try:
+            mtime = os.stat(path).st_mtime
+            # write_data sets it from a float: equal to about a microsecond
+            if suffixes and all(
+                abs(os.stat(path + suffix).st_mtime - mtime) < 1e-3
+                for suffix in suffixes
+            ):
+                return [path + suffix for suffix in suffixes]
+        except OSError:
+            pass
+        return list(super().compress(path))
+
+
 class CompressedManifestStaticFilesStorage(_VersionedNames, WhitenoiseManifestStorage):
-    """Production: whitenoise's hashed and compressed files, plotly.js versioned."""
+    """Production and scripts/run: whitenoise's hashed and compressed files,
+    plotly.js versioned, variants of unchanged files kept."""
+
+    def create_compressor(self, **kwargs: Any) -> Compressor:
+        return _KeepingCompressor(**kwargs)
 
 
 def immutable_file_test(path: str, url: str) -> bool:
