@@ -232,11 +232,16 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "config.staticfinders.PlotlyFinder",  # plotly.js from the installed package
 ]
-# DEBUG and the embedded default: whitenoise serves the finders' files (no
-# collectstatic), refreshed on every request; plotly.js from the finder is a
-# versioned copy with .gz/.br beside it. Production serves STATIC_ROOT.
-WHITENOISE_USE_FINDERS = _LOCAL
-WHITENOISE_AUTOREFRESH = _LOCAL
+# Whether STATIC_ROOT holds collectstatic's output (hashed names, .gz and .br
+# beside each file), which whitenoise then serves with a one-year immutable
+# Cache-Control: production's (its image collects at build time), and scripts/run's,
+# which collects into its var dir at each start (quick when nothing changed) and
+# sets it. Otherwise (DEBUG, scripts/manage runserver) whitenoise serves the
+# finders' files, refreshed on every request, under their plain names; plotly.js
+# from the finder is a versioned copy with .gz beside it.
+REPROGATE_STATIC_COLLECTED = env_bool("REPROGATE_STATIC_COLLECTED", default=not _LOCAL)
+WHITENOISE_USE_FINDERS = not REPROGATE_STATIC_COLLECTED
+WHITENOISE_AUTOREFRESH = not REPROGATE_STATIC_COLLECTED
 STATIC_VENDOR_CACHE = VAR_DIR / "cache" / "static"
 
 
@@ -275,9 +280,9 @@ else:
 STORAGES = {
     "default": _default_storage,
     "staticfiles": {
-        "BACKEND": "config.staticfinders.StaticFilesStorage"
-        if _LOCAL
-        else "config.staticfinders.CompressedManifestStaticFilesStorage"
+        "BACKEND": "config.staticfinders.CompressedManifestStaticFilesStorage"
+        if REPROGATE_STATIC_COLLECTED
+        else "config.staticfinders.StaticFilesStorage"
     },
 }
 
@@ -329,6 +334,10 @@ REPROGATE_REPORT_STATEMENT_KEY_PATH = env_str(
     "REPROGATE_REPORT_STATEMENT_KEY_PATH",
     str(REPROGATE_KEYS_DIR / "reports" / "statement.pem"),
 )
+# Each process of a worker taking the default queue starts the report renderers
+# (Chromium for the charts, WeasyPrint) in the background as it starts, so its
+# first report does not wait for them (gates.tasks); False: on the first report.
+REPROGATE_REPORT_WARM_UP = env_bool("REPROGATE_REPORT_WARM_UP", default=True)
 
 # --- Escrow (docs/architecture.md) ----------------------------------------------------
 # Deposits are kept this many years when the contract terms name no period.

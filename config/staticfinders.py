@@ -10,13 +10,18 @@ cached for good.
   when the ``brotli`` module is installed) beside it, made once per version;
   whitenoise sends the encoding the browser accepts, and ``immutable_file_test``
   gives the versioned name a ten-year ``Cache-Control``.
-* Production (``collectstatic`` with whitenoise's compressed manifest storage):
-  the storage adds a content hash to the versioned name and writes the compressed
-  variants itself; hashed names are immutable as whitenoise has them by default.
+* Production and ``scripts/run`` (``collectstatic`` with whitenoise's compressed
+  manifest storage, ``REPROGATE_STATIC_COLLECTED``): the storage adds a content
+  hash to every name (plotly.js's versioned one included) and writes the gzip and
+  brotli variants; hashed names are immutable as whitenoise has them by default.
+  A variant already beside a file that it decompresses to is kept, not made
+  again: collecting again after nothing changed skips brotli, which takes most
+  of a first collection's time.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import posixpath
 import re
@@ -139,8 +144,41 @@ class StaticFilesStorage(_VersionedNames, DjangoStaticFilesStorage):
     """DEBUG: plain names, plotly.js under its versioned one."""
 
 
+class _KeepingCompressor(Compressor):
+    """whitenoise's compressor, which leaves a file's variants alone when each
+    decompresses to the file's bytes: collectstatic rewrites every stylesheet and
+    script it adjusts (a new modification time, the same bytes), and brotli at
+    whitenoise's quality costs seconds per megabyte where decompressing costs
+    milliseconds."""
+
+    def compress(self, path: str) -> list[str]:
+        suffixes = [".br"] * self.use_brotli + [".gz"] * self.use_gzip
+        try:
+            data = Path(path).read_bytes()
+            if suffixes and all(
+                _decompressed(path + suffix) == data for suffix in suffixes
+            ):
+                return [path + suffix for suffix in suffixes]
+        except Exception:  # noqa: S110 - a missing or broken variant is made again
+            pass
+        return list(super().compress(path))
+
+
+def _decompressed(variant: str) -> bytes:
+    data = Path(variant).read_bytes()
+    if variant.endswith(".gz"):
+        return gzip.decompress(data)
+    import brotli  # type: ignore[import-untyped]
+
+    return bytes(brotli.decompress(data))
+
+
 class CompressedManifestStaticFilesStorage(_VersionedNames, WhitenoiseManifestStorage):
-    """Production: whitenoise's hashed and compressed files, plotly.js versioned."""
+    """Production and scripts/run: whitenoise's hashed and compressed files,
+    plotly.js versioned, the compressed variants of unchanged files kept."""
+
+    def create_compressor(self, **kwargs: Any) -> Compressor:
+        return _KeepingCompressor(**kwargs)
 
 
 def immutable_file_test(path: str, url: str) -> bool:

@@ -1,11 +1,15 @@
-"""The gates app's Celery tasks: thin, by id, idempotent; and the receiver of
-benchmarks' ``campaign_finished``, which queues the verdict path's task."""
+"""The gates app's Celery tasks: thin, by id, idempotent; the receiver of
+benchmarks' ``campaign_finished``, which queues the verdict path's task; and the
+worker-process start that warms up the report renderers."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
+from celery.signals import worker_process_init
+from django.conf import settings
 
 from benchmarks.models import Campaign
 from gates.selectors.runs import campaign_awaits_judging
@@ -58,3 +62,22 @@ def reports_reap_task() -> dict[str, int]:
         "failed": outcome.failed,
         "resent": outcome.resent,
     }
+
+
+@worker_process_init.connect
+def report_renderers_warm_up_received(**kwargs: Any) -> None:
+    """Each process of a worker that takes the default queue (where signed reports
+    are rendered) warms up the report renderers in a background thread
+    (``renderers_warm_up``: Chromium for the charts, WeasyPrint's fonts), so its
+    first report does not wait for them; the process takes tasks meanwhile, and a
+    failure (no Chromium) is a warning. ``REPROGATE_REPORT_WARM_UP=False`` turns
+    it off; workers of lab pools' queues alone never do it."""
+    if not settings.REPROGATE_REPORT_WARM_UP:
+        return
+    if settings.CELERY_TASK_DEFAULT_QUEUE not in current_app.amqp.queues.consume_from:
+        return
+    from gates.services.report_pdf import renderers_warm_up
+
+    threading.Thread(
+        target=renderers_warm_up, name="report-warm-up", daemon=True
+    ).start()

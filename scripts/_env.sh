@@ -1,7 +1,8 @@
 # Sourced by scripts/run, scripts/manage and scripts/celery after scripts/_venv.sh
 # (which cd's to the repository): the embedded default's environment. A variable set
 # beforehand wins.
-#   REPROGATE_EMBEDDED      True: plain http, static files from the source tree,
+#   REPROGATE_EMBEDDED      True: plain http, static files from the source tree
+#                           (scripts/run collects them: REPROGATE_STATIC_COLLECTED),
 #                           e-mails as files in $REPROGATE_VAR_DIR/mail, demo data
 #   DJANGO_DEBUG            not set: off, so an error shows the product's error page,
 #                           never a traceback with the settings and the environment

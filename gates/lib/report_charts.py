@@ -5,9 +5,12 @@
 One headless Chromium per process draws every chart (kaleido's sync server,
 MathJax off: nothing is loaded from the network). It is started on the first
 chart the process draws — in a Celery worker's own process, never before the
-fork — and kept for the next report (starting Chromium costs about 2.5 s of a
-report's 7 to 10), stopped when the process exits, and started afresh after a
-chart fails. The SVG is
+fork — and kept for the next report, stopped when the process exits, and started
+afresh after a chart fails. A worker that renders reports starts it as its
+process starts (``charts_warm_up``, from a background thread: the worker takes
+tasks meanwhile), so its first report does not wait the seconds Chromium and
+plotly.js take to start. Without a Chromium (none installed, ``BROWSER_PATH``
+naming nothing runnable) a chart fails with ``ChartError`` at once. The SVG is
 checked before a report embeds it: one ``<svg>`` element with no
 script, no embedded raster image, no foreign HTML and no reference outside the
 document, so a value a vendor supplied (a unit, a scenario name) that Plotly put
@@ -17,8 +20,10 @@ text). See docs/reports.md."""
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -36,6 +41,13 @@ _FORBIDDEN: Final = re.compile(
 # Plotly turns "<a href=...>" in a label (a unit is vendor text) into an SVG link:
 # the report keeps the link's text and drops the link.
 _LINK: Final = re.compile(r"<a\b[^>]*>|</a\s*>", re.IGNORECASE)
+
+
+# Drawn by ``charts_warm_up``: one trace, so the tab has plotly.js loaded and run.
+_WARM_UP_FIGURE: Final = {
+    "data": [{"type": "scatter", "x": [0, 1], "y": [0, 1]}],
+    "layout": {"title": {"text": "warm-up"}},
+}
 
 
 class ChartError(RuntimeError):
@@ -56,12 +68,27 @@ def checked_svg(svg: bytes | str) -> str:
     return text
 
 
+def chromium_path() -> str | None:
+    """The Chromium kaleido would start (``BROWSER_PATH``, else one on ``PATH``
+    or choreographer's download), if it is an executable file; else None."""
+    from choreographer.browsers.chromium import Chromium  # type: ignore[import-untyped]
+
+    path = Chromium.find_browser(skip_local=False)
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return str(path)
+    return None
+
+
 def _start() -> None:
     global _running
     if _running:
         return
     import kaleido  # type: ignore[import-untyped]
 
+    # kaleido starts Chromium in its server's thread: one it cannot find ends that
+    # thread, and every call would then wait for it for ever
+    if chromium_path() is None:
+        raise ChartError("no Chromium found (install chromium, or set BROWSER_PATH)")
     try:
         kaleido.start_sync_server(mathjax=False, silence_warnings=True)
     except Exception as error:  # choreographer: no Chromium, cannot start
@@ -109,3 +136,12 @@ def figures_svg(
             charts_stop()  # a Chromium in a bad state is not kept
             raise ChartError(f"a chart could not be drawn: {error}") from error
     return [checked_svg(svg) for svg in drawn]
+
+
+def charts_warm_up() -> float:
+    """Start this process's Chromium and draw one small chart (the tab loads and
+    runs plotly.js), so that the next charts find both ready; the seconds it
+    took. ``ChartError`` when Chromium cannot be started or draw."""
+    started = time.perf_counter()
+    figures_svg([_WARM_UP_FIGURE], width=200, height=100)
+    return time.perf_counter() - started

@@ -8,13 +8,19 @@ staticfiles finders; every other URL (``http``, ``https``, ``file``, ``ftp``,
 another host, a path outside ``/static/`` or climbing out of it) is refused, so
 a string in a report (vendor names, reasons, RFP titles are untrusted) can never
 make the renderer fetch anything. ``data:`` URLs are decoded in process.
-See docs/reports.md."""
+
+``renderers_warm_up``: what a worker that renders reports runs as its process
+starts (``gates.tasks``, in a background thread): Chromium for the charts and
+one small page through WeasyPrint (its fonts), so the first report costs what
+the next ones do. See docs/reports.md."""
 
 from __future__ import annotations
 
 import io
 import logging
 import mimetypes
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -32,6 +38,9 @@ from weasyprint.urls import (  # type: ignore[import-untyped]
 
 logger = logging.getLogger(__name__)
 
+# WeasyPrint lays out one document at a time in a process: a report's, or the
+# warm-up's while the worker has just started.
+_LAYOUT_LOCK: Final = threading.Lock()
 ORIGIN: Final = "https://reprogate.invalid"
 BASE_URL: Final = f"{ORIGIN}/"
 STATIC_PREFIX: Final = "/static/"
@@ -91,7 +100,8 @@ def render_pdf(template_name: str, context: Mapping[str, Any]) -> bytes:
     document = weasyprint.HTML(
         string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()
     )
-    pdf = document.write_pdf()
+    with _LAYOUT_LOCK:
+        pdf = document.write_pdf()
     if not isinstance(pdf, bytes):  # write_pdf() without a target returns bytes
         raise TypeError("WeasyPrint returned no PDF bytes")
     return pdf
@@ -104,3 +114,44 @@ def count_pages(pdf: bytes) -> int:
         return int(PdfFileReader(io.BytesIO(pdf)).root["/Pages"]["/Count"])
     except (PdfError, KeyError, TypeError, ValueError) as error:
         raise ValueError(f"not a PDF with a page tree: {error}") from error
+
+
+_WARM_UP_HTML: Final = (
+    '<link rel="stylesheet" href="/static/css/report.css">'
+    "<h1>ReproGate</h1><p>Warm-up <code>0123</code> <strong>pass</strong></p>"
+)
+
+
+def renderers_warm_up() -> dict[str, float | str]:
+    """Start this process's chart Chromium (``charts_warm_up``, in a thread of
+    its own, as it mostly waits for Chromium) while WeasyPrint lays out one page
+    with the report's stylesheet; seconds each took, or why it failed (logged
+    as a warning: the worker goes on, and a report tries again)."""
+    from gates.lib.report_charts import ChartError, charts_warm_up
+
+    outcome: dict[str, float | str] = {}
+
+    def charts() -> None:
+        try:
+            outcome["charts"] = charts_warm_up()
+        except ChartError as error:
+            outcome["charts"] = str(error)
+
+    thread = threading.Thread(target=charts, name="report-charts-warm-up")
+    thread.start()
+    started = time.perf_counter()
+    try:
+        document = weasyprint.HTML(
+            string=_WARM_UP_HTML, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()
+        )
+        with _LAYOUT_LOCK:
+            document.write_pdf()
+        outcome["pdf"] = time.perf_counter() - started
+    except Exception as error:  # a warm-up never stops a worker
+        outcome["pdf"] = f"{type(error).__name__}: {error}"
+    thread.join()
+    for part, value in outcome.items():
+        if isinstance(value, str):
+            logger.warning("report %s warm-up failed: %s", part, value)
+    logger.info("report renderers warmed up: %s", outcome)
+    return outcome

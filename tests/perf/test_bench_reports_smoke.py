@@ -34,6 +34,8 @@ def test_bench_reports_prints_its_figures_and_exits_0() -> None:
         figures = r"\s+\d+\.\d\d" * 4
         assert re.search(rf"^{step} \(s\){figures}$", out, re.M), step
     assert re.search(r"^target under 10 s, first run\s+(met|NOT met)$", out, re.M)
+    assert re.search(r"^target under\s+6 s, later runs\s+(met|NOT met)$", out, re.M)
+    assert re.search(r"^warm-up at the worker's start none", out, re.M)
     runs = re.findall(r"^run \d: charts .* total \d+\.\d\d s, (\d+) pages$", out, re.M)
     assert runs == [str(pages)] * 2
 
