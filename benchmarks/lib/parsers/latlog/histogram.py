@@ -12,7 +12,9 @@ DIRECTIONS: Final = ("read", "write", "trim")
 
 
 class LatencyHistogram:
-    """Per-direction log-linear histograms plus exact count, sum, min, max."""
+    """Per-direction log-linear histograms plus exact count, sum, min, max.
+    The directions' counts are interleaved (bucket * 3 + direction) so that a
+    block's counts, whatever their directions, span the buckets it reached."""
 
     def __init__(self) -> None:
         self.counts = np.zeros(len(DIRECTIONS) * BUCKETS, dtype=np.int64)
@@ -24,8 +26,9 @@ class LatencyHistogram:
     def add(self, values: np.ndarray, directions: np.ndarray) -> None:
         _, exponent = np.frexp(values.astype(np.float64))
         shift = np.maximum(exponent - SUB_BITS, 0)
-        index = (shift << SUB_BITS) + (values >> shift) + directions * BUCKETS
-        self.counts += np.bincount(index, minlength=self.counts.size)
+        bucket = (shift << SUB_BITS) + (values >> shift)
+        added = np.bincount(bucket * len(DIRECTIONS) + directions)
+        self.counts[: added.size] += added
         counts = np.bincount(directions, minlength=len(DIRECTIONS))
         sums = np.bincount(directions, weights=values, minlength=len(DIRECTIONS))
         lows = np.full(len(DIRECTIONS), np.iinfo(np.int64).max, dtype=np.int64)
@@ -43,7 +46,7 @@ class LatencyHistogram:
         self, direction: int, wanted: tuple[float, ...]
     ) -> dict[float, float]:
         n = self.total[direction]
-        counts = self.counts[direction * BUCKETS : (direction + 1) * BUCKETS]
+        counts = self.counts[direction :: len(DIRECTIONS)]
         cumulative = np.cumsum(counts)
         result = {}
         for p in wanted:
