@@ -11,13 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from artifacts.lib.evidence.verify import EvidenceReport, verify_package
-from benchmarks.lib.evidence import RUN_CHECKS
-from gates.lib.engine.evidence import GATE_CHECKS
-
-CHECKS = (*GATE_CHECKS, *RUN_CHECKS)
+if TYPE_CHECKING:
+    from artifacts.lib.evidence.verify import EvidenceReport
 
 
 def _log_key(value: str | None) -> str | None:
@@ -59,7 +56,13 @@ def cmd_evidence_verify(args: argparse.Namespace) -> int:
     if not args.package.is_file():
         print(f"reprogate: {args.package} is not a file", file=sys.stderr)
         return 2
-    report = verify_package(args.package, log_key=_log_key(args.log_key), checks=CHECKS)
+    # imported here: the checks need numpy, other commands should not wait for it
+    from artifacts.lib.evidence.verify import verify_package
+    from benchmarks.lib.evidence import RUN_CHECKS
+    from gates.lib.engine.evidence import GATE_CHECKS
+
+    checks = (*GATE_CHECKS, *RUN_CHECKS)
+    report = verify_package(args.package, log_key=_log_key(args.log_key), checks=checks)
     print(render(report, verbose=args.verbose))
     return 0 if report.ok else 1
 

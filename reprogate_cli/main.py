@@ -9,20 +9,23 @@ import getpass
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from artifacts.lib import bundle_build, bundle_verify
-from artifacts.lib.problems import BundleProblem
-from reprogate_cli import submit
 from reprogate_cli.evidence_verify import add_evidence_commands
 from reprogate_cli.gate import add_gate_commands
 from reprogate_cli.parse import add_parse_command
+
+if TYPE_CHECKING:
+    import urllib.error
+
+    from artifacts.lib.problems import BundleProblem
+
+# A command imports what it needs when it runs (bundles: ``cryptography``,
+# evidence and gates: numpy, the API: urllib): the lab runs ``reprogate parse``
+# once per output file and should not pay for the others.
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # scripts/run's default address
 DESCRIPTION = f"""\
@@ -78,6 +81,9 @@ def _request(
 ) -> dict[str, Any]:
     if not url.startswith(("http://", "https://")):
         raise CliError(f"--url must start with http:// or https://, not {url!r}")
+    import urllib.error
+    import urllib.request
+
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(  # noqa: S310 - scheme checked above
         url.rstrip("/") + path, data=data, method="POST" if data else "GET"
@@ -214,6 +220,8 @@ def _print_problems(problems: Sequence[BundleProblem]) -> None:
 
 
 def cmd_bundle_build(args: argparse.Namespace) -> int:
+    from artifacts.lib import bundle_build
+
     key = bundle_build.load_key(args.key)
     created = bundle_build.parse_created(args.created) if args.created else None
     result = bundle_build.build_bundle(
@@ -231,6 +239,8 @@ def cmd_bundle_build(args: argparse.Namespace) -> int:
 
 
 def _parse_at(text: str | None) -> datetime | None:
+    from artifacts.lib import bundle_build
+
     if text is None:
         return None
     try:
@@ -240,6 +250,8 @@ def _parse_at(text: str | None) -> datetime | None:
 
 
 def cmd_bundle_verify(args: argparse.Namespace) -> int:
+    from artifacts.lib import bundle_verify
+
     if not args.file.is_file():
         raise CliError(f"{args.file} is not a file")
     signers = bundle_verify.read_allowed_signers(args.allowed_signers)
@@ -257,6 +269,8 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from reprogate_cli import submit
+
     token = _token(args)
     outcome, response = submit.submit(
         args.file, url=args.url, token=token, rfp=args.rfp
@@ -315,17 +329,31 @@ def _add_submit_command(commands: Any) -> None:
     upload.set_defaults(handler=cmd_submit)
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, looked up (by
+    ``importlib.metadata``, slow to import) only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("reprogate")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            installed = "unknown"
+        print(f"reprogate {installed}")  # on stdout, as argparse's "version" does
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    try:
-        installed = version("reprogate")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        installed = "unknown"
     parser = argparse.ArgumentParser(
         prog="reprogate",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"reprogate {installed}")
+    parser.add_argument("--version", action=_Version)
     _add_url_option(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True)
     login = commands.add_parser(
@@ -352,11 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except bundle_build.BuildError as exc:
-        print(f"reprogate: {exc.message}", file=sys.stderr)
-        _print_problems(exc.problems)
-        return 1 if exc.problems else 2
-    except (CliError, submit.SubmitError, bundle_verify.AllowedSignersError) as exc:
+    except CliError as exc:
         print(f"reprogate: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`reprogate parse … | head`)
@@ -364,6 +388,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a killed pipeline member
+    except Exception as exc:
+        status = _command_error(exc)
+        if status is None:
+            raise
+        return status
+
+
+def _command_error(exc: Exception) -> int | None:
+    """The exit status for a bundle or submit command's own errors (printed),
+    None for any other exception. Those modules are imported here, not at the
+    top: a command that raised one of their errors has imported them already."""
+    from artifacts.lib import bundle_build, bundle_verify
+    from reprogate_cli import submit
+
+    if isinstance(exc, bundle_build.BuildError):
+        print(f"reprogate: {exc.message}", file=sys.stderr)
+        _print_problems(exc.problems)
+        return 1 if exc.problems else 2
+    if isinstance(exc, submit.SubmitError | bundle_verify.AllowedSignersError):
+        print(f"reprogate: {exc}", file=sys.stderr)
+        return 2
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -130,7 +130,7 @@ def test_a_log_averaged_over_windows_gives_window_means_not_percentiles() -> Non
 def test_the_windows_are_a_time_series_cut_to_a_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(latlog, "MAX_WINDOW_POINTS", 2)
+    monkeypatch.setattr(latlog.windows, "MAX_WINDOW_POINTS", 2)
     rows = [(500, 2000, 1), (1000, 4000, 1), (1500, 9000, 1), (500, 700, 0)]
 
     result = parse("fio-lat-log", windowed(rows), source_name="j_lat.1.log")
