@@ -138,7 +138,7 @@ def test_get_lists_only_the_callers_organisation_keys(
     own = _key(vendor_a_org, vendor_a)
     _key(vendor_b_org, vendor_b, "ecdsa-384")
 
-    body = _api(vendor_a).get(KEYS).json()
+    body = _api(vendor_a).get(KEYS).json()["results"]
 
     assert [k["fingerprint"] for k in body] == [own.fingerprint]
     assert body[0]["organisation"] == "acme-flash"
@@ -154,7 +154,7 @@ def test_a_buyer_lists_its_own_organisations_keys_only(
     _key(vendor_a_org, vendor_a)
     own = _key(buyer_org, buyer, "ecdsa-384")
 
-    body = _api(buyer).get(KEYS).json()
+    body = _api(buyer).get(KEYS).json()["results"]
 
     assert [(k["fingerprint"], k["organisation"]) for k in body] == [
         (own.fingerprint, "northwind-ai")
