@@ -9,7 +9,7 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # once per output file and should not pay for the others.
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # scripts/run's default address
+MAX_LIST_PAGES = 1000  # of the server's largest page (500 rows): 500,000 rows
 DESCRIPTION = f"""\
 Builds, verifies and submits signed artifact bundles and talks to a ReproGate
 server, with the Python standard library and cryptography only (numpy too for
@@ -100,6 +101,26 @@ def _request(
         raise _api_error(exc) from None
     except urllib.error.URLError as exc:
         raise CliError(f"cannot reach {url}: {exc.reason}") from None
+
+
+def _list_rows(url: str, path: str, *, token: str) -> Iterator[dict[str, Any]]:
+    """Every row of an API list, page after page: each page's ``results``, then
+    its ``next`` link (asked of ``url``'s server, whatever host the link names:
+    the token goes nowhere else), until a page has none."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    for _ in range(MAX_LIST_PAGES):
+        page: Any = _request(url, path, token=token)
+        if not isinstance(page, dict) or not isinstance(page.get("results"), list):
+            raise CliError(f"{path}: the server's answer is not a page of a list")
+        yield from (row for row in page["results"] if isinstance(row, dict))
+        link = page.get("next")
+        if not isinstance(link, str) or not link:
+            return
+        parts = urlsplit(link)
+        base_path = urlsplit(url).path.rstrip("/")
+        path = urlunsplit(("", "", parts.path.removeprefix(base_path), parts.query, ""))
+    raise CliError(f"{path}: more than {MAX_LIST_PAGES} pages")
 
 
 def _api_error(exc: urllib.error.HTTPError) -> ApiError:
@@ -183,8 +204,7 @@ def _registered_key(
         fingerprint = parse_public_key_line(line).fingerprint
     except SignatureError:
         return None
-    keys: Any = _request(args.url, "/api/v1/signing-keys/", token=token)
-    for key in keys if isinstance(keys, list) else []:
+    for key in _list_rows(args.url, "/api/v1/signing-keys/", token=token):
         if key.get("fingerprint") == fingerprint and (
             not args.organisation or key.get("organisation") == args.organisation
         ):

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework import pagination
+from rest_framework import pagination, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from accounts.lib.paging import MAX_PAGE_SIZE, PAGE_SIZE
 
@@ -62,3 +66,62 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
             limit = parameter["name"] == self.limit_query_param
             parameter["schema"]["minimum"] = 1 if limit else 0
         return parameters
+
+
+def page_serializer(
+    ref: str, rows: type[serializers.Serializer]
+) -> type[serializers.Serializer]:
+    """The schema of a page of ``rows`` (the component ``ref``): the shape every
+    list answers, ``{"count", "next", "previous", "results"}``."""
+
+    class PageSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = ref
+
+        count = serializers.IntegerField()
+        next = serializers.URLField(allow_null=True)
+        previous = serializers.URLField(allow_null=True)
+        results = rows(many=True)
+
+    return PageSerializer
+
+
+def page_response(
+    view: APIView,
+    request: Request,
+    rows: Sequence[Any] | QuerySet[Any],
+    serializer: type[serializers.Serializer],
+    context: dict[str, Any] | None = None,
+) -> Response:
+    """The requested page of ``rows`` (a queryset or a list), each row written by
+    ``serializer``."""
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    data = serializer(page, many=True, context=context or {}).data
+    return paginator.get_paginated_response(data)
+
+
+class PagedDocumentSerializer(serializers.Serializer):
+    """The page keys of a document that pages one list of rows beside its other
+    fields (a matrix's header axes stay whole): ``count`` rows in all, the
+    ``next`` and ``previous`` pages' links."""
+
+    count = serializers.IntegerField(help_text="Rows in all, over every page.")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+
+
+def page_rows(
+    view: APIView, request: Request, rows: Sequence[Any] | QuerySet[Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """For a document that pages one list of rows beside its other fields: the
+    requested page of ``rows`` and the page's ``count``, ``next`` and
+    ``previous`` (``PagedDocumentSerializer``)."""
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    links = {
+        "count": paginator.count,
+        "next": paginator.get_next_link(),
+        "previous": paginator.get_previous_link(),
+    }
+    return list(page or []), links

@@ -34,8 +34,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.errors import error_body
-from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    LimitOffsetPagination,
+    page_response,
+    page_serializer,
+)
 from accounts.api.schema import error_response
+from accounts.lib.paging import PAGE_SIZE
 from accounts.views.disk_full import unless_disk_full
 from accounts.views.requests import SignedInApiRequest
 from artifacts.conf import bundle_max_upload_bytes
@@ -270,7 +276,11 @@ class BundleDetailSerializer(BundleSummarySerializer):
 
     manifest_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
-    files = serializers.SerializerMethodField()
+    files = serializers.SerializerMethodField(
+        help_text=f"The first {PAGE_SIZE} files by path; files_url pages them all."
+    )
+    file_count = serializers.IntegerField(source="files.count")
+    files_url = serializers.SerializerMethodField()
     completeness = serializers.JSONField(help_text="reprogate.completeness/v1")
     sbom = serializers.SerializerMethodField(
         help_text="What the bundle's SBOMs list (null: no sbom file checked)."
@@ -310,7 +320,12 @@ class BundleDetailSerializer(BundleSummarySerializer):
 
     @extend_schema_field(BundleFileSerializer(many=True))
     def get_files(self, bundle: Bundle) -> list[dict[str, Any]]:
-        return list(BundleFileSerializer(bundle_file_list(bundle), many=True).data)
+        first = bundle_file_list(bundle)[:PAGE_SIZE]
+        return list(BundleFileSerializer(first, many=True).data)
+
+    @extend_schema_field(serializers.CharField())
+    def get_files_url(self, bundle: Bundle) -> str:
+        return reverse("bundle-file-list", args=[bundle.public_id])
 
     @extend_schema_field(BundleSbomSerializer(allow_null=True))
     def get_sbom(self, bundle: Bundle) -> dict[str, Any] | None:
@@ -430,7 +445,8 @@ def _visible_bundle(request: Request, bundle_id: uuid.UUID) -> Bundle:
 
 
 class BundleDetailApi(APIView):
-    """One bundle: files, signature, completeness, claims, or its problems."""
+    """One bundle: its first files (``files_url`` pages them all), signature,
+    completeness, claims, or its problems."""
 
     @extend_schema(
         operation_id="bundle_detail", responses={200: BundleDetailSerializer}
@@ -438,6 +454,20 @@ class BundleDetailApi(APIView):
     def get(self, request: Request, bundle_id: uuid.UUID) -> Response:
         bundle = _visible_bundle(request, bundle_id)
         return Response(BundleDetailSerializer(bundle).data)
+
+
+class BundleFileListApi(APIView):
+    """A page of the bundle's files, by path; same visibility as detail."""
+
+    @extend_schema(
+        operation_id="bundle_file_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("BundleFilePage", BundleFileSerializer)},
+    )
+    def get(self, request: Request, bundle_id: uuid.UUID) -> Response:
+        bundle = _visible_bundle(request, bundle_id)
+        files = bundle_file_list(bundle)
+        return page_response(self, request, files, BundleFileSerializer)
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")

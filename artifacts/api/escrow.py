@@ -32,9 +32,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.errors import error_body
-from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    LimitOffsetPagination,
+    page_response,
+    page_serializer,
+)
 from accounts.api.parsers import JSONParser
 from accounts.api.schema import NO_NUL
+from accounts.lib.paging import PAGE_SIZE
 from accounts.views.requests import SignedInApiRequest
 from artifacts.models import Deposit
 from artifacts.permissions import can_change_hold
@@ -188,11 +194,22 @@ def _visible_deposit(request: Request, deposit_id: uuid.UUID) -> Deposit:
     return deposit
 
 
+class DepositBlobSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "DepositBlob"
+
+    role = serializers.CharField()
+    path = serializers.CharField()
+    sha256 = serializers.CharField(source="blob.sha256")
+    size = serializers.IntegerField(source="blob.size")
+
+
 class DepositDetailApi(APIView):
-    """One deposit: its leaf, blobs and inclusion proof in the latest
-    checkpoint (verified by the server; check it yourself too). A deposit
-    newer than the latest checkpoint has ``inclusion: null`` and says so in
-    ``inclusion_pending`` (the next checkpoint comes within a minute)."""
+    """One deposit: its leaf, its first blobs (``blobs_url`` pages them all) and
+    its inclusion proof in the latest checkpoint (verified by the server; check
+    it yourself too). A deposit newer than the latest checkpoint has
+    ``inclusion: null`` and says so in ``inclusion_pending`` (the next
+    checkpoint comes within a minute)."""
 
     class InclusionSerializer(serializers.Serializer):
         class Meta:
@@ -209,18 +226,16 @@ class DepositDetailApi(APIView):
         class Meta:
             ref_name = "DepositDetail"
 
-        class DepositBlobSerializer(serializers.Serializer):
-            class Meta:
-                ref_name = "DepositBlob"
-
-            role = serializers.CharField()
-            path = serializers.CharField()
-            sha256 = serializers.CharField(source="blob.sha256")
-            size = serializers.IntegerField(source="blob.size")
-
         leaf = serializers.SerializerMethodField(help_text="base64 of the leaf bytes")
-        record = serializers.SerializerMethodField(help_text="the leaf, parsed")
-        blobs = serializers.SerializerMethodField()
+        record = serializers.SerializerMethodField(
+            help_text="the leaf, parsed, its blob list left out (blobs_url pages "
+            "it; the leaf holds it)"
+        )
+        blobs = serializers.SerializerMethodField(
+            help_text=f"The first {PAGE_SIZE} blobs; blobs_url pages them all."
+        )
+        blob_count = serializers.IntegerField(source="items.count")
+        blobs_url = serializers.SerializerMethodField()
 
         @extend_schema_field(serializers.CharField())
         def get_leaf(self, deposit: Deposit) -> str:
@@ -228,13 +243,18 @@ class DepositDetailApi(APIView):
 
         @extend_schema_field(serializers.DictField())
         def get_record(self, deposit: Deposit) -> dict[str, Any]:
-            return json.loads(bytes(deposit.leaf))
+            record = json.loads(bytes(deposit.leaf))
+            record.pop("blobs", None)
+            return record
 
         @extend_schema_field(DepositBlobSerializer(many=True))
         def get_blobs(self, deposit: Deposit) -> list[dict[str, Any]]:
-            return list(
-                self.DepositBlobSerializer(deposit_items(deposit), many=True).data
-            )
+            first = deposit_items(deposit)[:PAGE_SIZE]
+            return list(DepositBlobSerializer(first, many=True).data)
+
+        @extend_schema_field(serializers.CharField())
+        def get_blobs_url(self, deposit: Deposit) -> str:
+            return reverse("deposit-blob-list", args=[deposit.public_id])
 
     @extend_schema(
         operation_id="deposit_detail",
@@ -249,6 +269,20 @@ class DepositDetailApi(APIView):
         )
         data["inclusion_pending"] = inclusion.problem if inclusion.pending else ""
         return Response(data)
+
+
+class DepositBlobListApi(APIView):
+    """A page of the deposit's blobs, in the leaf's order."""
+
+    @extend_schema(
+        operation_id="deposit_blob_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("DepositBlobPage", DepositBlobSerializer)},
+    )
+    def get(self, request: Request, deposit_id: uuid.UUID) -> Response:
+        deposit = _visible_deposit(request, deposit_id)
+        blobs = deposit_items(deposit)
+        return page_response(self, request, blobs, DepositBlobSerializer)
 
 
 def _storage_unavailable() -> Response:

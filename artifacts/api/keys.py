@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS, page_response, page_serializer
 from accounts.api.parsers import JSONParser
 from accounts.api.schema import error_response
 from accounts.models import Organisation
@@ -112,15 +113,18 @@ class SigningKeyListApi(APIView):
         valid_until = serializers.DateTimeField(required=False, allow_null=True)
         organisation = serializers.SlugField(required=False)
 
+    PageSerializer = page_serializer("SigningKeyPage", SigningKeyOutputSerializer)
+
     @extend_schema(
         operation_id="signing_key_list",
-        responses={200: SigningKeyOutputSerializer(many=True)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: PageSerializer},
     )
     def get(self, request: Request) -> Response:
         if not key_organisation_list_for(request.user).exists():
             raise PermissionDenied
-        keys = signing_key_list_visible_to(request.user)
-        return Response(SigningKeyOutputSerializer(keys, many=True).data)
+        keys = signing_key_list_visible_to(request.user).order_by("-created_at", "-id")
+        return page_response(self, request, keys, SigningKeyOutputSerializer)
 
     @extend_schema(
         operation_id="signing_key_register",

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS, page_response, page_serializer
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
 from artifacts.api.escrow import ZipRenderer
@@ -129,13 +130,16 @@ class ReleaseListApi(APIView):
             ),
         )
 
+    PageSerializer = page_serializer("EscrowReleasePage", ReleaseSerializer)
+
     @extend_schema(
         operation_id="escrow_release_list",
-        responses={200: ReleaseSerializer(many=True)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: PageSerializer},
     )
     def get(self, request: Request) -> Response:
-        releases = release_list_visible_to(request.user)[:200]
-        return Response(ReleaseSerializer(releases, many=True).data)
+        releases = release_list_visible_to(request.user)
+        return page_response(self, request, releases, ReleaseSerializer)
 
     @extend_schema(
         operation_id="escrow_release_request",

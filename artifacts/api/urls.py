@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from django.urls import path
 
-from artifacts.api.bundles import BundleDetailApi, BundleDownloadApi, BundleListApi
+from artifacts.api.bundles import (
+    BundleDetailApi,
+    BundleDownloadApi,
+    BundleFileListApi,
+    BundleListApi,
+)
 from artifacts.api.escrow import (
+    DepositBlobListApi,
     DepositDetailApi,
     DepositLegalHoldApi,
     DepositListApi,
@@ -49,6 +55,11 @@ urlpatterns = [
     path("rfps/<uuid:rfp_id>/bundles/", BundleListApi.as_view(), name="bundle-list"),
     path("bundles/<uuid:bundle_id>/", BundleDetailApi.as_view(), name="bundle-detail"),
     path(
+        "bundles/<uuid:bundle_id>/files/",
+        BundleFileListApi.as_view(),
+        name="bundle-file-list",
+    ),
+    path(
         "bundles/<uuid:bundle_id>/download/",
         BundleDownloadApi.as_view(),
         name="bundle-download",
@@ -73,6 +84,11 @@ urlpatterns = [
         "escrow/deposits/<uuid:deposit_id>/",
         DepositDetailApi.as_view(),
         name="deposit-detail",
+    ),
+    path(
+        "escrow/deposits/<uuid:deposit_id>/blobs/",
+        DepositBlobListApi.as_view(),
+        name="deposit-blob-list",
     ),
     path(
         "escrow/deposits/<uuid:deposit_id>/legal-hold/",

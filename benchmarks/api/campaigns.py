@@ -8,6 +8,7 @@ import uuid
 
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -15,8 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.pagination import LimitOffsetPagination
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    LimitOffsetPagination,
+    page_response,
+    page_serializer,
+)
 from accounts.api.schema import error_response
+from accounts.lib.paging import PAGE_SIZE
 from accounts.views.requests import SignedInApiRequest
 from artifacts.storage.blobs import blob_open
 from benchmarks.models import Campaign, Run
@@ -97,7 +104,13 @@ class CampaignDetailSerializer(CampaignSerializer):
 
     status = serializers.CharField()
     progress = serializers.FloatField()
-    runs = RunSummarySerializer(many=True)
+    runs = RunSummarySerializer(
+        many=True,
+        help_text=f"The first {PAGE_SIZE} runs in dispatch order; runs_url pages "
+        "them all.",
+    )
+    run_count = serializers.IntegerField()
+    runs_url = serializers.CharField()
 
 
 class MetricSerializer(serializers.Serializer):
@@ -144,7 +157,9 @@ def _campaign_detail(campaign: Campaign) -> dict[str, object]:
     data.update(
         status=summary.status,
         progress=summary.progress,
-        runs=RunSummarySerializer(runs, many=True).data,
+        runs=RunSummarySerializer(runs[:PAGE_SIZE], many=True).data,
+        run_count=len(runs),
+        runs_url=reverse("campaign-run-list", args=[campaign.public_id]),
     )
     return data
 
@@ -192,13 +207,15 @@ class PoolListApi(APIView):
         hosts = HostSerializer(many=True, source="hosts.all")
 
     @extend_schema(
-        operation_id="lab_pool_list", responses={200: OutputSerializer(many=True)}
+        operation_id="lab_pool_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("LabPoolPage", OutputSerializer)},
     )
     def get(self, request: Request) -> Response:
         if not lab_organisation_list_for(request.user).exists():
             raise PermissionDenied
         pools = pool_list_with_hosts(pool_list_operated_by(request.user))
-        return Response(self.OutputSerializer(pools, many=True).data)
+        return page_response(self, request, pools, self.OutputSerializer)
 
 
 class CampaignListApi(APIView):
@@ -275,6 +292,19 @@ class CampaignDetailApi(APIView):
     )
     def get(self, request: Request, campaign_id: uuid.UUID) -> Response:
         return Response(_campaign_detail(_campaign(request, campaign_id)))
+
+
+class CampaignRunListApi(APIView):
+    """A page of the campaign's runs, in dispatch order."""
+
+    @extend_schema(
+        operation_id="campaign_run_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("CampaignRunPage", RunSummarySerializer)},
+    )
+    def get(self, request: Request, campaign_id: uuid.UUID) -> Response:
+        runs = campaign_run_list(_campaign(request, campaign_id))
+        return page_response(self, request, runs, RunSummarySerializer)
 
 
 class CampaignCancelApi(APIView):

@@ -9,6 +9,7 @@ from benchmarks.api.campaigns import (
     CampaignCancelApi,
     CampaignDetailApi,
     CampaignListApi,
+    CampaignRunListApi,
     PoolListApi,
     RunCancelApi,
     RunDetailApi,
@@ -49,6 +50,11 @@ urlpatterns = [
         "campaigns/<uuid:campaign_id>/",
         CampaignDetailApi.as_view(),
         name="campaign-detail",
+    ),
+    path(
+        "campaigns/<uuid:campaign_id>/runs/",
+        CampaignRunListApi.as_view(),
+        name="campaign-run-list",
     ),
     path(
         "campaigns/<uuid:campaign_id>/cancel/",

@@ -14,6 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    PagedDocumentSerializer,
+    page_rows,
+)
 from gates.api.access import rfp_for
 from gates.api.serializers import READ_ERRORS
 from gates.permissions import can_see_gate_plan_drafts
@@ -86,7 +91,7 @@ class GateBoardApi(APIView):
     """Per vendor and gate: the latest evaluation, the decision, the open re-test
     obligations (a vendor sees its own row only)."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PagedDocumentSerializer):
         class Meta:
             ref_name = "GateBoard"
 
@@ -166,15 +171,16 @@ class GateBoardApi(APIView):
 
         rfp = serializers.UUIDField()
         reference = serializers.CharField()
-        vendors = BoardVendorSerializer(many=True)
+        vendors = BoardVendorSerializer(many=True, help_text="A page of the vendors.")
 
     @extend_schema(
-        operation_id="gate_board", responses={200: OutputSerializer, **READ_ERRORS}
+        operation_id="gate_board",
+        parameters=PAGE_PARAMETERS,
+        responses={200: OutputSerializer, **READ_ERRORS},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_for(request.user, rfp_id)
-        rows = gate_board(rfp=rfp, user=request.user)
+        rows, page = page_rows(self, request, gate_board(rfp=rfp, user=request.user))
         drafts = can_see_gate_plan_drafts(request.user, rfp)
-        return Response(
-            self.OutputSerializer(board_data(rfp, rows, drafts=drafts)).data
-        )
+        data = page | board_data(rfp, rows, drafts=drafts)
+        return Response(self.OutputSerializer(data).data)

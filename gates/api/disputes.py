@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.pagination import PAGE_PARAMETERS
+from accounts.api.pagination import PAGE_PARAMETERS, page_response, page_serializer
 from accounts.views.requests import SignedInApiRequest
 from artifacts.selectors.bundles import bundle_get_visible
 from gates.api.access import (
@@ -24,7 +24,6 @@ from gates.api.access import (
     require_buyer_side,
     require_vendor_member,
 )
-from gates.api.pages import page_response, page_serializer
 from gates.api.serializers import READ_ERRORS, WRITE_ERRORS
 from gates.models import Dispute
 from gates.models.disputes import REASON_MAX

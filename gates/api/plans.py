@@ -20,12 +20,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.pagination import PAGE_PARAMETERS
+from accounts.api.pagination import PAGE_PARAMETERS, page_response, page_serializer
 from accounts.exceptions import Problem
 from accounts.models import Organisation
 from accounts.views.requests import SignedInApiRequest
 from gates.api.access import one, require_plan_editor, rfp_for
-from gates.api.pages import page_response, page_serializer
 from gates.api.serializers import READ_ERRORS, WRITE_ERRORS, DocumentField
 from gates.exceptions import GatesError
 from gates.models import GatePlan

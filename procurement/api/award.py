@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import PAGE_PARAMETERS, page_response, page_serializer
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
 from procurement.api.evaluation import buyer_side_rfp, require_opened
@@ -94,12 +95,14 @@ class TcoFormulaListApi(APIView):
 
     @extend_schema(
         operation_id="rfp_tco_formula_list",
-        responses={200: OutputSerializer(many=True)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("TcoFormulaPage", OutputSerializer)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = buyer_side_rfp(request, rfp_id)
-        formulas = list(tco_formula_list(rfp)) or [tco_formula_current(rfp)]
-        return Response(self.OutputSerializer(formulas, many=True).data)
+        recorded = tco_formula_list(rfp)
+        formulas = recorded if recorded.exists() else [tco_formula_current(rfp)]
+        return page_response(self, request, formulas, self.OutputSerializer)
 
     @extend_schema(
         operation_id="rfp_tco_formula_create",

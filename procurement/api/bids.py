@@ -24,7 +24,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    LimitOffsetPagination,
+    PagedDocumentSerializer,
+    page_rows,
+)
 from accounts.models import Organisation
 from accounts.views.requests import SignedInApiRequest
 from procurement.api.serializers import OrganisationRefSerializer
@@ -322,29 +327,37 @@ class BidReconfirmApi(APIView):
 
 class BidListApi(APIView):
     """Sealed: only ``count`` and ``commitments`` (sorted by hash); ``bids`` is
-    null. Opened: ``bids`` in full, for the buyer side. Vendors get 403."""
+    null. Opened: a page of the ``bids`` in full, for the buyer side (``next``
+    and ``previous`` link the pages). Vendors get 403."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PagedDocumentSerializer):
         class Meta:
             ref_name = "BidListResult"
 
         sealed = serializers.BooleanField()
-        count = serializers.IntegerField()
         commitments = serializers.ListField(child=serializers.CharField())
         bids = OpenedBidSerializer(many=True, allow_null=True)
 
-    @extend_schema(operation_id="bid_list", responses={200: OutputSerializer})
+    @extend_schema(
+        operation_id="bid_list",
+        parameters=PAGE_PARAMETERS,
+        responses={200: OutputSerializer},
+    )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
         if bidding_organisation(request.user, rfp) is not None:
             raise PermissionDenied
-        opened = not rfp.is_sealed and is_buyer_side(request.user, rfp)
-        data = {
+        data: dict[str, Any] = {
             "sealed": rfp.is_sealed,
             "count": bid_count_live(rfp=rfp),
+            "next": None,
+            "previous": None,
             "commitments": bid_commitments(rfp=rfp),
-            "bids": list(bid_list_opened(rfp=rfp)) if opened else None,
+            "bids": None,
         }
+        if not rfp.is_sealed and is_buyer_side(request.user, rfp):
+            data["bids"], page = page_rows(self, request, bid_list_opened(rfp=rfp))
+            data |= page
         return Response(self.OutputSerializer(data).data)
 
 

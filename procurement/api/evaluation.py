@@ -19,6 +19,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    PagedDocumentSerializer,
+    page_rows,
+)
 from accounts.api.schema import error_response
 from accounts.views.requests import SignedInApiRequest
 from procurement.api.serializers import BidRefSerializer
@@ -84,7 +89,7 @@ class CriterionSerializer(serializers.Serializer):
 # --- score sheet ----------------------------------------------------------------
 
 
-class SheetOutputSerializer(serializers.Serializer):
+class SheetOutputSerializer(PagedDocumentSerializer):
     class Meta:
         ref_name = "ScoreSheet"
 
@@ -107,18 +112,22 @@ class SheetOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(["not_started", "draft", "submitted"])
     submitted_at = serializers.DateTimeField(allow_null=True)
     editable = serializers.BooleanField()
-    bids = BidRefSerializer(many=True)
+    bids = BidRefSerializer(many=True, help_text="A page of the bids.")
     criteria = CriterionSerializer(many=True)
-    scores = ScoreSerializer(many=True)
-    missing = MissingSerializer(many=True)
+    scores = ScoreSerializer(many=True, help_text="The page's bids' scores.")
+    missing = MissingSerializer(many=True, help_text="The page's bids' gaps.")
 
 
-def _sheet_data(rfp: Rfp, sheet: ScoreSheet | None) -> dict[str, Any]:
-    bids, criteria = list(evaluation_bids(rfp)), evaluation_criteria(rfp)
+def _sheet_data(
+    view: APIView, request: Request, rfp: Rfp, sheet: ScoreSheet | None
+) -> dict[str, Any]:
+    """The sheet for a page of the bids: their scores and gaps."""
+    criteria = evaluation_criteria(rfp)
+    bids, page = page_rows(view, request, list(evaluation_bids(rfp)))
     scores = score_sheet_scores(sheet)
-    by_pk = {b.pk: b.public_id for b in rfp.bids.all()}
+    by_pk = {b.pk: b.public_id for b in bids}
     submitted = sheet is not None and sheet.submitted_at is not None
-    return {
+    return page | {
         "status": "submitted" if submitted else ("draft" if sheet else "not_started"),
         "submitted_at": sheet.submitted_at if sheet else None,
         "editable": rfp.status == Rfp.Status.OPENED and not submitted,
@@ -132,6 +141,7 @@ def _sheet_data(rfp: Rfp, sheet: ScoreSheet | None) -> dict[str, Any]:
                 "justification": s.justification,
             }
             for s in scores.values()
+            if s.bid_id in by_pk
         ],
         "missing": [
             {"bid": b.public_id, "criterion": c.pk}
@@ -167,15 +177,18 @@ class ScoreSheetApi(APIView):
 
     @extend_schema(
         operation_id="rfp_scores_get",
+        parameters=PAGE_PARAMETERS,
         responses={200: SheetOutputSerializer, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
         sheet = score_sheet_get(rfp, request.user)
-        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+        data = _sheet_data(self, request, rfp, sheet)
+        return Response(SheetOutputSerializer(data).data)
 
     @extend_schema(
         operation_id="rfp_scores_put",
+        parameters=PAGE_PARAMETERS,
         request=InputSerializer,
         responses={200: SheetOutputSerializer},
     )
@@ -185,7 +198,8 @@ class ScoreSheetApi(APIView):
         data.is_valid(raise_exception=True)
         entries = [ScoreEntry(**e) for e in data.validated_data["scores"]]
         sheet = score_sheet_save(rfp=rfp, entries=entries, actor=request.user)
-        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+        data = _sheet_data(self, request, rfp, sheet)
+        return Response(SheetOutputSerializer(data).data)
 
 
 class ScoreSheetSubmitApi(APIView):
@@ -193,13 +207,15 @@ class ScoreSheetSubmitApi(APIView):
 
     @extend_schema(
         operation_id="rfp_scores_submit",
+        parameters=PAGE_PARAMETERS,
         request=None,
         responses={200: SheetOutputSerializer},
     )
     def post(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
         sheet = score_sheet_submit(rfp=rfp, actor=request.user)
-        return Response(SheetOutputSerializer(_sheet_data(rfp, sheet)).data)
+        data = _sheet_data(self, request, rfp, sheet)
+        return Response(SheetOutputSerializer(data).data)
 
 
 # --- consensus ------------------------------------------------------------------
@@ -211,7 +227,7 @@ class ConsensusApi(APIView):
     their own sheet; buyers and admins as soon as one sheet is submitted
     (``provisional`` until every evaluator has)."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PagedDocumentSerializer):
         class Meta:
             ref_name = "Consensus"
 
@@ -257,10 +273,11 @@ class ConsensusApi(APIView):
         evaluators = serializers.IntegerField()
         disagreement_spread = serializers.IntegerField()
         criteria = CriterionSerializer(many=True)
-        rows = RowSerializer(many=True)
+        rows = RowSerializer(many=True, help_text="A page of the bids, by rank.")
 
     @extend_schema(
         operation_id="rfp_consensus",
+        parameters=PAGE_PARAMETERS,
         responses={200: OutputSerializer, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
@@ -269,13 +286,14 @@ class ConsensusApi(APIView):
         if not visibility.visible:
             raise PermissionDenied(visibility.reason)
         board = evaluation_board(rfp)
-        data = {
+        rows, page = page_rows(self, request, board.rows)
+        data = page | {
             "provisional": board.provisional,
             "submitted": board.submitted,
             "evaluators": len(board.progress),
             "disagreement_spread": DISAGREEMENT_SPREAD,
             "criteria": board.criteria,
-            "rows": board.rows,
+            "rows": rows,
         }
         return Response(self.OutputSerializer(data).data)
 
@@ -294,17 +312,21 @@ class CsvRenderer(BaseRenderer):
 
 
 class ComparisonApi(APIView):
-    """The comparison matrix as JSON, the same document as the page's JSON export:
-    vendors with rank, weighted total and consensus means (only when the caller may
-    see scores), completeness, claimed metrics and TCO; every number with its unit."""
+    """The comparison matrix as JSON, the page's JSON export with its vendors
+    paged (``count``, ``next``, ``previous``): vendors with rank, weighted total
+    and consensus means (only when the caller may see scores), completeness,
+    claimed metrics and TCO; every number with its unit."""
 
     @extend_schema(
         operation_id="rfp_comparison",
+        parameters=PAGE_PARAMETERS,
         responses={200: OpenApiTypes.OBJECT, 409: error_response(409)},
     )
     def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
         rfp = require_opened(buyer_side_rfp(request, rfp_id))
-        return Response(comparison_json(comparison_for(request.user, rfp)))
+        document = comparison_json(comparison_for(request.user, rfp))
+        vendors, page = page_rows(self, request, document.pop("vendors"))
+        return Response(page | document | {"vendors": vendors})
 
 
 class ComparisonCsvApi(APIView):

@@ -16,6 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    PagedDocumentSerializer,
+    page_rows,
+)
 from accounts.api.schema import error_response
 from procurement.lib.fidelity import VERDICTS
 from procurement.selectors.fidelity import RfpFidelity, fidelity_visible_to
@@ -39,7 +44,7 @@ def fidelity_document(fidelity: RfpFidelity) -> dict[str, Any]:
 
 
 class RfpFidelityApi(APIView):
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PagedDocumentSerializer):
         class Meta:
             ref_name = "RfpFidelity"
 
@@ -83,10 +88,11 @@ class RfpFidelityApi(APIView):
 
         rfp = serializers.CharField()
         sealed = serializers.BooleanField()
-        vendors = VendorSerializer(many=True)
+        vendors = VendorSerializer(many=True, help_text="A page of the vendors.")
 
     @extend_schema(
         operation_id="rfp_fidelity",
+        parameters=PAGE_PARAMETERS,
         responses={
             200: OutputSerializer,
             403: error_response(403),
@@ -98,4 +104,7 @@ class RfpFidelityApi(APIView):
         fidelity = fidelity_visible_to(request.user, rfp)
         if fidelity is None:
             raise PermissionDenied
-        return Response(self.OutputSerializer(fidelity_document(fidelity)).data)
+        document = fidelity_document(fidelity)
+        vendors, page = page_rows(self, request, document.pop("vendors"))
+        data = page | document | {"vendors": vendors}
+        return Response(self.OutputSerializer(data).data)

@@ -9,14 +9,21 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.pagination import PAGE_PARAMETERS, LimitOffsetPagination
+from accounts.api.pagination import (
+    PAGE_PARAMETERS,
+    LimitOffsetPagination,
+    page_response,
+    page_serializer,
+)
 from accounts.api.parsers import JSONParser
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import Organisation
 from accounts.views.requests import SignedInApiRequest
 from procurement.api.serializers import (
@@ -55,10 +62,26 @@ class RfpOutputSerializer(serializers.Serializer):
     buyer_organisation = OrganisationRefSerializer()
     invited_vendors = serializers.SerializerMethodField()
 
-    @extend_schema_field(OrganisationRefSerializer(many=True))
+    invited_vendor_count = serializers.SerializerMethodField()
+    invited_vendors_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(
+        OrganisationRefSerializer(
+            many=True,
+            help_text=f"The first {PAGE_SIZE}; invited_vendors_url pages them all.",
+        )
+    )
     def get_invited_vendors(self, rfp: Rfp) -> list[dict[str, Any]]:
-        visible = self.context["invited_scope"].visible(rfp)
+        visible = self.context["invited_scope"].visible(rfp)[:PAGE_SIZE]
         return OrganisationRefSerializer(visible, many=True).data  # type: ignore[return-value]
+
+    @extend_schema_field(serializers.IntegerField())
+    def get_invited_vendor_count(self, rfp: Rfp) -> int:
+        return len(self.context["invited_scope"].visible(rfp))
+
+    @extend_schema_field(serializers.CharField())
+    def get_invited_vendors_url(self, rfp: Rfp) -> str:
+        return reverse("rfp-invite", args=[rfp.public_id])
 
 
 class RfpSummaryOutputSerializer(RfpOutputSerializer):
@@ -370,8 +393,10 @@ class RfpCancelApi(APIView):
 
 
 class RfpInviteApi(APIView):
-    """Invite a vendor organisation by slug (in a draft, or published before the
-    deadline, when its members are notified at once)."""
+    """A page of the invited vendors you may see, by slug (GET: all of them on
+    the buyer side, your own organisation for a vendor); invite a vendor
+    organisation by slug (POST: in a draft, or published before the deadline,
+    when its members are notified at once)."""
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -382,6 +407,19 @@ class RfpInviteApi(APIView):
             queryset=Organisation.objects.filter(kind=Organisation.Kind.VENDOR),
             help_text="The vendor organisation's slug.",
         )
+
+    @extend_schema(
+        operation_id="rfp_invited_vendor_list",
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: page_serializer("InvitedVendorPage", OrganisationRefSerializer)
+        },
+    )
+    def get(self, request: Request, rfp_id: uuid.UUID) -> Response:
+        rfp = _rfp_for(request, rfp_id)
+        visible = invited_vendor_scope_for(request.user).visible(rfp)
+        vendors = sorted(visible, key=lambda org: org.slug)
+        return page_response(self, request, vendors, OrganisationRefSerializer)
 
     @extend_schema(
         operation_id="rfp_invite",

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from accounts.models import AuditEvent, Organisation
 from artifacts.models import SigningKey
 from artifacts.services.keys import signing_key_register, signing_key_revoke
+from tests.api.paging import assert_pages
 from tests.artifacts.keys import private_key, public_line
 
 pytestmark = pytest.mark.django_db
@@ -138,10 +139,23 @@ def test_get_lists_only_the_callers_organisation_keys(
     own = _key(vendor_a_org, vendor_a)
     _key(vendor_b_org, vendor_b, "ecdsa-384")
 
-    body = _api(vendor_a).get(KEYS).json()
+    body = _api(vendor_a).get(KEYS).json()["results"]
 
     assert [k["fingerprint"] for k in body] == [own.fingerprint]
     assert body[0]["organisation"] == "acme-flash"
+
+
+def test_get_pages_the_organisations_keys_newest_first(
+    vendor_a: Any, vendor_a_org: Any, vendor_b: Any, vendor_b_org: Any
+) -> None:
+    older = _key(vendor_a_org, vendor_a)
+    newer = _key(vendor_a_org, vendor_a, "ecdsa-384")
+    _key(vendor_b_org, vendor_b, "ecdsa-256")
+
+    whole = assert_pages(_api(vendor_a), KEYS)
+
+    fingerprints = [k["fingerprint"] for k in whole["results"]]
+    assert fingerprints == [newer.fingerprint, older.fingerprint]
 
 
 def test_get_is_403_for_evaluators(evaluator: Any) -> None:
@@ -154,7 +168,7 @@ def test_a_buyer_lists_its_own_organisations_keys_only(
     _key(vendor_a_org, vendor_a)
     own = _key(buyer_org, buyer, "ecdsa-384")
 
-    body = _api(buyer).get(KEYS).json()
+    body = _api(buyer).get(KEYS).json()["results"]
 
     assert [(k["fingerprint"], k["organisation"]) for k in body] == [
         (own.fingerprint, "northwind-ai")

@@ -484,7 +484,8 @@ def test_a_revoked_host_token_is_refused_and_its_agent_stops(
     assert kept.process.alive(), kept.process.tail()
     pools = stack.api("GET", "/api/v1/lab/pools/", token=_labops_token(stack, people))
     assert pools.status == 200, pools
-    status = {pool["name"]: {h["status"] for h in pool["hosts"]} for pool in pools.body}
+    rows = pools.body["results"]
+    status = {pool["name"]: {h["status"] for h in pool["hosts"]} for pool in rows}
     assert status[revoked.pool] == {"offline"}, status
     assert status[kept.pool] == {"online"}, status
     still = stack.api(

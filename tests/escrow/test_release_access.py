@@ -66,7 +66,7 @@ def test_release_is_seen_by_the_parties_only(
 
     page = client.get(f"/artifacts/escrow/releases/{release.public_id}/")
     api = client.get(f"/api/v1/escrow/releases/{release.public_id}/")
-    listed = client.get("/api/v1/escrow/releases/").json()
+    listed = client.get("/api/v1/escrow/releases/").json()["results"]
 
     assert (page.status_code, api.status_code) == (SEES[persona], SEES[persona])
     assert len(listed) == (1 if SEES[persona] == 200 else 0)

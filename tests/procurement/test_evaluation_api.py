@@ -217,7 +217,7 @@ def test_comparison_json_and_csv(buyer: Any, evaluator: Any, rfp: Rfp) -> None:
 
 
 def test_tco_formulas_list_the_unrecorded_defaults(evaluator: Any, rfp: Rfp) -> None:
-    body = _api(evaluator).get(_url(rfp, "tco-formulas/")).json()
+    body = _api(evaluator).get(_url(rfp, "tco-formulas/")).json()["results"]
 
     assert body == [
         {

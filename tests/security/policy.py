@@ -231,6 +231,7 @@ ROUTES: dict[str, Rule] = {
     "signing-key-allowed-signers": OWN,
     "bundle-list": DENY,
     "bundle-detail": DENY,
+    "bundle-file-list": DENY,
     "bundle-download": DENY,
     # open to anyone, no account: C2SP checkpoints are public by design
     "log-checkpoint": public(
@@ -242,6 +243,7 @@ ROUTES: dict[str, Rule] = {
     "bundle-evidence": DENY,
     "deposit-list": OWN,
     "deposit-detail": DENY,
+    "deposit-blob-list": DENY,
     "deposit-legal-hold": DENY,
     "deposit-retention": DENY,
     "release-list": OWN,
@@ -256,6 +258,7 @@ ROUTES: dict[str, Rule] = {
     "lab-pool-list": OWN,
     "campaign-list": OWN,
     "campaign-detail": DENY,
+    "campaign-run-list": DENY,
     "campaign-cancel": DENY,
     "run-detail": DENY,
     "run-cancel": DENY,
