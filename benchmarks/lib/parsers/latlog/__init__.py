@@ -64,7 +64,7 @@ from benchmarks.lib.parsers.model import (
     percentile_stat,
 )
 
-CHUNK_BYTES: Final = 4 * 1024 * 1024
+CHUNK_BYTES: Final = 1024 * 1024
 METHOD: Final = "recomputed:lat-log-histogram"
 
 
