@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from reprogate_cli import main as cli
+from reprogate_cli import submit
 from reprogate_cli.main import DEFAULT_URL, build_parser, main
 
 
@@ -89,9 +90,9 @@ def test_submit_without_url_goes_to_the_default_server(
 
     def fake_submit(file: Path, *, url: str, token: str, rfp: str) -> Any:
         seen.update(url=url, token=token, rfp=rfp)
-        raise cli.submit.SubmitError("stop here")
+        raise submit.SubmitError("stop here")
 
-    monkeypatch.setattr(cli.submit, "submit", fake_submit)
+    monkeypatch.setattr(submit, "submit", fake_submit)
 
     status = main(["submit", str(bundle), "--token", "t0ken", "--rfp", "RFP-DEMO-1"])
 

@@ -21,10 +21,11 @@ figures, asserts nothing about timing.
      fastest;
    ``--rounds N`` runs the three N times, interleaved, and reports each
    process's median;
-3. prints seconds and peak RSS of each, the speed ratios (pandas / parser) and
-   the largest relative difference between the parser's percentiles and
-   numpy's exact ones (p50 … p99.99, each direction): the parser's documented
-   bound is 0.025%, the target 0.1%.
+3. prints seconds, peak RSS and CPU time (user + system) of each, the speed
+   ratios (pandas / parser; the CPU-time ratio too, steadier on a loaded
+   machine) and the largest relative difference between the parser's
+   percentiles and numpy's exact ones (p50 … p99.99, each direction): the
+   parser's documented bound is 0.025%, the target 0.1%.
 
 The parent imports neither numpy nor pandas. Exits non-zero only on errors (a
 subprocess failed), never because of a figure.
@@ -52,25 +53,26 @@ DIRECTIONS: Final = ("read", "write")
 KINDS: Final = ("parser", "pandas", "pandas-usecols")
 OFFSET_PAGES: Final = (1 << 40) // 4096  # offsets: 4 KiB pages of a 1 TiB device
 
-# The yardstick, run with ``python -c CODE FILE all|usecols``.
+# The yardstick, run as ``python -c CODE FILE all|usecols PERCENTILES DIRECTIONS``
+# (the last two as JSON).
 PANDAS_CODE: Final = """\
 import json, sys
 import numpy as np
 import pandas as pd
 path, how = sys.argv[1], sys.argv[2]
+percentiles, directions = json.loads(sys.argv[3]), json.loads(sys.argv[4])
 if how == "usecols":
     frame = pd.read_csv(path, header=None, usecols=[1, 2], names=["value", "ddir"])
 else:
     names = ["time", "value", "ddir", "bs", "offset", "prio"]
     frame = pd.read_csv(path, header=None, names=names, skipinitialspace=True)
 values, ddirs = frame["value"].to_numpy(), frame["ddir"].to_numpy()
-percentiles = %r
 found = {}
-for d, direction in enumerate(%r):
+for d, direction in enumerate(directions):
     figures = np.percentile(values[ddirs == d], percentiles)
     found[direction] = {f"p{p:g}": float(v) for p, v in zip(percentiles, figures)}
 print(json.dumps(found))
-""" % (PERCENTILES, DIRECTIONS)
+"""
 
 
 def write_log(path: Path, samples: int, seed: int) -> None:
@@ -96,7 +98,8 @@ def command(kind: str, path: Path) -> list[str]:
         parse = ["-m", "reprogate_cli.main", "parse", "fio-lat-log"]
         return [sys.executable, *parse, str(path)]
     how = "usecols" if kind == "pandas-usecols" else "all"
-    return [sys.executable, "-c", PANDAS_CODE, str(path), how]
+    wanted = [json.dumps(PERCENTILES), json.dumps(DIRECTIONS)]
+    return [sys.executable, "-c", PANDAS_CODE, str(path), how, *wanted]
 
 
 def run(kind: str, path: Path) -> dict[str, Any]:
@@ -114,8 +117,8 @@ def run(kind: str, path: Path) -> dict[str, Any]:
     if process.returncode != 0:
         raise SystemExit(f"the {kind} process failed (exit {process.returncode})")
     found = _metrics(output) if kind == "parser" else json.loads(output)
-    rss = usage.ru_maxrss / 1024
-    return {"seconds": seconds, "peak_rss_mb": rss, "percentiles": found}
+    rss, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": rss, "percentiles": found}
 
 
 def _metrics(output: str) -> dict[str, dict[str, float]]:
@@ -156,9 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_log(partial, args.samples, args.seed)
             partial.rename(path)
         written = time.perf_counter() - began
-        rounds = [
-            {kind: run(kind, path) for kind in KINDS} for _ in range(args.rounds)
-        ]
+        rounds = [{kind: run(kind, path) for kind in KINDS} for _ in range(args.rounds)]
         size = path.stat().st_size
     _print(args.samples, size, written, rounds)
     return 0
@@ -178,14 +179,16 @@ def _print(
     median = {
         kind: {
             key: statistics.median(r[kind][key] for r in rounds)
-            for key in ("seconds", "peak_rss_mb")
+            for key in ("seconds", "cpu", "peak_rss_mb")
         }
         for kind in KINDS
     }
     for kind, label in labels.items():
         figures = median[kind]
-        seconds, rss = figures["seconds"], figures["peak_rss_mb"]
-        print(f"{label:<38}{seconds:8.2f} s   peak RSS {rss:7.1f} MB")
+        seconds, cpu, rss = figures["seconds"], figures["cpu"], figures["peak_rss_mb"]
+        print(
+            f"{label:<38}{seconds:8.2f} s   peak RSS {rss:7.1f} MB   CPU {cpu:6.2f} s"
+        )
     for label, kind in (("", "pandas"), (" usecols", "pandas-usecols")):
         ratios = [r[kind]["seconds"] / r["parser"]["seconds"] for r in rounds]
         each = ", ".join(f"{ratio:.2f}" for ratio in ratios)
@@ -193,6 +196,9 @@ def _print(
         if len(rounds) > 1:
             line += f"   (rounds: {each})"
         print(f"{f'speed ratio pandas{label} / parser':<38}{line}")
+    for label, kind in (("", "pandas"), (" usecols", "pandas-usecols")):
+        ratio = statistics.median(r[kind]["cpu"] / r["parser"]["cpu"] for r in rounds)
+        print(f"{f'CPU-time ratio pandas{label} / parser':<38}{ratio:8.2f}")
     error = max(
         max_error(r["parser"]["percentiles"], r["pandas"]["percentiles"])
         for r in rounds

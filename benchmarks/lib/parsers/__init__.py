@@ -14,15 +14,13 @@ unknown parser name raises (``UnknownParser``).
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from benchmarks.lib.parsers.fio import parse_fio
-from benchmarks.lib.parsers.loadgen import parse_loadgen
-from benchmarks.lib.parsers.mlperf_storage import parse_mlperf_storage
 from benchmarks.lib.parsers.model import (
     Metric,
     ParseError,
@@ -30,8 +28,6 @@ from benchmarks.lib.parsers.model import (
     Problem,
     Series,
 )
-from benchmarks.lib.parsers.reprogate_metrics import parse_reprogate_metrics
-from benchmarks.lib.parsers.vllm import parse_vllm
 
 __all__ = [
     "PARSERS",
@@ -50,12 +46,27 @@ logger = logging.getLogger(__name__)
 
 MAX_INPUT_BYTES: Final = 256 * 1024 * 1024
 Parser = Callable[[bytes, ParseResult], None]
+
+
+def _imported_when_used(module: str, function: str) -> Parser:
+    """A parser whose module is imported on its first use: ``reprogate parse``
+    runs one parser per process, and should not wait for the others."""
+
+    def parser(data: bytes, result: ParseResult) -> None:
+        found = importlib.import_module(f"benchmarks.lib.parsers.{module}")
+        getattr(found, function)(data, result)
+
+    return parser
+
+
 PARSERS: Final[dict[str, Parser]] = {
-    "fio-json": parse_fio,
-    "vllm-bench": parse_vllm,
-    "mlperf-loadgen": parse_loadgen,
-    "mlperf-storage": parse_mlperf_storage,
-    "reprogate-metrics": parse_reprogate_metrics,
+    "fio-json": _imported_when_used("fio", "parse_fio"),
+    "vllm-bench": _imported_when_used("vllm", "parse_vllm"),
+    "mlperf-loadgen": _imported_when_used("loadgen", "parse_loadgen"),
+    "mlperf-storage": _imported_when_used("mlperf_storage", "parse_mlperf_storage"),
+    "reprogate-metrics": _imported_when_used(
+        "reprogate_metrics", "parse_reprogate_metrics"
+    ),
 }
 STREAMING: Final = frozenset({"fio-lat-log"})
 NAMES: Final = tuple(sorted([*PARSERS, *STREAMING]))
