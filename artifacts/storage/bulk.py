@@ -61,7 +61,7 @@ def _fields(model: type[Model], names: Sequence[str]) -> list[Field[Any, Any]]:
 def _as_is_type(field: Field[Any, Any]) -> type | None:
     """The value type ``field`` sends to the database unchanged, if any."""
     if type(field) is models.ForeignKey:
-        field = field.target_field  # type: ignore[attr-defined]
+        field = field.target_field
     return _AS_IS.get(type(field))
 
 
