@@ -386,7 +386,8 @@ def _versions() -> str:
 
     server = ""
     if connection.vendor == "postgresql":
-        server = f" {connection.pg_version // 10000}.{connection.pg_version % 10000}"
+        version = int(getattr(connection, "pg_version", 0))
+        server = f" {version // 10000}.{version % 10000}"
     else:
         import sqlite3
 
