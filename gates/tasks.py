@@ -11,8 +11,8 @@ from celery import current_app, shared_task
 from celery.signals import worker_process_init
 
 from benchmarks.models import Campaign
-from gates.selectors.runs import campaign_awaits_judging
 from gates.conf import report_warm_up_queue
+from gates.selectors.runs import campaign_awaits_judging
 from gates.services.obligations import obligations_expire
 from gates.services.pipeline import campaign_ended_judge
 from gates.services.reports import GENERATE_TASK, report_generate, reports_reap
