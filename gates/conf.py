@@ -46,3 +46,12 @@ def report_settings() -> ReportSettings:
         tsa_url=settings.REPROGATE_REPORT_TSA_URL,
         statement_key_path=Path(settings.REPROGATE_REPORT_STATEMENT_KEY_PATH),
     )
+
+
+def report_warm_up_queue() -> str | None:
+    """The queue whose workers warm the report renderers up as each process
+    starts (the default one, where reports are rendered); None when
+    ``REPROGATE_REPORT_WARM_UP`` is off."""
+    if not settings.REPROGATE_REPORT_WARM_UP:
+        return None
+    return str(settings.CELERY_TASK_DEFAULT_QUEUE)

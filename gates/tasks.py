@@ -9,9 +9,9 @@ from typing import Any
 
 from celery import current_app, shared_task
 from celery.signals import worker_process_init
-from django.conf import settings
 
 from benchmarks.models import Campaign
+from gates.conf import report_warm_up_queue
 from gates.selectors.runs import campaign_awaits_judging
 from gates.services.obligations import obligations_expire
 from gates.services.pipeline import campaign_ended_judge
@@ -72,9 +72,8 @@ def report_renderers_warm_up_received(**kwargs: Any) -> None:
     first report does not wait for them; the process takes tasks meanwhile, and a
     failure (no Chromium) is a warning. ``REPROGATE_REPORT_WARM_UP=False`` turns
     it off; workers of lab pools' queues alone never do it."""
-    if not settings.REPROGATE_REPORT_WARM_UP:
-        return
-    if settings.CELERY_TASK_DEFAULT_QUEUE not in current_app.amqp.queues.consume_from:
+    queue = report_warm_up_queue()
+    if queue is None or queue not in current_app.amqp.queues.consume_from:
         return
     from gates.services.report_pdf import renderers_warm_up
 

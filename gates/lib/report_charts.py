@@ -71,7 +71,7 @@ def checked_svg(svg: bytes | str) -> str:
 def chromium_path() -> str | None:
     """The Chromium kaleido would start (``BROWSER_PATH``, else one on ``PATH``
     or choreographer's download), if it is an executable file; else None."""
-    from choreographer.browsers.chromium import Chromium  # type: ignore[import-untyped]
+    from choreographer.browsers.chromium import Chromium
 
     path = Chromium.find_browser(skip_local=False)
     if path and os.path.isfile(path) and os.access(path, os.X_OK):

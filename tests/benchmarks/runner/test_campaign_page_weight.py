@@ -111,7 +111,7 @@ def test_the_campaign_page_first_load_is_under_budget_hashed_and_cached(
         assert HASHED.match(url), url
         cache = response["Cache-Control"]
         assert "immutable" in cache, (url, cache)
-        max_age = int(re.search(r"max-age=(\d+)", cache).group(1))  # type: ignore[union-attr]
+        max_age = int(re.search(r"max-age=(\d+)", cache).group(1))
         assert max_age >= YEAR, (url, cache)
         assert response.get("Content-Encoding") in {"br", "gzip", None}, url
         weights[url] = len(_body(response))
