@@ -9,15 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.timeout(600)  # most of it migrating a fresh SQLite database
 def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
     command = [sys.executable, "-m", "tests.perf.bench_fixity"]
 
     done = subprocess.run(
         [*command, "--blobs", "300,600", "--blob-size", "4KiB"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT, capture_output=True, text=True, timeout=540, check=False,
     )  # fmt: skip
 
     assert done.returncode == 0, done.stderr[-3000:]
