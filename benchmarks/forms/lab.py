@@ -107,9 +107,11 @@ class CampaignStartForm(forms.Form):
         field = cast(BundleChoiceField, self.fields["bundle"])
         bundles = bundle_list_matching(self.startable, search)
         offered = list(bundles[:PAGE_SIZE])
-        chosen = (self.data if self.is_bound else self.initial).get("bundle")
-        if chosen and str(chosen) not in {str(b.pk) for b in offered}:
-            offered[:0] = self.startable.filter(pk=_int_or_none(chosen))
+        chosen = _int_or_none(
+            (self.data if self.is_bound else self.initial).get("bundle")
+        )
+        if chosen is not None and chosen not in {b.pk for b in offered}:
+            offered[:0] = self.startable.filter(pk=chosen)
         field.widget.choices = [(b.pk, field.label_from_instance(b)) for b in offered]
         self.bundles_more = len(offered) >= PAGE_SIZE or bool(search)
         self.bundles_limit, self.bundles_search = PAGE_SIZE, search
