@@ -80,7 +80,8 @@ class CampaignStartForm(forms.Form):
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         bundle_field = cast(forms.ModelChoiceField, self.fields["bundle"])
-        bundle_field.queryset = bundle_list_startable_by(user)
+        self.startable = bundle_list_startable_by(user)
+        bundle_field.queryset = self.startable
         pool_field = cast(forms.ModelChoiceField, self.fields["pool"])
         pool_field.queryset = pool_list_with_online_hosts(pool_list_operated_by(user))
         self.gates: dict[str, GateChoice] = {c.value: c for c in gate_choices(user)}
@@ -104,11 +105,13 @@ class CampaignStartForm(forms.Form):
         ``search``: an RFP reference, a vendor's name or a SHA-256 prefix), and
         the one already chosen; any startable bundle is still accepted."""
         field = cast(BundleChoiceField, self.fields["bundle"])
-        bundles = bundle_list_matching(field.queryset, search)
+        bundles = bundle_list_matching(self.startable, search)
         offered = list(bundles[:PAGE_SIZE])
-        chosen = (self.data if self.is_bound else self.initial).get("bundle")
-        if chosen and str(chosen) not in {str(b.pk) for b in offered}:
-            offered[:0] = field.queryset.filter(pk=_int_or_none(chosen))
+        chosen = _int_or_none(
+            (self.data if self.is_bound else self.initial).get("bundle")
+        )
+        if chosen is not None and chosen not in {b.pk for b in offered}:
+            offered[:0] = self.startable.filter(pk=chosen)
         field.widget.choices = [(b.pk, field.label_from_instance(b)) for b in offered]
         self.bundles_more = len(offered) >= PAGE_SIZE or bool(search)
         self.bundles_limit, self.bundles_search = PAGE_SIZE, search

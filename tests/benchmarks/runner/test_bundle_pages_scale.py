@@ -124,7 +124,9 @@ def _newer_copies(bundle: Bundle, count: int) -> list[Bundle]:
 
 
 def _offered(html: str, bundles: list[Bundle]) -> list[Bundle]:
-    return [b for b in bundles if f'<option value="{b.pk}"' in html]
+    """The bundles the form's bundle select offers (not the pool select's)."""
+    select = html.split('name="bundle"', 1)[1].split("</select>", 1)[0]
+    return [b for b in bundles if f'<option value="{b.pk}"' in select]
 
 
 def test_campaign_form_offers_the_newest_bundles_and_accepts_any(
