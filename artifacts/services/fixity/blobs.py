@@ -193,7 +193,8 @@ class S3Reader:
             return Stored(unreadable=f"it cannot be read ({error})")
         if not version:
             return Stored(digest, read)
-        return Stored(digest, read, self._current_version(where["Key"]))
+        current = self._current_version(where["Key"])
+        return Stored(digest, read, current_version=current)
 
     def _key(self, storage_key: str) -> str:
         return str(self.storage._normalize_name(storage_key))
