@@ -96,7 +96,7 @@ def page_response(
     """The requested page of ``rows`` (a queryset or a list), each row written by
     ``serializer``."""
     paginator = LimitOffsetPagination()
-    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    page = paginator.paginate_queryset(rows, request, view=view)
     data = serializer(page, many=True, context=context or {}).data
     return paginator.get_paginated_response(data)
 
@@ -118,7 +118,7 @@ def page_rows(
     requested page of ``rows`` and the page's ``count``, ``next`` and
     ``previous`` (``PagedDocumentSerializer``)."""
     paginator = LimitOffsetPagination()
-    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    page = paginator.paginate_queryset(rows, request, view=view)
     links = {
         "count": paginator.count,
         "next": paginator.get_next_link(),

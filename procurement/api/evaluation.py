@@ -194,9 +194,9 @@ class ScoreSheetApi(APIView):
     )
     def put(self, request: SignedInApiRequest, rfp_id: uuid.UUID) -> Response:
         rfp = _evaluator_rfp(request, rfp_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        entries = [ScoreEntry(**e) for e in data.validated_data["scores"]]
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        entries = [ScoreEntry(**e) for e in given.validated_data["scores"]]
         sheet = score_sheet_save(rfp=rfp, entries=entries, actor=request.user)
         data = _sheet_data(self, request, rfp, sheet)
         return Response(SheetOutputSerializer(data).data)
