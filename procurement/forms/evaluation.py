@@ -41,6 +41,11 @@ _OPTIONS = [  # each option's markup, not chosen and chosen
 ]
 
 
+def _invalid(id_: str) -> SafeString:
+    """A control with errors, described by them (``<id>_error``, as Django does)."""
+    return format_html(' aria-invalid="true" aria-describedby="{}_error"', id_)
+
+
 def score_select_html(
     *, name: str, id_: str, testid: str, value: Any, invalid: bool
 ) -> SafeString:
@@ -52,7 +57,7 @@ def score_select_html(
         name,
         testid,
         id_,
-        mark_safe(' aria-invalid="true"' if invalid else ""),  # noqa: S308 - constant
+        _invalid(id_) if invalid else "",
         mark_safe(options),  # noqa: S308 - built of escaped parts above
     )
 
@@ -68,7 +73,7 @@ def justification_html(
         testid,
         JUSTIFICATION_MAX,
         id_,
-        mark_safe(' aria-invalid="true"' if invalid else ""),  # noqa: S308 - constant
+        _invalid(id_) if invalid else "",
         value or "",
     )
 

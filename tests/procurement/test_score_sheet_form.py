@@ -76,7 +76,9 @@ def test_sheet_marks_the_invalid_control(rfp: Rfp) -> None:
     assert not form.is_valid()
 
     cell = form.groups()[0]["cells"][0]
+    described = f'aria-describedby="{cell["justification"]["id"]}_error"'
     assert 'aria-invalid="true"' in cell["justification"]["html"]
+    assert described in cell["justification"]["html"]
     assert 'aria-invalid="true"' not in cell["value"]["html"]
     assert '<option value="4" selected>4</option>' in cell["value"]["html"]
     assert list(cell["justification"]["errors"]) == ["Justify this score."]
