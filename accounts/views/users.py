@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
 from accounts.forms.users import ApiTokenCreateForm, AuditFilterForm
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import AuditEvent
 from accounts.permissions import can_view_audit_trail
 from accounts.selectors.audit_rows import audit_lines, audit_rows
@@ -44,8 +45,6 @@ from accounts.services.users import (
     user_password_change,
 )
 from accounts.views.requests import SignedInRequest
-
-AUDIT_PAGE_SIZE = 50
 
 
 class LoginView(auth_views.LoginView):
@@ -171,7 +170,7 @@ def audit_page_context(
 ) -> dict[str, object]:
     """One page of the trail as lines (rows, and grouped runner noise)."""
     number = request.GET.get("page")
-    trail = audit_event_page(events, number=number, size=AUDIT_PAGE_SIZE)
+    trail = audit_event_page(events, number=number, size=PAGE_SIZE)
     query = request.GET.copy()
     query.pop("page", None)
     lines = audit_lines(trail)
@@ -218,5 +217,5 @@ def notification_list(request: SignedInRequest) -> HttpResponse:
         notifications_mark_read(user=request.user)
         return redirect("accounts:notifications")
     notifications = notification_list_for(request.user)
-    page = Paginator(notifications, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(notifications, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "accounts/notifications.html", {"page": page})

@@ -24,6 +24,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import Organisation
 from accounts.views.requests import SignedInRequest
 from procurement.forms.bids import BidForm
@@ -54,8 +55,6 @@ from procurement.services.opening import (
 )
 from procurement.views.common import rfp_page_context
 
-BIDS_PAGE_SIZE = 25
-RECEIPTS_PAGE_SIZE = 25
 VERIFY_HOW = (
     "commitment == sha256(canonical JSON of contents): keys sorted, no whitespace "
     "(separators ',' and ':'), non-ASCII as is, UTF-8."
@@ -121,7 +120,7 @@ def rfp_bids(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
         return render(request, "procurement/bid_vendor.html", context)
     opened = not rfp.is_sealed and is_buyer_side(request.user, rfp)
     rows = bid_list_opened(rfp=rfp) if opened else bid_commitments(rfp=rfp)
-    page = Paginator(rows, BIDS_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = rfp_page_context(
         request,
         rfp,
@@ -258,7 +257,7 @@ def bid_receipts(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
     rfp = rfp_get_visible_or_404(request.user, public_id=rfp_id)
     bid = bid_get_own(rfp=rfp, organisation=_bidder(request, rfp))
     receipts = bid_receipt_list(bid=bid) if bid else BidReceipt.objects.none()
-    page = Paginator(receipts, RECEIPTS_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(receipts, PAGE_SIZE).get_page(request.GET.get("page"))
     context = rfp_page_context(request, rfp, "bids", bid=bid, page=page)
     return render(request, "procurement/bid_receipts.html", context)
 

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.lib.paging import PAGE_SIZE
 from accounts.selectors import clock
 from accounts.views.requests import SignedInRequest
 from procurement.exceptions import ProcurementError
@@ -42,8 +43,6 @@ from procurement.services.clarifications import (
 )
 from procurement.views.common import rfp_page_context
 
-QUESTIONS_PAGE_SIZE = 20
-
 
 def _rfp_and_scope(
     request: HttpRequest, rfp_id: uuid.UUID
@@ -71,7 +70,7 @@ def _questions(
     pending = listed.filter(answered_at__isnull=True)
     if not scope.buyer_side:
         listed = listed.filter(answered_at__isnull=False)
-    page = Paginator(listed, QUESTIONS_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(listed, PAGE_SIZE).get_page(request.GET.get("page"))
     unanswered = pending.count() if scope.buyer_side else 0
     return {
         "page": page,

@@ -16,6 +16,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from accounts.exceptions import ApplicationError
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import Organisation
 from accounts.selectors import clock
 from accounts.views.requests import SignedInRequest
@@ -55,8 +56,6 @@ from procurement.views.common import (
 from procurement.views.markdown import render_markdown
 from procurement.views.rfp_editor import step_url
 
-RFP_PAGE_SIZE = 25
-
 
 def _overview(rfp: Rfp) -> HttpResponse:
     return redirect("procurement:rfp_detail", rfp.public_id)
@@ -71,7 +70,7 @@ def rfp_list(request: HttpRequest) -> HttpResponse:
     status = form.cleaned_data["status"] if form.is_valid() else ""
     visible = rfp_list_visible_to(request.user)
     rfps = rfp_list_for_page(visible, status=status)
-    page = Paginator(rfps, RFP_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(rfps, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "form": form,
@@ -209,7 +208,7 @@ def rfp_template_list(request: HttpRequest) -> HttpResponse:
     if not managed_buyer_organisations(request.user).exists():
         raise PermissionDenied
     templates = rfp_template_list_for(request.user)
-    page = Paginator(templates, RFP_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(templates, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "procurement/rfp_template_list.html", {"page": page})
 
 
