@@ -154,7 +154,9 @@ LAB_RFP = "RFP-DEMO-2"
 OPENING_RFP = "RFP-DEMO-3"
 LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab agent serves it
 SEED_HOST = "seed-demo"  # the synchronous seed's one-shot host on LAB_POOL
-LAB_DEADLINE_AHEAD = timedelta(seconds=4)  # bids and bundles take well under 1 s
+# Two bundles and two bids: about 2 s on a quiet machine, several times that on a
+# busy one (a late bid is refused and the RFP ends without the lab's second vendor).
+LAB_DEADLINE_AHEAD = timedelta(seconds=15)
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
 BUYER = "northwind-ai"  # its baseline bundle is signed with its own demo key
