@@ -130,12 +130,13 @@ class ScoreSheetForm(forms.Form):
         """A field's id, label, errors and markup (``draw``: one of the two
         ``*_html`` functions above), its value as its bound field would give it."""
         html_name, field = self.add_prefix(name), self.fields[name]
-        id_ = self.auto_id % html_name if "%s" in str(self.auto_id) else html_name
+        auto_id = str(self.auto_id)
+        id_ = auto_id % html_name if "%s" in auto_id else html_name
         if self.is_bound:
             value = self.data.get(html_name)
         else:
             value = self.get_initial_for_field(field, name)
-        errors = self.errors.get(name, [])
+        errors = [str(e) for e in self.errors.get(name, ())]
         html = draw(
             name=html_name, id_=id_, testid=testid, value=value, invalid=bool(errors)
         )
