@@ -123,6 +123,8 @@ def test_pool_list_shows_host_status(pool: LabPool, labops: Any, buyer: Any) -> 
 
     body = api(labops).get(reverse("lab-pool-list")).json()
 
-    assert body[0]["queue"] == "pool.gpu-a"
-    assert body[0]["hosts"][0]["status"] == "online"
+    assert body["count"] == 1
+    (listed,) = body["results"]
+    assert listed["queue"] == "pool.gpu-a"
+    assert listed["hosts"][0]["status"] == "online"
     assert api(buyer).get(reverse("lab-pool-list")).status_code == 403
