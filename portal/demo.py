@@ -154,9 +154,10 @@ LAB_RFP = "RFP-DEMO-2"
 OPENING_RFP = "RFP-DEMO-3"
 LAB_POOL = EMBEDDED_POOL  # scripts/run's embedded lab agent serves it
 SEED_HOST = "seed-demo"  # the synchronous seed's one-shot host on LAB_POOL
-# Two bundles and two bids: about 2 s on a quiet machine, several times that on a
-# busy one (a late bid is refused and the RFP ends without the lab's second vendor).
-LAB_DEADLINE_AHEAD = timedelta(seconds=15)
+# Two bundles and two bids (their signed reports are made before): about 2 s on a
+# quiet machine, more on a busy one; a late bid is refused and the RFP would end
+# without the lab's second vendor.
+LAB_DEADLINE_AHEAD = timedelta(seconds=6)
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEMO_BUNDLES = [("acme-flash", "vendor-a"), ("bolt-storage", "vendor-b")]
 BUYER = "northwind-ai"  # its baseline bundle is signed with its own demo key

@@ -47,6 +47,8 @@ from typing import Any, Final
 SKIPPED: Final = {
     "admin*": "the admin: staff only, no persona is staff",
     "runner-*": "the runner API: a lab host's token only",
+    "healthz": "a probe of the database, broker and storage, not a page",
+    "metrics": "Prometheus' scrape, not a page",
 }
 ROLES: Final = ("buyer", "evaluator", "vendor", "labops", "auditor", "anonymous")
 # Routes that also answer for the sealed tender's objects (its documents, receipts).

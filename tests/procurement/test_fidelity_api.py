@@ -97,7 +97,14 @@ def test_the_buyer_side_sees_nothing_while_sealed(buyer: Any, rfp: Rfp) -> None:
 
     answer = _api(buyer).get(_url(rfp))
 
-    assert answer.json() == {"rfp": rfp.reference, "sealed": True, "vendors": []}
+    assert answer.json() == {
+        "rfp": rfp.reference,
+        "sealed": True,
+        "vendors": [],
+        "count": 0,
+        "next": None,
+        "previous": None,
+    }
 
 
 def test_the_lab_capture_contradicts_a_declared_kernel(
