@@ -144,6 +144,8 @@ def test_sealed_bids_api_shows_only_count_and_commitments(
         "count": 2,
         "commitments": _commitments(rfp),
         "bids": None,
+        "next": None,
+        "previous": None,
     }
 
 
