@@ -1,7 +1,8 @@
 """The page benchmark at two small scales (2 and 4 vendors, every family in
 proportion): every page and API list it measures costs the same number of SQL
-queries at both. It runs on the test run's own database (SQLite; on PostgreSQL a route
-of the walk closes the test's connection, not yet found) and times nothing (figures: tests/perf/README.md)."""
+queries at both. It runs on the test run's own database (SQLite; on PostgreSQL a
+route of the walk closes the test's connection, not yet found) and times nothing
+(figures: tests/perf/README.md)."""
 
 from __future__ import annotations
 
