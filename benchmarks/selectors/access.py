@@ -97,12 +97,20 @@ def bundle_list_startable_by(user: AnyUser) -> QuerySet[Bundle]:
     )
 
 
+# The longest thing a bundle search can match: an organisation's name.
+SEARCH_MAX_CHARS: Final = Organisation._meta.get_field("name").max_length or 200
+
+
 def bundle_list_matching(bundles: QuerySet[Bundle], search: str) -> QuerySet[Bundle]:
     """``bundles`` whose RFP reference or vendor name contains ``search``, or
-    whose SHA-256 starts with it (all of them for an empty search)."""
+    whose SHA-256 starts with it (all of them for an empty search). ``%`` and
+    ``_`` are themselves; a search longer than any name, or holding a character
+    no name holds (NUL, which PostgreSQL refuses in a query), matches nothing."""
     search = search.strip()
     if not search:
         return bundles
+    if len(search) > SEARCH_MAX_CHARS or "\x00" in search:
+        return bundles.none()
     return bundles.filter(
         Q(rfp__reference__icontains=search)
         | Q(organisation__name__icontains=search)

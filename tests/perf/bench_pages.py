@@ -184,12 +184,13 @@ def _first_allowed(
 
 
 def _consume(response: Any) -> bytes:
+    """The body. The test client closes the response itself (a streamed one once
+    its content is read): closing it again would send ``request_finished`` with
+    Django's ``close_old_connections`` listening, which closes the database
+    connection (in a test's transaction on PostgreSQL, for good)."""
     if getattr(response, "streaming", False):
-        data = b"".join(response.streaming_content)
-    else:
-        data = response.content
-    response.close()
-    return data
+        return b"".join(response.streaming_content)
+    return bytes(response.content)
 
 
 def _longest(value: Any) -> int:

@@ -1,26 +1,19 @@
 """The page benchmark at two small scales (2 and 4 vendors, every family in
 proportion): every page and API list it measures costs the same number of SQL
-queries at both. It runs on the test run's own database (SQLite; on PostgreSQL a
-route of the walk closes the test's connection, not yet found) and times nothing
-(figures: tests/perf/README.md)."""
+queries at both. It runs on the test run's own database (SQLite or PostgreSQL) and
+times nothing (figures: tests/perf/README.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from tests.perf import bench_pages
 from tests.perf.large_install import Scale, build_base, counts, grow
 
 
 @pytest.mark.django_db
-@pytest.mark.skipif(
-    connection.vendor == "postgresql",
-    reason="on PostgreSQL a route of the walk closes the test transaction's "
-    "connection; the walk runs on SQLite until that route is found",
-)
 @pytest.mark.timeout(900)  # every route twice: about 1.5 min of CPU
 def test_no_page_or_api_list_costs_more_queries_with_more_data(
     tmp_path: Path,

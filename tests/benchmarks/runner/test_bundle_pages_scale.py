@@ -157,3 +157,42 @@ def test_campaign_form_finds_an_older_bundle_by_its_digest(
     html = client_for(labops).get(url, {"q": bundle.sha256[:12]}).content.decode()
 
     assert _offered(html, [bundle, *copies]) == [bundle]
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        "%",
+        "_",
+        "%%",
+        "a" * 5_000,
+        "RFP\x00",
+        "<script>alert(1)</script>",
+        "' OR 1=1 --",
+    ],
+)
+def test_campaign_form_search_takes_hostile_text_as_text(
+    bundle: Bundle, client_for: Any, labops: Any, monkeypatch: Any, search: str
+) -> None:
+    """Wildcards match themselves, a search too long for any name or holding NUL
+    matches nothing (PostgreSQL refuses NUL in a query), and the echo is escaped."""
+    monkeypatch.setattr("benchmarks.forms.lab.PAGE_SIZE", 3)
+    copies = _newer_copies(bundle, 2)
+    url = reverse("benchmarks:campaign_start")
+
+    response = client_for(labops).get(url, {"q": search})
+    html = response.content.decode()
+
+    assert response.status_code == 200
+    assert _offered(html, [bundle, *copies]) == []
+    assert "<script>alert(1)</script>" not in html
+
+
+def test_campaign_form_search_still_finds_a_vendor_by_name(
+    bundle: Bundle, client_for: Any, labops: Any
+) -> None:
+    url = reverse("benchmarks:campaign_start")
+    name = bundle.organisation.name
+
+    html = client_for(labops).get(url, {"q": f"  {name[1:-1].upper()} "}).content
+    assert _offered(html.decode(), [bundle]) == [bundle]
