@@ -38,7 +38,7 @@ from benchmarks.selectors.access import (
 )
 from benchmarks.selectors.campaigns import (
     campaign_run_list,
-    campaign_summary,
+    campaign_summary_of,
     run_metric_list,
 )
 from benchmarks.selectors.pools import host_status, pool_list_with_hosts
@@ -151,14 +151,14 @@ class RunDetailSerializer(RunSummarySerializer):
 
 
 def _campaign_detail(campaign: Campaign) -> dict[str, object]:
-    runs = list(campaign_run_list(campaign))
-    summary = campaign_summary(runs)
+    summary = campaign_summary_of(campaign)
+    runs = campaign_run_list(campaign)[:PAGE_SIZE]
     data = dict(CampaignSerializer(campaign).data)
     data.update(
         status=summary.status,
         progress=summary.progress,
-        runs=RunSummarySerializer(runs[:PAGE_SIZE], many=True).data,
-        run_count=len(runs),
+        runs=RunSummarySerializer(runs, many=True).data,
+        run_count=summary.total,
         runs_url=reverse("campaign-run-list", args=[campaign.public_id]),
     )
     return data

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
@@ -65,16 +63,10 @@ class CampaignSummary:
         return round(self.progress * 100)
 
 
-def campaign_summary(runs: Sequence[Run]) -> CampaignSummary:
-    counts = Counter(run.state for run in runs)
-    done = sum(1.0 if run.state in FINAL_STATES else run.progress for run in runs)
-    progress = done / len(runs) if runs else 0.0
-    return CampaignSummary(total=len(runs), counts=dict(counts), progress=progress)
-
-
 def campaign_summary_of(campaign: Campaign) -> CampaignSummary:
-    """``campaign_summary`` over all the campaign's runs, counted by the
-    database (one query, whatever the number of runs); counts in state order."""
+    """The campaign's runs counted by state and its progress (finished runs
+    count as done), by the database: one query, whatever the number of runs;
+    counts in state order."""
     by_state = {
         row["state"]: row
         for row in Run.objects.filter(campaign=campaign)
