@@ -58,7 +58,7 @@ def campaign_for_request(request: HttpRequest, campaign_id: uuid.UUID) -> Campai
 @login_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
     campaigns = campaign_list_with_counts(campaign_list_visible_to(request.user))
-    page = Paginator(campaigns.order_by("-created_at", "-id"), 25).get_page(
+    page = Paginator(campaigns.order_by("-created_at", "-id"), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     context = {

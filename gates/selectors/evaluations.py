@@ -17,6 +17,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 
+from accounts.lib.paging import PAGE_SIZE
 from accounts.models import Organisation
 from gates.lib.engine.validate import checks_named
 from gates.models import (
@@ -41,7 +42,7 @@ from gates.selectors.board import (
 )
 from procurement.models import Rfp
 
-HISTORY_PAGE_SIZE = 20
+HISTORY_PAGE_SIZE = PAGE_SIZE  # every page lists as many rows
 
 
 def evaluation_list_visible_to(user: AnyUser) -> QuerySet[Evaluation]:

@@ -64,8 +64,14 @@ def test_gate_page_shows_the_criteria_with_units_and_the_stop_loss(
 
 
 def test_gate_page_history_is_newest_first_and_paginated(
-    rfp: Rfp, buyer: Any, evaluated: Any, frozen_plan: GatePlan, client_for: Any
+    rfp: Rfp,
+    buyer: Any,
+    evaluated: Any,
+    frozen_plan: GatePlan,
+    client_for: Any,
+    monkeypatch: Any,
 ) -> None:
+    monkeypatch.setattr("gates.selectors.evaluations.HISTORY_PAGE_SIZE", 20)
     for minutes in range(1, 22):  # 22 evaluations in all
         copy_evaluation(evaluated["a"], frozen_plan, verdict="WARN", minutes=minutes)
     client = client_for(buyer)
