@@ -26,6 +26,20 @@ def _log_key(settings: Any, tmp_path: Path) -> None:
     settings.REPROGATE_LOG_ORIGIN = "escrow.test/log"
 
 
+def blobs_on_disk(settings: Any, tmp_path: Path) -> Path:
+    """Blobs on disk under ``tmp_path/media``, as the embedded default stores
+    them; returns the folder."""
+    media = tmp_path / "media"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
+            "OPTIONS": {"location": str(media)},
+        },
+    }
+    return media
+
+
 def ingest_and_deposit(
     directory: Path,
     rfp: Rfp,

@@ -32,23 +32,14 @@ from artifacts.services.escrow import deposit_legal_hold_set, deposit_retention_
 from artifacts.services.transparency import checkpoint_publish
 from artifacts.storage.blobs import blob_put
 from artifacts.tasks import escrow_verify_task
-from tests.escrow.conftest import ingest_and_deposit
+from tests.escrow.conftest import blobs_on_disk, ingest_and_deposit
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def disk(settings: Any, tmp_path: Path) -> Path:
-    """Blobs on disk, as the embedded default stores them."""
-    media = tmp_path / "media"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
-            "OPTIONS": {"location": str(media)},
-        },
-    }
-    return media
+    return blobs_on_disk(settings, tmp_path)
 
 
 @pytest.fixture

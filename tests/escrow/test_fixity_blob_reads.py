@@ -19,21 +19,14 @@ from artifacts.models import Blob
 from artifacts.services.fixity import blobs
 from artifacts.services.fixity.report import FixityReport
 from artifacts.storage.blobs import blob_put
+from tests.escrow.conftest import blobs_on_disk
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def disk(settings: Any, tmp_path: Path) -> Path:
-    media = tmp_path / "media"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
-            "OPTIONS": {"location": str(media)},
-        },
-    }
-    return media
+    return blobs_on_disk(settings, tmp_path)
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,15 @@
 """Grow a campaign, a bundle and its deposit to many rows in bulk (rows set
-directly, as factories do), for the tests that hold a page's queries constant."""
+directly, as factories do), for the tests that hold a page's queries constant
+(``query_counts``)."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from artifacts.models import Blob, Bundle, BundleFile, Deposit, DepositBlob
 from benchmarks.models import Campaign, Run, RunMetric
@@ -57,3 +63,22 @@ def add_deposit_blobs(deposit: Deposit, count: int) -> None:
                     path=f"extra/blob-{done + i:05d}", position=1000 + done + i)
         for i, blob in enumerate(_blobs(f"deposit-{deposit.pk}-{done}", count))
     )  # fmt: skip
+
+
+def _queries(client: Any, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+        if response.streaming:
+            b"".join(response.streaming_content)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def query_counts(client: Any, url: str, grow: Callable[[int], object]) -> list[int]:
+    """The queries of a GET of ``url`` after ``grow(60)``, then after ``grow(120)``
+    more (a first GET warms the per-process caches: content types, sessions)."""
+    grow(60)
+    client.get(url)
+    counts = [_queries(client, url)]
+    grow(120)
+    return [*counts, _queries(client, url)]

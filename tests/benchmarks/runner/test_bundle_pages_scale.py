@@ -8,24 +8,21 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from artifacts.models import Bundle, Deposit
 from benchmarks.models import Campaign, LabPool
-from tests.benchmarks.runner.scale_support import add_deposit_blobs, add_files
+from tests.benchmarks.runner.scale_support import (
+    add_deposit_blobs,
+    add_files,
+    query_counts,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-def _queries(client: Any, url: str) -> int:
-    with CaptureQueriesContext(connection) as queries:
-        assert client.get(url).status_code == 200
-    return len(queries)
 
 
 def _deposit(bundle: Bundle) -> Deposit:
@@ -35,15 +32,11 @@ def _deposit(bundle: Bundle) -> Deposit:
 def test_bundle_page_queries_do_not_grow_with_its_files(
     bundle: Bundle, client_for: Any, vendor_a: Any
 ) -> None:
-    client = client_for(vendor_a)
     url = reverse("artifacts:bundle_detail", args=[bundle.public_id])
-    add_files(bundle, 60)
-    client.get(url)
-    with_60 = _queries(client, url)
 
-    add_files(bundle, 120)
+    small, large = query_counts(client_for(vendor_a), url, partial(add_files, bundle))
 
-    assert _queries(client, url) == with_60
+    assert large == small
 
 
 def test_bundle_page_shows_the_asked_page_of_files(
@@ -64,15 +57,13 @@ def test_bundle_page_shows_the_asked_page_of_files(
 def test_deposit_page_queries_do_not_grow_with_its_blobs(
     bundle: Bundle, client_for: Any, buyer: Any
 ) -> None:
-    client, deposit = client_for(buyer), _deposit(bundle)
+    deposit = _deposit(bundle)
     url = reverse("artifacts:escrow_deposit", args=[deposit.public_id])
-    add_deposit_blobs(deposit, 60)
-    client.get(url)
-    with_60 = _queries(client, url)
+    grow = partial(add_deposit_blobs, deposit)
 
-    add_deposit_blobs(deposit, 120)
+    small, large = query_counts(client_for(buyer), url, grow)
 
-    assert _queries(client, url) == with_60
+    assert large == small
 
 
 def test_deposit_page_shows_the_asked_page_of_blobs(
