@@ -8,6 +8,7 @@ environment (see ``deploy/.env.example`` for every variable).
 from __future__ import annotations
 
 import ipaddress
+import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,6 +28,11 @@ from config.env import (
     env_url,
 )
 from config.logs import logging_filters, logging_formatters
+
+# pyHanko imports cryptography's DSA key type, which cryptography deprecates at
+# import time (a library's import, not a signature this product makes or checks).
+# Without this, every process that loads the report code starts with that warning.
+warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"pyhanko\.")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("REPROGATE_VAR_DIR", str(BASE_DIR / "var"))).resolve()

@@ -97,6 +97,13 @@ def test_api_docs_render_offline(page: Page, external_requests: list[str]) -> No
     page.goto("/api/v1/docs/")
 
     expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
-    expect(page.get_by_text("/api/v1/rfps/", exact=True).first).to_be_visible()
+    # Swagger UI draws the tags near the viewport only: scroll down to the RFPs.
+    rfps = page.get_by_text("/api/v1/rfps/", exact=True)
+    for _ in range(200):
+        if rfps.count():
+            break
+        page.mouse.wheel(0, 400)
+        page.wait_for_timeout(50)
+    expect(rfps.first).to_be_visible()
     page.wait_for_load_state("networkidle")
     assert external_requests == []
