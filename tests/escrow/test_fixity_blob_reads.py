@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,16 @@ def disk(settings: Any, tmp_path: Path) -> Path:
     return blobs_on_disk(settings, tmp_path)
 
 
-@pytest.fixture(autouse=True)
-def small_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tasks of 3 blobs for 3 threads: many tasks, several in flight."""
+@pytest.fixture(autouse=True, params=["threads", "inline"])
+def small_tasks(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """Tasks of 3 blobs for 3 threads: many tasks, several in flight; or (the
+    blobs being small) each task read in the calling thread."""
     monkeypatch.setattr(blobs, "TASK_BLOBS", 3)
     monkeypatch.setattr(blobs, "READ_THREADS", 3)
+    inline = 1 << 40 if request.param == "inline" else 0
+    monkeypatch.setattr(blobs, "LOCAL_INLINE_BELOW", inline)
 
 
 def _store(data: bytes) -> Blob:
@@ -49,14 +55,19 @@ def _check(through_storage: bool, monkeypatch: pytest.MonkeyPatch) -> FixityRepo
     return report
 
 
-def _read_directly(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Keys the local reader opened itself."""
+def _read_directly(
+    monkeypatch: pytest.MonkeyPatch, threads: set[str] | None = None
+) -> list[str]:
+    """Keys the local reader opened itself (and into ``threads``, the names of
+    the threads that opened them)."""
     opened: list[str] = []
     real_open = os.open
 
     def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         if kwargs.get("dir_fd") is not None:
             opened.append(str(path))
+            if threads is not None:
+                threads.add(threading.current_thread().name)
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(blobs.os, "open", spy)
@@ -124,3 +135,21 @@ def test_blobs_are_read_in_storage_key_order(
     _check(through_storage=False, monkeypatch=monkeypatch)
 
     assert direct == sorted(blob.storage_key for blob in stored)
+
+
+def test_small_blobs_are_read_in_the_calling_thread_only_when_told(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    for _ in range(12):
+        _store(os.urandom(64))
+    threads: set[str] = set()
+    _read_directly(monkeypatch, threads)
+
+    report = _check(through_storage=False, monkeypatch=monkeypatch)
+
+    assert report.counts.blobs_checked == 12
+    if request.node.callspec.params["small_tasks"] == "inline":
+        assert threads == {threading.current_thread().name}
+    else:
+        assert threads
+        assert all(name.startswith("fixity") for name in threads)

@@ -10,8 +10,11 @@ The re-hash reads the rows as tuples in storage-key order (no model
 instances, nothing prefetched), a chunk at a time, and hands them to a few
 reader threads (``READ_THREADS``) a batch at a time, at most two batches per
 thread ahead of the rows being judged: memory stays flat however many blobs
-there are. Readers only read and hash (no database access: the rows are
-judged, and findings queried, in the calling thread):
+there are. A batch of local blobs smaller than ``LOCAL_INLINE_BELOW`` on
+average is read in the calling thread instead: threads taking turns at the GIL
+around many small reads cost more than the reads. Readers only read and hash
+(no database access: the rows are judged, and findings queried, in the calling
+thread):
 
 - local files (``FileSystemStorage``): a blob stored at its content key is
   opened relative to the storage's folder (``os.open`` with ``dir_fd``) and
@@ -53,6 +56,9 @@ BATCH: Final = 2000  # rows per database round trip
 READ_THREADS: Final = 4
 TASK_BLOBS: Final = 256  # blobs per task handed to a reader thread, at most
 TASK_BYTES: Final = 8 * CHUNK  # or about this many bytes
+# Local files: a task of blobs smaller than this on average is read in the calling
+# thread; threads contending for the GIL over many small reads cost twice the reads.
+LOCAL_INLINE_BELOW: Final = 32 * 1024
 RANGED_MIN: Final = 16 * CHUNK  # S3: larger blobs are read in ranges
 PART: Final = 4 * CHUNK  # S3: one ranged read
 PARTS_AHEAD: Final = 3  # S3: ranged reads in flight per blob
@@ -269,11 +275,23 @@ def _read_task(read: Callable[[Row], Stored], task: list[Row]) -> list[Stored]:
     return [read(row) for row in task]
 
 
+def _read_now(read: Callable[[Row], Stored], task: list[Row]) -> Future[list[Stored]]:
+    found: Future[list[Stored]] = Future()
+    found.set_result(_read_task(read, task))
+    return found
+
+
 def read_blobs(
-    rows: Iterable[Row], read: Callable[[Row], Stored], threads: int
+    rows: Iterable[Row],
+    read: Callable[[Row], Stored],
+    threads: int,
+    *,
+    inline_below: int = 0,
 ) -> Iterator[tuple[Row, Stored]]:
     """Each row with what ``read`` found, in the rows' order, read by
-    ``threads`` threads at most two tasks each ahead."""
+    ``threads`` threads at most two tasks each ahead; a task whose blobs are
+    smaller than ``inline_below`` bytes on average is read in the calling
+    thread (handing it to a thread would cost more than its reads)."""
     if threads <= 1:
         for row in rows:
             yield row, read(row)
@@ -281,7 +299,11 @@ def read_blobs(
     with ThreadPoolExecutor(threads, thread_name_prefix="fixity") as pool:
         ahead: deque[tuple[list[Row], Future[list[Stored]]]] = deque()
         for task in _tasks(rows):
-            ahead.append((task, pool.submit(_read_task, read, task)))
+            small = sum(row[2] for row in task) < inline_below * len(task)
+            found = (
+                _read_now(read, task) if small else pool.submit(_read_task, read, task)
+            )
+            ahead.append((task, found))
             if len(ahead) >= 2 * threads:
                 done, found = ahead.popleft()
                 yield from zip(done, found.result(), strict=True)
@@ -381,15 +403,16 @@ def rehash_blobs(report: FixityReport) -> None:
     )
     storage, root_fd = storages["default"], None
     read: Callable[[Row], Stored] = _read_through_storage
-    threads = 1  # another backend: through the storage, as it is
+    threads, inline_below = 1, 0  # another backend: through the storage, as it is
     if isinstance(storage, FileSystemStorage):
         root_fd = _root_fd(storage)
         if root_fd is not None:
             read, threads = LocalReader(root_fd).read, READ_THREADS
+            inline_below = LOCAL_INLINE_BELOW
     elif (s3 := _s3()) is not None:
         read, threads = S3Reader(s3).read, READ_THREADS
     try:
-        for row, stored in read_blobs(rows, read, threads):
+        for row, stored in read_blobs(rows, read, threads, inline_below=inline_below):
             judge_blob(report, row, stored)
     finally:
         if root_fd is not None:
