@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -42,23 +43,56 @@ def membership_list_for(user: AnyUser) -> QuerySet[Membership]:
     return Membership.objects.filter(user=user).select_related("organisation")
 
 
-def user_roles(user: AnyUser) -> frozenset[str]:
-    """Every role the user holds in any organisation (cached on the user object)."""
+Memberships = tuple[tuple[str, int], ...]  # (role, organisation id) pairs
+# A request's memberships by user id: set when a request starts and dropped when
+# it ends (``memberships_cache_start``/``_end``, connected in accounts.apps), so
+# that a page asking who may see what fifty times reads them once. Outside a
+# request (tasks, commands, tests calling selectors) nothing is cached.
+_REQUEST_MEMBERSHIPS: ContextVar[dict[int, Memberships] | None] = ContextVar(
+    "reprogate_memberships", default=None
+)
+
+
+def memberships_cache_start(**kwargs: Any) -> None:
+    """``request_started``: a fresh cache for this request."""
+    _REQUEST_MEMBERSHIPS.set({})
+
+
+def memberships_cache_end(**kwargs: Any) -> None:
+    """``request_finished``: nothing cached outlives its request."""
+    _REQUEST_MEMBERSHIPS.set(None)
+
+
+def memberships_forget(user: AnyUser) -> None:
+    """Drop the user's cached memberships (they changed in this request)."""
+    cache = _REQUEST_MEMBERSHIPS.get()
+    if cache is not None and user.pk is not None:
+        cache.pop(user.pk, None)
+
+
+def _memberships(user: AnyUser) -> Memberships:
     if not user.is_authenticated:
-        return frozenset()
-    cached: frozenset[str] | None = getattr(user, "_reprogate_roles", None)
-    if cached is None:
-        cached = frozenset(membership_list_for(user).values_list("role", flat=True))
-        user._reprogate_roles = cached  # type: ignore[attr-defined]  # a per-request cache
-    return cached
+        return ()
+    cache = _REQUEST_MEMBERSHIPS.get()
+    found = cache.get(user.pk) if cache is not None else None
+    if found is None:
+        rows = Membership.objects.filter(user=user).values_list(
+            "role", "organisation_id"
+        )
+        found = tuple(rows)
+        if cache is not None:
+            cache[user.pk] = found
+    return found
+
+
+def user_roles(user: AnyUser) -> frozenset[str]:
+    """Every role the user holds in any organisation."""
+    return frozenset(role for role, _ in _memberships(user))
 
 
 def organisation_ids_for(user: AnyUser, *roles: str) -> set[int]:
     """Organisations in which the user holds one of ``roles`` (any role if none)."""
-    memberships = membership_list_for(user)
-    if roles:
-        memberships = memberships.filter(role__in=roles)
-    return set(memberships.values_list("organisation_id", flat=True))
+    return {org for role, org in _memberships(user) if not roles or role in roles}
 
 
 def buyer_organisation_ids_served_by(user: AnyUser, *roles: str) -> set[int]:

@@ -12,6 +12,7 @@ from accounts import conf
 from accounts.exceptions import ApplicationError
 from accounts.models import ApiToken, Membership, Notification, Organisation
 from accounts.selectors import clock
+from accounts.selectors.users import memberships_forget
 from accounts.services.audit import audit_record
 
 TOKEN_PREFIX = "rgt_"  # noqa: S105 - a marker for secret scanners, not a secret
@@ -69,6 +70,7 @@ def membership_grant(
     membership = Membership(user=user, organisation=organisation, role=role)
     membership.full_clean()
     membership.save()
+    memberships_forget(user)
     audit_record(
         actor=actor,
         action="membership.granted",

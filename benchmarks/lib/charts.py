@@ -2,7 +2,7 @@
 from selector output; templates embed them and plotly.js (served from
 ``static/vendor/plotly/``) draws them. Pure functions: no queries, no I/O.
 
-A campaign's charts read its metric rows (``campaign_metric_rows``), the
+A campaign's charts read its metric rows (``campaign_chart_rows``), the
 scenarios it ran (name, cache, concurrency, batch size) and the bundle's claims;
 claimed values are drawn as reference markers wherever the metric, the statistic
 and the scenario match what is plotted: claim against reproduced."""

@@ -34,6 +34,7 @@ COLUMNS: Final = (
     "source_path",
     "source_key",
 )
+CHART_COLUMNS: Final = ("scenario", "name", "stat", "value", "unit", "scope")
 CHUNK_ROWS: Final = 2000  # rows per database fetch and per streamed chunk
 
 
@@ -55,9 +56,21 @@ def campaign_metric_row_iter(campaign: Campaign) -> Iterator[dict[str, Any]]:
         yield dict(zip(COLUMNS, values, strict=True))
 
 
-def campaign_metric_rows(campaign: Campaign) -> list[dict[str, Any]]:
-    """Every row of ``campaign_metric_row_iter`` (the campaign page's charts)."""
-    return list(campaign_metric_row_iter(campaign))
+def campaign_chart_rows(campaign: Campaign) -> list[dict[str, Any]]:
+    """The rows of ``campaign_metric_row_iter`` with the columns the campaign page's
+    charts read (``CHART_COLUMNS``), in the same order, in one plain query: the
+    charts hold them all anyway."""
+    metrics = (
+        RunMetric.objects.filter(run__campaign=campaign, attempt=F("run__attempt"))
+        .order_by("run__position", "name", "stat", "scope", "id")
+        .values_list(
+            "scenario", "run__scenario_name", "name", "stat", "value", "unit", "scope"
+        )
+    )
+    return [
+        dict(zip(CHART_COLUMNS, (scenario or run_scenario, *rest), strict=True))
+        for scenario, run_scenario, *rest in metrics
+    ]
 
 
 def _batches(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

@@ -35,7 +35,7 @@ from benchmarks.selectors.campaigns import (
     campaign_summary_of,
 )
 from benchmarks.selectors.exports import (
-    campaign_metric_rows,
+    campaign_chart_rows,
     campaign_metrics_csv_chunks,
     campaign_metrics_json_chunks,
 )
@@ -129,7 +129,7 @@ def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]
 
 def _charts(campaign: Campaign) -> list[Chart]:
     return campaign_charts(
-        campaign_metric_rows(campaign),
+        campaign_chart_rows(campaign),
         campaign.scenarios,
         bundle_claims(campaign.bundle.manifest),
         campaign_hit_rate_series(campaign),

@@ -3,7 +3,7 @@
     python -m tests.perf.bench_pages [--vendors 50] [--rfps 22] [--bids 1002]
         [--scores 18000] [--bundles 505] [--bundle-files 2012] [--runs 5010]
         [--metrics-per-run 19] [--audit-events 50000] [--small-vendors 2]
-        [--repeat 10] [--only 'benchmarks:*']
+        [--repeat 10] [--only 'benchmarks:*'] [--profile DIR]
 
 Builds a throw-away database (``test_…`` of ``DATABASE_URL``: PostgreSQL, or an
 in-memory SQLite database by default) with one of everything a route can name
@@ -412,7 +412,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--small-vendors", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--only", default="*", help="fnmatch on the route names")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write a cProfile (pstats) of one request of each route at the large "
+        "scale into this folder, one file a route",
+    )
     return parser
+
+
+def profile_all(targets: list[Target], clients: dict[str, Any], folder: Path) -> None:
+    """One profiled request of each target, ``folder/<route>.prof``."""
+    import cProfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for target in targets:
+        client = clients[target.role]
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: _consume(client.get(target.url)))  # noqa: B023
+        profiler.dump_stats(folder / f"{target.key.replace(':', '-')}.prof")
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
@@ -435,6 +454,9 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     print(f"repeat {args.repeat} (fewer past {TIME_BUDGET_S:.0f} s a route); "
           f"queries, median ms, size kB, items: small then large")  # fmt: skip
     print("\n".join(table(selected.targets, small, large)))
+    if args.profile is not None:
+        profile_all(selected.targets, clients, args.profile)
+        print(f"profiles of one request a route: {args.profile}/")
     families = dict.fromkeys(SKIPPED.values(), 0)
     for key, why in selected.skipped:
         if why in families:

@@ -14,7 +14,12 @@ import pytest
 from django.urls import reverse
 
 from benchmarks.models import Campaign, LabPool, Run
-from benchmarks.selectors.exports import COLUMNS, campaign_metric_rows
+from benchmarks.selectors.exports import (
+    CHART_COLUMNS,
+    COLUMNS,
+    campaign_chart_rows,
+    campaign_metric_row_iter,
+)
 from procurement.selectors.comparison_exports import csv_safe
 from tests.benchmarks.runner.scale_support import add_runs, query_counts
 from tests.benchmarks.runner.support import runs_of, start
@@ -85,7 +90,7 @@ def _expected_csv(campaign: Campaign) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(COLUMNS)
-    for row in campaign_metric_rows(campaign):
+    for row in campaign_metric_row_iter(campaign):
         writer.writerow([csv_safe(str(row[column])) for column in COLUMNS])
     return buffer.getvalue().encode()
 
@@ -97,7 +102,7 @@ def _expected_json(campaign: Campaign) -> bytes:
         "vendor": campaign.bundle.organisation.slug,
         "bundle_sha256": campaign.bundle.sha256,
         "pool": campaign.pool.name,
-        "metrics": campaign_metric_rows(campaign),
+        "metrics": list(campaign_metric_row_iter(campaign)),
     }
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
 
@@ -122,3 +127,13 @@ def test_exports_stream_the_bytes_of_the_whole_document(
     streamed = b"".join(json_response.streaming_content)
     assert streamed == _expected_json(campaign)
     assert len(json.loads(streamed)["metrics"]) == 3 * runs
+
+
+def test_the_charts_read_the_export_rows_columns_they_draw(campaign: Campaign) -> None:
+    add_runs(campaign, 7)
+    whole = list(campaign_metric_row_iter(campaign))
+
+    rows = campaign_chart_rows(campaign)
+
+    assert len(whole) > 7
+    assert rows == [{c: row[c] for c in CHART_COLUMNS} for row in whole]
