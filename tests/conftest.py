@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from accounts.models import Organisation, Role
 from accounts.selectors import clock as installation_clock
+from accounts.selectors.users import memberships_cache_end
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 from tests.transition_moves import Move, spy_on_transitions
 
@@ -95,6 +96,9 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     cache.clear()  # the login rate counts per account and client address
+    # A test that left a streamed response unread never ended its request: the
+    # next test starts outside any request, as a task or a command would.
+    memberships_cache_end()
     yield
     cache.clear()
 

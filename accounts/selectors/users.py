@@ -44,44 +44,42 @@ def membership_list_for(user: AnyUser) -> QuerySet[Membership]:
 
 
 Memberships = tuple[tuple[str, int], ...]  # (role, organisation id) pairs
-# A request's memberships by user id: set when a request starts and dropped when
-# it ends (``memberships_cache_start``/``_end``, connected in accounts.apps), so
-# that a page asking who may see what fifty times reads them once. Outside a
-# request (tasks, commands, tests calling selectors) nothing is cached.
-_REQUEST_MEMBERSHIPS: ContextVar[dict[int, Memberships] | None] = ContextVar(
-    "reprogate_memberships", default=None
-)
+# The request under way: a token set when a request starts and dropped when it
+# ends (``memberships_cache_start``/``_end``, connected in accounts.apps). A user
+# object keeps its memberships with the token they were read under, so that a page
+# asking who may see what fifty times reads them once, and a user object that
+# outlives its request (a test client's forced user) reads them again in the next
+# one. Outside a request (tasks, commands, tests calling selectors) nothing is kept.
+_REQUEST: ContextVar[object | None] = ContextVar("reprogate_request", default=None)
+_KEPT = "_reprogate_memberships"
 
 
 def memberships_cache_start(**kwargs: Any) -> None:
-    """``request_started``: a fresh cache for this request."""
-    _REQUEST_MEMBERSHIPS.set({})
+    """``request_started``: a new request, a new token."""
+    _REQUEST.set(object())
 
 
 def memberships_cache_end(**kwargs: Any) -> None:
-    """``request_finished``: nothing cached outlives its request."""
-    _REQUEST_MEMBERSHIPS.set(None)
+    """``request_finished``: nothing kept outlives its request."""
+    _REQUEST.set(None)
 
 
 def memberships_forget(user: AnyUser) -> None:
-    """Drop the user's cached memberships (they changed in this request)."""
-    cache = _REQUEST_MEMBERSHIPS.get()
-    if cache is not None and user.pk is not None:
-        cache.pop(user.pk, None)
+    """Drop the memberships kept on ``user`` (they changed in this request)."""
+    user.__dict__.pop(_KEPT, None)
 
 
 def _memberships(user: AnyUser) -> Memberships:
     if not user.is_authenticated:
         return ()
-    cache = _REQUEST_MEMBERSHIPS.get()
-    found = cache.get(user.pk) if cache is not None else None
-    if found is None:
-        rows = Membership.objects.filter(user=user).values_list(
-            "role", "organisation_id"
-        )
-        found = tuple(rows)
-        if cache is not None:
-            cache[user.pk] = found
+    token = _REQUEST.get()
+    kept: tuple[object, Memberships] | None = user.__dict__.get(_KEPT)
+    if token is not None and kept is not None and kept[0] is token:
+        return kept[1]
+    rows = Membership.objects.filter(user=user).values_list("role", "organisation_id")
+    found = tuple(rows)
+    if token is not None:
+        user.__dict__[_KEPT] = (token, found)
     return found
 
 

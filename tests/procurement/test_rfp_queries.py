@@ -16,11 +16,11 @@ pytestmark = pytest.mark.django_db
 # Session and user; memberships (visibility, tabs, permissions, invitation scope);
 # the RFP and its four prefetched relations; for the buyer, the vendors left to
 # invite; the unread-notification count of the page header.
-DETAIL_QUERIES_BUYER = 20
-DETAIL_QUERIES_VENDOR = 20
+DETAIL_QUERIES_BUYER = 14
+DETAIL_QUERIES_VENDOR = 14
 # Session and user; memberships; the due-deadline check; "may author?"; count and
 # page of RFPs (with their buyers); the header's role list and unread count.
-LIST_QUERIES = 10
+LIST_QUERIES = 9
 
 
 def _tender(buyer_org: Organisation, size: int, reference: str) -> Rfp:
