@@ -65,6 +65,14 @@ class OwnRedis:
         finally:
             client.close()
 
+    def unacked(self) -> int:
+        """Messages delivered and not yet acknowledged (kombu's ``unacked`` hash)."""
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
+        try:
+            return int(client.hlen("unacked"))
+        finally:
+            client.close()
+
     def kill(self) -> None:
         assert self.server is not None
         self.server.kill()
