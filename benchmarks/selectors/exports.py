@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any, Final
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from benchmarks.models import Campaign, RunMetric
 from procurement.selectors.comparison_exports import csv_safe
@@ -38,17 +38,20 @@ CHART_COLUMNS: Final = ("scenario", "name", "stat", "value", "unit", "scope")
 CHUNK_ROWS: Final = 2000  # rows per database fetch and per streamed chunk
 
 
+def _current_metrics(campaign: Campaign) -> QuerySet[RunMetric]:
+    """The metrics of each run's current attempt, in run order."""
+    return RunMetric.objects.filter(
+        run__campaign=campaign, attempt=F("run__attempt")
+    ).order_by("run__position", "name", "stat", "scope", "id")
+
+
 def campaign_metric_row_iter(campaign: Campaign) -> Iterator[dict[str, Any]]:
     """One row per metric of each run's current attempt, in run order, read in
     batches of ``CHUNK_ROWS`` (only the columns a row shows)."""
-    metrics = (
-        RunMetric.objects.filter(run__campaign=campaign, attempt=F("run__attempt"))
-        .order_by("run__position", "name", "stat", "scope", "id")
-        .values_list(
-            "run__public_id", "scenario", "run__scenario_name", "run__repetition",
-            "attempt", "name", "stat", "value", "unit", "scope", "method",
-            "source_path", "source_key",
-        )
+    metrics = _current_metrics(campaign).values_list(
+        "run__public_id", "scenario", "run__scenario_name", "run__repetition",
+        "attempt", "name", "stat", "value", "unit", "scope", "method",
+        "source_path", "source_key",
     )  # fmt: skip
     for row in metrics.iterator(chunk_size=CHUNK_ROWS):
         run, scenario, run_scenario, repetition, *rest = row
@@ -60,12 +63,8 @@ def campaign_chart_rows(campaign: Campaign) -> list[dict[str, Any]]:
     """The rows of ``campaign_metric_row_iter`` with the columns the campaign page's
     charts read (``CHART_COLUMNS``), in the same order, in one plain query: the
     charts hold them all anyway."""
-    metrics = (
-        RunMetric.objects.filter(run__campaign=campaign, attempt=F("run__attempt"))
-        .order_by("run__position", "name", "stat", "scope", "id")
-        .values_list(
-            "scenario", "run__scenario_name", "name", "stat", "value", "unit", "scope"
-        )
+    metrics = _current_metrics(campaign).values_list(
+        "scenario", "run__scenario_name", "name", "stat", "value", "unit", "scope"
     )
     return [
         dict(zip(CHART_COLUMNS, (scenario or run_scenario, *rest), strict=True))

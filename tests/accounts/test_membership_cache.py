@@ -10,7 +10,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organisation, Role
-from accounts.selectors.users import organisation_ids_for, user_roles
+from accounts.selectors.users import (
+    memberships_cache_end,
+    memberships_cache_start,
+    organisation_ids_for,
+    user_roles,
+)
+from accounts.services.users import membership_grant
 from tests.accounts.factories import MembershipFactory, OrganisationFactory
 
 pytestmark = pytest.mark.django_db
@@ -57,3 +63,16 @@ def test_outside_a_request_every_call_reads_the_database(buyer: Any) -> None:
     assert Role.LABOPS not in before
     assert Role.LABOPS in user_roles(buyer)
     assert lab.pk in organisation_ids_for(buyer, Role.LABOPS)
+
+
+def test_a_membership_granted_within_a_request_counts_at_once(buyer: Any) -> None:
+    lab = OrganisationFactory.create(slug="granted-lab", kind=Organisation.Kind.LAB)
+    memberships_cache_start()
+    try:
+        assert Role.LABOPS not in user_roles(buyer)  # kept for this request
+        membership_grant(user=buyer, organisation=lab, role=Role.LABOPS, actor=None)
+
+        assert Role.LABOPS in user_roles(buyer)
+        assert lab.pk in organisation_ids_for(buyer, Role.LABOPS)
+    finally:
+        memberships_cache_end()

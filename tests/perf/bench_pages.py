@@ -428,10 +428,13 @@ def profile_all(targets: list[Target], clients: dict[str, Any], folder: Path) ->
 
     folder.mkdir(parents=True, exist_ok=True)
     for target in targets:
-        client = clients[target.role]
         profiler = cProfile.Profile()
-        profiler.runcall(lambda: _consume(client.get(target.url)))  # noqa: B023
+        profiler.runcall(_get, clients[target.role], target.url)
         profiler.dump_stats(folder / f"{target.key.replace(':', '-')}.prof")
+
+
+def _get(client: Any, url: str) -> bytes:
+    return _consume(client.get(url))
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:

@@ -35,6 +35,10 @@ def test_no_page_or_api_list_costs_more_queries_with_more_data(
     assert len(lines) == len(selected.targets) + 2
     assert all(f.status == 200 for f in large.values())
     assert bench_pages.growing(selected.targets, small, large) == []
+    bench_pages.profile_all(selected.targets[:2], clients, tmp_path / "profiles")
+    assert sorted(p.name for p in (tmp_path / "profiles").iterdir()) == sorted(
+        f"{t.key.replace(':', '-')}.prof" for t in selected.targets[:2]
+    )
 
 
 def test_flags_name_what_grew_and_what_is_unpaged() -> None:

@@ -300,10 +300,10 @@ def read_blobs(
         ahead: deque[tuple[list[Row], Future[list[Stored]]]] = deque()
         for task in _tasks(rows):
             small = sum(row[2] for row in task) < inline_below * len(task)
-            found = (
+            reading = (
                 _read_now(read, task) if small else pool.submit(_read_task, read, task)
             )
-            ahead.append((task, found))
+            ahead.append((task, reading))
             if len(ahead) >= 2 * threads:
                 done, found = ahead.popleft()
                 yield from zip(done, found.result(), strict=True)
