@@ -38,16 +38,15 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from django.core.files.storage import FileSystemStorage, default_storage, storages
 from django.db.models import Exists, OuterRef
 
 from artifacts.models import Blob, DepositBlob, FixityFinding
 from artifacts.services.fixity.report import Finding, FixityReport
-from artifacts.storage.blobs import BLOB_PREFIX, SHA256_HEX
+from artifacts.storage.blobs import BLOB_PREFIX
 from artifacts.storage.object_lock import deposit_blob_open
 
 Kind = FixityFinding.Kind
@@ -73,11 +72,11 @@ class Unreadable(Exception):
     """The stored bytes are not there (or cannot be read)."""
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     """What a reader found of one blob: its digest and size, or why it could
     not be read; on S3, the key's current version when it is not the
-    recorded one."""
+    recorded one. (A tuple: one is made per blob, and a frozen dataclass
+    costs several times as much to make.)"""
 
     digest: str = ""
     size: int = 0
@@ -100,9 +99,20 @@ def _is_missing(error: Exception) -> bool:
     return status == 404 or code in ("NoSuchKey", "NoSuchVersion")
 
 
+HEX_DIGITS: Final = "0123456789abcdef"
+CONTENT_KEY_LENGTH: Final = len(BLOB_PREFIX) + 68  # "blobs/ab/" + 64 hex digits
+
+
 def _is_content_key(sha256: str, storage_key: str) -> bool:
-    return SHA256_HEX.fullmatch(sha256) is not None and storage_key == (
-        f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
+    """Whether the row's storage key is the content key of its digest (and the
+    digest 64 lowercase hex digits, as ``artifacts.storage.blobs.SHA256_HEX``
+    says, without a regular
+    expression per blob)."""
+    return (
+        len(storage_key) == CONTENT_KEY_LENGTH
+        and len(sha256) == 64
+        and not sha256.strip(HEX_DIGITS)
+        and storage_key == f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
     )
 
 
@@ -157,13 +167,15 @@ class LocalReader:
             return Stored(unreadable=MISSING)
         except OSError as error:
             return Stored(unreadable=f"it cannot be read ({error})")
-        digest, size, expected = hashlib.sha256(), 0, row[2]
+        expected = row[2]
         try:
-            while read := os.readv(fd, (view,)):
+            read = os.readv(fd, (view,))
+            digest, size = hashlib.sha256(view[:read]), read
+            # a short read that ends at the recorded size: the file's end
+            while read and not (read < CHUNK and size == expected):
+                read = os.readv(fd, (view,))
                 digest.update(view[:read])
                 size += read
-                if read < CHUNK and size == expected:
-                    break  # a short read of a regular file: its end
         except OSError as error:
             return Stored(unreadable=f"it cannot be read ({error})")
         finally:
@@ -187,7 +199,7 @@ class S3Reader:
             if stored.unreadable or not version:
                 return stored
             current = self._current_version(self._key(storage_key))
-            return replace(stored, current_version=current)
+            return stored._replace(current_version=current)
         where = {"Bucket": self.bucket, "Key": self._key(storage_key)}
         if version:
             where["VersionId"] = version
