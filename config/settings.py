@@ -162,6 +162,12 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "init_command": "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;",
         "transaction_mode": "IMMEDIATE",
     }
+else:
+    # PostgreSQL compiles a query whose estimated cost passes jit_above_cost: a
+    # page's query over thousands of audit rows spent 20-50 ms compiling to run in
+    # 20. The URL's own ``?options=`` come after this and win (``-c jit=on``).
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = f"-c jit=off {_options.get('options', '')}".strip()
 
 # --- Authentication -----------------------------------------------------------------
 LOGIN_URL = "accounts:login"

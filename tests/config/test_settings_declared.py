@@ -260,3 +260,43 @@ def test_env_choice_rejects_another_value_listing_the_choices(
         ImproperlyConfigured, match=r"^RG_TEST_MODE='on' is not one of: auto, off\.$"
     ):
         env_choice("RG_TEST_MODE", "auto", choices=("auto", "off"))
+
+
+DATABASE_OPTIONS = "__import__('django.conf').conf.settings.DATABASES['default']"
+
+
+@pytest.mark.django_db
+def test_the_postgresql_connection_runs_without_jit() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite has no JIT")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", "-c jit=off"),  # the URL's own options come after and win
+        (
+            "?options=-c%20jit%3Don%20-c%20work_mem%3D8MB",
+            "-c jit=off -c jit=on -c work_mem=8MB",
+        ),
+    ],
+)
+def test_a_postgresql_url_starts_its_connections_with_jit_off(
+    base_env: dict[str, str], query: str, expected: str
+) -> None:
+    url = f"postgres://u@127.0.0.1:5432/db{query}"
+    expression = f"{DATABASE_OPTIONS}['OPTIONS']['options']"
+    assert printed({**base_env, "DATABASE_URL": url}, expression) == expected
+
+
+def test_a_sqlite_url_gets_no_postgresql_options(
+    base_env: dict[str, str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    expression = f"'options' in {DATABASE_OPTIONS}['OPTIONS']"
+    assert printed({**base_env, "DATABASE_URL": url}, expression) == "False"
