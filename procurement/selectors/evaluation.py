@@ -247,10 +247,12 @@ class EvaluationBoard:
         return not self.awarded and self.submitted < len(self.progress)
 
 
-def evaluation_board(rfp: Rfp) -> EvaluationBoard:
+def evaluation_board(rfp: Rfp, *, consensus: bool = True) -> EvaluationBoard:
+    """The board; without ``consensus`` (a caller that may not show it), no
+    consensus rows: the submitted scores are not read."""
     criteria = evaluation_criteria(rfp)
     bids = list(evaluation_bids(rfp))
-    rows = consensus_rows(bids, criteria, submitted_scores(rfp))
+    rows = consensus_rows(bids, criteria, submitted_scores(rfp)) if consensus else []
     progress = evaluation_progress(rfp, required=len(bids) * len(criteria))
     awarded = rfp.status == Rfp.Status.AWARDED
     return EvaluationBoard(criteria, bids, rows, progress, awarded)

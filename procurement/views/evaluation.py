@@ -91,7 +91,9 @@ def _evaluation_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, 
     user = request.user
     if rfp.is_sealed:
         return rfp_page_context(request, rfp, "evaluation", sealed=True)
-    board, evaluator = evaluation_board(rfp), can_evaluate(user, rfp)
+    visibility = consensus_visibility(user, rfp)
+    board = evaluation_board(rfp, consensus=visibility.visible)
+    evaluator = can_evaluate(user, rfp)
     sheet = score_sheet_get(rfp, user) if evaluator else None
     own = score_sheet_scores(sheet)
     open_sheet = sheet is None or sheet.submitted_at is None
@@ -109,7 +111,7 @@ def _evaluation_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, 
         missing=len(score_sheet_missing(board.bids, board.criteria, own)),
         form=form if editable else None,
         groups=_groups_with_evidence(request, rfp, form) if editable else [],
-        visibility=consensus_visibility(user, rfp),
+        visibility=visibility,
         disagreement_spread=DISAGREEMENT_SPREAD,
     )
 

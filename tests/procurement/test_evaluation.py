@@ -375,3 +375,25 @@ def test_page_query_count_does_not_grow_with_vendors(
 
     with django_assert_num_queries(len(two_vendors)):
         assert _page(client, large).status_code == 200
+
+
+def _reads_submitted_scores(client: Any, rfp: Rfp) -> bool:
+    """Whether the page read the submitted scores' justifications (the
+    consensus's query: its sheets submitted)."""
+    with CaptureQueriesContext(connection) as queries:
+        assert _page(client, rfp).status_code == 200
+    return any(
+        '"procurement_score"."justification"' in q["sql"]
+        and '"submitted_at" IS NOT NULL' in q["sql"]
+        for q in queries.captured_queries
+    )
+
+
+def test_a_drafting_evaluators_page_does_not_read_the_consensus_it_hides(
+    client_for: Any, buyer: Any, buyer_org: Organisation, rfp: Rfp
+) -> None:
+    score_all(rfp, evaluator_in(buyer_org, "eve"), 6)  # submitted by another
+    drafting = evaluator_in(buyer_org, "dora")
+
+    assert not _reads_submitted_scores(client_for(drafting), rfp)
+    assert _reads_submitted_scores(client_for(buyer), rfp)  # the buyer sees it
