@@ -370,3 +370,28 @@ def test_fixity_page_lists_runs_for_the_buyer_side_only(
     assert 'data-testid="fixity-history"' in page
     assert 'data-kind="blob.altered"' in page
     assert client_for(vendor_a).get("/artifacts/escrow/fixity/").status_code == 404
+
+
+@pytest.mark.parametrize("folder", ["00", "a9", "aa", "af", "fe", "ff", "zz", "a"])
+def test_a_folders_known_keys_are_those_of_the_rows_whose_digest_starts_with_it(
+    folder: str,
+) -> None:
+    from django.utils import timezone
+
+    from artifacts.models import Blob
+    from artifacts.services.fixity.blobs import _keys_in_folder
+
+    starts = ["00", "0f", "a9", "a:", "aA", "aa", "ab", "af", "ag", "fe", "ff", "fg"]
+    starts += ["g0", "zz", "a"]  # not all hex: rows someone altered
+    for n, start in enumerate(starts):
+        digest = (start + f"{n:x}" * 64)[:64]
+        key = f"blobs/{start}/{digest}"
+        Blob.objects.create(
+            sha256=digest, size=1, storage_key=key, created_at=timezone.now()
+        )
+
+    found = _keys_in_folder(folder)
+
+    rows = Blob.objects.values_list("sha256", "storage_key")
+    assert found == {key for digest, key in rows if digest.startswith(folder)}
+    assert found  # every folder named has rows

@@ -478,6 +478,26 @@ def _walk_extra(report: FixityReport, path: str, newer_than: datetime) -> None:
         _walk_extra(report, f"{path}/{folder}", newer_than)
 
 
+def _keys_in_folder(folder: str) -> set[str]:
+    """The storage keys of the blob rows whose digest starts with ``folder``.
+    A folder of two hex digits (as every blob's is) is read as a range of the
+    digest's unique index, then held to the prefix (the range also holds
+    digests that are not hex): a ``LIKE 'ab%'`` scans the whole table in
+    SQLite, and in PostgreSQL under a non-C collation, once per folder."""
+    if len(folder) != 2 or folder.strip(HEX_DIGITS):
+        rows = Blob.objects.filter(sha256__startswith=folder)
+    else:
+        # the next folder's name: letters and digits only (a non-C collation
+        # ignores punctuation); "ff" ends before "fg"
+        after = f"{int(folder, 16) + 1:02x}" if folder != "ff" else "fg"
+        rows = Blob.objects.filter(sha256__gte=folder, sha256__lt=after)
+    return {
+        key
+        for sha256, key in rows.values_list("sha256", "storage_key")
+        if sha256.startswith(folder)
+    }
+
+
 def _extra_objects(report: FixityReport, newer_than: datetime) -> None:
     folders, files = _listdir(BLOB_PREFIX)
     for name in files:
@@ -485,8 +505,7 @@ def _extra_objects(report: FixityReport, newer_than: datetime) -> None:
         _extra(report, f"{BLOB_PREFIX}/{name}", newer_than)
     for folder in sorted(folders):
         path = f"{BLOB_PREFIX}/{folder}"
-        rows = Blob.objects.filter(sha256__startswith=folder)
-        known = set(rows.values_list("storage_key", flat=True))
+        known = _keys_in_folder(folder)
         subfolders, names = _listdir(path)
         for name in names:
             report.counts.objects_listed += 1
