@@ -110,3 +110,21 @@ def test_errors_exit_2_with_a_message(
     assert status == 2
     assert message in captured.err
     assert captured.out == ""
+
+
+def test_parses_where_the_c_library_has_no_mallopt(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda _: object())  # e.g. not glibc
+    path = tmp_path / "job_clat.1.log"
+    path.write_bytes(b"1, 2000, 0, 4096, 0\n2, 4000, 0, 4096, 0\n")
+
+    assert main(["parse", "fio-lat-log", str(path)]) == 0
+
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    means = [m["value"] for m in metrics if m["stat"] == "mean"]
+    assert means == [3.0]

@@ -70,6 +70,41 @@ def test_percentiles_within_0_025_percent_of_numpy_across_chunks(
         assert one(result, f"{direction}_lat_us", "max") == exact[-1] / 1000
 
 
+def test_min_max_count_and_mean_per_direction_stay_exact_across_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(latlog, "CHUNK_BYTES", 4096)
+    rng = random.Random(5)  # noqa: S311 - test data
+    # new extremes turn up late, in chunks mixing two or three directions
+    rows = [(i, rng.randrange(5000, 9000), rng.randrange(3)) for i in range(6000)]
+    rows[4000] = (4000, 10, 2)
+    rows[5000] = (5000, 2**40, 1)
+    rows[5900] = (5900, 3, 0)
+
+    result = parse("fio-lat-log", log(rows))
+
+    for d, direction in enumerate(("read", "write", "trim")):
+        mine = [v for _, v, dd in rows if dd == d]
+        assert one(result, f"{direction}_lat_us", "min") == min(mine) / 1000
+        assert one(result, f"{direction}_lat_us", "max") == max(mine) / 1000
+        assert (
+            one(result, f"{direction}_lat_us", "mean") == sum(mine) / len(mine) / 1000
+        )
+        assert result.info["samples"][direction] == len(mine)
+
+
+def test_the_mean_of_huge_values_is_exact() -> None:
+    # summed as floats, 2**53 + 1 + 1 would be 2**53
+    rows = [(1, 2**53, 0), (2, 1, 0), (3, 1, 0), (4, 10**17, 1)]
+    rows += [(5 + i, 10**17 + i, 1) for i in range(200)]
+
+    result = parse("fio-lat-log", log(rows))
+
+    assert one(result, "read_lat_us", "mean") == (2**53 + 2) / 3 / 1000
+    writes = [v for _, v, d in rows if d == 1]
+    assert one(result, "write_lat_us", "mean") == sum(writes) / len(writes) / 1000
+
+
 def test_blank_lines_crlf_and_a_missing_final_newline() -> None:
     data = b"1, 100, 0, 4096, 0\r\n\r\n\n2, 300, 0, 4096, 0"
 

@@ -10,7 +10,14 @@ otherwise ``lat`` = total), as fio names them.
 Memory stays bounded whatever the file size: the file is read in 1 MiB
 chunks, each parsed with vectorised numpy (no Python per line; lines as fio
 writes them take ``lines.parse_chunk_fast``, eight bytes at a time, any other
-block ``lines.parse_chunk``) and folded into a log-linear histogram per
+block ``lines.parse_chunk``) in one of two worker threads (numpy lets go of the
+GIL for its array work), at most ``AHEAD`` chunks read ahead of the one being
+folded. Chunks are folded in file order in the calling thread: a worker returns
+its chunk's values and what its lines tell of the logging (a ``Logging`` of its
+own, ``Logging.extend``-ed in order), so the figures, the evidence of averaged
+logging and the line numbers in messages are those of one chunk after another
+(a chunk with a bad line is parsed again, in order, to name the line by its
+number in the file). Each is folded into a log-linear histogram per
 direction -- values below 2**12 exactly,
 above that 2**11 buckets per power of two, so a bucket's midpoint is within
 2**-12 (0.025%) of any value in it. Percentiles follow numpy's default
@@ -47,8 +54,12 @@ direction, …) is not read; its lines are refused with a message naming it.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO, Final
+
+import numpy as np
 
 from benchmarks.lib.parsers.latlog.histogram import DIRECTIONS, LatencyHistogram
 from benchmarks.lib.parsers.latlog.lines import (
@@ -67,7 +78,11 @@ from benchmarks.lib.parsers.model import (
 )
 
 CHUNK_BYTES: Final = 1024 * 1024
+WORKERS: Final = 2
+AHEAD: Final = 2  # blocks read and parsing beyond the one being folded
 METHOD: Final = "recomputed:lat-log-histogram"
+
+Parsed = tuple[np.ndarray, np.ndarray, int, Logging]
 
 
 def parse_lat_log(
@@ -75,15 +90,25 @@ def parse_lat_log(
 ) -> None:
     kind = _kind(source_name)
     histogram, logging = LatencyHistogram(), Logging()
-    lines = [0]  # lines read so far, for messages
-    for chunk, size in _chunks(handle, lines):
-        parsed = parse_chunk_fast(chunk, size, logging)
-        if parsed is None:  # not all as fio writes it: the general path says why
-            parsed = parse_chunk(chunk[:size], lines[0], logging)
-        values, directions, count = parsed
-        lines[0] += count
-        if values.size:
-            histogram.add(values, directions)
+    lines = 0  # lines folded so far, for messages
+    with ThreadPoolExecutor(WORKERS) as pool:
+        try:
+            for chunk, size, future in _parsing(handle, pool):
+                try:
+                    values, directions, count, chunk_logging = future.result()
+                except ParseError:
+                    # parsed again to name the line by its number in the file
+                    parse_chunk(chunk[:size], lines, Logging())
+                    raise
+                lines += count
+                logging.extend(chunk_logging)
+                if values.size:
+                    histogram.add(values, directions)
+        except _TooLong as long:
+            number = lines + long.newlines + 1
+            raise ParseError(
+                f"line {number}", f"longer than {MAX_LINE} bytes"
+            ) from None
     if not sum(histogram.total):
         raise ParseError("", "the latency log holds no samples")
     windowed, evidence = logging.windowed()
@@ -93,7 +118,7 @@ def parse_lat_log(
         counts = {d: n for d, n in zip(DIRECTIONS, histogram.total, strict=True) if n}
         result.info.update(
             {"latency": kind, "logging": "windowed", "windows": counts,
-             "lines": lines[0]}
+             "lines": lines}
         )  # fmt: skip
         return
     sink = MetricSink(result)
@@ -109,7 +134,7 @@ def parse_lat_log(
             sink.add(name, percentile_stat(p), value / 1000, "us", key, method=METHOD)
     samples = dict(zip(DIRECTIONS, histogram.total, strict=True))
     result.info.update(
-        {"latency": kind, "logging": "per-io", "samples": samples, "lines": lines[0]}
+        {"latency": kind, "logging": "per-io", "samples": samples, "lines": lines}
     )
 
 
@@ -118,7 +143,45 @@ def _kind(source_name: str) -> str:
     return match.group(1) if match else "lat"
 
 
-def _chunks(handle: BinaryIO, lines: list[int]) -> Iterator[tuple[bytes, int]]:
+def _parse(chunk: bytes, size: int) -> Parsed:
+    """One block's values, directions, line count and what its lines tell of
+    the logging (in a worker thread: touches nothing shared)."""
+    logging = Logging()
+    parsed = parse_chunk_fast(chunk, size, logging)
+    if parsed is None:  # not all as fio writes it: the general path says why
+        parsed = parse_chunk(chunk[:size], 0, logging)
+    return (*parsed, logging)
+
+
+def _parsing(
+    handle: BinaryIO, pool: ThreadPoolExecutor
+) -> Iterator[tuple[bytes, int, Future[Parsed]]]:
+    """The blocks in order with their parse in ``pool``, ``AHEAD`` more read
+    and submitted before each is handed over (memory stays bounded). A line
+    too long is raised once the blocks before it are handed over: a bad line
+    in those comes first, as when parsed one by one."""
+    pending: deque[tuple[bytes, int, Future[Parsed]]] = deque()
+    try:
+        for chunk, size in _chunks(handle):
+            pending.append((chunk, size, pool.submit(_parse, chunk, size)))
+            if len(pending) > AHEAD:
+                yield pending.popleft()
+    except _TooLong:
+        yield from pending
+        raise
+    yield from pending
+
+
+class _TooLong(Exception):
+    """A line over ``MAX_LINE`` bytes, ``newlines`` lines after the blocks
+    handed over before it."""
+
+    def __init__(self, newlines: int) -> None:
+        super().__init__(newlines)
+        self.newlines = newlines
+
+
+def _chunks(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
     """Blocks of whole lines (the last one completed with a newline), each
     followed by ``PAD`` zero bytes, with its size without them. A block is
     copied once: the start of a line left from the previous read and this
@@ -129,16 +192,13 @@ def _chunks(handle: BinaryIO, lines: list[int]) -> Iterator[tuple[bytes, int]]:
         if not cut:  # a line longer than the read goes on
             rest += block
             if len(rest) > MAX_LINE:
-                raise ParseError(
-                    f"line {lines[0] + 1}", f"longer than {MAX_LINE} bytes"
-                )
+                raise _TooLong(0)
             continue
         data = b"".join((rest, memoryview(block)[:cut], padding))
         size = len(rest) + cut
         rest = block[cut:]
         if len(rest) > MAX_LINE:
-            number = lines[0] + data.count(b"\n", 0, size) + 1
-            raise ParseError(f"line {number}", f"longer than {MAX_LINE} bytes")
+            raise _TooLong(data.count(b"\n", 0, size))
         yield data, size
     if rest.strip():
         yield rest + b"\n" + padding, len(rest) + 1

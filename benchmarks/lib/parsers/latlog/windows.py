@@ -26,6 +26,7 @@ class Logging:
 
     def __init__(self) -> None:
         self.bs_zero = self.bs_set = self.no_bs = 0
+        self.first: list[int | None] = [None] * len(DIRECTIONS)
         self.last: list[int | None] = [None] * len(DIRECTIONS)
         self.gaps = [0] * len(DIRECTIONS)
         self.span = [0] * len(DIRECTIONS)
@@ -55,12 +56,42 @@ class Logging:
             previous = self.last[d]
             if previous is not None:
                 t = np.concatenate((np.array([previous], dtype=np.int64), t))
-            steps = np.diff(t)
-            self.gaps[d] += int(steps.size)
-            self.span[d] += int(steps[steps > 0].sum())
-            self.repeats[d] += int((steps == 0).sum())
-            self.backwards[d] += int((steps < 0).sum())
+            else:
+                self.first[d] = int(t[0])
+            self._add_steps(d, np.diff(t))
             self.last[d] = int(t[-1])
+
+    def _add_steps(self, d: int, steps: np.ndarray) -> None:
+        self.gaps[d] += int(steps.size)
+        self.span[d] += int(steps[steps > 0].sum())
+        self.repeats[d] += int((steps == 0).sum())
+        self.backwards[d] += int((steps < 0).sum())
+
+    def extend(self, later: Logging) -> None:
+        """Take in what ``later`` gathered from the lines after these, as if
+        this one had seen them: blocks parsed apart, folded in order."""
+        self.bs_zero += later.bs_zero
+        self.bs_set += later.bs_set
+        self.no_bs += later.no_bs
+        self.bad_times |= later.bad_times
+        for d in range(len(DIRECTIONS)):
+            first, previous = later.first[d], self.last[d]
+            if first is not None:
+                if previous is not None:  # the step between the two
+                    self._add_steps(d, np.array([first - previous]))
+                else:
+                    self.first[d] = first
+                self.last[d] = later.last[d]
+            self.gaps[d] += later.gaps[d]
+            self.span[d] += later.span[d]
+            self.repeats[d] += later.repeats[d]
+            self.backwards[d] += later.backwards[d]
+            for t, v in later.points[d]:
+                room = MAX_WINDOW_POINTS - self.kept[d]
+                if room <= 0:
+                    break
+                self.points[d].append((t[:room], v[:room]))
+                self.kept[d] += int(t[:room].size)
 
     def windowed(self) -> tuple[bool, str]:
         """Whether the lines are windows, and the evidence (for the warning)."""
