@@ -2,7 +2,8 @@
 from selector output; templates embed them and plotly.js (served from
 ``static/vendor/plotly/``) draws them. Pure functions: no queries, no I/O.
 
-A campaign's charts read its metric rows (``campaign_chart_rows``), the
+A campaign's charts read its metric rows of ``CHARTED_METRICS``
+(``campaign_chart_rows``), the
 scenarios it ran (name, cache, concurrency, batch size) and the bundle's claims;
 claimed values are drawn as reference markers wherever the metric, the statistic
 and the scenario match what is plotted: claim against reproduced."""
@@ -19,6 +20,8 @@ from typing import Any, Final
 LATENCY: Final = "ttft_ms"
 THROUGHPUT: Final = "output_token_throughput_tps"
 HIT_RATE: Final = "cache_hit_rate"
+# the metric names the campaign charts read (their rows are all a page fetches)
+CHARTED_METRICS: Final = (LATENCY, THROUGHPUT, HIT_RATE)
 PERCENTILES: Final = ("p50", "p90", "p99")
 CLAIM_MARKER: Final = {"symbol": "diamond-open", "size": 13, "line": {"width": 2}}
 BASE_LAYOUT: Final = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import islice
 from typing import Any, Final
 
@@ -59,12 +59,18 @@ def campaign_metric_row_iter(campaign: Campaign) -> Iterator[dict[str, Any]]:
         yield dict(zip(COLUMNS, values, strict=True))
 
 
-def campaign_chart_rows(campaign: Campaign) -> list[dict[str, Any]]:
-    """The rows of ``campaign_metric_row_iter`` with the columns the campaign page's
-    charts read (``CHART_COLUMNS``), in the same order, in one plain query: the
-    charts hold them all anyway."""
-    metrics = _current_metrics(campaign).values_list(
-        "scenario", "run__scenario_name", "name", "stat", "value", "unit", "scope"
+def campaign_chart_rows(
+    campaign: Campaign, names: Collection[str]
+) -> list[dict[str, Any]]:
+    """The rows of ``campaign_metric_row_iter`` of the metrics ``names``, with the
+    columns the campaign page's charts read (``CHART_COLUMNS``), in the same
+    order, in one plain query: the charts hold them all anyway."""
+    metrics = (
+        _current_metrics(campaign)
+        .filter(name__in=list(names))
+        .values_list(
+            "scenario", "run__scenario_name", "name", "stat", "value", "unit", "scope"
+        )
     )
     return [
         dict(zip(CHART_COLUMNS, (scenario or run_scenario, *rest), strict=True))

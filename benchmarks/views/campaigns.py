@@ -20,7 +20,12 @@ from accounts.exceptions import ApplicationError, Problem
 from accounts.lib.paging import PAGE_SIZE
 from accounts.views.requests import SignedInRequest
 from benchmarks.forms.lab import NO_GATE, CampaignStartForm
-from benchmarks.lib.charts import Chart, bundle_claims, campaign_charts
+from benchmarks.lib.charts import (
+    CHARTED_METRICS,
+    Chart,
+    bundle_claims,
+    campaign_charts,
+)
 from benchmarks.models import Campaign
 from benchmarks.selectors.access import (
     campaign_get_visible,
@@ -129,7 +134,7 @@ def _runs_context(request: HttpRequest, campaign: Campaign) -> dict[str, object]
 
 def _charts(campaign: Campaign) -> list[Chart]:
     return campaign_charts(
-        campaign_chart_rows(campaign),
+        campaign_chart_rows(campaign, CHARTED_METRICS),
         campaign.scenarios,
         bundle_claims(campaign.bundle.manifest),
         campaign_hit_rate_series(campaign),

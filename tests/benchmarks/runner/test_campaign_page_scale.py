@@ -132,8 +132,42 @@ def test_exports_stream_the_bytes_of_the_whole_document(
 def test_the_charts_read_the_export_rows_columns_they_draw(campaign: Campaign) -> None:
     add_runs(campaign, 7)
     whole = list(campaign_metric_row_iter(campaign))
+    names = {"m0", "m2"}
 
-    rows = campaign_chart_rows(campaign)
+    rows = campaign_chart_rows(campaign, names)
 
     assert len(whole) > 7
-    assert rows == [{c: row[c] for c in CHART_COLUMNS} for row in whole]
+    wanted = [{c: row[c] for c in CHART_COLUMNS} for row in whole]
+    assert rows == [row for row in wanted if row["name"] in names]
+    assert {row["name"] for row in wanted} - names  # some left out
+
+
+def test_the_charts_drawn_from_their_metrics_alone_are_those_of_every_metric(
+    campaign: Campaign,
+) -> None:
+    """``CHARTED_METRICS`` names every metric a campaign chart reads: the charts
+    of the page's rows are those drawn from all the campaign's rows."""
+    from benchmarks.lib.charts import CHARTED_METRICS, campaign_charts
+
+    scenarios = [
+        {"name": f"{cache}-c{c}", "cache": cache, "concurrency": c, "batch_size": 8}
+        for cache in ("cold", "warm")
+        for c in (8, 32)
+    ]
+    row = {"unit": "ms", "scope": ""}
+    names = ("ttft_ms", "output_token_throughput_tps", "cache_hit_rate", "itl_ms")
+    names += ("read_clat_us", "gpu_util_pct")  # what a lab's run reports
+    pairs = [(name, stat) for name in names for stat in ("p50", "p90", "p99", "mean")]
+    every = [
+        {**row, "scenario": s["name"], "name": name, "stat": stat, "value": v + n}
+        for n, s in enumerate(scenarios)
+        for v, (name, stat) in enumerate(pairs)
+    ]
+    claims = [{"metric": "ttft_ms", "stat": "p99", "scenario": "warm-c8", "value": 3}]
+
+    drawn = campaign_charts(every, scenarios, claims)
+    charted = [r for r in every if r["name"] in CHARTED_METRICS]
+
+    assert len(charted) < len(every)
+    assert all(chart.figure for chart in drawn[:4])
+    assert campaign_charts(charted, scenarios, claims) == drawn
