@@ -155,8 +155,8 @@ def test_the_charts_drawn_from_their_metrics_alone_are_those_of_every_metric(
         for c in (8, 32)
     ]
     row = {"unit": "ms", "scope": ""}
-    names = ("ttft_ms", "output_token_throughput_tps", "cache_hit_rate", "itl_ms")
-    names += ("read_clat_us", "gpu_util_pct")  # what a lab's run reports
+    names = ["ttft_ms", "output_token_throughput_tps", "cache_hit_rate", "itl_ms"]
+    names += ["read_clat_us", "gpu_util_pct"]  # what a lab's run reports
     pairs = [(name, stat) for name in names for stat in ("p50", "p90", "p99", "mean")]
     every = [
         {**row, "scenario": s["name"], "name": name, "stat": stat, "value": v + n}
