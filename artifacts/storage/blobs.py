@@ -49,13 +49,30 @@ SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 QUERY_BATCH: Final = 500  # digests per query (SQLite's parameter limit)
 
 
+HEX_DIGITS: Final = "0123456789abcdef"
+
+
+def is_sha256_hex(text: str) -> bool:
+    """``SHA256_HEX.fullmatch(text)`` without a regular expression (the fixity
+    check asks it of every blob)."""
+    return len(text) == 64 and not text.strip(HEX_DIGITS)
+
+
 def blob_key(sha256: str) -> str:
     """``blobs/ab/abcd…``: the only place a blob may be stored. One level of
     256 folders, as git and the OCI registry do: a fresh store makes 256 folders,
     not one per blob, and ext4/XFS index large folders."""
-    if not SHA256_HEX.fullmatch(sha256):
+    if not is_sha256_hex(sha256):
         raise ValueError(f"not a lowercase SHA-256 hex digest: {sha256[:80]!r}")
     return f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
+
+
+def is_blob_key(sha256: str, storage_key: str) -> bool:
+    """Whether ``storage_key`` is ``blob_key(sha256)`` (False, not an error,
+    for a digest that is not one)."""
+    return is_sha256_hex(sha256) and storage_key == (
+        f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
+    )
 
 
 class _SpooledFile(File):

@@ -46,7 +46,7 @@ from django.db.models import Exists, OuterRef
 
 from artifacts.models import Blob, DepositBlob, FixityFinding
 from artifacts.services.fixity.report import Finding, FixityReport
-from artifacts.storage.blobs import BLOB_PREFIX
+from artifacts.storage.blobs import BLOB_PREFIX, HEX_DIGITS, is_blob_key
 from artifacts.storage.object_lock import deposit_blob_open
 
 Kind = FixityFinding.Kind
@@ -99,23 +99,6 @@ def _is_missing(error: Exception) -> bool:
     return status == 404 or code in ("NoSuchKey", "NoSuchVersion")
 
 
-HEX_DIGITS: Final = "0123456789abcdef"
-CONTENT_KEY_LENGTH: Final = len(BLOB_PREFIX) + 68  # "blobs/ab/" + 64 hex digits
-
-
-def _is_content_key(sha256: str, storage_key: str) -> bool:
-    """Whether the row's storage key is the content key of its digest (and the
-    digest 64 lowercase hex digits, as ``artifacts.storage.blobs.SHA256_HEX``
-    says, without a regular
-    expression per blob)."""
-    return (
-        len(storage_key) == CONTENT_KEY_LENGTH
-        and len(sha256) == 64
-        and not sha256.strip(HEX_DIGITS)
-        and storage_key == f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
-    )
-
-
 def stored_digest(blob: Blob) -> tuple[str, int]:
     """SHA-256 (hex) and size of the blob's stored bytes, read in chunks
     through the storage (any backend)."""
@@ -158,7 +141,7 @@ class LocalReader:
         return view
 
     def read(self, row: Row) -> Stored:
-        if not _is_content_key(row[1], row[3]):
+        if not is_blob_key(row[1], row[3]):
             return _read_through_storage(row)  # the storage checks the name
         view = self._buffer()
         try:
@@ -194,7 +177,7 @@ class S3Reader:
 
     def read(self, row: Row) -> Stored:
         _, sha256, size, storage_key, version = row
-        if not _is_content_key(sha256, storage_key):
+        if not is_blob_key(sha256, storage_key):
             stored = _read_through_storage(row)
             if stored.unreadable or not version:
                 return stored
@@ -367,7 +350,7 @@ def judge_blob(report: FixityReport, row: Row, stored: Stored) -> None:
     pk, sha256, size, storage_key, version = row
     report.counts.blobs_checked += 1
     blob = (pk, sha256)
-    if not _is_content_key(sha256, storage_key):
+    if not is_blob_key(sha256, storage_key):
         _report(
             report,
             blob,

@@ -43,12 +43,17 @@ class Logging:
         self, times: np.ndarray, values: np.ndarray, directions: np.ndarray
     ) -> None:
         for d in np.unique(directions):
-            room = MAX_WINDOW_POINTS - self.kept[d]
             mine = directions == d
-            t, v = times[mine][:room], values[mine][:room]
-            if t.size:
-                self.points[d].append((t, v))
-                self.kept[d] += int(t.size)
+            self._keep_points(int(d), times[mine], values[mine])
+
+    def _keep_points(self, d: int, times: np.ndarray, values: np.ndarray) -> None:
+        """Direction ``d``'s windows, as many as ``MAX_WINDOW_POINTS`` leaves
+        room for."""
+        room = max(MAX_WINDOW_POINTS - self.kept[d], 0)
+        t, v = times[:room], values[:room]
+        if t.size:
+            self.points[d].append((t, v))
+            self.kept[d] += int(t.size)
 
     def add_times(self, times: np.ndarray, directions: np.ndarray) -> None:
         for d in np.unique(directions):
@@ -87,11 +92,7 @@ class Logging:
             self.repeats[d] += later.repeats[d]
             self.backwards[d] += later.backwards[d]
             for t, v in later.points[d]:
-                room = MAX_WINDOW_POINTS - self.kept[d]
-                if room <= 0:
-                    break
-                self.points[d].append((t[:room], v[:room]))
-                self.kept[d] += int(t[:room].size)
+                self._keep_points(d, t, v)
 
     def windowed(self) -> tuple[bool, str]:
         """Whether the lines are windows, and the evidence (for the warning)."""
