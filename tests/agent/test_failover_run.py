@@ -7,10 +7,10 @@ window's end, and a recovery.
 The probe offers a steady 500 reads a second and does not make up for late
 ones, so on a busy host (CI runs two test passes side by side on two cores) a
 second after the fault may fall short of 90 % of the pre-fault median for a
-reason of the host's. How fast the recovery comes is the unit tests' business
-(tests/benchmarks/scenarios/test_failover.py); here the run is long enough for
-the throughput to come back, and the fault's prompt end is read from the
-harness's own ``errors`` series, which a busy host cannot fake."""
+reason of the host's. How the recovery time is computed is the unit tests'
+business (tests/benchmarks/scenarios/test_failover.py); here the run is long
+enough for the throughput to come back, and the fault's prompt end is read
+from the harness's own ``errors`` series, which a busy host cannot fake."""
 
 from __future__ import annotations
 
