@@ -11,14 +11,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.browser.lab import log_in
-from tests.browser.test_gates_journey import (  # noqa: F401 (fixture)
-    demo_gates,
-    log_out,
-    open_board,
-    verdict_of,
-)
+from tests.browser.test_gates_journey import log_out, open_board, verdict_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,7 +20,7 @@ REASON = "The lab ran warm-c32-b8 on a host whose NVMe firmware we did not decla
 
 
 def test_vendor_b_contests_its_fail_and_the_buyer_upholds_it(
-    demo_gates: None,  # noqa: F811
+    demo_gates: None,
     page: Page,
 ) -> None:
     # vendor-b contests its FAIL from the evaluation page.

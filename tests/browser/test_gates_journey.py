@@ -10,15 +10,12 @@ the evaluator, a second buyer-side person, signs the promotion off."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.lib.sandbox.capabilities import host_support
-from portal.demo import LAB_RFP, demo_seed
-from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
+from portal.demo import LAB_RFP
 from tests.browser.lab import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,19 +23,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 GATE = "lab-validation"
 FAILING = "ttft-p99-warm-c32-b8"
 RATIONALE = "Acme Flash reproduced every claim in our reference lab."
-
-
-@pytest.fixture
-def demo_gates(
-    transactional_db: None,
-    settings: Any,
-    tmp_path: Path,
-    runner_work_dir: Path,  # noqa: F811
-) -> None:
-    settings.VAR_DIR = tmp_path
-    if not host_support().bwrap_works:
-        pytest.fail("the demo's lab runs need bubblewrap (apt-get install bubblewrap)")
-    demo_seed(lab_validation=True)
 
 
 def log_out(page: Page) -> None:

@@ -16,9 +16,7 @@ from playwright.sync_api import Page, expect
 
 from portal.demo import LAB_RFP
 from procurement.models import Rfp
-from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.browser.lab import log_in
-from tests.browser.test_gates_journey import demo_gates  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,7 +38,7 @@ def _inside_the_viewport(page: Page, testid: str) -> None:
 
 
 def test_comparison_and_failing_gate_read_on_a_laptop(
-    demo_gates: None,  # noqa: F811
+    demo_gates: None,
     page: Page,
 ) -> None:
     rfp = Rfp.objects.get(reference=LAB_RFP)
