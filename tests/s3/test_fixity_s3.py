@@ -147,6 +147,27 @@ def test_new_version_over_a_locked_key_is_reported_but_the_deposit_holds(
     assert version in FixityFinding.objects.get().detail
 
 
+def test_a_new_version_of_the_same_bytes_is_no_overwrite(
+    locked: S3Setup, tmp_path: Path, rfp: Rfp, vendor_a_org: Any, vendor_a: Any
+) -> None:
+    """Two uploads of one blob at once each write a version; the row records
+    the first. Reads by key get the same bytes: nothing to report, until the
+    key gets other bytes."""
+    deposit = _deposit(tmp_path, rfp, vendor_a_org, vendor_a)
+    key, version = _archive_key(deposit)
+    same = locked.client.get_object(Bucket=LOCKED_BUCKET, Key=key, VersionId=version)
+    again = locked.client.put_object(
+        Bucket=LOCKED_BUCKET, Key=key, Body=same["Body"].read()
+    )
+    assert again["VersionId"] != version
+
+    assert _verify() == set()
+    locked.client.put_object(Bucket=LOCKED_BUCKET, Key=key, Body=b"swapped")
+    assert _verify() == {"blob.overwritten"}
+    locked.client.delete_object(Bucket=LOCKED_BUCKET, Key=key)  # a delete marker
+    assert _verify() == {"blob.overwritten"}
+
+
 def test_deleted_locked_version_is_detected(
     locked: S3Setup, tmp_path: Path, rfp: Rfp, vendor_a_org: Any, vendor_a: Any
 ) -> None:

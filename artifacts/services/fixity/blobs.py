@@ -1,7 +1,9 @@
 """Fixity of the stored blobs: every ``Blob`` re-hashed as the escrow reads it
 (``deposit_blob_open``: on S3 the recorded object version), one chunk at a
-time; on S3 the key's current version must still be the deposited one (reads
-by key, such as bundle downloads, would otherwise get other bytes); every
+time; on S3 the key's current version must still be the deposited one, or hold
+the same bytes (reads by key, such as bundle downloads, would otherwise get
+other bytes; two uploads of the same bytes at once may each write a version,
+and the row records the first); every
 object under ``blobs/`` must have a ``Blob`` row; every ``Blob`` row must be
 named by a deposit. A problem with a blob is reported once per deposit naming
 it, so that each buyer sees it on its own dashboard.
@@ -195,7 +197,19 @@ class S3Reader:
         if not version:
             return Stored(digest, read)
         current = self._current_version(where["Key"])
+        if current != version and self._holds(where["Key"], current, (sha256, size)):
+            current = version  # the logged bytes again: reads by key get them
         return Stored(digest, read, current_version=current)
+
+    def _holds(self, key: str, version: str, logged: tuple[str, int]) -> bool:
+        """Whether ``version`` of ``key`` holds the ``logged`` bytes (digest,
+        size): a later write of the same bytes, as two uploads of one blob at
+        once make, is no overwrite."""
+        where = {"Bucket": self.bucket, "Key": key, "VersionId": version}
+        try:
+            return self._hash(where, logged[1]) == logged
+        except Exception:  # a deleted key's marker, a version gone: not these bytes
+            return False
 
     def _key(self, storage_key: str) -> str:
         return str(self.storage._normalize_name(storage_key))
