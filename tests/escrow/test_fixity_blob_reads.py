@@ -1,14 +1,16 @@
 """The re-hash of local blobs reads files directly (``LocalReader``: by
 content key, relative to the storage's folder, several threads, several tasks
-ahead) and finds exactly what reading each blob through the storage finds:
-the same findings, in the same order, with the same counts, whatever was
-done to the files (changed, cut short, grown, removed, replaced by a folder,
-empty) or to a row's storage key."""
+ahead; small blobs in reader processes) and finds exactly what reading each
+blob through the storage finds: the same findings, in the same order, with the
+same counts, whatever was done to the files (changed, cut short, grown,
+removed, replaced by a folder, empty) or to a row's storage key. A reader
+process that dies, or cannot start, leaves its blobs to the calling thread."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from django.utils import timezone
 from artifacts.models import Blob
 from artifacts.services.fixity import blobs
 from artifacts.services.fixity.report import FixityReport
-from artifacts.storage.blobs import blob_put
+from artifacts.storage.blobs import blob_put, is_blob_key
 from tests.escrow.conftest import blobs_on_disk
 
 pytestmark = pytest.mark.django_db
@@ -30,16 +32,19 @@ def disk(settings: Any, tmp_path: Path) -> Path:
     return blobs_on_disk(settings, tmp_path)
 
 
-@pytest.fixture(autouse=True, params=["threads", "inline"])
-def small_tasks(
-    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> None:
+@pytest.fixture(autouse=True, params=["threads", "inline", "processes"])
+def small_tasks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
     """Tasks of 3 blobs for 3 threads: many tasks, several in flight; or (the
-    blobs being small) each task read in the calling thread."""
+    blobs being small) each task read in the calling thread; or (small, on a
+    machine of 4 CPUs) by 2 reader processes, but for the first task."""
     monkeypatch.setattr(blobs, "TASK_BLOBS", 3)
     monkeypatch.setattr(blobs, "READ_THREADS", 3)
-    inline = 1 << 40 if request.param == "inline" else 0
+    inline = 0 if request.param == "threads" else 1 << 40
     monkeypatch.setattr(blobs, "LOCAL_INLINE_BELOW", inline)
+    processes = 2 if request.param == "processes" else 0
+    monkeypatch.setattr(blobs, "READ_PROCESSES", processes)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    return str(request.param)
 
 
 def _store(data: bytes) -> Blob:
@@ -75,7 +80,7 @@ def _read_directly(
 
 
 def test_direct_reads_find_what_reads_through_the_storage_find(
-    disk: Path, monkeypatch: pytest.MonkeyPatch
+    disk: Path, monkeypatch: pytest.MonkeyPatch, small_tasks: str
 ) -> None:
     stored = [_store(os.urandom(100 + 997 * n)) for n in range(40)]
     stored.append(_store(b""))  # empty
@@ -98,7 +103,11 @@ def test_direct_reads_find_what_reads_through_the_storage_find(
     opened = list(direct)
     expected = _check(through_storage=True, monkeypatch=monkeypatch)
 
-    assert len(opened) == len(stored)  # all but the moved row's, directly
+    if small_tasks == "processes":  # the first task here, the rest in processes
+        first = Blob.objects.order_by("storage_key", "pk")[:3]
+        assert len(opened) == sum(is_blob_key(b.sha256, b.storage_key) for b in first)
+    else:
+        assert len(opened) == len(stored)  # all but the moved row's, directly
     assert len(direct) == len(opened)  # and none through the storage
     kinds = [(f.kind, f.sha256) for f in found.findings.items]
     assert kinds == [(f.kind, f.sha256) for f in expected.findings.items]
@@ -138,18 +147,84 @@ def test_blobs_are_read_in_storage_key_order(
 
 
 def test_small_blobs_are_read_in_the_calling_thread_only_when_told(
-    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    monkeypatch: pytest.MonkeyPatch, small_tasks: str
 ) -> None:
     for _ in range(12):
         _store(os.urandom(64))
     threads: set[str] = set()
-    _read_directly(monkeypatch, threads)
+    opened = _read_directly(monkeypatch, threads)
+    started = _processes_started(monkeypatch)
 
     report = _check(through_storage=False, monkeypatch=monkeypatch)
 
     assert report.counts.blobs_checked == 12
-    if request.node.callspec.params["small_tasks"] == "inline":
-        assert threads == {threading.current_thread().name}
-    else:
+    assert report.counts.bytes_hashed == 12 * 64
+    if small_tasks == "threads":
         assert threads
         assert all(name.startswith("fixity") for name in threads)
+    else:
+        assert threads == {threading.current_thread().name}
+    if small_tasks == "processes":
+        assert len(opened) == 3  # the first task
+        assert len(started) == 2
+        assert all(process.returncode == 0 for process in started)  # ended
+    else:
+        assert len(opened) == 12
+        assert started == []
+
+
+def _processes_started(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    started: list[Any] = []
+    real = subprocess.Popen
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(blobs.subprocess, "Popen", spy)
+    return started
+
+
+@pytest.mark.parametrize("small_tasks", ["processes"], indirect=True)
+def test_a_reader_process_that_dies_leaves_its_blobs_to_the_calling_thread(
+    disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = [_store(os.urandom(64)) for _ in range(15)]
+    (disk / stored[-1].storage_key).write_bytes(b"y" * 64)
+    started = _processes_started(monkeypatch)
+    real_receive = blobs.ReaderProcesses.receive
+
+    def receive(self: Any, index: int, task: list[Any], direct: list[bool]) -> Any:
+        if index == 1:  # the second process dies before its replies are read
+            self.processes[1].kill()
+            self.processes[1].wait()
+        return real_receive(self, index, task, direct)
+
+    monkeypatch.setattr(blobs.ReaderProcesses, "receive", receive)
+
+    report = _check(through_storage=False, monkeypatch=monkeypatch)
+
+    assert len(started) == 2
+    assert report.counts.blobs_checked == 15
+    assert report.counts.bytes_hashed == 15 * 64
+    assert [(f.kind, f.sha256) for f in report.findings.items] == [
+        ("blob.altered", stored[-1].sha256)
+    ]
+
+
+@pytest.mark.parametrize("small_tasks", ["processes"], indirect=True)
+def test_no_reader_process_can_start_and_the_calling_thread_reads(
+    disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = [_store(os.urandom(64)) for _ in range(10)]
+    (disk / stored[4].storage_key).unlink()
+    monkeypatch.setattr(blobs.sys, "executable", str(disk / "no-such-python"))
+    opened = _read_directly(monkeypatch)
+
+    report = _check(through_storage=False, monkeypatch=monkeypatch)
+
+    assert len(opened) == 10
+    assert report.counts.blobs_checked == 10
+    assert [(f.kind, f.sha256) for f in report.findings.items] == [
+        ("blob.missing", stored[4].sha256)
+    ]

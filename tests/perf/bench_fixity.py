@@ -2,6 +2,7 @@
 timing.
 
     python -m tests.perf.bench_fixity --blobs 10000,100000 [--blob-size 4KiB]
+        [--reader-processes N]
 
 For each count of blobs:
 
@@ -21,7 +22,10 @@ For each count of blobs:
    re-hash of every blob, then the rows no deposit names and the listing of the
    stored objects. The parent reads that subprocess's peak RSS with
    ``os.wait4`` and never imports Django (Linux counts a parent's RSS at spawn
-   time into the child's ``ru_maxrss``);
+   time into the child's ``ru_maxrss``); the check's reader processes (small
+   blobs; ``--reader-processes``: how many, 0 for none) are counted apart: their
+   CPU seconds, and the largest one's peak RSS (``VmHWM``, read as the check ends
+   them);
 4. prints a table: blobs, bytes, seconds, the ratio (yardstick seconds / re-hash
    seconds, for both yardsticks), the per-blob time and the peak RSS.
 
@@ -37,6 +41,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -104,8 +109,26 @@ def child_prepare(count: int, size: int) -> dict[str, Any]:
     return {"blobs": Blob.objects.count()}
 
 
-def child_verify() -> dict[str, Any]:
-    """The blob part of the fixity check, timed by phase."""
+def _reader_peaks(readers: Any) -> list[float]:
+    """The peak RSS (``VmHWM``, MB) of each reader process, read as the check
+    ends them (their ``ru_maxrss`` would count the parent's RSS at the fork)."""
+    peaks: list[float] = []
+    close = readers.close
+
+    def measured(self: Any) -> None:
+        for process in self.processes:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            (line,) = [x for x in status.splitlines() if x.startswith("VmHWM:")]
+            peaks.append(int(line.split()[1]) / 1024)
+        close(self)
+
+    readers.close = measured
+    return peaks
+
+
+def child_verify(reader_processes: int | None) -> dict[str, Any]:
+    """The blob part of the fixity check, timed by phase (with that many
+    reader processes, if given)."""
     import django
 
     django.setup()
@@ -114,10 +137,14 @@ def child_verify() -> dict[str, Any]:
     from artifacts.services.fixity import blobs
     from artifacts.services.fixity.report import FixityReport
 
+    if reader_processes is not None:
+        blobs.READ_PROCESSES = reader_processes  # type: ignore[misc]
+    peaks = _reader_peaks(blobs.ReaderProcesses)
     report = FixityReport(started_at=timezone.now())
     started = time.perf_counter()
     cpu = time.process_time()
     blobs.rehash_blobs(report)
+    readers = resource.getrusage(resource.RUSAGE_CHILDREN)  # ended with the re-hash
     hashed = time.perf_counter()
     blobs._undeposited(report)
     blobs._extra_objects(report, report.started_at)
@@ -126,6 +153,9 @@ def child_verify() -> dict[str, Any]:
         "rehash_s": hashed - started,
         "rest_s": done - hashed,
         "cpu_s": time.process_time() - cpu,
+        "readers": len(peaks),
+        "readers_cpu_s": readers.ru_utime + readers.ru_stime,
+        "readers_peak_mb": max(peaks, default=0.0),
         "blobs_checked": report.counts.blobs_checked,
         "bytes_hashed": report.counts.bytes_hashed,
         "objects_listed": report.counts.objects_listed,
@@ -199,7 +229,9 @@ def environment(work: Path, database_url: str) -> dict[str, str]:
     return env
 
 
-def bench(count: int, size: int, work: Path, database_url: str) -> dict:
+def bench(
+    count: int, size: int, work: Path, database_url: str, readers: int | None
+) -> dict:
     """One count of blobs in ``work`` (its database migrated once, its storage
     emptied first)."""
     shutil.rmtree(work / "media", ignore_errors=True)
@@ -210,7 +242,8 @@ def bench(count: int, size: int, work: Path, database_url: str) -> dict:
     total = count * size
     file_s = yardstick_file(work / "contiguous.bin", total)
     memory_s = yardstick_memory(total)
-    verified, peak = run_child(["--child", "verify"], env, "the verification")
+    told = [] if readers is None else [str(readers)]
+    verified, peak = run_child(["--child", "verify", *told], env, "the verification")
     if verified["bytes_hashed"] != total or verified["blobs_checked"] != count:
         raise BenchError(f"the check did not hash every blob: {verified}")
     return {
@@ -239,6 +272,10 @@ def report(result: dict, size: int) -> None:
         ("bytes", f"{result['bytes']:,}"),
         ("re-hash seconds", f"{rehash:.2f}"),
         ("re-hash CPU seconds (all threads)", f"{result['cpu_s']:.2f}"),
+        (
+            "  reader processes, their CPU seconds",
+            f"{result['readers']}, {result['readers_cpu_s']:.2f}",
+        ),
         ("per blob (us)", f"{rehash / result['blobs'] * 1e6:.1f}"),
         ("sha256 pass, one contiguous file (s)", f"{result['file_s']:.2f}"),
         ("sha256 pass, in memory (s)", f"{result['memory_s']:.2f}"),
@@ -246,6 +283,7 @@ def report(result: dict, size: int) -> None:
         ("ratio to the in-memory pass", f"{result['memory_s'] / rehash:.3f}"),
         ("undeposited rows + listing (s)", f"{result['rest_s']:.2f}"),
         ("peak RSS of the verifying process (MB)", f"{result['peak_mb']:.1f}"),
+        ("  peak RSS of a reader process (MB)", f"{result['readers_peak_mb']:.1f}"),
     ]
     for label, value in rows:
         print(f"{label:<42}{value:>24}")
@@ -259,6 +297,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blob-size", default="4KiB")
     parser.add_argument("--tmp-dir", default=None)
     parser.add_argument("--database-url", default="")
+    parser.add_argument(
+        "--reader-processes",
+        type=int,
+        default=None,
+        help="reader processes for small blobs (default: the check's own choice; "
+        "0: none, every small blob read in the calling thread)",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.child:
@@ -266,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         if role == "prepare":
             result = child_prepare(int(rest[0]), int(rest[1]))
         else:
-            result = child_verify()
+            result = child_verify(int(rest[0]) if rest else None)
         print(json.dumps(result))
         return 0
     size = parse_size(options.blob_size)
@@ -275,7 +320,10 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-fixity-", dir=options.tmp_dir))
     try:
         for count in (int(n) for n in options.blobs.split(",")):
-            report(bench(count, size, work, options.database_url), size)
+            found = bench(
+                count, size, work, options.database_url, options.reader_processes
+            )
+            report(found, size)
     except BenchError as error:
         print(error, file=sys.stderr)
         return 1

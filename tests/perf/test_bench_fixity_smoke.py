@@ -35,5 +35,11 @@ def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
     peaks = re.findall(peak, out, re.M)
     assert len(peaks) == 2
     assert all(float(value) > 0 for value in peaks)
+    readers = re.findall(
+        r"^  reader processes, their CPU seconds\s+(\d+), \d+\.\d\d$", out, re.M
+    )
+    assert len(readers) == 2  # 2 on a machine of 2 CPUs or more, else 0
+    reader_peaks = r"^  peak RSS of a reader process \(MB\)\s+(\d+\.\d)$"
+    assert len(re.findall(reader_peaks, out, re.M)) == 2
     # every blob was hashed, and each is reported as no deposit's
     assert re.findall(r'"blob.undeposited": (\d+)', out) == ["300", "600"]

@@ -13,17 +13,18 @@ instances, nothing prefetched), a chunk at a time, and hands them to a few
 reader threads (``READ_THREADS``) a batch at a time, at most two batches per
 thread ahead of the rows being judged: memory stays flat however many blobs
 there are. A batch of local blobs smaller than ``LOCAL_INLINE_BELOW`` on
-average is read in the calling thread instead: threads taking turns at the GIL
-around many small reads cost more than the reads. Readers only read and hash
-(no database access: the rows are judged, and findings queried, in the calling
-thread):
+average goes to ``READ_PROCESSES`` reader processes instead (on a machine of
+more than one CPU; else it is read in the calling thread): threads taking turns
+at the GIL around many small reads cost more than the reads, and the cost of a
+small blob is its system calls and the interpreter around them, not its hash.
+Readers only read and hash (no database access: the rows are judged, and
+findings queried, in the calling thread):
 
 - local files (``FileSystemStorage``): a blob stored at its content key is
-  opened relative to the storage's folder (``os.open`` with ``dir_fd``) and
-  read with ``os.readv`` into the thread's own reused buffer (a short read
-  that ends at the recorded size is the file's end: no read of 0 bytes to
-  confirm it; any other size reads on until one); ``hashlib`` releases the
-  GIL while it hashes more than 2 KiB, and so does the read;
+  opened relative to the storage's folder and read into the reader's reused
+  buffer (``artifacts.lib.blob_reads``, which the reader processes run too);
+  ``hashlib`` releases the GIL while it hashes more than 2 KiB, and so does
+  the read;
 - S3 (django-storages): ``get_object`` of the recorded version (the key's
   current object for a blob without one), a blob of ``RANGED_MIN`` bytes or
   more in ranges of ``PART`` fetched a few at a time and hashed in order; then
@@ -33,37 +34,49 @@ thread):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import queue
+import subprocess
+import sys
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from pathlib import Path
+from typing import IO, Any, Final, NamedTuple, Protocol
 
 from django.core.files.storage import FileSystemStorage, default_storage, storages
 from django.db.models import Exists, OuterRef
 
+from artifacts.lib.blob_reads import MISSING, hash_file, read_task
 from artifacts.models import Blob, DepositBlob, FixityFinding
 from artifacts.services.fixity.report import Finding, FixityReport
 from artifacts.storage.blobs import BLOB_PREFIX, HEX_DIGITS, is_blob_key
 from artifacts.storage.object_lock import deposit_blob_open
 
 Kind = FixityFinding.Kind
+logger = logging.getLogger(__name__)
 CHUNK: Final = 1024 * 1024  # one read, and each thread's buffer
 BATCH: Final = 2000  # rows per database round trip
 READ_THREADS: Final = 4
 TASK_BLOBS: Final = 256  # blobs per task handed to a reader thread, at most
 TASK_BYTES: Final = 8 * CHUNK  # or about this many bytes
-# Local files: a task of blobs smaller than this on average is read in the calling
-# thread; threads contending for the GIL over many small reads cost twice the reads.
+# Local files: a task of blobs smaller than this on average is read by reader
+# processes (else in the calling thread); threads contending for the GIL over many
+# small reads cost twice the reads.
 LOCAL_INLINE_BELOW: Final = 32 * 1024
+READ_PROCESSES: Final = 2  # at most the CPUs; none on one CPU
+READER: Final = "artifacts.lib.blob_reads"
+ROOT: Final = Path(__file__).resolve().parents[3]  # the project
+CLOSE_WAIT_S: Final = 10.0
 RANGED_MIN: Final = 16 * CHUNK  # S3: larger blobs are read in ranges
 PART: Final = 4 * CHUNK  # S3: one ranged read
 PARTS_AHEAD: Final = 3  # S3: ranged reads in flight per blob
-MISSING: Final = "it is missing from the storage"
 VERSION_GONE: Final = "its object version is gone from the bucket"
 
 # pk, sha256, size, storage key, version id
@@ -145,27 +158,125 @@ class LocalReader:
     def read(self, row: Row) -> Stored:
         if not is_blob_key(row[1], row[3]):
             return _read_through_storage(row)  # the storage checks the name
-        view = self._buffer()
+        return Stored(*hash_file(self.root_fd, row[3], row[2], self._buffer()))
+
+
+class _Reading(Protocol):
+    def result(self) -> list[Stored]: ...
+
+
+class _Replies:
+    """A task handed to a reader process: its replies, read when asked for;
+    ``direct``, which of its rows the process reads (the others are read
+    through the storage)."""
+
+    def __init__(
+        self, readers: ReaderProcesses, index: int, task: list[Row], direct: list[bool]
+    ) -> None:
+        self.readers, self.index, self.task, self.direct = readers, index, task, direct
+
+    def result(self) -> list[Stored]:
+        return self.readers.receive(self.index, self.task, self.direct)
+
+
+def _feed(stdin: IO[bytes], tasks: queue.Queue[bytes | None]) -> None:
+    """A reader process's input, written from a thread of its own: the calling
+    thread only reads replies, so neither side can wait on the other."""
+    try:
+        while (data := tasks.get()) is not None:
+            stdin.write(data)
+            stdin.flush()
+    except OSError:
+        pass  # the process is gone: reading its replies says so
+    finally:
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+
+class ReaderProcesses:
+    """Reader processes (``artifacts.lib.blob_reads``) for tasks of small local
+    blobs. The first task is read in the calling thread (a check of a few blobs
+    starts no process); the processes start at the second, and each task goes
+    to the next process in turn, its replies read in the order the tasks were
+    handed out. Rows whose storage key is not their content key are read
+    through the storage in the calling thread. If a process cannot start or
+    ends without its replies, none is used again: what is left is read in the
+    calling thread."""
+
+    def __init__(self, folder: str, count: int, read: Callable[[Row], Stored]) -> None:
+        self.folder, self.count, self.read = folder, count, read
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.inputs: list[queue.Queue[bytes | None]] = []
+        self.handed = 0
+        self.failed = False
+
+    def submit(self, task: list[Row]) -> _Reading:
+        self.handed += 1
+        if self.handed == 1 or self.failed or not self._started():
+            return _read_now(self.read, task)
+        index = self.handed % len(self.processes)
+        direct = [is_blob_key(row[1], row[3]) for row in task]
+        named = [f"{r[3]}\t{r[2]}\n" for r, d in zip(task, direct, strict=True) if d]
+        self.inputs[index].put("".join(named).encode("ascii") + b"\n")
+        return _Replies(self, index, task, direct)
+
+    def receive(self, index: int, task: list[Row], direct: list[bool]) -> list[Stored]:
+        if self.failed:
+            return _read_task(self.read, task)
+        replies = self.processes[index].stdout
+        assert replies is not None  # noqa: S101 (started with stdout=PIPE)
         try:
-            fd = os.open(row[3], os.O_RDONLY, dir_fd=self.root_fd)
-        except FileNotFoundError:
-            return Stored(unreadable=MISSING)
-        except OSError as error:
-            return Stored(unreadable=f"it cannot be read ({error})")
-        expected = row[2]
+            read = iter(read_task(replies, sum(direct)))
+        except ValueError as error:
+            logger.warning("a fixity reader process failed (%s); reading here", error)
+            self.failed = True
+            return _read_task(self.read, task)
+        return [
+            Stored(*next(read)) if d else _read_through_storage(row)
+            for row, d in zip(task, direct, strict=True)
+        ]
+
+    def _started(self) -> bool:
+        if self.processes:
+            return True
+        environment = {"PYTHONPATH": str(ROOT), "LANG": "C.UTF-8", "PATH": os.defpath}
         try:
-            read = os.readv(fd, (view,))
-            digest, size = hashlib.sha256(view[:read]), read
-            # a short read that ends at the recorded size: the file's end
-            while read and not (read < CHUNK and size == expected):
-                read = os.readv(fd, (view,))
-                digest.update(view[:read])
-                size += read
+            for n in range(self.count):
+                process = subprocess.Popen(  # noqa: S603 (our module, our folder)
+                    [sys.executable, "-m", READER, self.folder],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=environment,
+                    cwd=ROOT,
+                )
+                self.processes.append(process)
+                self.inputs.append(queue.Queue())
+                assert process.stdin is not None  # noqa: S101 (stdin=PIPE)
+                threading.Thread(
+                    target=_feed,
+                    args=(process.stdin, self.inputs[-1]),
+                    name=f"fixity-feed-{n}",
+                    daemon=True,
+                ).start()
         except OSError as error:
-            return Stored(unreadable=f"it cannot be read ({error})")
-        finally:
-            os.close(fd)
-        return Stored(digest.hexdigest(), size)
+            logger.warning("no fixity reader process (%s); reading here", error)
+            self.failed = True
+            return False
+        return True
+
+    def close(self) -> None:
+        """End the processes: the end of their input; their output closed, so
+        that one with replies nobody will read ends too."""
+        for tasks in self.inputs:
+            tasks.put(None)
+        for process in self.processes:
+            if process.stdout is not None:
+                process.stdout.close()
+            try:
+                process.wait(timeout=CLOSE_WAIT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 class S3Reader:
@@ -296,22 +407,27 @@ def read_blobs(
     threads: int,
     *,
     inline_below: int = 0,
+    processes: ReaderProcesses | None = None,
 ) -> Iterator[tuple[Row, Stored]]:
     """Each row with what ``read`` found, in the rows' order, read by
     ``threads`` threads at most two tasks each ahead; a task whose blobs are
-    smaller than ``inline_below`` bytes on average is read in the calling
-    thread (handing it to a thread would cost more than its reads)."""
+    smaller than ``inline_below`` bytes on average is handed to ``processes``,
+    or without them read in the calling thread (handing it to a thread would
+    cost more than its reads)."""
     if threads <= 1:
         for row in rows:
             yield row, read(row)
         return
     with ThreadPoolExecutor(threads, thread_name_prefix="fixity") as pool:
-        ahead: deque[tuple[list[Row], Future[list[Stored]]]] = deque()
+        ahead: deque[tuple[list[Row], _Reading]] = deque()
         for task in _tasks(rows):
-            small = sum(row[2] for row in task) < inline_below * len(task)
-            reading = (
-                _read_now(read, task) if small else pool.submit(_read_task, read, task)
-            )
+            reading: _Reading
+            if sum(row[2] for row in task) >= inline_below * len(task):
+                reading = pool.submit(_read_task, read, task)
+            elif processes is not None:
+                reading = processes.submit(task)
+            else:
+                reading = _read_now(read, task)
             ahead.append((task, reading))
             if len(ahead) >= 2 * threads:
                 done, found = ahead.popleft()
@@ -413,17 +529,26 @@ def rehash_blobs(report: FixityReport) -> None:
     storage, root_fd = storages["default"], None
     read: Callable[[Row], Stored] = _read_through_storage
     threads, inline_below = 1, 0  # another backend: through the storage, as it is
+    processes: ReaderProcesses | None = None
     if isinstance(storage, FileSystemStorage):
         root_fd = _root_fd(storage)
         if root_fd is not None:
             read, threads = LocalReader(root_fd).read, READ_THREADS
             inline_below = LOCAL_INLINE_BELOW
+            count = min(READ_PROCESSES, os.cpu_count() or 1)
+            if count > 1:
+                processes = ReaderProcesses(os.fspath(storage.location), count, read)
     elif (s3 := _s3()) is not None:
         read, threads = S3Reader(s3).read, READ_THREADS
     try:
-        for row, stored in read_blobs(rows, read, threads, inline_below=inline_below):
+        found = read_blobs(
+            rows, read, threads, inline_below=inline_below, processes=processes
+        )
+        for row, stored in found:
             judge_blob(report, row, stored)
     finally:
+        if processes is not None:
+            processes.close()
         if root_fd is not None:
             os.close(root_fd)
 
