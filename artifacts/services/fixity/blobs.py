@@ -70,7 +70,7 @@ TASK_BYTES: Final = 8 * CHUNK  # or about this many bytes
 # processes (else in the calling thread); threads contending for the GIL over many
 # small reads cost twice the reads.
 LOCAL_INLINE_BELOW: Final = 32 * 1024
-READ_PROCESSES: Final = 2  # at most the CPUs; none on one CPU
+READ_PROCESSES: Final = 2  # at most the CPUs; fewer than 2: none (one would take turns)
 READER: Final = "artifacts.lib.blob_reads"
 ROOT: Final = Path(__file__).resolve().parents[3]  # the project
 CLOSE_WAIT_S: Final = 10.0
