@@ -24,6 +24,7 @@ from django.db import connections
 from benchmarks.lib.sandbox.capabilities import host_support
 from portal.demo import demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
+from tests.escrow.conftest import blobs_on_disk
 
 
 @dataclass
@@ -45,16 +46,8 @@ class Snapshot:
 
 def _files_under(settings: Any, folder: Path) -> None:
     """Everything the seed writes to files, under ``folder``."""
-    var_dir, media = folder / "var", folder / "var" / "media"
-    media.mkdir(parents=True, exist_ok=True)
-    settings.VAR_DIR = var_dir
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "artifacts.storage.local.BlobFileSystemStorage",
-            "OPTIONS": {"location": str(media)},
-        },
-    }
+    settings.VAR_DIR = folder / "var"
+    blobs_on_disk(settings, settings.VAR_DIR)
     settings.REPROGATE_LOG_KEY_PATH = str(folder / "log-key" / "log.pem")
     settings.REPROGATE_REPORT_KEYS_DIR = str(folder / "report-keys")
     settings.REPROGATE_REPORT_STATEMENT_KEY_PATH = str(
