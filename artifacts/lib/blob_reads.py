@@ -11,12 +11,14 @@ Django.
   one core. Threads cannot do that: they take turns at the GIL at each of a
   blob's system calls.
 
-The reader's protocol, one line per blob, in order: in
-``<storage key>\\t<recorded size>\\n``; out ``<sha256 hex> <size>\\n``, or
-``!<why it cannot be read>\\n``. An empty line in asks for the replies so far
-to be sent (the end of a task). The reader ends at the end of its input: its
-parent closed the pipe, or died. The parent names only content keys
-(``blobs/ab/<sha256>``), never a path of a vendor's choosing."""
+The reader's protocol. In: one line per blob, ``<storage key>\\t<recorded
+size>\\n``, and an empty line at the end of each task. Out, for each task: the
+length of its replies in bytes on a line of its own, then the replies, one line
+per blob in order, ``<sha256 hex> <size>\\n`` or ``!<why it cannot be
+read>\\n`` (``read_task`` reads them). The reader ends at the end of its input:
+its parent closed the pipe, or died. The parent names only content keys
+(``blobs/ab/<sha256>``), never a path of a vendor's choosing, and the reader
+refuses a key that could leave its folder."""
 
 from __future__ import annotations
 
