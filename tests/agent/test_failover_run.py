@@ -124,7 +124,7 @@ def test_a_failover_run_sees_the_errors_and_recovers(
     # a point counts the second before its time, and the harness's clock
     # starts after the runner's: a point a second past the end saw no fault
     errors_after = [v for t, v in _series(harness, "errors") if t >= ended + 1]
-    assert len(errors_after) >= 5
+    assert len(errors_after) >= 3
     assert not any(errors_after), _series(harness, "errors")
     assert "failover_recovery_s" in found, seen
     assert 0 <= found["failover_recovery_s"] <= scenario["duration_s"] - ended
