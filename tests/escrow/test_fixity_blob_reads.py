@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ def test_no_reader_process_can_start_and_the_calling_thread_reads(
 ) -> None:
     stored = [_store(os.urandom(64)) for _ in range(10)]
     (disk / stored[4].storage_key).unlink()
-    monkeypatch.setattr(blobs.sys, "executable", str(disk / "no-such-python"))
+    monkeypatch.setattr(sys, "executable", str(disk / "no-such-python"))
     opened = _read_directly(monkeypatch)
 
     report = _check(through_storage=False, monkeypatch=monkeypatch)

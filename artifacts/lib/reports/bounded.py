@@ -13,20 +13,16 @@ then the PDF's bytes on stdin; the verdict as one JSON object on stdout.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
+from artifacts.lib.children import PROJECT, module_command
 from artifacts.lib.reports.pades import check_pdf
 
 MiB: Final = 1024 * 1024
-ROOT: Final = (
-    Path(__file__).resolve().parents[3]
-)  # the project (``artifacts``'s parent)
 MAX_OUTPUT: Final = 1 * MiB
 
 
@@ -70,15 +66,15 @@ def check_pdf_bounded(
         "memory_bytes": limits.memory_bytes,
         "cpu_seconds": limits.cpu_seconds,
     }
-    environment = {"PYTHONPATH": str(ROOT), "LANG": "C.UTF-8", "PATH": os.defpath}
+    command, environment = module_command("artifacts.lib.reports.bounded")
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "artifacts.lib.reports.bounded"],
+        done = subprocess.run(  # noqa: S603 (our module, in a child of its own)
+            command,
             input=json.dumps(header).encode() + b"\n" + data,
             capture_output=True,
             timeout=limits.timeout_seconds,
             env=environment,
-            cwd=ROOT,
+            cwd=PROJECT,
             check=False,
         )
     except subprocess.TimeoutExpired:

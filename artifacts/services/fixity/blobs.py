@@ -40,20 +40,19 @@ import logging
 import os
 import queue
 import subprocess
-import sys
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, Protocol
 
 from django.core.files.storage import FileSystemStorage, default_storage, storages
 from django.db.models import Exists, OuterRef
 
 from artifacts.lib.blob_reads import MISSING, hash_file, read_task
+from artifacts.lib.children import PROJECT, module_command
 from artifacts.models import Blob, DepositBlob, FixityFinding
 from artifacts.services.fixity.report import Finding, FixityReport
 from artifacts.storage.blobs import BLOB_PREFIX, HEX_DIGITS, is_blob_key
@@ -72,7 +71,6 @@ TASK_BYTES: Final = 8 * CHUNK  # or about this many bytes
 LOCAL_INLINE_BELOW: Final = 32 * 1024
 READ_PROCESSES: Final = 2  # at most the CPUs; fewer than 2: none (one would take turns)
 READER: Final = "artifacts.lib.blob_reads"
-ROOT: Final = Path(__file__).resolve().parents[3]  # the project
 CLOSE_WAIT_S: Final = 10.0
 RANGED_MIN: Final = 16 * CHUNK  # S3: larger blobs are read in ranges
 PART: Final = 4 * CHUNK  # S3: one ranged read
@@ -239,15 +237,15 @@ class ReaderProcesses:
     def _started(self) -> bool:
         if self.processes:
             return True
-        environment = {"PYTHONPATH": str(ROOT), "LANG": "C.UTF-8", "PATH": os.defpath}
+        command, environment = module_command(READER, self.folder)
         try:
             for n in range(self.count):
                 process = subprocess.Popen(  # noqa: S603 (our module, our folder)
-                    [sys.executable, "-m", READER, self.folder],
+                    command,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     env=environment,
-                    cwd=ROOT,
+                    cwd=PROJECT,
                 )
                 self.processes.append(process)
                 self.inputs.append(queue.Queue())
