@@ -2,9 +2,12 @@
 Django.
 
 - ``hash_file``: one blob, opened relative to the storage's folder (``os.open``
-  with ``dir_fd``) and read with ``os.readv`` into the caller's reused buffer. A
-  short read that ends at the recorded size is the file's end (no read of 0
-  bytes to confirm it); any other size reads on until one.
+  with ``dir_fd``, without writing its access time). A small one is read in one
+  call asking for one byte more than its recorded size (a read into a 1 MiB
+  buffer costs a 4 KiB file more than twice what a read of its size does); a
+  larger one with ``os.readv`` into the caller's reused buffer. A short read
+  that ends at the recorded size is the file's end (no read of 0 bytes to
+  confirm it); any other size reads on until one.
 - A reader process (``python -m artifacts.lib.blob_reads FOLDER``) hashes the
   blobs its parent names, so that small blobs, whose cost is the system calls
   and the interpreter around them rather than the hash, are read on more than
@@ -12,13 +15,15 @@ Django.
   blob's system calls.
 
 The reader's protocol. In: one line per blob, ``<storage key>\\t<recorded
-size>\\n``, and an empty line at the end of each task. Out, for each task: the
-length of its replies in bytes on a line of its own, then the replies, one line
-per blob in order, ``<sha256 hex> <size>\\n`` or ``!<why it cannot be
-read>\\n`` (``read_task`` reads them). The reader ends at the end of its input:
-its parent closed the pipe, or died. The parent names only content keys
-(``blobs/ab/<sha256>``), never a path of a vendor's choosing, and the reader
-refuses a key that could leave its folder."""
+size>\\t<recorded sha256 hex>\\n``, and an empty line at the end of each task.
+Out, for each task: the length of its replies in bytes on a line of its own,
+then one line for each blob that does not hold what was recorded, in order:
+``<its place in the task> <sha256 hex> <size>\\n``, or ``<its place> !<why it
+cannot be read>\\n`` (``read_task`` reads them). A blob that does hold the
+recorded bytes gets no line: the parent has nothing to learn of it but that.
+The reader ends at the end of its input: its parent closed the pipe, or died.
+The parent names only content keys (``blobs/ab/<sha256>``), never a path of a
+vendor's choosing, and the reader refuses a key that could leave its folder."""
 
 from __future__ import annotations
 
@@ -28,29 +33,50 @@ import sys
 from typing import IO, Final
 
 CHUNK: Final = 1024 * 1024  # one read, and a reader's buffer
+SMALL: Final = 64 * 1024  # a blob recorded smaller is read in one call
 MISSING: Final = "it is missing from the storage"
+# The check reads every blob each day, and would write each one's access time
+# (relatime writes it once a day): O_NOATIME. Only the files' owner may ask for
+# it: a folder of another user's files is opened without it.
+NO_ATIME: Final = getattr(os, "O_NOATIME", 0)
+_open_flags = [os.O_RDONLY | NO_ATIME]
+
+
+def _open(key: str | bytes, folder_fd: int) -> int:
+    try:
+        return os.open(key, _open_flags[0], dir_fd=folder_fd)
+    except PermissionError:
+        if not _open_flags[0] & NO_ATIME:
+            raise
+        fd = os.open(key, os.O_RDONLY, dir_fd=folder_fd)
+        _open_flags[0] = os.O_RDONLY  # not the files' owner: ask no more
+        return fd
 
 
 def hash_file(
-    folder_fd: int, key: str, expected: int, view: memoryview
+    folder_fd: int, key: str | bytes, expected: int, view: memoryview
 ) -> tuple[str, int, str]:
     """(SHA-256 hex, size, "") of the file at ``key`` under ``folder_fd``, or
     ("", 0, why it cannot be read). ``view``: the caller's buffer."""
     try:
-        fd = os.open(key, os.O_RDONLY, dir_fd=folder_fd)
+        fd = _open(key, folder_fd)
     except FileNotFoundError:
         return "", 0, MISSING
     except OSError as error:
         return "", 0, f"it cannot be read ({error})"
-    chunk = len(view)
     try:
-        read = os.readv(fd, (view,))
-        digest, size = hashlib.sha256(view[:read]), read
-        # a short read that ends at the recorded size: the file's end
-        while read and not (read < chunk and size == expected):
+        if expected < SMALL:  # one byte more than recorded: a longer file shows
+            data = os.read(fd, expected + 1)
+            digest, size = hashlib.sha256(data), len(data)
+            # a short read that ends at the recorded size: the file's end
+            more = 0 < size != expected
+        else:
+            digest, size, more = hashlib.sha256(), 0, True
+        while more:
             read = os.readv(fd, (view,))
             digest.update(view[:read])
             size += read
+            more = read > 0 and not (read < len(view) and size == expected)
     except OSError as error:
         return "", 0, f"it cannot be read ({error})"
     finally:
@@ -58,26 +84,31 @@ def hash_file(
     return digest.hexdigest(), size, ""
 
 
-def reply(digest: str, size: int, unreadable: str) -> bytes:
-    """One line of a reader's output."""
+def reply(place: int, digest: str, size: int, unreadable: str) -> bytes:
+    """One line of a reader's output: the blob at ``place`` in its task does
+    not hold the recorded bytes."""
     if unreadable:
-        return ("!" + " ".join(unreadable.split()) + "\n").encode("utf-8", "replace")
-    return f"{digest} {size}\n".encode("ascii")
+        why = " ".join(unreadable.split())
+        return f"{place} !{why}\n".encode("utf-8", "replace")
+    return f"{place} {digest} {size}\n".encode("ascii")
 
 
-def parse_reply(line: bytes) -> tuple[str, int, str]:
-    """A reader's line as ``hash_file`` returns it; ValueError if it is none."""
+def parse_reply(line: bytes) -> tuple[int, tuple[str, int, str]]:
+    """A reader's line: the blob's place in its task, and what ``hash_file``
+    returned for it; ValueError if it is none."""
     if not line.endswith(b"\n"):
         raise ValueError("the reader process ended before its reply")
-    if line.startswith(b"!"):
-        return "", 0, line[1:-1].decode("utf-8", "replace")
-    digest, size = line.split()
-    return digest.decode("ascii"), int(size), ""
+    place, _, found = line[:-1].partition(b" ")
+    if found.startswith(b"!"):
+        return int(place), ("", 0, found[1:].decode("utf-8", "replace"))
+    digest, size = found.split(b" ")
+    return int(place), (digest.decode("ascii"), int(size), "")
 
 
-def read_task(replies: IO[bytes], count: int) -> list[tuple[str, int, str]]:
-    """A task's ``count`` replies, as ``hash_file`` returns them; ValueError if
-    the reader ended first or said something else."""
+def read_task(replies: IO[bytes], count: int) -> dict[int, tuple[str, int, str]]:
+    """The replies to a task of ``count`` blobs: what ``hash_file`` returned
+    for each blob that does not hold the recorded bytes, by its place in the
+    task; ValueError if the reader ended first or said something else."""
     header = replies.readline()
     if not header.endswith(b"\n"):
         raise ValueError("the reader process ended before its reply")
@@ -85,10 +116,14 @@ def read_task(replies: IO[bytes], count: int) -> list[tuple[str, int, str]]:
     body = replies.read(length)
     if len(body) != length:
         raise ValueError("the reader process ended before its reply")
-    lines = body.splitlines(keepends=True)
-    if len(lines) != count:
-        raise ValueError(f"the reader process replied {len(lines)} times, not {count}")
-    return [parse_reply(line) for line in lines]
+    found: dict[int, tuple[str, int, str]] = {}
+    last = -1
+    for line in body.splitlines(keepends=True):
+        place, read = parse_reply(line)
+        if not last < place < count:
+            raise ValueError(f"the reader process replied for blob {place} of {count}")
+        found[last := place] = read
+    return found
 
 
 def _send(replies: IO[bytes], pending: list[bytes]) -> None:
@@ -104,18 +139,23 @@ def serve(folder: str, requests: IO[bytes], replies: IO[bytes]) -> None:
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     view = memoryview(bytearray(CHUNK))
     pending: list[bytes] = []
+    place = 0
     try:
         for line in requests:
             if line == b"\n":
                 _send(replies, pending)
+                place = 0
                 continue
-            key, _, expected = line.rstrip(b"\n").partition(b"\t")
+            key, size, digest = line.rstrip(b"\n").split(b"\t")
+            recorded = (digest.decode("ascii"), int(size), "")
             if key.startswith(b"/") or b".." in key:  # never outside the folder
                 found = ("", 0, f"{key!r} is not a content key")
             else:
-                found = hash_file(folder_fd, os.fsdecode(key), int(expected), view)
-            pending.append(reply(*found))
-        if pending:
+                found = hash_file(folder_fd, key, recorded[1], view)
+            if found != recorded:
+                pending.append(reply(place, *found))
+            place += 1
+        if place:  # a task its parent did not end: it is gone
             _send(replies, pending)
     finally:
         os.close(folder_fd)

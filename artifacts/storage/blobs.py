@@ -53,9 +53,8 @@ HEX_DIGITS: Final = "0123456789abcdef"
 
 
 def is_sha256_hex(text: str) -> bool:
-    """``SHA256_HEX.fullmatch(text)`` without a regular expression (the fixity
-    check asks it of every blob)."""
-    return len(text) == 64 and not text.strip(HEX_DIGITS)
+    """Whether ``text`` is a lowercase SHA-256 hex digest."""
+    return SHA256_HEX.fullmatch(text) is not None
 
 
 def blob_key(sha256: str) -> str:
@@ -70,8 +69,8 @@ def blob_key(sha256: str) -> str:
 def is_blob_key(sha256: str, storage_key: str) -> bool:
     """Whether ``storage_key`` is ``blob_key(sha256)`` (False, not an error,
     for a digest that is not one)."""
-    return is_sha256_hex(sha256) and storage_key == (
-        f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}"
+    return storage_key == f"{BLOB_PREFIX}/{sha256[:2]}/{sha256}" and is_sha256_hex(
+        sha256
     )
 
 

@@ -9,13 +9,16 @@ import io
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from artifacts.lib import blob_reads
 from artifacts.lib.blob_reads import (
     MISSING,
+    SMALL,
     hash_file,
     parse_reply,
     read_task,
@@ -60,13 +63,81 @@ def test_a_recorded_size_that_is_wrong_still_reads_to_the_end(
     path, fd = folder
     data = os.urandom(100)
     key = _put(path, data)
-    view = memoryview(bytearray(64))
 
-    for recorded in (99, 100, 101, 64, 0):
-        assert hash_file(fd, key, recorded, view)[:2] == (
-            hashlib.sha256(data).hexdigest(),
-            100,
-        )
+    for buffer in (64, 1 << 20):
+        view = memoryview(bytearray(buffer))
+        for recorded in (99, 100, 101, 64, 1, 0):
+            assert hash_file(fd, key, recorded, view)[:2] == (
+                hashlib.sha256(data).hexdigest(),
+                100,
+            )
+
+
+def test_a_small_file_is_read_in_one_call_of_its_recorded_size_and_a_byte(
+    folder: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, fd = folder
+    small, large = _put(path, os.urandom(4096)), _put(path, os.urandom(SMALL + 1))
+    asked: list[tuple[str, int]] = []
+    read, readv = os.read, os.readv
+
+    def spy_read(fd: int, size: int) -> bytes:
+        asked.append(("read", size))
+        return read(fd, size)
+
+    def spy_readv(fd: int, buffers: list[memoryview]) -> int:
+        asked.append(("readv", len(buffers[0])))
+        return readv(fd, buffers)
+
+    monkeypatch.setattr(os, "read", spy_read)
+    monkeypatch.setattr(os, "readv", spy_readv)
+    view = memoryview(bytearray(1 << 20))
+    hash_file(fd, small, 4096, view)
+    assert asked == [("read", 4097)]
+    asked.clear()
+    hash_file(fd, small, 4000, view)  # it grew: read on to its end
+    assert asked == [("read", 4001), ("readv", 1 << 20), ("readv", 1 << 20)]
+    asked.clear()
+    hash_file(fd, large, SMALL + 1, view)  # into the caller's buffer
+    assert asked == [("readv", 1 << 20)]
+
+
+@pytest.mark.skipif(not blob_reads.NO_ATIME, reason="no O_NOATIME on this system")
+def test_a_file_s_access_time_is_left_as_it_was(folder: tuple[Path, int]) -> None:
+    path, fd = folder
+    key = _put(path, os.urandom(10))
+    two_days_ago = time.time() - 2 * 86400  # relatime would write it on a read
+    os.utime(path / key, (two_days_ago, two_days_ago))
+
+    hash_file(fd, key, 10, memoryview(bytearray(64)))
+
+    assert (path / key).stat().st_atime == pytest.approx(two_days_ago)
+
+
+@pytest.mark.skipif(not blob_reads.NO_ATIME, reason="no O_NOATIME on this system")
+def test_files_are_read_without_writing_their_access_time_where_allowed(
+    folder: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, fd = folder
+    data = os.urandom(10)
+    key = _put(path, data)
+    flags: list[int] = []
+    real = os.open
+
+    def not_the_owner(key: str, mode: int, *, dir_fd: int) -> int:
+        flags.append(mode)
+        if mode & blob_reads.NO_ATIME:  # the kernel's answer to another user
+            raise PermissionError(1, "Operation not permitted")
+        return real(key, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(blob_reads, "_open_flags", [os.O_RDONLY | blob_reads.NO_ATIME])
+    monkeypatch.setattr(os, "open", not_the_owner)
+    view = memoryview(bytearray(64))
+    expected = (hashlib.sha256(data).hexdigest(), 10, "")
+
+    assert hash_file(fd, key, 10, view) == expected
+    assert hash_file(fd, key, 10, view) == expected
+    assert flags == [os.O_RDONLY | blob_reads.NO_ATIME, os.O_RDONLY, os.O_RDONLY]
 
 
 def test_missing_and_unreadable_files_say_why(folder: tuple[Path, int]) -> None:
@@ -80,72 +151,79 @@ def test_missing_and_unreadable_files_say_why(folder: tuple[Path, int]) -> None:
     assert why.startswith("it cannot be read (")
 
 
-def test_the_protocol_answers_each_line_in_order_and_flushes_at_a_task_s_end(
+def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
     folder: tuple[Path, int],
 ) -> None:
     path, _ = folder
-    first, second = os.urandom(10), os.urandom(5000)
-    keys = [_put(path, first), _put(path, second)]
+    first, second, third = os.urandom(10), os.urandom(5000), os.urandom(7)
+    keys = [_put(path, first), _put(path, second), _put(path, third)]
+    digests = [hashlib.sha256(data).hexdigest() for data in (first, second, third)]
     lines = [
-        f"{keys[0]}\t10\n",
-        "blobs/00/" + "0" * 64 + "\t3\n",  # missing
+        f"{keys[0]}\t10\t{digests[0]}\n",  # as recorded: no reply
+        "blobs/00/" + "0" * 64 + "\t3\t" + "0" * 64 + "\n",  # missing
+        f"{keys[2]}\t7\t{'1' * 64}\n",  # other bytes than recorded
         "\n",  # the end of a task
-        f"{keys[1]}\t5000\n",
-        "../outside\t1\n",  # never outside the folder
-        "/etc/passwd\t1\n",
+        f"{keys[1]}\t5000\t{digests[1]}\n",
+        f"{keys[2]}\t6\t{digests[2]}\n",  # another size than recorded
+        "../outside\t1\t" + "0" * 64 + "\n",  # never outside the folder
+        "/etc/passwd\t1\t" + "0" * 64 + "\n",
         "\n",
+        f"{keys[0]}\t10\t{digests[0]}\n",
+        "\n",  # a task with nothing to say
     ]
     out = io.BytesIO()
 
     serve(str(path), io.BytesIO("".join(lines).encode()), out)
 
     out.seek(0)
-    assert read_task(out, 2) == [
-        (hashlib.sha256(first).hexdigest(), 10, ""),
-        ("", 0, MISSING),
-    ]
-    assert read_task(out, 3) == [
-        (hashlib.sha256(second).hexdigest(), 5000, ""),
-        ("", 0, "b'../outside' is not a content key"),
-        ("", 0, "b'/etc/passwd' is not a content key"),
-    ]
+    assert read_task(out, 3) == {1: ("", 0, MISSING), 2: (digests[2], 7, "")}
+    assert read_task(out, 4) == {
+        1: (digests[2], 7, ""),
+        2: ("", 0, "b'../outside' is not a content key"),
+        3: ("", 0, "b'/etc/passwd' is not a content key"),
+    }
+    assert read_task(out, 1) == {}
     assert out.read() == b""
 
 
-def test_a_task_s_replies_cut_short_or_miscounted_are_refused() -> None:
-    whole = b"%d\n" % len(reply("ab" * 32, 7, "")) + reply("ab" * 32, 7, "")
-    assert read_task(io.BytesIO(whole), 1) == [("ab" * 32, 7, "")]
+def test_a_task_s_replies_cut_short_or_out_of_place_are_refused() -> None:
+    line = reply(1, "ab" * 32, 7, "")
+    whole = b"%d\n" % len(line) + line
+    assert read_task(io.BytesIO(whole), 2) == {1: ("ab" * 32, 7, "")}
     for cut in (b"", whole[:2], whole[:-1]):
         with pytest.raises(ValueError, match="ended before its reply"):
-            read_task(io.BytesIO(cut), 1)
-    with pytest.raises(ValueError, match="replied 1 times, not 2"):
-        read_task(io.BytesIO(whole), 2)
+            read_task(io.BytesIO(cut), 2)
+    with pytest.raises(ValueError, match="replied for blob 1 of 1"):
+        read_task(io.BytesIO(whole), 1)
+    twice = line + line  # the same blob twice, or out of order
+    with pytest.raises(ValueError, match="replied for blob 1 of 3"):
+        read_task(io.BytesIO(b"%d\n" % len(twice) + twice), 3)
 
 
 def test_a_reply_is_one_line_and_a_cut_one_is_refused() -> None:
-    assert reply("ab" * 32, 7, "") == ("ab" * 32 + " 7\n").encode()
-    assert reply("", 0, "it cannot\nbe read") == b"!it cannot be read\n"
-    assert parse_reply(reply("", 0, "it cannot\nbe read")) == (
-        "",
-        0,
-        "it cannot be read",
+    assert reply(3, "ab" * 32, 7, "") == ("3 " + "ab" * 32 + " 7\n").encode()
+    assert reply(0, "", 0, "it cannot\nbe read") == b"0 !it cannot be read\n"
+    assert parse_reply(reply(5, "", 0, "it cannot\nbe read")) == (
+        5,
+        ("", 0, "it cannot be read"),
     )
-    for cut in (b"", b"ab 7", b"!no end"):
+    for cut in (b"", b"0 ab 7", b"0 !no end"):
         with pytest.raises(ValueError, match="ended before its reply"):
             parse_reply(cut)
-    with pytest.raises(ValueError, match="values to unpack"):
-        parse_reply(b"not-a-reply\n")
+    for wrong in (b"not-a-reply\n", b"x ab 7\n", b"0 ab\n"):
+        with pytest.raises(ValueError, match=r"invalid literal|values to unpack"):
+            parse_reply(wrong)
 
 
 def test_the_reader_process_answers_and_ends_with_its_input(tmp_path: Path) -> None:
     data = os.urandom(300)
-    key = _put(tmp_path, data)
+    key, digest = _put(tmp_path, data), hashlib.sha256(data).hexdigest()
     command = [sys.executable, "-m", "artifacts.lib.blob_reads", str(tmp_path)]
     environment = {"PYTHONPATH": str(ROOT), "PATH": os.defpath}
 
     done = subprocess.run(
         command,
-        input=f"{key}\t300\n\n".encode(),
+        input=f"{key}\t300\t{digest}\n{key}\t301\t{digest}\n\n".encode(),
         capture_output=True,
         env=environment,
         cwd=ROOT,
@@ -157,8 +235,6 @@ def test_the_reader_process_answers_and_ends_with_its_input(tmp_path: Path) -> N
     )
 
     assert done.returncode == 0, done.stderr
-    assert read_task(io.BytesIO(done.stdout), 1) == [
-        (hashlib.sha256(data).hexdigest(), 300, "")
-    ]
+    assert read_task(io.BytesIO(done.stdout), 2) == {1: (digest, 300, "")}
     assert usage.returncode == 2
     assert b"usage" in usage.stderr

@@ -18,7 +18,9 @@ more than one CPU; else it is read in the calling thread): threads taking turns
 at the GIL around many small reads cost more than the reads, and the cost of a
 small blob is its system calls and the interpreter around them, not its hash.
 Readers only read and hash (no database access: the rows are judged, and
-findings queried, in the calling thread):
+findings queried, in the calling thread), and say which of a task's blobs do not
+hold what their rows record: the calling thread counts the others by the task,
+and judges only those:
 
 - local files (``FileSystemStorage``): a blob stored at its content key is
   opened relative to the storage's folder and read into the reader's reused
@@ -159,8 +161,26 @@ class LocalReader:
         return Stored(*hash_file(self.root_fd, row[3], row[2], self._buffer()))
 
 
+# What was found of a task's blobs that do not hold what their rows record (or
+# whose row is not plainly intact), by their place in the task: the others hold it.
+Found = dict[int, Stored]
+
+
+def intact(row: Row, stored: Stored) -> bool:
+    """Whether ``stored`` is what ``row`` records, at its content key: nothing
+    to judge but that."""
+    _, sha256, size, storage_key, version = row
+    return (
+        stored.digest == sha256
+        and stored.size == size
+        and not stored.unreadable
+        and (stored.current_version is None or stored.current_version == version)
+        and is_blob_key(sha256, storage_key)
+    )
+
+
 class _Reading(Protocol):
-    def result(self) -> list[Stored]: ...
+    def result(self) -> Found: ...
 
 
 class _Replies:
@@ -173,7 +193,7 @@ class _Replies:
     ) -> None:
         self.readers, self.index, self.task, self.direct = readers, index, task, direct
 
-    def result(self) -> list[Stored]:
+    def result(self) -> Found:
         return self.readers.receive(self.index, self.task, self.direct)
 
 
@@ -214,25 +234,31 @@ class ReaderProcesses:
             return _read_now(self.read, task)
         index = self.handed % len(self.processes)
         direct = [is_blob_key(row[1], row[3]) for row in task]
-        named = [f"{r[3]}\t{r[2]}\n" for r, d in zip(task, direct, strict=True) if d]
+        named = [
+            f"{r[3]}\t{r[2]}\t{r[1]}\n" for r, d in zip(task, direct, strict=True) if d
+        ]
         self.inputs[index].put("".join(named).encode("ascii") + b"\n")
         return _Replies(self, index, task, direct)
 
-    def receive(self, index: int, task: list[Row], direct: list[bool]) -> list[Stored]:
+    def receive(self, index: int, task: list[Row], direct: list[bool]) -> Found:
         if self.failed:
             return _read_task(self.read, task)
         replies = self.processes[index].stdout
         assert replies is not None  # noqa: S101 (started with stdout=PIPE)
         try:
-            read = iter(read_task(replies, sum(direct)))
+            differ = read_task(replies, sum(direct))
         except ValueError as error:
             logger.warning("a fixity reader process failed (%s); reading here", error)
             self.failed = True
             return _read_task(self.read, task)
-        return [
-            Stored(*next(read)) if d else _read_through_storage(row)
-            for row, d in zip(task, direct, strict=True)
-        ]
+        if not differ and all(direct):
+            return {}
+        named = [place for place, d in enumerate(direct) if d]  # the reader's order
+        found = {named[n]: Stored(*read) for n, read in differ.items()}
+        for place, d in enumerate(direct):
+            if not d:  # its row is not plainly intact: judged whatever it holds
+                found[place] = _read_through_storage(task[place])
+        return dict(sorted(found.items()))
 
     def _started(self) -> bool:
         if self.processes:
@@ -389,12 +415,16 @@ def _tasks(rows: Iterable[Row]) -> Iterator[list[Row]]:
         yield task
 
 
-def _read_task(read: Callable[[Row], Stored], task: list[Row]) -> list[Stored]:
-    return [read(row) for row in task]
+def _read_task(read: Callable[[Row], Stored], task: list[Row]) -> Found:
+    found: Found = {}
+    for place, row in enumerate(task):
+        if not intact(row, stored := read(row)):
+            found[place] = stored
+    return found
 
 
-def _read_now(read: Callable[[Row], Stored], task: list[Row]) -> Future[list[Stored]]:
-    found: Future[list[Stored]] = Future()
+def _read_now(read: Callable[[Row], Stored], task: list[Row]) -> Future[Found]:
+    found: Future[Found] = Future()
     found.set_result(_read_task(read, task))
     return found
 
@@ -406,15 +436,16 @@ def read_blobs(
     *,
     inline_below: int = 0,
     processes: ReaderProcesses | None = None,
-) -> Iterator[tuple[Row, Stored]]:
-    """Each row with what ``read`` found, in the rows' order, read by
-    ``threads`` threads at most two tasks each ahead; a task whose blobs are
-    smaller than ``inline_below`` bytes on average is handed to ``processes``,
-    or without them read in the calling thread (handing it to a thread would
-    cost more than its reads)."""
+) -> Iterator[tuple[list[Row], Found]]:
+    """The rows in tasks, in the rows' order, each with what ``read`` found of
+    its blobs that do not hold what their rows record; read by ``threads``
+    threads at most two tasks each ahead. A task whose blobs are smaller than
+    ``inline_below`` bytes on average is handed to ``processes``, or without
+    them read in the calling thread (handing it to a thread would cost more
+    than its reads)."""
     if threads <= 1:
-        for row in rows:
-            yield row, read(row)
+        for task in _tasks(rows):
+            yield task, _read_task(read, task)
         return
     with ThreadPoolExecutor(threads, thread_name_prefix="fixity") as pool:
         ahead: deque[tuple[list[Row], _Reading]] = deque()
@@ -429,10 +460,10 @@ def read_blobs(
             ahead.append((task, reading))
             if len(ahead) >= 2 * threads:
                 done, found = ahead.popleft()
-                yield from zip(done, found.result(), strict=True)
+                yield done, found.result()
         while ahead:
             done, found = ahead.popleft()
-            yield from zip(done, found.result(), strict=True)
+            yield done, found.result()
 
 
 def _report(report: FixityReport, row: tuple[int, str], kind: str, detail: str) -> None:
@@ -509,6 +540,17 @@ def judge_blob(report: FixityReport, row: Row, stored: Stored) -> None:
         )
 
 
+def judge_task(report: FixityReport, task: list[Row], found: Found) -> None:
+    """The findings about a task's blobs: those in ``found`` judged one by one,
+    the others counted (they hold what their rows record)."""
+    report.counts.blobs_checked += len(task) - len(found)
+    report.counts.bytes_hashed += sum(row[2] for row in task) - sum(
+        task[place][2] for place in found
+    )
+    for place, stored in found.items():
+        judge_blob(report, task[place], stored)
+
+
 def _root_fd(storage: FileSystemStorage) -> int | None:
     try:
         return os.open(storage.location, os.O_RDONLY | os.O_DIRECTORY)
@@ -542,8 +584,8 @@ def rehash_blobs(report: FixityReport) -> None:
         found = read_blobs(
             rows, read, threads, inline_below=inline_below, processes=processes
         )
-        for row, stored in found:
-            judge_blob(report, row, stored)
+        for task, differ in found:
+            judge_task(report, task, differ)
     finally:
         if processes is not None:
             processes.close()
