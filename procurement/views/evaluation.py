@@ -37,6 +37,7 @@ from procurement.selectors.comparison_exports import (
 from procurement.selectors.evaluation import (
     bids_tco_reproduced,
     consensus_visibility,
+    evaluation_bids,
     evaluation_board,
     formula_params,
     score_sheet_get,
@@ -71,15 +72,6 @@ def error_text(error: ApplicationError, limit: int = 6) -> str:
 # --- evaluation -----------------------------------------------------------------
 
 
-def _groups_with_evidence(
-    request: HttpRequest, rfp: Rfp, form: ScoreSheetForm
-) -> list[dict[str, Any]]:
-    """The form's cells per bid, with the bid's evidence to score it beside."""
-    comparison = comparison_for(request.user, rfp)
-    rows = {row.bid.pk: row for row in comparison.rows}
-    return [g | {"evidence": rows.get(g["bid"].pk)} for g in form.groups()]
-
-
 def _own_rows(board: Any, own: dict[tuple[int, int], Any]) -> list[tuple[Any, list]]:
     """The caller's scores per bid, in criteria order (None where unscored)."""
     return [
@@ -110,7 +102,7 @@ def _evaluation_context(request: HttpRequest, rfp: Rfp, form: Any) -> dict[str, 
         own_rows=_own_rows(board, own),
         missing=len(score_sheet_missing(board.bids, board.criteria, own)),
         form=form if editable else None,
-        groups=_groups_with_evidence(request, rfp, form) if editable else [],
+        groups=form.groups() if editable else [],
         visibility=visibility,
         disagreement_spread=DISAGREEMENT_SPREAD,
     )
@@ -151,6 +143,21 @@ def rfp_evaluation(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
         return _evaluation_post(request, rfp)
     context = _evaluation_context(request, rfp, None)
     return render(request, "procurement/evaluation.html", context)
+
+
+@login_required
+@require_GET
+def rfp_evaluation_evidence(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResponse:
+    """Each bid's evidence for the score sheet, which loads it after the sheet
+    (htmx puts each panel in its bid's place): the sheet's controls do not wait
+    for the comparison of every bid."""
+    rfp = buyer_side_rfp(request, rfp_id)
+    if rfp.is_sealed:
+        raise Http404("No evidence to show before the bids are opened.")
+    rows = {row.bid.pk: row for row in comparison_for(request.user, rfp).rows}
+    panels = [(bid, rows.get(bid.pk)) for bid in evaluation_bids(rfp)]
+    context = {"rfp": rfp, "panels": panels}
+    return render(request, "procurement/evaluation_evidence.html", context)
 
 
 # --- comparison -----------------------------------------------------------------
@@ -239,6 +246,11 @@ def rfp_tco(request: SignedInRequest, rfp_id: uuid.UUID) -> HttpResponse:
 
 urlpatterns = [
     path("<uuid:rfp_id>/evaluation/", rfp_evaluation, name="rfp_evaluation"),
+    path(
+        "<uuid:rfp_id>/evaluation/evidence/",
+        rfp_evaluation_evidence,
+        name="rfp_evaluation_evidence",
+    ),
     path("<uuid:rfp_id>/comparison/", rfp_comparison, name="rfp_comparison"),
     path(
         "<uuid:rfp_id>/comparison.csv",

@@ -266,6 +266,8 @@ def fill_scores(page: Page, scores: dict[str, int], evaluator: str) -> None:
     expect(form).to_be_visible(timeout=SLOW_MS)
     for slug, value in scores.items():
         bid = form.get_by_test_id(f"score-bid-{slug}")
+        # the bid's evidence, loaded after the sheet into its place
+        expect(bid.get_by_test_id(f"evidence-{slug}")).to_contain_text("Completeness")
         selects = bid.locator("select[data-testid^='score-']")
         notes = bid.locator("textarea[data-testid^='justification-']")
         expect(selects).to_have_count(len(DEFAULT_CRITERIA))

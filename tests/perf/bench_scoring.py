@@ -8,10 +8,11 @@ in-memory SQLite database when it is not set), an opened RFP with ``--bids``
 vendors' bids, ``--criteria`` criteria, each bid's cost inputs, and
 ``--evaluators`` evaluators who submitted every score, plus one evaluator whose
 draft scores every cell (the score sheet form, filled in). Then, with Django's
-test client, it times the RFP's buyer-side pages: the evaluator's score sheet,
-the buyer's evaluation page (progress and consensus), the comparison matrix, the
-TCO page, the bids list and the RFP's audit trail, and prints per page the SQL
-queries, the median server time of ``--repeat`` requests and the response size.
+test client, it times the RFP's buyer-side pages: the evaluator's score sheet and
+the bids' evidence it loads after it, the buyer's evaluation page (progress and
+consensus), the comparison matrix, the TCO page, the bids list and the RFP's
+audit trail, and prints per page the SQL queries, the median server time of
+``--repeat`` requests and the response size.
 Exit status 0, or non-zero only on an error (a page that does not answer 200).
 """
 
@@ -145,6 +146,7 @@ def _run(args: argparse.Namespace, connection: Any) -> int:
     rfp = world["rfp"]
     pages = [
         ("score sheet (drafting evaluator)", "drafting", "evaluation/"),
+        ("its evidence, loaded after it", "drafting", "evaluation/evidence/"),
         ("evaluation (buyer: consensus)", "buyer", "evaluation/"),
         ("comparison (buyer)", "buyer", "comparison/"),
         ("TCO (buyer)", "buyer", "tco/"),

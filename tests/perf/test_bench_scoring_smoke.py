@@ -34,5 +34,6 @@ def test_bench_scoring_prints_a_row_per_page_and_exits_0() -> None:
     assert re.search(r"^python \d+\.\d+\.\d+, django \d+\.\d+", done.stdout, re.M)
     row = r"^(.+?)\s+(\d+)\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d$"
     rows = re.findall(row, done.stdout, re.M)
-    assert len(rows) == 6
+    assert len(rows) == 7
     assert rows[0][0].startswith("score sheet")
+    assert rows[1][0].startswith("its evidence")

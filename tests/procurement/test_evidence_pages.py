@@ -182,6 +182,13 @@ def _sheet(client: Any, rfp: Rfp) -> str:
     return client.get(f"/rfps/{rfp.public_id}/evaluation/").content.decode()
 
 
+def _evidence(client: Any, rfp: Rfp) -> str:
+    """What the score sheet loads after it: each bid's evidence."""
+    response = client.get(f"/rfps/{rfp.public_id}/evaluation/evidence/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
 def _evidence_of(html: str, slug: str) -> str:
     start = html.index(f'data-testid="evidence-{slug}"')
     return html[start : html.index("</p>", start)]
@@ -199,7 +206,7 @@ def test_the_score_sheet_shows_each_bids_bundle_completeness(
     _checklist(rfp)
     accepted_bundle(rfp, vendor_a_org, tmp_path, files=PARTIAL_FILES)
 
-    html = _sheet(client_for(evaluator), rfp)
+    html = _evidence(client_for(evaluator), rfp)
 
     acme = _evidence_of(html, "acme-flash")
     assert "1/3 mandatory" in acme
@@ -228,10 +235,70 @@ def test_the_score_sheet_query_count_does_not_grow_with_bundles(
     small = _opened_with_bundles(buyer_org, vendors[:2], tmp_path)
     large = _opened_with_bundles(buyer_org, vendors[2:], tmp_path)
     client = client_for(eve)
-    _sheet(client, small)  # warm the session and content-type caches
-    with CaptureQueriesContext(connection) as two_vendors:
-        _sheet(client, small)
+    for page in (_sheet, _evidence):
+        page(client, small)  # warm the session and content-type caches
+        with CaptureQueriesContext(connection) as two_vendors:
+            page(client, small)
 
-    with django_assert_num_queries(len(two_vendors)):
-        html = _sheet(client, large)
+        with django_assert_num_queries(len(two_vendors)):
+            html = page(client, large)
     assert html.count("1/3 mandatory") == 20
+
+
+def test_the_score_sheet_loads_each_bids_evidence_into_its_place(
+    client_for: Any,
+    evaluator: Any,
+    buyer_org: Organisation,
+    vendor_a_org: Organisation,
+    vendor_b_org: Organisation,
+    tmp_path: Path,
+) -> None:
+    rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
+    _checklist(rfp)
+    accepted_bundle(rfp, vendor_a_org, tmp_path, files=PARTIAL_FILES)
+    client = client_for(evaluator)
+    bids = {bid.vendor_organisation.slug: bid for bid in rfp.bids.all()}
+
+    sheet, evidence = _sheet(client, rfp), _evidence(client, rfp)
+
+    loader = f'hx-get="/rfps/{rfp.public_id}/evaluation/evidence/"'
+    assert loader in sheet
+    assert "1/3 mandatory" not in sheet  # the sheet does not wait for it
+    for slug, bid in bids.items():
+        place = f'<div id="evidence-{bid.public_id}" class="evidence-slot"'
+        assert place + ">" in sheet  # with a link to the comparison until then
+        start = evidence.index(place + ' hx-swap-oob="true">')
+        panel = evidence[start : evidence.index("</div>", start)]
+        assert f'data-testid="evidence-{slug}"' in panel
+    assert evidence.count('hx-swap-oob="true"') == len(bids) == 2
+
+
+@pytest.mark.parametrize("who", ["vendor_a", "anonymous"])
+def test_the_score_sheet_evidence_is_the_buyer_side_s_only(
+    client_for: Any,
+    client: Any,
+    buyer_org: Organisation,
+    vendor_a_org: Organisation,
+    vendor_b_org: Organisation,
+    request: pytest.FixtureRequest,
+    who: str,
+) -> None:
+    rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
+    caller = client if who == "anonymous" else client_for(request.getfixturevalue(who))
+
+    response = caller.get(f"/rfps/{rfp.public_id}/evaluation/evidence/")
+
+    if who == "anonymous":
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+    else:
+        assert response.status_code == 404
+    assert b"evidence-slot" not in response.content
+
+
+def test_no_score_sheet_evidence_before_the_bids_are_opened(
+    client_for: Any, evaluator: Any, rfp: Rfp
+) -> None:
+    response = client_for(evaluator).get(f"/rfps/{rfp.public_id}/evaluation/evidence/")
+
+    assert response.status_code == 404

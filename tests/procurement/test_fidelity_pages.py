@@ -82,7 +82,8 @@ def test_the_comparison_groups_bids_by_approach_with_their_matrix(
 def test_the_scoring_form_shows_each_vendors_summary(
     client_for: Any, evaluator: Any, rfp: Rfp
 ) -> None:
-    url = reverse("procurement:rfp_evaluation", args=[rfp.public_id])
+    # the evidence the score sheet loads after it, into each bid's place
+    url = reverse("procurement:rfp_evaluation_evidence", args=[rfp.public_id])
 
     html = client_for(evaluator).get(url).content.decode()
 

@@ -202,11 +202,16 @@ def test_scoring_form_shows_reproduced_values_beside_the_evidence(
 ) -> None:
     CriterionFactory.create(rfp=rfp, name="Reproducibility", weight=100)
 
-    html = client_for(evaluator).get(f"/rfps/{rfp.public_id}/evaluation/")
+    client = client_for(evaluator)
+    sheet = client.get(f"/rfps/{rfp.public_id}/evaluation/").content.decode()
+    html = client.get(f"/rfps/{rfp.public_id}/evaluation/evidence/")
 
+    bid = rfp.bids.get(vendor_organisation__slug="bolt-storage")
+    place = f'id="evidence-{bid.public_id}"'
+    assert place in sheet  # the evidence goes there when loaded
     text = html.content.decode()
-    start = text.index('data-testid="score-bid-bolt-storage"')
-    bolt = text[start : text.index("</fieldset>", start)]
+    start = text.index(place)
+    bolt = text[start : text.index("</div>", start)]
     assert 'data-testid="evidence-lab-validation"' in bolt
     assert ">FAIL</a>" in bolt
     assert "410 ms" in bolt
