@@ -101,6 +101,7 @@ ROUTES: dict[str, Rule] = {
     "procurement:opening_confirm": DENY,
     "procurement:opening_cancel": DENY,
     "procurement:rfp_evaluation": DENY,
+    "procurement:rfp_evaluation_evidence": DENY,
     "procurement:rfp_comparison": DENY,
     "procurement:rfp_comparison_csv": DENY,
     "procurement:rfp_comparison_json": DENY,
