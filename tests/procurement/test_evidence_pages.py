@@ -194,19 +194,25 @@ def _evidence_of(html: str, slug: str) -> str:
     return html[start : html.index("</p>", start)]
 
 
-def test_the_score_sheet_shows_each_bids_bundle_completeness(
-    client_for: Any,
-    evaluator: Any,
+@pytest.fixture
+def opened(
     buyer_org: Organisation,
     vendor_a_org: Organisation,
     vendor_b_org: Organisation,
     tmp_path: Path,
-) -> None:
+) -> Rfp:
+    """Opened with both vendors' bids; Acme Flash's bundle lacks mandatory
+    artifacts, Bolt Storage has none."""
     rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
     _checklist(rfp)
     accepted_bundle(rfp, vendor_a_org, tmp_path, files=PARTIAL_FILES)
+    return rfp
 
-    html = _evidence(client_for(evaluator), rfp)
+
+def test_the_score_sheet_shows_each_bids_bundle_completeness(
+    client_for: Any, evaluator: Any, opened: Rfp
+) -> None:
+    html = _evidence(client_for(evaluator), opened)
 
     acme = _evidence_of(html, "acme-flash")
     assert "1/3 mandatory" in acme
@@ -246,22 +252,14 @@ def test_the_score_sheet_query_count_does_not_grow_with_bundles(
 
 
 def test_the_score_sheet_loads_each_bids_evidence_into_its_place(
-    client_for: Any,
-    evaluator: Any,
-    buyer_org: Organisation,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
-    tmp_path: Path,
+    client_for: Any, evaluator: Any, opened: Rfp
 ) -> None:
-    rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
-    _checklist(rfp)
-    accepted_bundle(rfp, vendor_a_org, tmp_path, files=PARTIAL_FILES)
     client = client_for(evaluator)
-    bids = {bid.vendor_organisation.slug: bid for bid in rfp.bids.all()}
+    bids = {bid.vendor_organisation.slug: bid for bid in opened.bids.all()}
 
-    sheet, evidence = _sheet(client, rfp), _evidence(client, rfp)
+    sheet, evidence = _sheet(client, opened), _evidence(client, opened)
 
-    loader = f'hx-get="/rfps/{rfp.public_id}/evaluation/evidence/"'
+    loader = f'hx-get="/rfps/{opened.public_id}/evaluation/evidence/"'
     assert loader in sheet
     assert "1/3 mandatory" not in sheet  # the sheet does not wait for it
     for slug, bid in bids.items():
@@ -277,16 +275,13 @@ def test_the_score_sheet_loads_each_bids_evidence_into_its_place(
 def test_the_score_sheet_evidence_is_the_buyer_side_s_only(
     client_for: Any,
     client: Any,
-    buyer_org: Organisation,
-    vendor_a_org: Organisation,
-    vendor_b_org: Organisation,
+    opened: Rfp,
     request: pytest.FixtureRequest,
     who: str,
 ) -> None:
-    rfp = opened_rfp(buyer_org, [vendor_a_org, vendor_b_org])
     caller = client if who == "anonymous" else client_for(request.getfixturevalue(who))
 
-    response = caller.get(f"/rfps/{rfp.public_id}/evaluation/evidence/")
+    response = caller.get(f"/rfps/{opened.public_id}/evaluation/evidence/")
 
     if who == "anonymous":
         assert response.status_code == 302
