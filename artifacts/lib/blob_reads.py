@@ -42,7 +42,7 @@ NO_ATIME: Final = getattr(os, "O_NOATIME", 0)
 _open_flags = [os.O_RDONLY | NO_ATIME]
 
 
-def _open(key: str | bytes, folder_fd: int) -> int:
+def _open(key: str, folder_fd: int) -> int:
     try:
         return os.open(key, _open_flags[0], dir_fd=folder_fd)
     except PermissionError:
@@ -54,7 +54,7 @@ def _open(key: str | bytes, folder_fd: int) -> int:
 
 
 def hash_file(
-    folder_fd: int, key: str | bytes, expected: int, view: memoryview
+    folder_fd: int, key: str, expected: int, view: memoryview
 ) -> tuple[str, int, str]:
     """(SHA-256 hex, size, "") of the file at ``key`` under ``folder_fd``, or
     ("", 0, why it cannot be read). ``view``: the caller's buffer."""
@@ -151,7 +151,7 @@ def serve(folder: str, requests: IO[bytes], replies: IO[bytes]) -> None:
             if key.startswith(b"/") or b".." in key:  # never outside the folder
                 found = ("", 0, f"{key!r} is not a content key")
             else:
-                found = hash_file(folder_fd, key, recorded[1], view)
+                found = hash_file(folder_fd, os.fsdecode(key), recorded[1], view)
             if found != recorded:
                 pending.append(reply(place, *found))
             place += 1

@@ -162,6 +162,7 @@ def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
         f"{keys[0]}\t10\t{digests[0]}\n",  # as recorded: no reply
         "blobs/00/" + "0" * 64 + "\t3\t" + "0" * 64 + "\n",  # missing
         f"{keys[2]}\t7\t{'1' * 64}\n",  # other bytes than recorded
+        f"{keys[2][:8]}\t1\t{'0' * 64}\n",  # a folder
         "\n",  # the end of a task
         f"{keys[1]}\t5000\t{digests[1]}\n",
         f"{keys[2]}\t6\t{digests[2]}\n",  # another size than recorded
@@ -176,7 +177,9 @@ def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
     serve(str(path), io.BytesIO("".join(lines).encode()), out)
 
     out.seek(0)
-    assert read_task(out, 3) == {1: ("", 0, MISSING), 2: (digests[2], 7, "")}
+    first = read_task(out, 4)
+    assert first.pop(3) == ("", 0, "it cannot be read ([Errno 21] Is a directory)")
+    assert first == {1: ("", 0, MISSING), 2: (digests[2], 7, "")}
     assert read_task(out, 4) == {
         1: (digests[2], 7, ""),
         2: ("", 0, "b'../outside' is not a content key"),

@@ -166,7 +166,7 @@ class LocalReader:
 Found = dict[int, Stored]
 
 
-def intact(row: Row, stored: Stored) -> bool:
+def _intact(row: Row, stored: Stored) -> bool:
     """Whether ``stored`` is what ``row`` records, at its content key: nothing
     to judge but that."""
     _, sha256, size, storage_key, version = row
@@ -418,7 +418,7 @@ def _tasks(rows: Iterable[Row]) -> Iterator[list[Row]]:
 def _read_task(read: Callable[[Row], Stored], task: list[Row]) -> Found:
     found: Found = {}
     for place, row in enumerate(task):
-        if not intact(row, stored := read(row)):
+        if not _intact(row, stored := read(row)):
             found[place] = stored
     return found
 
