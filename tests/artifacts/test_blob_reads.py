@@ -177,9 +177,9 @@ def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
     serve(str(path), io.BytesIO("".join(lines).encode()), out)
 
     out.seek(0)
-    first = read_task(out, 4)
-    assert first.pop(3) == ("", 0, "it cannot be read ([Errno 21] Is a directory)")
-    assert first == {1: ("", 0, MISSING), 2: (digests[2], 7, "")}
+    replies = read_task(out, 4)
+    assert replies.pop(3) == ("", 0, "it cannot be read ([Errno 21] Is a directory)")
+    assert replies == {1: ("", 0, MISSING), 2: (digests[2], 7, "")}
     assert read_task(out, 4) == {
         1: (digests[2], 7, ""),
         2: ("", 0, "b'../outside' is not a content key"),
