@@ -69,7 +69,7 @@ def hash_file(
             data = os.read(fd, expected + 1)
             digest, size = hashlib.sha256(data), len(data)
             # a short read that ends at the recorded size: the file's end
-            more = 0 < size != expected
+            more = size not in (0, expected)
         else:
             digest, size, more = hashlib.sha256(), 0, True
         while more:

@@ -37,7 +37,6 @@ from procurement.selectors.comparison_exports import (
 from procurement.selectors.evaluation import (
     bids_tco_reproduced,
     consensus_visibility,
-    evaluation_bids,
     evaluation_board,
     formula_params,
     score_sheet_get,
@@ -154,9 +153,7 @@ def rfp_evaluation_evidence(request: HttpRequest, rfp_id: uuid.UUID) -> HttpResp
     rfp = buyer_side_rfp(request, rfp_id)
     if rfp.is_sealed:
         raise Http404("No evidence to show before the bids are opened.")
-    rows = {row.bid.pk: row for row in comparison_for(request.user, rfp).rows}
-    panels = [(bid, rows.get(bid.pk)) for bid in evaluation_bids(rfp)]
-    context = {"rfp": rfp, "panels": panels}
+    context = {"rfp": rfp, "comparison": comparison_for(request.user, rfp)}
     return render(request, "procurement/evaluation_evidence.html", context)
 
 

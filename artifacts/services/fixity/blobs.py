@@ -251,14 +251,16 @@ class ReaderProcesses:
             logger.warning("a fixity reader process failed (%s); reading here", error)
             self.failed = True
             return _read_task(self.read, task)
-        if not differ and all(direct):
-            return {}
-        named = [place for place, d in enumerate(direct) if d]  # the reader's order
-        found = {named[n]: Stored(*read) for n, read in differ.items()}
-        for place, d in enumerate(direct):
+        found: Found = {}
+        named = 0  # the blob's place among those the reader was sent
+        for place, (row, d) in enumerate(zip(task, direct, strict=True)):
             if not d:  # its row is not plainly intact: judged whatever it holds
-                found[place] = _read_through_storage(task[place])
-        return dict(sorted(found.items()))
+                found[place] = _read_through_storage(row)
+                continue
+            if named in differ:
+                found[place] = Stored(*differ[named])
+            named += 1
+        return found
 
     def _started(self) -> bool:
         if self.processes:
