@@ -20,6 +20,9 @@ from accounts.models import Organisation, Role
 from accounts.selectors import clock as installation_clock
 from accounts.selectors.users import memberships_cache_end
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
+
+# the demo with its lab runs, seeded once a session, for the tests that start there
+from tests.demo_gates import demo_gates, demo_gates_snapshot  # noqa: F401
 from tests.transition_moves import Move, spy_on_transitions
 
 DATABASE_FIXTURES = frozenset(
@@ -34,29 +37,54 @@ def _uses_database(item: pytest.Item) -> bool:
     )
 
 
+CI_PASSES = ("sqlite", "postgresql")
+
+
+def _in_ci_pass(item: pytest.Item, ci_pass: str) -> bool:
+    """Whether ``item`` runs in the CI pass ``ci_pass`` (``.ci/run`` runs one pass
+    on SQLite and one on PostgreSQL side by side, one a core).
+
+    The tests that use the database run in both, but for the Chromium ones: the
+    browser journeys (``-m "not browser"`` in the PostgreSQL pass) and the tests
+    that render signed reports in Chromium (the ``chromium`` fixture). They drive
+    the same views and services, whose database behaviour the rest of the pass
+    covers (locks, constraints, transactions); WeasyPrint and kaleido give the
+    same PDF on either database.
+
+    The tests that use no database (the gate engine, the CLI, parsers, the
+    sandbox, ``scripts/run``) would give the same answer in both, so they run
+    once: those that start processes of their own (marked ``integration``: the
+    README's commands, ``scripts/run``, the embedded broker, the soak) in the
+    PostgreSQL pass, the others in the SQLite pass, which keeps the two passes
+    about as long as each other."""
+    if _uses_database(item):
+        return ci_pass == "sqlite" or "chromium" not in getattr(
+            item, "fixturenames", ()
+        )
+    starts_processes = item.get_closest_marker("integration") is not None
+    return starts_processes == (ci_pass == "postgresql")
+
+
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Browser tests last: their session-wide Chromium keeps an event loop running
     in the main thread until the session ends (see tests/browser/conftest.py).
 
-    With ``REPROGATE_TESTS_DATABASE_ONLY=1`` (CI's second pass, on PostgreSQL)
-    only the tests that use the database run: the others (the gate engine, the
-    CLI, parsers, the sandbox, ``scripts/run``) gave their answer in the first
-    pass and would give the same one again. So did the tests that render signed
-    reports in Chromium (the ``chromium`` fixture): WeasyPrint and kaleido give
-    the same PDF on either database, and the report service's database work is
-    tested on both without them."""
-    if os.environ.get("REPROGATE_TESTS_DATABASE_ONLY") == "1":
-        kept = [
-            item
-            for item in items
-            if _uses_database(item)
-            and "chromium" not in getattr(item, "fixturenames", ())
-        ]
+    With ``REPROGATE_TESTS_CI_PASS=sqlite`` or ``postgresql``, only that CI
+    pass's share of the tests runs (``_in_ci_pass``)."""
+    ci_pass = os.environ.get("REPROGATE_TESTS_CI_PASS", "")
+    if ci_pass:
+        if ci_pass not in CI_PASSES:
+            raise pytest.UsageError(
+                f"REPROGATE_TESTS_CI_PASS={ci_pass!r}: expected one of "
+                + ", ".join(CI_PASSES)
+            )
+        kept = [item for item in items if _in_ci_pass(item, ci_pass)]
         if len(kept) != len(items):
+            left = set(kept)
             config.hook.pytest_deselected(
-                items=[item for item in items if not _uses_database(item)]
+                items=[item for item in items if item not in left]
             )
             items[:] = kept
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

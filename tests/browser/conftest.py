@@ -19,9 +19,6 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401
 
-# the demo with its lab runs, seeded once a session, for the tests that start there
-from tests.browser.demo_gates import demo_gates, demo_gates_snapshot  # noqa: F401
-
 # the embedded lab (a real Celery worker process) for the tests that run campaigns
 from tests.browser.lab import lab, lab_queues, shared_database  # noqa: F401
 

@@ -53,6 +53,7 @@ def test_anonymous_responses_carry_both_policies(url: str) -> None:
     assert _directives(response)["style-src"] == ["'self'"]
 
 
+@pytest.mark.django_db  # the personas are asked for by name, in the test
 @pytest.mark.parametrize(
     "user", ["buyer", "evaluator", "vendor_a", "labops", "auditor"]
 )

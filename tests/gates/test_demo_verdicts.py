@@ -9,7 +9,8 @@ reproduce and it passes; Bolt Storage over-claims (its TTFT p99 is about twice i
 claim) and fails, which puts a re-test obligation on it. No demo host is the
 vendors' declared GPU server, so every run drifts majorly: the default plan v1 would
 have halted both on its ``env-drift`` stop-loss. About 50 s per campaign here (6
-runs of 5 s scenarios each).
+runs of 5 s scenarios each), seeded once a session for this test and the browser
+journeys that start from the same demo (tests/demo_gates.py).
 Each evaluation's evidence package then passes ``reprogate evidence verify``.
 ``REPROGATE_GATES_DUMP=<folder>`` writes each vendor's three documents there."""
 
@@ -25,17 +26,17 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.models import AuditEvent
-from benchmarks.lib.sandbox.capabilities import host_support
 from benchmarks.models import Campaign, LabHost, Run
 from benchmarks.selectors.pools import host_retired
 from gates.lib.engine import evaluate_plan
 from gates.models import Evaluation, GatePlan, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
 from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
+from tests.demo_gates import Snapshot
 from tests.escrow.package_support import flip, members, replaced
 from tests.escrow.test_evidence_evaluation import _blob_of, download_to, verify
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 
 REPETITIONS = 3  # the default plan's min_runs
 BOLT_VERDICTS = {
@@ -47,13 +48,6 @@ BOLT_VERDICTS = {
     "cache-hit-rate-mean-warm-c32-b8": "FAIL",
     "prefix-recompute-pct-mean-warm-c32-b8": "FAIL",
 }
-
-
-@pytest.fixture(autouse=True)
-def _runner(settings: Any, tmp_path: Path, runner_work_dir: Path) -> None:  # noqa: F811
-    settings.VAR_DIR = tmp_path
-    if not host_support().bwrap_works:
-        pytest.fail("the demo's lab runs need bubblewrap (apt-get install bubblewrap)")
 
 
 def _dump(evaluations: dict[str, Evaluation]) -> None:
@@ -84,9 +78,10 @@ def _state() -> dict[str, Any]:
     }
 
 
-def test_seeded_lab_validation_from_real_runs(tmp_path: Path) -> None:
-    said: list[str] = []
-    demo_seed(lab_validation=True, progress=said.append)
+def test_seeded_lab_validation_from_real_runs(
+    demo_gates: None, demo_gates_snapshot: Snapshot, tmp_path: Path
+) -> None:
+    said = demo_gates_snapshot.progress
     print("\n".join(said))
 
     evaluations = {

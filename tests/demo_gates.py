@@ -1,20 +1,23 @@
 """The demo as ``scripts/run`` seeds it with ``seed_demo --lab-validation`` (real
 lab runs of both example bundles on RFP-DEMO-2, lab validation evaluated), for
-the browser tests that start from it (``demo_gates``).
+the tests that start from it (``demo_gates``): the seed's own test
+(tests/gates/test_demo_verdicts.py) and the browser journeys.
 
 Seeding runs the lab for real, about two minutes, so a session seeds it once. The
 first test seeds it with every file it writes under one folder of the session's
 (the var dir, blobs on files, the transparency log's and the reports' keys), then
-keeps a copy of that folder and of the SQLite database (sqlite3's backup API).
-Each later test gets both back as the first test left them after seeding, so what
-a test changes never reaches the next. On PostgreSQL each test seeds its own."""
+keeps a copy of that folder and of the SQLite database (sqlite3's backup API), and
+the seed's progress lines. Each later test gets them back as the first test left
+them after seeding, so what a test changes never reaches the next. On PostgreSQL
+each test seeds its own. The fixture is registered once, in tests/conftest.py: a
+second registration would be a second session-wide seed."""
 
 from __future__ import annotations
 
 import shutil
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ class Snapshot:
 
     home: Path
     database: sqlite3.Connection | None = None
+    progress: list[str] = field(default_factory=list)  # what the seed said
 
     @property
     def live(self) -> Path:
@@ -83,7 +87,8 @@ def demo_gates(
         return
     if not host_support().bwrap_works:
         pytest.fail("the demo's lab runs need bubblewrap (apt-get install bubblewrap)")
-    demo_seed(lab_validation=True)
+    snapshot.progress = []
+    demo_seed(lab_validation=True, progress=snapshot.progress.append)
     if connection.vendor == "sqlite":
         shutil.copytree(snapshot.live, snapshot.kept)
         snapshot.database = sqlite3.connect(":memory:")
