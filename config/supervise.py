@@ -434,8 +434,9 @@ class Supervisor:
         for program, process in live:
             if _group_alive(process):
                 self.say(
-                    f"==> {program.name} did not stop in {self.stop_grace_s:g} s; "
-                    "killing it"
+                    f"==> {program.name} was still busy after "
+                    f"{self.stop_grace_s:g} s; stopping it now (a task it had not "
+                    "finished is delivered again at the next start)"
                 )
                 _signal_group(process, signal.SIGKILL)
         for program, process in live:

@@ -408,6 +408,9 @@ def test_sigint_stops_every_process_within_the_grace_even_one_ignoring_sigterm(
         assert elapsed < 3.0 + 2.0
         assert [pid for pid in children if _alive(pid)] == []
         assert not status.exists()
+        said = pids.read_text()
+        assert "==> worker was still busy after 3 s; stopping it now" in said
+        assert "web was still busy" not in said  # it stopped on SIGTERM
     finally:
         if runner.poll() is None:
             runner.kill()
