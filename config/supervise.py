@@ -436,7 +436,7 @@ class Supervisor:
                 self.say(
                     f"==> {program.name} was still busy after "
                     f"{self.stop_grace_s:g} s; stopping it now (a task it had not "
-                    "finished is delivered again at the next start)"
+                    "finished runs again after the next start)"
                 )
                 _signal_group(process, signal.SIGKILL)
         for program, process in live:
