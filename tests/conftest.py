@@ -22,6 +22,8 @@ from accounts.selectors.users import memberships_cache_end
 from tests.accounts.factories import MembershipFactory, OrganisationFactory, UserFactory
 
 # the demo with its lab runs, seeded once a session, for the tests that start there
+# (with the runner's work folder, which its seed asks for)
+from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401
 from tests.demo_gates import demo_gates, demo_gates_snapshot  # noqa: F401
 from tests.transition_moves import Move, spy_on_transitions
 

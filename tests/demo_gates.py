@@ -26,7 +26,6 @@ from django.db import connections
 
 from benchmarks.lib.sandbox.capabilities import host_support
 from portal.demo import demo_seed
-from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.escrow.conftest import blobs_on_disk
 
 
@@ -71,7 +70,7 @@ def demo_gates_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sn
 def demo_gates(
     transactional_db: None,
     settings: Any,
-    runner_work_dir: Path,  # noqa: F811
+    runner_work_dir: Path,  # registered beside this fixture, in tests/conftest.py
     demo_gates_snapshot: Snapshot,
 ) -> None:
     """The demo seeded with lab validation (module docstring)."""

@@ -31,7 +31,6 @@ from benchmarks.selectors.pools import host_retired
 from gates.lib.engine import evaluate_plan
 from gates.models import Evaluation, GatePlan, RetestObligation
 from portal.demo import LAB_POOL, LAB_RFP, demo_seed
-from tests.benchmarks.runner.support import runner_work_dir  # noqa: F401 (fixture)
 from tests.demo_gates import Snapshot
 from tests.escrow.package_support import flip, members, replaced
 from tests.escrow.test_evidence_evaluation import _blob_of, download_to, verify
