@@ -32,6 +32,7 @@ def test_bench_ingest_prints_its_figures_and_exits_0(mode: str, repeat: int) -> 
     assert re.search(r"throughput ratio ingest / sha256\s+\d+\.\d\d", done.stdout)
     assert re.search(r"peak RSS of the ingest process \(MB\)\s+\d+\.\d", done.stdout)
     assert re.search(r"CPU time of the call \(all threads\)\s+\d+\.\d\d", done.stdout)
+    assert re.search(r"ratio scan alone / sha256\s+\d+\.\d\d", done.stdout)
     runs = re.findall(r"^run \d: ingest \d+\.\d\d s \(CPU", done.stdout, re.M)
     assert len(runs) == (repeat if repeat > 1 else 0)
 
