@@ -276,6 +276,21 @@ def test_the_postgresql_connection_runs_without_jit() -> None:
         assert cursor.fetchone()[0] == "off"
 
 
+@pytest.mark.django_db
+def test_a_sqlite_connection_keeps_a_large_transactions_pages_in_memory() -> None:
+    """32 MiB of page cache (SQLite's default is 2 MiB), so that an accepted
+    bundle's thousands of rows are not spilled before the commit."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        assert cursor.fetchone()[0] == -32768
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone()[0] == 5000
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
