@@ -15,6 +15,11 @@ has an online host with no run: the message was lost (a broker restarted before
 delivering it) or a busy worker holds it prefetched. A second delivery of the same
 attempt is a no-op (``run_claim``), so a late first message does no harm.
 
+A lab host's agent that says hello again is a new agent process (an agent says
+hello once, before it claims anything): the runs its host still holds are given up
+at once in the same way (``runs_reap_restarted``), not after
+``RUNNER_LOST_AFTER_SECONDS`` of silence.
+
 A remote attempt given up (re-queued, failed or cancelled) loses its uploaded
 outputs (``benchmarks.services.uploads``) once the decision commits.
 
@@ -26,12 +31,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Final
 
 from django.db import transaction
 
 from accounts.selectors import clock
 from benchmarks import conf
-from benchmarks.models import Run
+from benchmarks.models import LabHost, Run
 from benchmarks.models.campaigns import ACTIVE_STATES
 from benchmarks.selectors.pools import hosts_online
 from benchmarks.services.runs import (
@@ -148,19 +154,51 @@ def _reap_one(run_id: int, now: datetime) -> str:
         )
         _end(run, Run.State.FAILED, "worker_unresponsive", reason)
         return "failed"
+    return _retry_or_fail(run, f"{worker} stopped reporting (last seen {when})")
+
+
+def _retry_or_fail(run: Run, what: str) -> str:
+    """Another attempt for a run whose worker is gone (``what`` says how), while
+    attempts remain; else the run fails."""
     if run.attempt < conf.max_attempts():
         reason = (
-            f"{worker} stopped reporting (last seen {when}) during attempt "
-            f"{run.attempt}; re-queued as attempt {run.attempt + 1}."
+            f"{what} during attempt {run.attempt}; re-queued as attempt "
+            f"{run.attempt + 1}."
         )
         run_requeue(run=run, reason=reason)
         return "requeued"
-    reason = (
-        f"{worker} stopped reporting (last seen {when}) during attempt "
-        f"{run.attempt} of {conf.max_attempts()}; no attempt left."
-    )
+    last = conf.max_attempts()
+    reason = f"{what} during attempt {run.attempt} of {last}; no attempt left."
     _end(run, Run.State.FAILED, "worker_lost", reason)
     return "failed"
+
+
+# A hello comes before the new process claims anything; a run still parsing is
+# the server's own work (the old agent's finish, under way)
+_HELD_BY_THE_AGENT: Final = (Run.State.PREPARING, Run.State.RUNNING)
+
+
+def runs_reap_restarted(*, host: LabHost) -> ReapReport:
+    """The agent of ``host`` said hello again: a new process, which runs none of
+    the runs the host holds. Each is given up now as a lost worker's is (cancelled
+    if its cancellation was pending, else re-queued while attempts remain, else
+    failed), one transition and audit row each. Runs in the caller's transaction
+    (the hello's)."""
+    report = ReapReport()
+    held = Run.objects.select_for_update().filter(
+        host=host, state__in=_HELD_BY_THE_AGENT
+    )
+    for run in held.order_by("pk"):
+        worker = run.worker_name or host.worker_name
+        if run.cancel_requested_at is not None:
+            reason = f"Cancelled; {worker} started again before it confirmed."
+            _end(run, Run.State.CANCELLED, "cancelled", reason)
+            report.cancelled.append(run.pk)
+            continue
+        outcome = _retry_or_fail(run, f"{worker} started again (a new agent process)")
+        getattr(report, outcome).append(run.pk)
+        logger.warning("run %s: %s started again; %s", run.pk, worker, outcome)
+    return report
 
 
 def _end(run: Run, to: str, stop_reason: str, reason: str) -> None:

@@ -4,7 +4,8 @@ included), a worker with no database of its own: it knows its host
 token, and the server owns every row and every state change.
 
 - ``agent_hello`` registers (or re-registers) the agent's host on the token's
-  pool; ``agent_heartbeat`` and ``agent_bye`` are its signs of life and its
+  pool, and gives up the runs the host still holds (its earlier process's);
+  ``agent_heartbeat`` and ``agent_bye`` are its signs of life and its
   clean shutdown. A host is known by its pool and worker name; a name held by
   another active token, or by a worker with database access, is refused.
 - ``agent_claim`` takes a queued run for the host (``run_claim``); from then on
@@ -67,6 +68,7 @@ from benchmarks.services.host_keys import (
     run_statement_accept,
 )
 from benchmarks.services.pools import WorkerIdentity, host_register
+from benchmarks.services.reaper import runs_reap_restarted
 from benchmarks.services.results import declared_outputs
 from benchmarks.services.run_environment import running_fields
 from benchmarks.services.runs import run_claim, run_report, run_transition
@@ -151,7 +153,17 @@ def agent_hello(
 ) -> LabHost:
     """Register the agent's host on its token's pool (again, after a restart),
     with its signing key (``host_keys.host_key_offer``: pinned the first time,
-    pending when it is another)."""
+    pending when it is another). An agent says hello once, when it starts: the
+    runs its host still holds were its earlier process's, and are given up now
+    (``reaper.runs_reap_restarted``: re-queued while attempts remain)."""
+    host = _register(token=token, worker=worker, signing_key=signing_key)
+    runs_reap_restarted(host=host)
+    return host
+
+
+def _register(
+    *, token: HostToken, worker: WorkerIdentity, signing_key: str = ""
+) -> LabHost:
     name = _check_name(token, worker.worker_name)
     identity = WorkerIdentity(
         worker_name=name,
@@ -185,7 +197,8 @@ def agent_host(*, token: HostToken, worker_name: str) -> LabHost:
     if host is not None and host.token_id == token.pk:
         return host
     hostname = name.partition("@")[2] or name
-    return agent_hello(
+    # not a hello: the agent sending this may be running one of the host's runs
+    return _register(
         token=token, worker=WorkerIdentity(worker_name=name, hostname=hostname)
     )
 

@@ -19,9 +19,10 @@ from benchmarks.services.host_tokens import (
 )
 from benchmarks.services.pools import host_register
 from benchmarks.services.reaper import run_reap
+from benchmarks.services.runs import run_cancel
 from tests.benchmarks.runner.support import runs_of, worker
 from tests.benchmarks.runner_api.conftest import agent_client
-from tests.benchmarks.runner_api.support import WORKER, call, claim, hello
+from tests.benchmarks.runner_api.support import WORKER, call, claim, hello, running
 
 pytestmark = pytest.mark.django_db
 
@@ -182,3 +183,91 @@ def test_the_reaper_requeues_the_run_of_an_agent_that_went_silent(
     stale = call(agent, f"runs/{run.pk}/report", {"attempt": 1, "progress": 0.5})
     assert (stale.status_code, stale.json()["continue"]) == (409, False)
     assert claim(agent, run, attempt=2).json()["claimed"] is True
+
+
+def _restart(agent: APIClient) -> Any:
+    """The agent's process stopped (Ctrl-C, a crash) and a new one says hello."""
+    response = hello(agent, pid=5151)
+    assert response.status_code == 200, response.json()
+    return response
+
+
+def test_hello_again_requeues_at_once_the_run_the_earlier_process_held(
+    agent: APIClient,
+    campaign: Campaign,
+    sent_tasks: list[Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    run = runs_of(campaign)[0]
+    hello(agent)
+    assert claim(agent, run).status_code == 200
+    assert running(agent, run).status_code == 200
+    sent_before = len(sent_tasks)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _restart(agent)
+
+    run = Run.objects.get(pk=run.pk)
+    assert (run.state, run.attempt, run.host) == (Run.State.QUEUED, 2, None)
+    assert run.reason == (
+        f"{WORKER} started again (a new agent process) during attempt 1; "
+        "re-queued as attempt 2."
+    )
+    requeued = AuditEvent.objects.get(
+        action="run.transitioned", data__reason=run.reason
+    )
+    assert requeued.data["previous"] == {"worker": WORKER, "attempt": 1}
+    assert [t["args"] for t in sent_tasks[sent_before:]] == [[run.pk, 2]]
+    stale = call(agent, f"runs/{run.pk}/report", {"attempt": 1, "progress": 0.5})
+    assert (stale.status_code, stale.json()["continue"]) == (409, False)
+    assert claim(agent, run, attempt=2).json()["claimed"] is True
+
+
+def test_hello_again_leaves_other_hosts_runs_and_a_hosts_first_hello_alone(
+    agent: APIClient, campaign: Campaign, pool: LabPool
+) -> None:
+    first, second = runs_of(campaign)[:2]
+    other = agent_client(host_token_issue(pool=pool, name="lab-08", actor=None).raw)
+    assert hello(other, worker_name="agent@lab-08").status_code == 200
+    body = {"attempt": 1, "worker_name": "agent@lab-08"}
+    assert call(other, f"runs/{second.pk}/claim", body).status_code == 200
+
+    hello(agent)  # a host's first hello holds nothing
+    assert claim(agent, first).status_code == 200
+    beat = call(agent, "heartbeat", {"worker_name": WORKER})  # not a hello
+    assert beat.status_code == 200
+    assert Run.objects.get(pk=first.pk).state == Run.State.PREPARING
+
+    _restart(agent)
+
+    assert Run.objects.get(pk=first.pk).state == Run.State.QUEUED
+    kept = Run.objects.get(pk=second.pk)
+    assert (kept.state, kept.attempt, kept.worker_name) == (
+        Run.State.PREPARING,
+        1,
+        "agent@lab-08",
+    )
+
+
+def test_hello_again_cancels_a_run_asked_to_stop_and_fails_one_out_of_attempts(
+    agent: APIClient, campaign: Campaign, settings: Any, labops: Any
+) -> None:
+    settings.RUNNER_MAX_ATTEMPTS = 1
+    stopping, last = runs_of(campaign)[:2]
+    hello(agent)
+    for run in (stopping, last):
+        assert claim(agent, run).status_code == 200
+        assert running(agent, run).status_code == 200
+    run_cancel(run=Run.objects.get(pk=stopping.pk), actor=labops)
+
+    _restart(agent)
+
+    stopping, last = Run.objects.get(pk=stopping.pk), Run.objects.get(pk=last.pk)
+    assert (stopping.state, stopping.stop_reason) == (Run.State.CANCELLED, "cancelled")
+    assert (last.state, last.stop_reason) == (Run.State.FAILED, "worker_lost")
+    assert last.reason == (
+        f"{WORKER} started again (a new agent process) during attempt 1 of 1; "
+        "no attempt left."
+    )
+    assert stopping.reason == f"Cancelled; {WORKER} started again before it confirmed."
+    assert AuditEvent.objects.filter(data__reason=last.reason).count() == 1
