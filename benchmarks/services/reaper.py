@@ -193,9 +193,10 @@ def runs_reap_restarted(*, host: LabHost) -> ReapReport:
         if run.cancel_requested_at is not None:
             reason = f"Cancelled; {worker} started again before it confirmed."
             _end(run, Run.State.CANCELLED, "cancelled", reason)
-            report.cancelled.append(run.pk)
-            continue
-        outcome = _retry_or_fail(run, f"{worker} started again (a new agent process)")
+            outcome = "cancelled"
+        else:
+            what = f"{worker} started again (a new agent process)"
+            outcome = _retry_or_fail(run, what)
         getattr(report, outcome).append(run.pk)
         logger.warning("run %s: %s started again; %s", run.pk, worker, outcome)
     return report
