@@ -5,9 +5,9 @@ reprogate_agent`` with only the agent's variables in its environment, and the
 database and blob store of tests/integration/test_runner_workers.py.
 
 - The agent killed while its run is half done (harness sleeping, progress
-  reported): the reaper re-queues the attempt, the agent started again with the
-  same name and token (the same host, registered again) completes it as attempt
-  2, then the campaign's other run.
+  reported), then started again with the same name and token (the same host,
+  registered again): its hello re-queues the attempt (no reaper runs), and it
+  completes it as attempt 2, then the campaign's other run.
 - The agent killed for good: a second host of the pool, with a token of its
   own, completes the re-queued attempt.
 - The web server killed while the agent runs: started again, the agent's
@@ -163,8 +163,9 @@ def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
     killed = time.monotonic()
     wait_ready(lab.agent.start())  # same name, same token
     report("agent SIGKILLed mid-run: started again", time.monotonic() - killed)
-    _reap_until(
-        lambda: Run.objects.filter(pk=first.pk, attempt=2).exists(),
+    wait_for(  # by the hello, before any reaper could see the agent lost
+        lambda: Run.objects.filter(pk=first.pk, attempt__gte=2).exists(),
+        10,
         lambda: runner_it._runs(campaign) + lab.agent.text()[-3000:],
     )
     report("agent SIGKILLed mid-run: run re-queued", time.monotonic() - killed)
@@ -180,7 +181,10 @@ def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
         action="run.transitioned", target_id=str(first.pk), data__to="queued"
     ).exclude(data__previous=None)
     assert requeue.data["previous"]["worker"].startswith(f"{AGENT}@")
-    assert "stopped reporting" in requeue.data["reason"]
+    assert (
+        "started again (a new agent process) during attempt 1"
+        in (requeue.data["reason"])
+    )
     assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
     counted_once(campaign)
     escrow_intact_since(before, var_dir)
