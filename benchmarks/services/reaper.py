@@ -178,13 +178,12 @@ def _retry_or_fail(run: Run, what: str) -> str:
 _HELD_BY_THE_AGENT: Final = (Run.State.PREPARING, Run.State.RUNNING)
 
 
-def runs_reap_restarted(*, host: LabHost) -> ReapReport:
+def runs_reap_restarted(*, host: LabHost) -> None:
     """The agent of ``host`` said hello again: a new process, which runs none of
     the runs the host holds. Each is given up now as a lost worker's is (cancelled
     if its cancellation was pending, else re-queued while attempts remain, else
     failed), one transition and audit row each. Runs in the caller's transaction
     (the hello's)."""
-    report = ReapReport()
     held = Run.objects.select_for_update().filter(
         host=host, state__in=_HELD_BY_THE_AGENT
     )
@@ -197,9 +196,7 @@ def runs_reap_restarted(*, host: LabHost) -> ReapReport:
         else:
             what = f"{worker} started again (a new agent process)"
             outcome = _retry_or_fail(run, what)
-        getattr(report, outcome).append(run.pk)
         logger.warning("run %s: %s started again; %s", run.pk, worker, outcome)
-    return report
 
 
 def _end(run: Run, to: str, stop_reason: str, reason: str) -> None:

@@ -181,10 +181,8 @@ def test_a_killed_agent_started_again_completes_its_run_as_attempt_two(
         action="run.transitioned", target_id=str(first.pk), data__to="queued"
     ).exclude(data__previous=None)
     assert requeue.data["previous"]["worker"].startswith(f"{AGENT}@")
-    assert (
-        "started again (a new agent process) during attempt 1"
-        in (requeue.data["reason"])
-    )
+    reason = requeue.data["reason"]
+    assert "started again (a new agent process) during attempt 1" in reason
     assert campaign.runs.exclude(pk=first.pk).get().attempt == 1
     counted_once(campaign)
     escrow_intact_since(before, var_dir)

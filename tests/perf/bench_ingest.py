@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,12 +248,10 @@ def scan_floor(archive: Path, repeat: int = 2) -> float:
     from artifacts.conf import bundle_archive_limits
     from artifacts.lib.manifest import inspect_bundle
 
-    timings = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        inspect_bundle(archive, bundle_archive_limits(), rfp=RFP, vendor=VENDOR)
-        timings.append(time.perf_counter() - started)
-    return min(timings)
+    limits = bundle_archive_limits()
+    return best_of(
+        repeat, lambda: inspect_bundle(archive, limits, rfp=RFP, vendor=VENDOR)
+    )
 
 
 class _FileSink:
@@ -327,11 +325,20 @@ def child(archive: Path) -> int:
 def sha256_pass(path: Path, repeat: int = 2) -> float:
     """Seconds for one SHA-256 pass over the file (``hashlib.file_digest``), the
     best of ``repeat`` passes: the first one pays for warming up."""
+
+    def one_pass() -> None:
+        with path.open("rb") as handle:
+            hashlib.file_digest(handle, "sha256")
+
+    return best_of(repeat, one_pass)
+
+
+def best_of(repeat: int, work: Callable[[], object]) -> float:
+    """The fewest seconds ``work`` took in ``repeat`` calls."""
     timings = []
     for _ in range(repeat):
         started = time.perf_counter()
-        with path.open("rb") as handle:
-            hashlib.file_digest(handle, "sha256")
+        work()
         timings.append(time.perf_counter() - started)
     return min(timings)
 

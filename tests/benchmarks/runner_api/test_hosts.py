@@ -185,11 +185,10 @@ def test_the_reaper_requeues_the_run_of_an_agent_that_went_silent(
     assert claim(agent, run, attempt=2).json()["claimed"] is True
 
 
-def _restart(agent: APIClient) -> Any:
+def _restart(agent: APIClient) -> None:
     """The agent's process stopped (Ctrl-C, a crash) and a new one says hello."""
     response = hello(agent, pid=5151)
     assert response.status_code == 200, response.json()
-    return response
 
 
 def test_hello_again_requeues_at_once_the_run_the_earlier_process_held(
@@ -223,7 +222,7 @@ def test_hello_again_requeues_at_once_the_run_the_earlier_process_held(
     assert claim(agent, run, attempt=2).json()["claimed"] is True
 
 
-def test_hello_again_leaves_other_hosts_runs_and_a_hosts_first_hello_alone(
+def test_hello_again_leaves_another_hosts_run_and_a_heartbeat_gives_up_none(
     agent: APIClient, campaign: Campaign, pool: LabPool
 ) -> None:
     first, second = runs_of(campaign)[:2]
@@ -232,7 +231,7 @@ def test_hello_again_leaves_other_hosts_runs_and_a_hosts_first_hello_alone(
     body = {"attempt": 1, "worker_name": "agent@lab-08"}
     assert call(other, f"runs/{second.pk}/claim", body).status_code == 200
 
-    hello(agent)  # a host's first hello holds nothing
+    hello(agent)
     assert claim(agent, first).status_code == 200
     beat = call(agent, "heartbeat", {"worker_name": WORKER})  # not a hello
     assert beat.status_code == 200
