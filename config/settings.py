@@ -158,15 +158,11 @@ if _database_url.startswith(f"sqlite:///{VAR_DIR}/"):
         ) from None
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # A page cache of up to 32 MiB a connection (SQLite's default is 2 MiB, taken
-    # only as pages are read or written): an accepted bundle of 2,000 files writes
-    # some 6,000 rows and a 300 kB log leaf in one transaction, and with 2 MiB its
-    # dirty pages spilled to the WAL before the commit (0.13 s of a 0.27 s accept).
+    # SQLite's default page cache (2 MiB a connection): a read of every row, such as
+    # the fixity check's, would otherwise keep what it read. The ingest's accept
+    # transaction asks for more while it runs (``artifacts.storage.bulk``).
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": (
-            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; "
-            "PRAGMA cache_size = -32768;"
-        ),
+        "init_command": "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;",
         "transaction_mode": "IMMEDIATE",
     }
 else:

@@ -102,7 +102,7 @@ from artifacts.services.ingest_storage import (
 from artifacts.services.report_signatures import bundle_check_reports
 from artifacts.services.update_hooks import update_accepted_run
 from artifacts.storage.blobs import BlobWrite, blob_ensure, blob_record_many
-from artifacts.storage.bulk import insert_rows
+from artifacts.storage.bulk import insert_rows, large_write_cache
 from artifacts.storage.object_lock import EscrowStorageError
 from procurement.models import Rfp
 from procurement.selectors.rfps import SubmissionsClosed, rfp_submissions_closed
@@ -413,7 +413,8 @@ def _keep(job: _Accepted, spool: Spool, upload: _Upload) -> Bundle:
     # A failure leaves the blobs written for the sweep (another upload may use them).
     recorded, fresh = blobs_store(jobs)
     try:
-        bundle = _record_accepted(job, recorded + fresh)
+        with large_write_cache(BundleFile):
+            bundle = _record_accepted(job, recorded + fresh)
     except EscrowStorageError as error:
         raise BundleStorageError(f"Escrowing the bundle failed: {error}") from error
     # Bytes found stored without a row may have been swept since (the spool still

@@ -18,11 +18,20 @@ integer column (or a foreign key to one) are sent as they are, which is what
 those fields' methods return for them; and a value that is the very object the
 row before had in that column (a foreign key shared by every row, one
 timestamp; not a mutable one) reuses that row's prepared value.
+
+``large_write_cache``: on SQLite, a page cache of ``LARGE_WRITE_CACHE_KIB`` for
+the connection while a transaction of thousands of rows runs (SQLite's default is
+2 MiB): an accepted bundle of 2,000 files writes some 6,000 rows and a 300 kB log
+leaf at once, and with 2 MiB their dirty pages spilled to the WAL before the
+commit (saving the deposit's row took 0.13 s of a 0.27 s accept, then 1 ms).
+Only while it runs: a connection that kept 32 MiB would keep whatever a long
+read, such as the fixity check's of every blob row, brought into it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import islice
 from typing import Any, Final
 
@@ -31,6 +40,7 @@ from django.db.models import Field, Model
 from django.db.models.constants import OnConflict
 
 BATCH: Final = 1000
+LARGE_WRITE_CACHE_KIB: Final = 32 * 1024
 # Fields whose preparation of a value of this exact type is that value itself
 # (exact classes: a subclass may prepare differently).
 _AS_IS: Final[dict[type[Field[Any, Any]], type]] = {
@@ -118,3 +128,27 @@ def insert_rows(
     with connection.cursor() as cursor:
         while batch := list(islice(prepared, BATCH)):
             cursor.executemany(sql, batch)
+
+
+@contextmanager
+def large_write_cache(model: type[Model]) -> Iterator[None]:
+    """On SQLite, ``LARGE_WRITE_CACHE_KIB`` of page cache for the connection that
+    writes ``model`` while the block runs, then the size it had (which frees the
+    pages beyond it); nothing on another database (module docstring)."""
+    connection = connections[router.db_for_write(model)]
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        (before,) = cursor.fetchone()
+        cursor.execute(f"PRAGMA cache_size = {-LARGE_WRITE_CACHE_KIB:d}")
+    try:
+        yield
+    finally:
+        # not on a connection closed meanwhile (a new one starts at the default),
+        # nor inside a failed transaction (whose error must reach the caller; the
+        # connection closes at the end of the request)
+        if connection.connection is not None and not connection.needs_rollback:
+            with connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA cache_size = {int(before):d}")

@@ -1,5 +1,6 @@
 """``insert_rows``: plain INSERTs for the ingest's many rows, on SQLite and
-PostgreSQL alike."""
+PostgreSQL alike; ``large_write_cache``: SQLite's page cache while they are
+written."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import hashlib
 from datetime import UTC, datetime
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
+from django.test.utils import CaptureQueriesContext
 
 from artifacts.models import Blob, Bundle
-from artifacts.storage.bulk import BATCH, insert_rows
+from artifacts.storage.bulk import (
+    BATCH,
+    LARGE_WRITE_CACHE_KIB,
+    insert_rows,
+    large_write_cache,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +92,45 @@ def test_rows_sharing_one_value_object_each_get_it() -> None:
 
     stored = dict(Blob.objects.values_list("size", "created_at"))
     assert stored == {0: WHEN, 1: WHEN, 2: WHEN, 3: later, 4: later, 5: later}
+
+
+def _cache_size() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        return int(cursor.fetchone()[0])
+
+
+def test_a_large_write_cache_while_the_block_runs_then_the_size_before() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
+    before = _cache_size()
+    assert before != -LARGE_WRITE_CACHE_KIB
+
+    with large_write_cache(Blob):
+        assert _cache_size() == -LARGE_WRITE_CACHE_KIB
+        insert_rows(Blob, FIELDS, [_row(1)])
+
+    assert _cache_size() == before
+    assert Blob.objects.count() == 1
+
+
+def test_the_cache_goes_back_when_the_block_fails_and_its_error_is_raised() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
+    before = _cache_size()
+
+    with pytest.raises(IntegrityError), large_write_cache(Blob), transaction.atomic():
+        insert_rows(Blob, FIELDS, [_row(1), _row(1)])
+
+    assert _cache_size() == before
+    assert not Blob.objects.exists()
+
+
+def test_a_large_write_cache_sends_nothing_to_postgresql() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only")
+
+    with CaptureQueriesContext(connection) as queries, large_write_cache(Blob):
+        pass
+
+    assert queries.captured_queries == []

@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.exceptions import ApplicationError
@@ -28,6 +28,7 @@ from artifacts.services.fixity.report import grace_period
 from artifacts.services.ingest import BundleStorageError
 from artifacts.services.keys import signing_key_register, signing_key_revoke
 from artifacts.storage.blobs import BlobWrite, blob_key, blob_open, blob_record_many
+from artifacts.storage.bulk import LARGE_WRITE_CACHE_KIB
 from procurement.models import Rfp
 from tests.artifacts.corpus.build import (
     CORPUS_KEYS,
@@ -84,6 +85,33 @@ def test_accepted_bundle_records_files_blobs_signature_and_audit(
     event = AuditEvent.objects.get(action="bundle.accepted")
     assert event.organisation == vendor_a_org
     assert event.data["files"] == len(good_files())
+
+
+def test_the_accept_transaction_writes_with_a_large_page_cache_on_sqlite(
+    tmp_path: Path, rfp: Rfp, vendor_a: Any, vendor_a_org: Organisation,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Its thousands of rows stay in memory until the commit; the connection
+    has SQLite's default again after it (``artifacts.storage.bulk``)."""
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
+    seen: list[int] = []
+
+    def record_many(stored: list[BlobWrite]) -> Any:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA cache_size")
+            seen.append(cursor.fetchone()[0])
+        return blob_record_many(stored)
+
+    monkeypatch.setattr(ingest_module, "blob_record_many", record_many)
+
+    bundle = _upload(rfp, vendor_a_org, vendor_a, build_bundle(tmp_path))
+
+    assert bundle.status == Bundle.Status.ACCEPTED
+    assert seen == [-LARGE_WRITE_CACHE_KIB]
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        assert cursor.fetchone()[0] == -2000
 
 
 def test_accepted_files_read_back_with_their_digests(
