@@ -17,7 +17,12 @@ For each count of blobs:
 2. **yardsticks**: one ``hashlib.sha256`` pass over the same number of bytes,
    (a) as ONE contiguous file (``hashlib.file_digest``, in the page cache) and
    (b) in memory (a 1 MiB buffer hashed over and over): best of two each;
-3. in another SUBPROCESS, runs the blob part of the fixity check
+3. in another SUBPROCESS, runs a full garbage collection (timed and printed
+   apart: the first one after ``django.setup()`` walks Django's and the
+   project's import-time objects, some 55 ms, which a worker that has run
+   anything has already paid; left in, it fell on the check's first few
+   thousand rows and doubled its time at 10k blobs), then runs the blob part
+   of the fixity check
    (``artifacts.services.fixity.blobs.check_blobs``) and times its phases: the
    re-hash of every blob, then the rows no deposit names and the listing of the
    stored objects. The parent reads that subprocess's peak RSS with
@@ -41,6 +46,7 @@ did not hash every byte).
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -144,6 +150,9 @@ def child_verify(reader_processes: int | None) -> dict[str, Any]:
     if reader_processes is not None:
         blobs.READ_PROCESSES = reader_processes  # type: ignore[misc]
     peaks = _reader_peaks(blobs.ReaderProcesses)
+    collected = time.perf_counter()
+    gc.collect()  # the process's first full collection (module docstring, 3.)
+    collected_s = time.perf_counter() - collected
     report = FixityReport(started_at=timezone.now())
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -157,6 +166,7 @@ def child_verify(reader_processes: int | None) -> dict[str, Any]:
     return {
         "rehash_s": hashed - started,
         "rest_s": done - hashed,
+        "collect_s": collected_s,
         "cpu_s": rehash_cpu,
         "readers": len(peaks),
         "readers_cpu_s": readers.ru_utime + readers.ru_stime,
@@ -287,6 +297,7 @@ def report(result: dict, size: int) -> None:
         ("ratio to the contiguous file pass", f"{result['file_s'] / rehash:.3f}"),
         ("ratio to the in-memory pass", f"{result['memory_s'] / rehash:.3f}"),
         ("undeposited rows + listing (s)", f"{result['rest_s']:.2f}"),
+        ("first full garbage collection, before (s)", f"{result['collect_s']:.3f}"),
         ("peak RSS of the verifying process (MB)", f"{result['peak_mb']:.1f}"),
         ("  peak RSS of a reader process (MB)", f"{result['readers_peak_mb']:.1f}"),
     ]

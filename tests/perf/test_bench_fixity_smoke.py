@@ -41,5 +41,7 @@ def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
     assert len(readers) == 2  # 2 on a machine of 2 CPUs or more, else 0
     reader_peaks = r"^  peak RSS of a reader process \(MB\)\s+(\d+\.\d)$"
     assert len(re.findall(reader_peaks, out, re.M)) == 2
+    collections = r"^first full garbage collection, before \(s\)\s+\d+\.\d{3}$"
+    assert len(re.findall(collections, out, re.M)) == 2
     # every blob was hashed, and each is reported as no deposit's
     assert re.findall(r'"blob.undeposited": (\d+)', out) == ["300", "600"]
