@@ -21,8 +21,8 @@ For each count of blobs:
    apart: the first one after ``django.setup()`` walks Django's and the
    project's import-time objects, some 55 ms, which a worker that has run
    anything has already paid; left in, it fell on the check's first few
-   thousand rows and doubled its time at 10k blobs), then runs the blob part
-   of the fixity check
+   thousand rows: 0.15-0.16 s at 10k blobs instead of 0.10-0.11), then runs
+   the blob part of the fixity check
    (``artifacts.services.fixity.blobs.check_blobs``) and times its phases: the
    re-hash of every blob, then the rows no deposit names and the listing of the
    stored objects. The parent reads that subprocess's peak RSS with
