@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.core.files.storage import InMemoryStorage, default_storage
+from django.db import connection
 
 from accounts.models import Organisation
 from accounts.selectors import clock
@@ -145,3 +146,11 @@ def build_bundle(
         entries.append(Entry("manifest.json.dsse", dsse.sign(manifest, private)))
     entries += [Entry(path, data) for path, data in sorted(files.items())]
     return write_tar(directory / name, entries)
+
+
+def sqlite_cache_size() -> int:
+    """The default connection's ``PRAGMA cache_size`` (SQLite only; negative:
+    KiB, as ``artifacts.storage.bulk.large_write_cache`` sets it)."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        return int(cursor.fetchone()[0])

@@ -19,6 +19,7 @@ from artifacts.storage.bulk import (
     insert_rows,
     large_write_cache,
 )
+from tests.artifacts.ingest_support import sqlite_cache_size
 
 pytestmark = pytest.mark.django_db
 
@@ -94,36 +95,53 @@ def test_rows_sharing_one_value_object_each_get_it() -> None:
     assert stored == {0: WHEN, 1: WHEN, 2: WHEN, 3: later, 4: later, 5: later}
 
 
-def _cache_size() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA cache_size")
-        return int(cursor.fetchone()[0])
-
-
 def test_a_large_write_cache_while_the_block_runs_then_the_size_before() -> None:
     if connection.vendor != "sqlite":
         pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
-    before = _cache_size()
+    before = sqlite_cache_size()
     assert before != -LARGE_WRITE_CACHE_KIB
 
     with large_write_cache(Blob):
-        assert _cache_size() == -LARGE_WRITE_CACHE_KIB
+        assert sqlite_cache_size() == -LARGE_WRITE_CACHE_KIB
         insert_rows(Blob, FIELDS, [_row(1)])
 
-    assert _cache_size() == before
+    assert sqlite_cache_size() == before
     assert Blob.objects.count() == 1
 
 
 def test_the_cache_goes_back_when_the_block_fails_and_its_error_is_raised() -> None:
     if connection.vendor != "sqlite":
         pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
-    before = _cache_size()
+    before = sqlite_cache_size()
 
     with pytest.raises(IntegrityError), large_write_cache(Blob), transaction.atomic():
         insert_rows(Blob, FIELDS, [_row(1), _row(1)])
 
-    assert _cache_size() == before
+    assert sqlite_cache_size() == before
     assert not Blob.objects.exists()
+
+
+def test_a_block_failing_inside_a_broken_transaction_raises_its_own_error() -> None:
+    """A transaction that can run no more query (here one left by an inner
+    ``atomic(savepoint=False)``): the cache is left as it is, for the connection
+    to drop when it closes, rather than hiding the block's error behind a
+    TransactionManagementError."""
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL has no per-connection page cache")
+    before = sqlite_cache_size()
+
+    with (
+        pytest.raises(IntegrityError),
+        transaction.atomic(),
+        large_write_cache(Blob),
+        transaction.atomic(savepoint=False),
+    ):
+        insert_rows(Blob, FIELDS, [_row(1), _row(1)])
+
+    assert not Blob.objects.exists()
+    # the tests' connection does not close between tests: put it back here
+    with connection.cursor() as cursor:
+        cursor.execute(f"PRAGMA cache_size = {before:d}")
 
 
 def test_a_large_write_cache_sends_nothing_to_postgresql() -> None:

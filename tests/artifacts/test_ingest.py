@@ -43,6 +43,7 @@ from tests.artifacts.ingest_support import (
     ingest,
     open_rfp,
     register_corpus_keys,
+    sqlite_cache_size,
     storage_names,
     use_failing_storage,
 )
@@ -98,9 +99,7 @@ def test_the_accept_transaction_writes_with_a_large_page_cache_on_sqlite(
     seen: list[int] = []
 
     def record_many(stored: list[BlobWrite]) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size")
-            seen.append(cursor.fetchone()[0])
+        seen.append(sqlite_cache_size())
         return blob_record_many(stored)
 
     monkeypatch.setattr(ingest_module, "blob_record_many", record_many)
@@ -109,9 +108,7 @@ def test_the_accept_transaction_writes_with_a_large_page_cache_on_sqlite(
 
     assert bundle.status == Bundle.Status.ACCEPTED
     assert seen == [-LARGE_WRITE_CACHE_KIB]
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA cache_size")
-        assert cursor.fetchone()[0] == -2000
+    assert sqlite_cache_size() == -2000
 
 
 def test_accepted_files_read_back_with_their_digests(
