@@ -34,8 +34,28 @@ def test_bench_ingest_prints_its_figures_and_exits_0(mode: str, repeat: int) -> 
     assert re.search(r"peak RSS of the ingest process \(MB\)\s+\d+\.\d", done.stdout)
     assert re.search(r"CPU time of the call \(all threads\)\s+\d+\.\d\d", done.stdout)
     assert re.search(r"ratio scan alone / sha256\s+\d+\.\d\d", done.stdout)
+    creation = r"^creating an empty file in the work folder .*: \d+ us each, "
+    assert re.search(
+        creation + r"\d+\.\d\d s for the bundle's \d+ files$", done.stdout, re.M
+    )
     runs = re.findall(r"^run \d: ingest \d+\.\d\d s \(CPU", done.stdout, re.M)
     assert len(runs) == (repeat if repeat > 1 else 0)
+
+
+def test_the_file_creation_probe_creates_its_files_and_leaves_them(
+    tmp_path: Path,
+) -> None:
+    from tests.perf.bench_ingest import file_creation
+
+    each = file_creation(tmp_path / "probe", count=25)
+
+    assert each > 0
+    assert sorted(p.name for p in (tmp_path / "probe").iterdir()) == [
+        f"{n:07d}" for n in range(25)
+    ]
+    assert all(p.stat().st_size == 0 for p in (tmp_path / "probe").iterdir())
+    with pytest.raises(FileExistsError):  # a fresh folder, never one in use
+        file_creation(tmp_path / "probe", count=1)
 
 
 def test_bench_gates_prints_its_figures_and_exits_0() -> None:
