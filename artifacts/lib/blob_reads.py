@@ -13,6 +13,15 @@ Django.
   and the interpreter around them rather than the hash, are read on more than
   one core. Threads cannot do that: they take turns at the GIL at each of a
   blob's system calls.
+- A reader process opens ``AHEAD`` blobs ahead of the one it hashes and, while
+  its blobs come from the disk, asks the kernel to read them meanwhile
+  (``POSIX_FADV_WILLNEED``): a daily check finds most blobs out of the page
+  cache, and reading one blob at a time would wait for each read in turn.
+  Measured on the development VM with 50,000 blobs of 4 KiB after dropping the
+  caches: 156-169 us a blob one at a time, 76-82 us 16 ahead, 59 us 64 ahead.
+  The hint costs about 1 us a blob that is in the page cache, so a task whose
+  blobs took less than ``COLD_BLOB_SECONDS`` each on average turns it off for
+  the next task; a slower one turns it on.
 
 The reader's protocol. In: one line per blob, ``<storage key>\\t<recorded
 size>\\t<recorded sha256 hex>\\n``, and an empty line at the end of each task.
@@ -30,11 +39,16 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
+from collections import deque
 from typing import IO, Final
 
 CHUNK: Final = 1024 * 1024  # one read, and a reader's buffer
 SMALL: Final = 64 * 1024  # a blob recorded smaller is read in one call
 MISSING: Final = "it is missing from the storage"
+AHEAD: Final = 32  # blobs a reader process opens ahead of the one it hashes
+COLD_BLOB_SECONDS: Final = 40e-6  # a task slower than this a blob: read ahead
+WILL_NEED: Final = getattr(os, "POSIX_FADV_WILLNEED", None)  # not on macOS
 # The check reads every blob each day, and would write each one's access time
 # (relatime writes it once a day): O_NOATIME. Only the files' owner may ask for
 # it: a folder of another user's files is opened without it.
@@ -58,12 +72,34 @@ def hash_file(
 ) -> tuple[str, int, str]:
     """(SHA-256 hex, size, "") of the file at ``key`` under ``folder_fd``, or
     ("", 0, why it cannot be read). ``view``: the caller's buffer."""
+    opened = open_blob(folder_fd, key)
+    if isinstance(opened, str):
+        return "", 0, opened
+    return hash_open(opened, expected, view)
+
+
+def open_blob(folder_fd: int, key: str) -> int | str:
+    """The file at ``key`` under ``folder_fd``, open; or why it cannot be."""
     try:
-        fd = _open(key, folder_fd)
+        return _open(key, folder_fd)
     except FileNotFoundError:
-        return "", 0, MISSING
+        return MISSING
     except OSError as error:
-        return "", 0, f"it cannot be read ({error})"
+        return f"it cannot be read ({error})"
+
+
+def read_soon(fd: int, expected: int) -> None:
+    """Ask the kernel to start reading the blob's first bytes (a hint: where it
+    cannot be given, the read just waits)."""
+    if WILL_NEED is not None:
+        try:  # noqa: SIM105 - once a blob: a try costs nothing, a `with` does
+            os.posix_fadvise(fd, 0, min(expected + 1, CHUNK), WILL_NEED)
+        except OSError:
+            pass
+
+
+def hash_open(fd: int, expected: int, view: memoryview) -> tuple[str, int, str]:
+    """``hash_file``'s answer for the blob open as ``fd``, which it closes."""
     try:
         if expected < SMALL:  # one byte more than recorded: a longer file shows
             data = os.read(fd, expected + 1)
@@ -134,30 +170,71 @@ def _send(replies: IO[bytes], pending: list[bytes]) -> None:
     pending.clear()
 
 
+Answer = tuple[str, int, str]  # what ``hash_file`` returns
+Waiting = tuple[Answer, int | Answer]  # recorded; the open file, or what it holds
+
+
+def _opened(folder_fd: int, line: bytes, ahead: bool) -> Waiting:
+    """The blob a request line names, with what was recorded: open (its read
+    asked for if ``ahead``), or what is known of it already."""
+    key, size, digest = line.rstrip(b"\n").split(b"\t")
+    recorded = (digest.decode("ascii"), int(size), "")
+    if key.startswith(b"/") or b".." in key:  # never outside the folder
+        return recorded, ("", 0, f"{key!r} is not a content key")
+    opened = open_blob(folder_fd, os.fsdecode(key))
+    if isinstance(opened, str):
+        return recorded, ("", 0, opened)
+    if ahead:
+        read_soon(opened, recorded[1])
+    return recorded, opened
+
+
+def _judge(
+    waiting: Waiting, place: int, view: memoryview, pending: list[bytes]
+) -> None:
+    """Hash a blob that waited (if open) and add its reply to ``pending`` if it
+    does not hold what was recorded."""
+    recorded, blob = waiting
+    found = hash_open(blob, recorded[1], view) if isinstance(blob, int) else blob
+    if found != recorded:
+        pending.append(reply(place, *found))
+
+
 def serve(folder: str, requests: IO[bytes], replies: IO[bytes]) -> None:
-    """Hash the blobs named on ``requests`` until its end (module docstring)."""
+    """Hash the blobs named on ``requests`` until its end (module docstring):
+    each opened when named and hashed ``AHEAD`` blobs later."""
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     view = memoryview(bytearray(CHUNK))
+    waiting: deque[Waiting] = deque()
     pending: list[bytes] = []
-    place = 0
+    named = hashed = 0
+    ahead, started = True, time.perf_counter()  # until a task shows the cache
     try:
         for line in requests:
-            if line == b"\n":
-                _send(replies, pending)
-                place = 0
+            if line != b"\n":
+                waiting.append(_opened(folder_fd, line, ahead))
+                named += 1
+                if len(waiting) > AHEAD:
+                    _judge(waiting.popleft(), hashed, view, pending)
+                    hashed += 1
                 continue
-            key, size, digest = line.rstrip(b"\n").split(b"\t")
-            recorded = (digest.decode("ascii"), int(size), "")
-            if key.startswith(b"/") or b".." in key:  # never outside the folder
-                found = ("", 0, f"{key!r} is not a content key")
-            else:
-                found = hash_file(folder_fd, os.fsdecode(key), recorded[1], view)
-            if found != recorded:
-                pending.append(reply(place, *found))
-            place += 1
-        if place:  # a task its parent did not end: it is gone
+            while waiting:  # the end of a task
+                _judge(waiting.popleft(), hashed, view, pending)
+                hashed += 1
+            _send(replies, pending)
+            now = time.perf_counter()
+            ahead = now - started > COLD_BLOB_SECONDS * named
+            named = hashed = 0
+            started = now
+        if named:  # a task its parent did not end: it is gone
+            while waiting:
+                _judge(waiting.popleft(), hashed, view, pending)
+                hashed += 1
             _send(replies, pending)
     finally:
+        for _, blob in waiting:
+            if isinstance(blob, int):
+                os.close(blob)
         os.close(folder_fd)
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,9 +152,11 @@ def test_missing_and_unreadable_files_say_why(folder: tuple[Path, int]) -> None:
     assert why.startswith("it cannot be read (")
 
 
+@pytest.mark.parametrize("ahead", [0, 1, 2, blob_reads.AHEAD])
 def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
-    folder: tuple[Path, int],
+    folder: tuple[Path, int], monkeypatch: pytest.MonkeyPatch, ahead: int
 ) -> None:
+    monkeypatch.setattr(blob_reads, "AHEAD", ahead)  # however far ahead it reads
     path, _ = folder
     first, second, third = os.urandom(10), os.urandom(5000), os.urandom(7)
     keys = [_put(path, first), _put(path, second), _put(path, third)]
@@ -187,6 +190,104 @@ def test_the_protocol_answers_for_blobs_that_differ_and_flushes_at_a_task_s_end(
     }
     assert read_task(out, 1) == {}
     assert out.read() == b""
+
+
+def _task(folder: Path, count: int) -> tuple[list[str], bytes]:
+    """``count`` blobs of 10 bytes put in ``folder``: their keys, and a task
+    naming them as recorded."""
+    keys, lines = [], []
+    for _ in range(count):
+        data = os.urandom(10)
+        keys.append(_put(folder, data))
+        lines.append(f"{keys[-1]}\t10\t{hashlib.sha256(data).hexdigest()}\n")
+    return keys, "".join(lines).encode() + b"\n"
+
+
+@pytest.mark.skipif(blob_reads.WILL_NEED is None, reason="no posix_fadvise here")
+@pytest.mark.parametrize(
+    ("slow_below", "second_task_ahead"), [(0.0, True), (60.0, False)]
+)
+def test_blobs_are_read_ahead_until_a_task_shows_them_in_the_cache(
+    folder: tuple[Path, int],
+    monkeypatch: pytest.MonkeyPatch,
+    slow_below: float,
+    second_task_ahead: bool,
+) -> None:
+    path, _ = folder
+    keys, task = _task(path, 3)
+    missing = "blobs/00/" + "0" * 64 + "\t10\t" + "0" * 64 + "\n"
+    hinted: list[tuple[int, int, int]] = []
+    hint = os.posix_fadvise
+
+    def spy(fd: int, offset: int, length: int, advice: int) -> None:
+        hinted.append((offset, length, advice))
+        hint(fd, offset, length, advice)
+
+    monkeypatch.setattr(os, "posix_fadvise", spy)
+    # a task that took longer than this a blob was read from the disk
+    monkeypatch.setattr(blob_reads, "COLD_BLOB_SECONDS", slow_below)
+    out = io.BytesIO()
+
+    serve(str(path), io.BytesIO(missing.encode() + task + task), out)
+
+    out.seek(0)
+    assert read_task(out, 4) == {0: ("", 0, MISSING)}
+    assert read_task(out, 3) == {}
+    first = [(0, 11, os.POSIX_FADV_WILLNEED)] * len(keys)  # not the missing one
+    assert hinted == first * (2 if second_task_ahead else 1)
+
+
+def test_a_hint_the_file_system_refuses_changes_nothing(
+    folder: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = folder
+    _, task = _task(path, 2)
+
+    def refused(*_: object) -> None:
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(os, "posix_fadvise", refused, raising=False)
+    monkeypatch.setattr(blob_reads, "WILL_NEED", 3)
+    out = io.BytesIO()
+
+    serve(str(path), io.BytesIO(task), out)
+
+    out.seek(0)
+    assert read_task(out, 2) == {}
+
+
+class _GoneParent(io.BytesIO):
+    def write(self, data: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def _failing_input(task: bytes) -> Iterator[bytes]:
+    yield from task.splitlines(keepends=True)[:3]  # three blobs opened, waiting
+    raise OSError(5, "Input/output error")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+@pytest.mark.parametrize("end", ["whole", "cut", "parent gone", "input fails"])
+def test_no_blob_stays_open_however_the_input_ends(
+    folder: tuple[Path, int], end: str
+) -> None:
+    path, _ = folder
+    _, task = _task(path, 5)
+    requests: Any = io.BytesIO(task[:-1] if end == "cut" else task)  # not ended
+    if end == "input fails":
+        requests = _failing_input(task)
+    replies = _GoneParent() if end == "parent gone" else io.BytesIO()
+    before = len(os.listdir("/proc/self/fd"))
+
+    if end in ("parent gone", "input fails"):
+        with pytest.raises(OSError, match=r"Broken pipe|Input/output error"):
+            serve(str(path), requests, replies)
+    else:
+        serve(str(path), requests, replies)
+        replies.seek(0)
+        assert read_task(replies, 5) == {}
+
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_a_task_s_replies_cut_short_or_out_of_place_are_refused() -> None:
