@@ -2,7 +2,7 @@
 timing.
 
     python -m tests.perf.bench_fixity --blobs 10000,100000 [--blob-size 4KiB]
-        [--reader-processes N]
+        [--reader-processes N] [--cold]
 
 For each count of blobs:
 
@@ -39,6 +39,10 @@ as the machine keeps it: they are not synced to disk first, since a machine that
 pages out idle memory (the development VMs do: DAMON ``pageout`` of pages idle
 for seconds) would then drop the clean pages of a large count before the check
 reads them, and the check would be timed on cold reads against a warm yardstick.
+``--cold`` times the other case, a daily check of blobs written long ago: the
+files are synced and the kernel's page, dentry and inode caches dropped
+(``/proc/sys/vm/drop_caches``, root only; the table says whether it was done)
+just before the check; the yardsticks stay warm.
 Exit status: 0, or non-zero only on an error (a subprocess failed, the check
 did not hash every byte).
 """
@@ -69,6 +73,7 @@ ENV: Final = {
     "DJANGO_LOG_LEVEL": "CRITICAL",
 }
 ROW_BATCH: Final = 5000
+DROP_CACHES: Final = Path("/proc/sys/vm/drop_caches")
 
 
 def parse_size(text: str) -> int:
@@ -232,6 +237,17 @@ def yardstick_memory(total: int) -> float:
     return min(timings)
 
 
+def drop_page_cache(control: Path = DROP_CACHES) -> str:
+    """Sync, then drop the kernel's clean page, dentry and inode caches: "" if
+    done, else why not (not root, not Linux)."""
+    os.sync()
+    try:
+        control.write_text("3\n")
+    except OSError as error:
+        return f"{error.strerror or error} ({control})"
+    return ""
+
+
 def environment(work: Path, database_url: str) -> dict[str, str]:
     (work / "media").mkdir(parents=True, exist_ok=True)
     env = {
@@ -245,7 +261,12 @@ def environment(work: Path, database_url: str) -> dict[str, str]:
 
 
 def bench(
-    count: int, size: int, work: Path, database_url: str, readers: int | None
+    count: int,
+    size: int,
+    work: Path,
+    database_url: str,
+    readers: int | None,
+    cold: bool = False,
 ) -> dict:
     """One count of blobs in ``work`` (its database migrated once, its storage
     emptied first)."""
@@ -258,6 +279,10 @@ def bench(
     file_s = yardstick_file(work / "contiguous.bin", total)
     memory_s = yardstick_memory(total)
     told = [] if readers is None else [str(readers)]
+    cache = "warm (the files just written)"
+    if cold:
+        why_not = drop_page_cache()
+        cache = f"warm: not dropped, {why_not}" if why_not else "dropped (cold)"
     verified, peak = run_child(["--child", "verify", *told], env, "the verification")
     if verified["bytes_hashed"] != total or verified["blobs_checked"] != count:
         raise BenchError(f"the check did not hash every blob: {verified}")
@@ -267,6 +292,7 @@ def bench(
         "file_s": file_s,
         "memory_s": memory_s,
         "peak_mb": peak,
+        "cache": cache,
         **verified,
     }
 
@@ -285,6 +311,7 @@ def report(result: dict, size: int) -> None:
     rows = [
         ("blobs", f"{result['blobs']:,} of {size:,} B"),
         ("bytes", f"{result['bytes']:,}"),
+        ("page cache before the check", result["cache"]),
         ("re-hash seconds", f"{rehash:.2f}"),
         ("re-hash CPU seconds (all threads)", f"{result['cpu_s']:.2f}"),
         (
@@ -320,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
         help="reader processes for small blobs (default: the check's own choice; "
         "0: none, every small blob read in the calling thread)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="drop the kernel's caches before each check (root only), as for blobs "
+        "written long ago; the yardsticks stay warm",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.child:
@@ -337,7 +370,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for count in (int(n) for n in options.blobs.split(",")):
             found = bench(
-                count, size, work, options.database_url, options.reader_processes
+                count,
+                size,
+                work,
+                options.database_url,
+                options.reader_processes,
+                options.cold,
             )
             report(found, size)
     except BenchError as error:

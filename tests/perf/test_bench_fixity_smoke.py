@@ -27,6 +27,8 @@ def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
     out = done.stdout
     assert re.findall(r"^blobs\s+([\d,]+) of 4,096 B$", out, re.M) == ["300", "600"]
     assert re.findall(r"^bytes\s+([\d,]+)$", out, re.M) == ["1,228,800", "2,457,600"]
+    cache = r"^page cache before the check\s+warm \(the files just written\)$"
+    assert len(re.findall(cache, out, re.M)) == 2  # without --cold
     assert len(re.findall(r"^re-hash seconds\s+\d+\.\d\d$", out, re.M)) == 2
     for yardstick in ("the contiguous file pass", "the in-memory pass"):
         ratios = re.findall(rf"^ratio to {yardstick}\s+\d+\.\d{{3}}$", out, re.M)
@@ -45,3 +47,16 @@ def test_bench_fixity_prints_its_figures_and_exits_0() -> None:
     assert len(re.findall(collections, out, re.M)) == 2
     # every blob was hashed, and each is reported as no deposit's
     assert re.findall(r'"blob.undeposited": (\d+)', out) == ["300", "600"]
+
+
+def test_the_page_cache_is_dropped_through_the_kernel_s_control_file(
+    tmp_path: Path,
+) -> None:
+    from tests.perf.bench_fixity import drop_page_cache
+
+    control = tmp_path / "drop_caches"
+
+    assert drop_page_cache(control) == ""
+    assert control.read_text() == "3\n"  # pages, dentries and inodes
+    why = drop_page_cache(tmp_path / "no-such-folder" / "drop_caches")
+    assert why.startswith("No such file or directory (")
