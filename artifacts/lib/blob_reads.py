@@ -49,6 +49,7 @@ MISSING: Final = "it is missing from the storage"
 AHEAD: Final = 32  # blobs a reader process opens ahead of the one it hashes
 COLD_BLOB_SECONDS: Final = 40e-6  # a task slower than this a blob: read ahead
 WILL_NEED: Final = getattr(os, "POSIX_FADV_WILLNEED", None)  # not on macOS
+Answer = tuple[str, int, str]  # what ``hash_file`` returns
 # The check reads every blob each day, and would write each one's access time
 # (relatime writes it once a day): O_NOATIME. Only the files' owner may ask for
 # it: a folder of another user's files is opened without it.
@@ -67,9 +68,7 @@ def _open(key: str, folder_fd: int) -> int:
         return fd
 
 
-def hash_file(
-    folder_fd: int, key: str, expected: int, view: memoryview
-) -> tuple[str, int, str]:
+def hash_file(folder_fd: int, key: str, expected: int, view: memoryview) -> Answer:
     """(SHA-256 hex, size, "") of the file at ``key`` under ``folder_fd``, or
     ("", 0, why it cannot be read). ``view``: the caller's buffer."""
     opened = open_blob(folder_fd, key)
@@ -98,7 +97,7 @@ def read_soon(fd: int, expected: int) -> None:
             pass
 
 
-def hash_open(fd: int, expected: int, view: memoryview) -> tuple[str, int, str]:
+def hash_open(fd: int, expected: int, view: memoryview) -> Answer:
     """``hash_file``'s answer for the blob open as ``fd``, which it closes."""
     try:
         if expected < SMALL:  # one byte more than recorded: a longer file shows
@@ -129,7 +128,7 @@ def reply(place: int, digest: str, size: int, unreadable: str) -> bytes:
     return f"{place} {digest} {size}\n".encode("ascii")
 
 
-def parse_reply(line: bytes) -> tuple[int, tuple[str, int, str]]:
+def parse_reply(line: bytes) -> tuple[int, Answer]:
     """A reader's line: the blob's place in its task, and what ``hash_file``
     returned for it; ValueError if it is none."""
     if not line.endswith(b"\n"):
@@ -141,7 +140,7 @@ def parse_reply(line: bytes) -> tuple[int, tuple[str, int, str]]:
     return int(place), (digest.decode("ascii"), int(size), "")
 
 
-def read_task(replies: IO[bytes], count: int) -> dict[int, tuple[str, int, str]]:
+def read_task(replies: IO[bytes], count: int) -> dict[int, Answer]:
     """The replies to a task of ``count`` blobs: what ``hash_file`` returned
     for each blob that does not hold the recorded bytes, by its place in the
     task; ValueError if the reader ended first or said something else."""
@@ -152,7 +151,7 @@ def read_task(replies: IO[bytes], count: int) -> dict[int, tuple[str, int, str]]
     body = replies.read(length)
     if len(body) != length:
         raise ValueError("the reader process ended before its reply")
-    found: dict[int, tuple[str, int, str]] = {}
+    found: dict[int, Answer] = {}
     last = -1
     for line in body.splitlines(keepends=True):
         place, read = parse_reply(line)
@@ -170,7 +169,6 @@ def _send(replies: IO[bytes], pending: list[bytes]) -> None:
     pending.clear()
 
 
-Answer = tuple[str, int, str]  # what ``hash_file`` returns
 Waiting = tuple[Answer, int | Answer]  # recorded; the open file, or what it holds
 
 
@@ -189,15 +187,30 @@ def _opened(folder_fd: int, line: bytes, ahead: bool) -> Waiting:
     return recorded, opened
 
 
-def _judge(
-    waiting: Waiting, place: int, view: memoryview, pending: list[bytes]
+def _judge_oldest(
+    waiting: deque[Waiting], named: int, view: memoryview, pending: list[bytes]
 ) -> None:
-    """Hash a blob that waited (if open) and add its reply to ``pending`` if it
-    does not hold what was recorded."""
-    recorded, blob = waiting
+    """Hash the oldest blob waiting (if open) and add its reply to ``pending``
+    if it does not hold what was recorded. Its place in the task: ``named``
+    blobs so far, less those still waiting behind it."""
+    place = named - len(waiting)
+    recorded, blob = waiting.popleft()
     found = hash_open(blob, recorded[1], view) if isinstance(blob, int) else blob
     if found != recorded:
         pending.append(reply(place, *found))
+
+
+def _end_task(
+    waiting: deque[Waiting],
+    named: int,
+    view: memoryview,
+    pending: list[bytes],
+    replies: IO[bytes],
+) -> None:
+    """Hash the task's blobs still waiting and send its replies."""
+    while waiting:
+        _judge_oldest(waiting, named, view, pending)
+    _send(replies, pending)
 
 
 def serve(folder: str, requests: IO[bytes], replies: IO[bytes]) -> None:
@@ -207,30 +220,24 @@ def serve(folder: str, requests: IO[bytes], replies: IO[bytes]) -> None:
     view = memoryview(bytearray(CHUNK))
     waiting: deque[Waiting] = deque()
     pending: list[bytes] = []
-    named = hashed = 0
-    ahead, started = True, time.perf_counter()  # until a task shows the cache
+    named = 0  # blobs of the task so far
+    # Hints on until a task shows its blobs in the page cache. A task's time
+    # includes waiting for its lines: a slow parent can only turn them on.
+    ahead, started = True, time.perf_counter()
     try:
         for line in requests:
             if line != b"\n":
                 waiting.append(_opened(folder_fd, line, ahead))
                 named += 1
                 if len(waiting) > AHEAD:
-                    _judge(waiting.popleft(), hashed, view, pending)
-                    hashed += 1
+                    _judge_oldest(waiting, named, view, pending)
                 continue
-            while waiting:  # the end of a task
-                _judge(waiting.popleft(), hashed, view, pending)
-                hashed += 1
-            _send(replies, pending)
+            _end_task(waiting, named, view, pending, replies)
             now = time.perf_counter()
             ahead = now - started > COLD_BLOB_SECONDS * named
-            named = hashed = 0
-            started = now
+            named, started = 0, now
         if named:  # a task its parent did not end: it is gone
-            while waiting:
-                _judge(waiting.popleft(), hashed, view, pending)
-                hashed += 1
-            _send(replies, pending)
+            _end_task(waiting, named, view, pending, replies)
     finally:
         for _, blob in waiting:
             if isinstance(blob, int):
